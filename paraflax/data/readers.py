@@ -1,0 +1,177 @@
+"""Readers for the text formats paraflax consumes, with validation.
+
+Every reader stops on bad input with a `DataError` naming the file, the line
+and the fix. Empty lines are counted and reported; they are dropped only when
+the caller asks for it (`empty="drop"`), never silently.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import logging
+import math
+import os
+from collections.abc import Sequence
+from typing import Literal
+
+EmptyPolicy = Literal["error", "drop", "keep"]
+_GZIP_MAGIC = b"\x1f\x8b"
+_SHOWN = 5  # how many offending line numbers an error message lists
+
+
+class DataError(ValueError):
+  """Bad input data: the message names the file, the line and the fix."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadReport:
+  """What a reader saw besides the rows it returned."""
+  path: str
+  lines: int
+  empty_lines: tuple[int, ...] = ()  # 1-based line numbers
+  dropped: int = 0
+
+
+def _line_list(numbers: Sequence[int]) -> str:
+  shown = ", ".join(str(n) for n in numbers[:_SHOWN])
+  more = len(numbers) - _SHOWN
+  return shown + (f" (and {more} more)" if more > 0 else "")
+
+
+def _read_bytes(path: str | os.PathLike) -> bytes:
+  path = os.fspath(path)
+  if not os.path.exists(path):
+    raise DataError(f"{path}: file not found. Check the path, or set "
+                    "PARAFLAX_DATA_DIR to the folder that holds the corpora.")
+  if os.path.isdir(path):
+    raise DataError(f"{path}: is a directory, expected a text file.")
+  with open(path, "rb") as f:
+    raw = f.read()
+  if raw[:2] == _GZIP_MAGIC:
+    try:
+      raw = gzip.decompress(raw)
+    except (OSError, EOFError) as e:
+      raise DataError(f"{path}: corrupt gzip file ({e}). Re-download or "
+                      "re-compress it.") from e
+  return raw
+
+
+def _decode_lines(path: str, raw: bytes) -> list[str]:
+  lines = raw.split(b"\n")
+  if lines and lines[-1] == b"":
+    lines.pop()
+  out = []
+  for number, line in enumerate(lines, start=1):
+    try:
+      text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+      raise DataError(
+          f"{path}:{number}: invalid UTF-8 (byte 0x{line[e.start]:02x} at "
+          f"column {e.start + 1}). Re-encode the file as UTF-8, e.g. "
+          f"`iconv -f latin1 -t utf-8 {os.path.basename(path)}`.") from e
+    out.append(text[:-1] if text.endswith("\r") else text)
+  return out
+
+
+def read_lines(path: str | os.PathLike, *, empty: EmptyPolicy = "error"
+               ) -> tuple[list[str], ReadReport]:
+  """Reads a UTF-8 text file (gzipped or not), one item per line."""
+  path = os.fspath(path)
+  lines = _decode_lines(path, _read_bytes(path))
+  empties = tuple(i for i, l in enumerate(lines, start=1) if not l.strip())
+  report = ReadReport(path, len(lines), empties)
+  if not empties or empty == "keep":
+    return lines, report
+  if empty == "error":
+    raise DataError(
+        f"{path}: {len(empties)} empty line(s) at line {_line_list(empties)}. "
+        "Remove them, or set the corpus' empty-line policy to 'drop' in the "
+        "config to drop them with a report.")
+  kept = [l for l in lines if l.strip()]
+  logging.warning("%s: dropped %d empty line(s) at line %s", path,
+                  len(empties), _line_list(empties))
+  return kept, dataclasses.replace(report, dropped=len(empties))
+
+
+def read_parallel(paths: Sequence[str | os.PathLike], *,
+                  empty: EmptyPolicy = "error"
+                  ) -> tuple[list[tuple[str, ...]], list[ReadReport]]:
+  """Reads line-aligned files; row i holds line i of every file.
+
+  With `empty="drop"` a row is dropped when any side is empty, so the
+  alignment of the remaining rows is kept.
+  """
+  paths = [os.fspath(p) for p in paths]
+  sides = [read_lines(p, empty="keep")[0] for p in paths]
+  counts = [len(s) for s in sides]
+  if len(set(counts)) > 1:
+    shortest = min(range(len(paths)), key=counts.__getitem__)
+    longest = max(range(len(paths)), key=counts.__getitem__)
+    raise DataError(
+        f"{paths[longest]} has {counts[longest]} lines but "
+        f"{paths[shortest]} has {counts[shortest]}: parallel files must be "
+        f"line-aligned. Line {counts[shortest] + 1} of {paths[longest]} has "
+        "no partner; fix the alignment (or pass the right pair of files).")
+  rows = list(zip(*sides))
+  reports = []
+  for path, side in zip(paths, sides):
+    empties = tuple(i for i, l in enumerate(side, start=1) if not l.strip())
+    reports.append(ReadReport(path, len(side), empties))
+  bad = sorted({n for r in reports for n in r.empty_lines})
+  if not bad or empty == "keep":
+    return rows, reports
+  if empty == "error":
+    where = "; ".join(f"{r.path} line {_line_list(r.empty_lines)}"
+                      for r in reports if r.empty_lines)
+    raise DataError(
+        f"{len(bad)} empty line(s) in parallel files: {where}. Remove those "
+        "rows from every side, or set the corpus' empty-line policy to 'drop' "
+        "in the config to drop them with a report.")
+  bad_set = set(bad)
+  kept = [r for i, r in enumerate(rows, start=1) if i not in bad_set]
+  logging.warning("%s: dropped %d row(s) with an empty side at line %s",
+                  " + ".join(paths), len(bad), _line_list(bad))
+  return kept, [dataclasses.replace(r, dropped=len(bad)) for r in reports]
+
+
+def read_tsv(path: str | os.PathLike, *, fields: int,
+             allow_extra: bool = False, header: bool = False,
+             empty: EmptyPolicy = "error"
+             ) -> tuple[list[tuple[str, ...]], list[int]]:
+  """Reads a tab-separated file into rows of exactly `fields` columns.
+
+  Returns the rows and their 1-based line numbers. With `allow_extra`,
+  columns beyond `fields` are ignored (STS Benchmark carries source columns).
+  """
+  path = os.fspath(path)
+  lines, _ = read_lines(path, empty="keep")
+  rows, numbers = [], []
+  for number, line in enumerate(lines, start=1):
+    if header and number == 1:
+      continue
+    if not line.strip():
+      if empty == "error":
+        raise DataError(f"{path}:{number}: empty line. Remove it, or set the "
+                        "empty-line policy to 'drop'.")
+      if empty == "drop":
+        continue
+    cols = line.split("\t")
+    if len(cols) < fields or (len(cols) > fields and not allow_extra):
+      raise DataError(
+          f"{path}:{number}: expected {fields} tab-separated fields, found "
+          f"{len(cols)}. Check for a missing or extra tab on that line.")
+    rows.append(tuple(cols[:fields]))
+    numbers.append(number)
+  return rows, numbers
+
+
+def parse_score(path: str, number: int, text: str) -> float:
+  """A gold similarity score; empty means 'no gold' and gives NaN."""
+  if not text.strip():
+    return math.nan
+  try:
+    return float(text)
+  except ValueError as e:
+    raise DataError(f"{path}:{number}: score {text!r} is not a number. Fix "
+                    "the score column (or leave it empty for 'no gold').") \
+        from e

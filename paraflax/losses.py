@@ -1,0 +1,85 @@
+"""The margin loss with in-megabatch negatives (Wieting et al. 2017).
+
+loss = max(0, d - cos(s1,s2) + cos(s1,t1)) + max(0, d - cos(s1,s2) + cos(s2,t2))
+
+t1 and t2 are chosen on device among every sentence of the megabatch (both
+sides), never the pair itself, its partner, any exact duplicate of either
+(a duplicate is a false negative) or a padding row.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+import jax
+import jax.numpy as jnp
+
+Sampling = Literal["max", "mix", "rand"]
+SAMPLING: tuple[str, ...] = ("max", "mix", "rand")
+
+
+def normalize(x_NxD: jax.Array, eps: float = 1e-8) -> jax.Array:
+  norm_N = jnp.linalg.norm(x_NxD, axis=-1, keepdims=True)
+  return x_NxD / jnp.maximum(norm_N, eps)
+
+
+def cosine(a_NxD: jax.Array, b_NxD: jax.Array) -> jax.Array:
+  return jnp.sum(normalize(a_NxD) * normalize(b_NxD), axis=-1)
+
+
+def forbidden_negatives(uid_a_N: jax.Array, uid_b_N: jax.Array,
+                        valid_N: jax.Array) -> jax.Array:
+  """[N, 2N]: True where candidate j may not be a negative for pair i.
+
+  Candidates are the a-sides then the b-sides. Sentence ids (`uid`) are equal
+  exactly when the texts are equal, which covers self, partner and duplicates.
+  """
+  n = uid_a_N.shape[0]
+  cand_uid_2N = jnp.concatenate([uid_a_N, uid_b_N])
+  cand_valid_2N = jnp.concatenate([valid_N, valid_N])
+  same_text = ((cand_uid_2N[None, :] == uid_a_N[:, None])
+               | (cand_uid_2N[None, :] == uid_b_N[:, None]))
+  own = jnp.tile(jnp.eye(n, dtype=bool), (1, 2))
+  return same_text | own | ~cand_valid_2N[None, :]
+
+
+def choose_negatives(emb_a_NxD: jax.Array, emb_b_NxD: jax.Array,
+                     uid_a_N: jax.Array, uid_b_N: jax.Array,
+                     valid_N: jax.Array, key: jax.Array,
+                     sampling: Sampling = "max"
+                     ) -> tuple[jax.Array, jax.Array, jax.Array]:
+  """Indices into concat([a, b]) of t1 (for a_i) and t2 (for b_i).
+
+  Also returns a [N] mask of the pairs that have any allowed candidate.
+  """
+  cand_2NxD = normalize(jnp.concatenate([emb_a_NxD, emb_b_NxD]))
+  forbidden_Nx2N = forbidden_negatives(uid_a_N, uid_b_N, valid_N)
+  has_negative_N = ~jnp.all(forbidden_Nx2N, axis=1)
+
+  def pick(emb_NxD, key):
+    sim_Nx2N = normalize(emb_NxD) @ cand_2NxD.T
+    hardest_N = jnp.argmax(jnp.where(forbidden_Nx2N, -jnp.inf, sim_Nx2N), 1)
+    if sampling == "max":
+      return hardest_N
+    key_rand, key_mix = jax.random.split(key)
+    noise_Nx2N = jax.random.uniform(key_rand, sim_Nx2N.shape)
+    random_N = jnp.argmax(jnp.where(forbidden_Nx2N, -1.0, noise_Nx2N), 1)
+    if sampling == "rand":
+      return random_N
+    use_hardest_N = jax.random.bernoulli(key_mix, 0.5, hardest_N.shape)
+    return jnp.where(use_hardest_N, hardest_N, random_N)
+
+  if sampling not in SAMPLING:
+    raise ValueError(f"unknown negative sampling {sampling!r}; use one of "
+                     f"{SAMPLING}.")
+  key_a, key_b = jax.random.split(key)
+  return pick(emb_a_NxD, key_a), pick(emb_b_NxD, key_b), has_negative_N
+
+
+def margin_loss(s1_NxD: jax.Array, s2_NxD: jax.Array, t1_NxD: jax.Array,
+                t2_NxD: jax.Array, weight_N: jax.Array, margin: float = 0.4
+                ) -> jax.Array:
+  """Weighted mean over pairs; padding pairs carry weight 0."""
+  positive_N = cosine(s1_NxD, s2_NxD)
+  loss_N = (jax.nn.relu(margin - positive_N + cosine(s1_NxD, t1_NxD))
+            + jax.nn.relu(margin - positive_N + cosine(s2_NxD, t2_NxD)))
+  return jnp.sum(loss_N * weight_N) / jnp.maximum(jnp.sum(weight_N), 1.0)

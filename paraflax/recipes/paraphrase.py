@@ -1,0 +1,244 @@
+"""Paraphrastic sentence embeddings (Wieting et al. 2017) on the train loop.
+
+One jitted train step is one megabatch: embed every sentence of the M
+mini-batches with the current parameters, choose each pair's negatives on
+device, then make M optimizer updates (a `lax.scan`), as in Wieting's code
+where negatives are refreshed once per megabatch.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+import optax
+
+from paraflax import errors
+from paraflax import files
+from paraflax import losses
+from paraflax.data import pairs as pairs_lib
+from paraflax.data import words
+from paraflax.models import encoders
+from paraflax.training import checkpointing
+
+CONFIG_FILE, VOCAB_FILE = "config.json", "vocab.txt"
+_EMBED_BATCH = 512
+
+
+def make_model(config: ml_collections.ConfigDict, vocab_size: int
+               ) -> nn.Module:
+  kwargs = {k: v for k, v in config.model.items()
+            if k not in ("name", "word_vectors")}
+  return encoders.make(config.model.name, vocab_size, **kwargs)
+
+
+def make_optimizer(config: ml_collections.ConfigDict
+                   ) -> optax.GradientTransformation:
+  return optax.adam(config.optimizer.learning_rate)
+
+
+def _is_word_embedding(path) -> bool:
+  return any(getattr(k, "key", None) == encoders.WORD_EMBED for k in path)
+
+
+def regularizer(params: Any, anchor: jax.Array | None, lambda_w: float,
+                lambda_c: float) -> jax.Array:
+  """lambda_c ||composition||^2 + lambda_w ||W_words - W_initial||^2."""
+  total = jnp.zeros(())
+  for path, leaf in jax.tree_util.tree_leaves_with_path(params):
+    if _is_word_embedding(path):
+      if lambda_w and anchor is not None:
+        total += lambda_w * jnp.sum(jnp.square(leaf - anchor))
+    elif lambda_c:
+      total += lambda_c * jnp.sum(jnp.square(leaf))
+  return total
+
+
+class Embedder:
+  """Text in, embeddings out, for a trained (or initialised) encoder."""
+
+  def __init__(self, model: nn.Module, vocab: words.WordVocab, max_len: int):
+    self.model, self.vocab, self.max_len = model, vocab, max_len
+    self._apply = jax.jit(lambda p, i, n: model.apply({"params": p}, i, n))
+
+  def __call__(self, params: Any, texts: Sequence[str]) -> np.ndarray:
+    """[N, D] float32 in input order; batches are sorted by length."""
+    ids, lengths = self.vocab.encode_batch(texts, self.max_len)
+    order = np.argsort(lengths, kind="stable")
+    out = None
+    for start in range(0, len(texts), _EMBED_BATCH):
+      rows = order[start:start + _EMBED_BATCH]
+      width = max(8, -(-int(lengths[rows].max()) // 8) * 8)
+      # Full-size last batches keep one compiled shape per length bucket.
+      padded = np.resize(rows, _EMBED_BATCH)
+      emb = np.asarray(self._apply(params, ids[padded, :width],
+                                   lengths[padded]))[:len(rows)]
+      if out is None:
+        out = np.zeros((len(texts), emb.shape[1]), np.float32)
+      out[rows] = emb
+    return out
+
+
+class ParaphraseRecipe:
+  """Model, loss, batches and evaluation for `paraflax train`."""
+
+  batch_axis = 1  # megabatches are [M, B, ...]; B is split over devices
+
+  def __init__(self, config: ml_collections.ConfigDict,
+               vocab: words.WordVocab,
+               stream: pairs_lib.MegabatchStream | None,
+               anchor_init: np.ndarray | None = None,
+               eval_sets: Sequence[Any] = ()):
+    self.config = config
+    self.vocab = vocab
+    self.model = make_model(config, len(vocab))
+    self.tx = make_optimizer(config)
+    self.stream = stream
+    self.updates_per_call = config.megabatch
+    self.anchor_init = anchor_init
+    self.eval_sets = list(eval_sets)
+    self.select_metric = (f"sts/{config.eval.select}/pearson"
+                          if config.eval.select else None)
+    self.embedder = Embedder(self.model, vocab, config.data.max_len)
+
+  def init_params(self, key: jax.Array) -> Any:
+    ids = jnp.zeros((1, 8), jnp.int32)
+    params = self.model.init(key, ids, jnp.ones((1,), jnp.int32))["params"]
+    if self.anchor_init is not None:
+      params[encoders.WORD_EMBED]["embedding"] = jnp.asarray(
+          self.anchor_init)
+    return params
+
+  def init_state(self, key: jax.Array) -> dict[str, Any]:
+    params = self.init_params(key)
+    state = {"step": jnp.zeros((), jnp.int32), "params": params,
+             "opt": self.tx.init(params)}
+    if self.config.loss.lambda_w:
+      state["anchor"] = params[encoders.WORD_EMBED]["embedding"]
+    return state
+
+  def _embed(self, params, ids, lengths):
+    return self.model.apply({"params": params}, ids, lengths)
+
+  def _loss(self, params, anchor, mb: dict[str, jax.Array]):
+    ids = jnp.concatenate([mb["a"], mb["b"], mb["neg_a"], mb["neg_b"]])
+    lengths = jnp.concatenate([mb["a_len"], mb["b_len"], mb["neg_a_len"],
+                               mb["neg_b_len"]])
+    s1, s2, t1, t2 = jnp.split(self._embed(params, ids, lengths), 4)
+    cfg = self.config.loss
+    margin = losses.margin_loss(s1, s2, t1, t2, mb["weight"] * mb["has_neg"],
+                                cfg.margin)
+    return margin + regularizer(params, anchor, cfg.lambda_w, cfg.lambda_c)
+
+  def train_step(self, state, mb: dict[str, jax.Array], key: jax.Array):
+    m, b, _ = mb["a"].shape
+    flat = {k: v.reshape((m * b,) + v.shape[2:]) for k, v in mb.items()}
+    frozen = jax.lax.stop_gradient(state["params"])
+    emb = self._embed(frozen, jnp.concatenate([flat["a"], flat["b"]]),
+                      jnp.concatenate([flat["a_len"], flat["b_len"]]))
+    emb_a, emb_b = jnp.split(emb, 2)
+    neg_a, neg_b, has_neg = losses.choose_negatives(
+        emb_a, emb_b, flat["a_uid"], flat["b_uid"], flat["weight"] > 0, key,
+        self.config.loss.sampling)
+    cand_ids = jnp.concatenate([flat["a"], flat["b"]])
+    cand_len = jnp.concatenate([flat["a_len"], flat["b_len"]])
+    flat.update(neg_a=cand_ids[neg_a], neg_a_len=cand_len[neg_a],
+                neg_b=cand_ids[neg_b], neg_b_len=cand_len[neg_b],
+                has_neg=has_neg.astype(jnp.float32))
+    xs = {k: v.reshape((m, b) + v.shape[1:]) for k, v in flat.items()
+          if not k.endswith("_uid")}
+    anchor = state.get("anchor")
+
+    def update(carry, mini):
+      params, opt = carry
+      loss, grads = jax.value_and_grad(self._loss)(params, anchor, mini)
+      updates, opt = self.tx.update(grads, opt, params)
+      return (optax.apply_updates(params, updates), opt), (
+          loss, optax.global_norm(grads))
+
+    (params, opt), (loss, grad_norm) = jax.lax.scan(
+        update, (state["params"], state["opt"]), xs)
+    new_state = dict(state, step=state["step"] + m, params=params, opt=opt)
+    return new_state, {"loss": loss.mean(), "grad_norm": grad_norm.max()}
+
+  def batches(self, start_step: int) -> Iterator[dict[str, np.ndarray]]:
+    return self.stream.from_step(start_step)
+
+  def evaluate(self, params: Any) -> dict[str, float]:
+    from paraflax.evaluation import sts  # pylint: disable=g-import-not-at-top
+    if not self.eval_sets:
+      return {}
+    per_set = sts.score(lambda texts: self.embedder(params, texts),
+                        self.eval_sets)
+    return {f"sts/{name}/{metric}": value for name, row in per_set.items()
+            for metric, value in row.items() if metric != "n"}
+
+
+def save_workdir_files(workdir: str, config: ml_collections.ConfigDict,
+                       vocab: words.WordVocab) -> None:
+  os.makedirs(workdir, exist_ok=True)
+  files.write_text_atomic(os.path.join(workdir, CONFIG_FILE),
+                          config.to_json(indent=2) + "\n")
+  vocab.save(os.path.join(workdir, VOCAB_FILE))
+
+
+def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
+  """The embedder and the best (else newest) parameters of a workdir."""
+  config_path = os.path.join(workdir, CONFIG_FILE)
+  if not os.path.exists(config_path):
+    raise errors.NoCheckpointError(
+        f"{workdir}: not a paraflax workdir (no {CONFIG_FILE}). Train first: "
+        f"paraflax train --config configs/gran.py --workdir {workdir}")
+  with open(config_path, encoding="utf-8") as f:
+    config = ml_collections.ConfigDict(json.load(f))
+  vocab = words.WordVocab.load(os.path.join(workdir, VOCAB_FILE))
+  recipe = ParaphraseRecipe(config, vocab, stream=None)
+  abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
+  state, step = checkpointing.restore_for_inference(workdir, abstract)
+  return recipe.embedder, state["params"], step
+
+
+def build(config: ml_collections.ConfigDict, workdir: str, shards: int
+          ) -> ParaphraseRecipe:
+  """Reads the pairs of `config.data.task` (a seqio Task or Mixture), builds
+  or reloads the vocabulary and returns a recipe ready for the train loop."""
+  from paraflax.data import sts as sts_data  # pylint: disable=g-import-not-at-top
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  tasks.register()
+  examples = tasks.examples(config.data.task, config.data.split)
+  pairs = [(e["sentence1"], e["sentence2"]) for e in examples]
+  vocab_path = os.path.join(workdir, VOCAB_FILE)
+  if os.path.exists(vocab_path):  # resuming: the ids must not move
+    vocab = words.WordVocab.load(vocab_path)
+  else:
+    vocab = words.WordVocab.build(
+        (s for p in pairs for s in p), min_count=config.data.vocab_min_count,
+        max_size=config.data.vocab_max_size or None)
+  anchor_init = None
+  if config.model.word_vectors:
+    table, found = words.load_word_vectors(config.model.word_vectors, vocab,
+                                           config.model.word_dim)
+    anchor_init = _fill_missing(table, found, config.seed)
+  stream = pairs_lib.MegabatchStream(
+      pairs_lib.encode_pairs(pairs, vocab, config.data.max_len),
+      batch=config.batch_size, megabatch=config.megabatch, shards=shards,
+      seed=config.seed, scramble=config.loss.scramble)
+  eval_sets = [sts_data.load(n) for n in config.eval.sets]
+  save_workdir_files(workdir, config, vocab)
+  return ParaphraseRecipe(config, vocab, stream, anchor_init, eval_sets)
+
+
+def _fill_missing(table: np.ndarray, found: np.ndarray, seed: int
+                  ) -> np.ndarray:
+  """Words absent from the vector file start random, at the file's scale."""
+  rng = np.random.default_rng(seed)
+  scale = table[found].std() if found.any() else 0.1
+  table = table.copy()
+  table[~found] = rng.normal(0, scale, (int((~found).sum()), table.shape[1]))
+  return table.astype(np.float32)

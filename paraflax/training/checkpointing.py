@@ -1,0 +1,81 @@
+"""Orbax checkpoints in a workdir: keep-last-k for resuming, best for use.
+
+`<workdir>/checkpoints` holds the last k states (a restarted job resumes from
+the newest); `<workdir>/best` holds the state with the best selection metric,
+which `embed` and `eval-sts` load.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orbax.checkpoint as ocp
+
+from paraflax.errors import NoCheckpointError
+
+LATEST, BEST = "checkpoints", "best"
+
+
+def _manager(workdir: str, kind: str, *, keep: int = 1,
+             best_metric: str | None = None, create: bool = True
+             ) -> ocp.CheckpointManager:
+  options = ocp.CheckpointManagerOptions(
+      max_to_keep=keep, create=create,
+      best_fn=(lambda m: m[best_metric]) if best_metric else None,
+      best_mode="max")
+  return ocp.CheckpointManager(os.path.join(os.path.abspath(workdir), kind),
+                               options=options)
+
+
+class Checkpoints:
+  """Saving and restoring the train state of one run."""
+
+  def __init__(self, workdir: str, keep: int, best_metric: str | None):
+    self.latest = _manager(workdir, LATEST, keep=keep)
+    self.best = _manager(workdir, BEST, best_metric=best_metric) \
+        if best_metric else None
+    self.best_metric = best_metric
+
+  def latest_step(self) -> int | None:
+    return self.latest.latest_step()
+
+  def restore_latest(self, abstract_state: Any) -> Any:
+    step = self.latest.latest_step()
+    return self.latest.restore(step, args=ocp.args.StandardRestore(
+        abstract_state))
+
+  def save(self, step: int, state: Any) -> None:
+    self.latest.save(step, args=ocp.args.StandardSave(state), force=True)
+
+  def save_if_best(self, step: int, state: Any, metrics: dict[str, float]
+                   ) -> None:
+    if self.best is not None and self.best_metric in metrics:
+      self.best.save(step, args=ocp.args.StandardSave(state), force=True,
+                     metrics={self.best_metric: float(
+                         metrics[self.best_metric])})
+
+  def close(self) -> None:
+    for manager in (self.latest, self.best):
+      if manager is not None:
+        manager.wait_until_finished()
+        manager.close()
+
+
+def restore_for_inference(workdir: str, abstract_state: Any) -> tuple[Any, int]:
+  """The best state of a workdir if there is one, else the newest."""
+  for kind in (BEST, LATEST):
+    if not os.path.isdir(os.path.join(workdir, kind)):
+      continue
+    manager = _manager(workdir, kind, create=False)
+    step = (manager.best_step() if kind == BEST else None) \
+        or manager.latest_step()
+    if step is not None:
+      state = manager.restore(step, args=ocp.args.StandardRestore(
+          abstract_state))
+      manager.close()
+      return state, step
+    manager.close()
+  raise NoCheckpointError(
+      f"{workdir}: no checkpoint (looked in {workdir}/{BEST} and "
+      f"{workdir}/{LATEST}). Train first: paraflax train --config "
+      f"configs/gran.py --workdir {workdir}")

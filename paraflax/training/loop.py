@@ -1,0 +1,125 @@
+"""One train loop for every model.
+
+A model family plugs in through a `Recipe`: how to initialise the state, the
+pure train step (jitted here with shardings), the host batches from a given
+step on, and an evaluation. The loop owns the rest: mesh, checkpoints and
+auto-resume, metrics, progress, the NaN guard and PRNG keys from the seed.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+import jax
+import numpy as np
+import tqdm
+
+from paraflax import errors
+from paraflax.training import checkpointing
+from paraflax.training import metrics as metrics_lib
+from paraflax.training import partitioning
+
+State = dict[str, Any]  # {"step", "params", "opt", ...}
+
+
+class Recipe(Protocol):
+  updates_per_call: int  # optimizer updates one train_step call makes
+  batch_axis: int  # the axis of every batch array split over `data`
+  select_metric: str | None  # evaluation value that picks the best state
+
+  def init_state(self, key: jax.Array) -> State: ...
+
+  def train_step(self, state: State, batch: dict[str, jax.Array],
+                 key: jax.Array) -> tuple[State, dict[str, jax.Array]]: ...
+
+  def batches(self, start_step: int) -> Iterator[dict[str, np.ndarray]]: ...
+
+  def evaluate(self, params: Any) -> dict[str, float]: ...
+
+
+def _check_finite(step: int, values: dict[str, float], last_saved: int | None
+                  ) -> None:
+  bad = {k: v for k, v in values.items() if not math.isfinite(v)}
+  if bad:
+    raise errors.TrainingDiverged(
+        f"non-finite {bad} at step {step}. The last good checkpoint is step "
+        f"{last_saved}; lower optimizer.learning_rate or check the data, then "
+        "rerun (it resumes from that checkpoint).")
+
+
+def check_intervals(config: Any, updates_per_call: int) -> None:
+  """Steps advance by `updates_per_call`; every interval must land on one."""
+  named = {"train_steps": config.train_steps, "log_every": config.log_every,
+           "eval_every": config.eval_every,
+           "checkpoint.every": config.checkpoint.every}
+  bad = [k for k, v in named.items() if v % updates_per_call]
+  if bad:
+    raise errors.ConfigError(
+        f"{', '.join(bad)} must be multiples of {updates_per_call} (one "
+        "train step makes that many updates, e.g. a megabatch); now "
+        + ", ".join(f"{k}={named[k]}" for k in bad) + ".")
+
+
+def _every(step: int, interval: int, last: int) -> bool:
+  return step == last or (interval > 0 and step % interval == 0)
+
+
+def train(recipe: Recipe, config: Any, workdir: str,
+          on_eval: Callable[[int, dict[str, float]], None] | None = None
+          ) -> State:
+  """Runs (or resumes) training until `config.train_steps` updates."""
+  mesh = partitioning.make_mesh(config.mesh.num_devices)
+  init_key, train_key = jax.random.split(jax.random.key(config.seed))
+  abstract = jax.eval_shape(recipe.init_state, init_key)
+  shardings = partitioning.state_shardings(
+      abstract, mesh, [tuple(r) for r in config.partitioning.rules])
+  ckpt = checkpointing.Checkpoints(workdir, config.checkpoint.keep,
+                                   recipe.select_metric)
+  if ckpt.latest_step() is not None:
+    abstract_sharded = jax.tree.map(
+        lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
+        abstract, shardings)
+    state = ckpt.restore_latest(abstract_sharded)
+    logging.info("resumed from step %d", int(state["step"]))
+  else:
+    state = jax.jit(recipe.init_state, out_shardings=shardings)(init_key)
+  step = int(state["step"])
+
+  batch_sharding = partitioning.batch_sharding(mesh, recipe.batch_axis)
+  step_fn = jax.jit(recipe.train_step,
+                    in_shardings=(shardings, batch_sharding, None),
+                    out_shardings=(shardings, None), donate_argnums=0)
+  writer = metrics_lib.MetricsWriter(workdir, step)
+  last, last_saved = config.train_steps, ckpt.latest_step()
+  progress = tqdm.tqdm(total=last, initial=step, unit="step", dynamic_ncols=True,
+                       disable=None)
+  try:
+    for batch in recipe.batches(step):
+      if step >= last:
+        break
+      state, step_metrics = step_fn(
+          state, partitioning.put_batch(batch, mesh, recipe.batch_axis),
+          jax.random.fold_in(train_key, step))
+      step += recipe.updates_per_call
+      values = {k: float(v) for k, v in jax.device_get(step_metrics).items()}
+      _check_finite(step, values, last_saved)
+      progress.update(recipe.updates_per_call)
+      progress.set_postfix(loss=f"{values['loss']:.4f}")
+      if _every(step, config.log_every, last):
+        writer.write(step, values)
+      if _every(step, config.eval_every, last):
+        evaluation = recipe.evaluate(state["params"])
+        writer.write(step, evaluation)
+        ckpt.save_if_best(step, state, evaluation)
+        if on_eval:
+          on_eval(step, evaluation)
+      if _every(step, config.checkpoint.every, last):
+        ckpt.save(step, state)
+        last_saved = step
+  finally:
+    progress.close()
+    writer.close()
+    ckpt.close()
+  return state

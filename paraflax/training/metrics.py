@@ -1,0 +1,45 @@
+"""Metrics to `<workdir>/metrics.jsonl` and to TensorBoard (clu writers)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from paraflax import files
+
+JSONL = "metrics.jsonl"
+
+
+class MetricsWriter:
+  """Appends one JSON object per step; a resumed run first drops the rows a
+  killed run wrote after its last checkpoint, so each step appears once."""
+
+  def __init__(self, workdir: str, resume_step: int, tensorboard: bool = True):
+    self.path = os.path.join(workdir, JSONL)
+    self._truncate_after(resume_step)
+    self._tb = None
+    if tensorboard:
+      from clu import metric_writers  # pylint: disable=g-import-not-at-top
+      self._tb = metric_writers.SummaryWriter(
+          os.path.join(workdir, "tensorboard"))
+
+  def _truncate_after(self, step: int) -> None:
+    if not os.path.exists(self.path):
+      return
+    with open(self.path, encoding="utf-8") as f:
+      kept = [line for line in f
+              if line.strip() and json.loads(line)["step"] <= step]
+    files.write_text_atomic(self.path, "".join(kept))
+
+  def write(self, step: int, values: dict[str, float]) -> None:
+    row = {"step": step, **{k: float(v) for k, v in values.items()}}
+    with open(self.path, "a", encoding="utf-8") as f:
+      f.write(json.dumps(row, allow_nan=True) + "\n")
+    if self._tb is not None:
+      self._tb.write_scalars(step, {k: v for k, v in row.items()
+                                    if k != "step" and math.isfinite(v)})
+
+  def close(self) -> None:
+    if self._tb is not None:
+      self._tb.flush()
+      self._tb.close()

@@ -1,0 +1,79 @@
+"""Device mesh and shardings: a `data` axis over the devices, rules as data.
+
+Parameter shardings come from `(regex, tactic)` rules matched against the
+parameter path (first match wins, as in big_vision): `replicate`, or `fsdp`
+(the largest axis divisible by the mesh size is split over `data`).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+DATA = "data"
+TACTICS = ("replicate", "fsdp")
+
+
+def make_mesh(num_devices: int = -1) -> Mesh:
+  """A one-axis mesh over the first `num_devices` devices (-1: all)."""
+  devices = jax.devices()
+  if num_devices > len(devices):
+    raise ValueError(f"mesh.num_devices={num_devices} but only "
+                     f"{len(devices)} device(s) are visible.")
+  n = len(devices) if num_devices in (-1, 0) else num_devices
+  return Mesh(np.asarray(devices[:n]), (DATA,))
+
+
+def _path_name(path) -> str:
+  return "/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path)
+
+
+def _spec(shape: Sequence[int], tactic: str, size: int) -> P:
+  if tactic == "replicate" or size == 1:
+    return P()
+  if tactic != "fsdp":
+    raise ValueError(f"unknown sharding tactic {tactic!r}; use one of "
+                     f"{TACTICS}.")
+  candidates = [i for i, d in enumerate(shape) if d % size == 0]
+  if not candidates:
+    return P()
+  axis = max(candidates, key=lambda i: shape[i])
+  return P(*([None] * axis + [DATA]))
+
+
+def state_shardings(abstract_state, mesh: Mesh,
+                    rules: Sequence[tuple[str, str]]):
+  """A sharding per leaf of `abstract_state` from the rules."""
+  compiled = [(re.compile(pattern), tactic) for pattern, tactic in rules]
+
+  def one(path, leaf):
+    name = _path_name(path)
+    tactic = next((t for p, t in compiled if p.search(name)), "replicate")
+    return NamedSharding(mesh, _spec(getattr(leaf, "shape", ()), tactic,
+                                     mesh.size))
+
+  return jax.tree_util.tree_map_with_path(one, abstract_state)
+
+
+def batch_sharding(mesh: Mesh, axis: int) -> NamedSharding:
+  """Batches are split over `data` along their `axis`."""
+  return NamedSharding(mesh, P(*([None] * axis + [DATA])))
+
+
+def put_batch(batch: dict[str, np.ndarray], mesh: Mesh, axis: int
+              ) -> dict[str, jax.Array]:
+  """Places a global host batch; each process contributes its own slice."""
+  sharding = batch_sharding(mesh, axis)
+  count, index = jax.process_count(), jax.process_index()
+
+  def one(x: np.ndarray) -> jax.Array:
+    if x.shape[axis] % mesh.size:
+      raise ValueError(f"batch axis {axis} of size {x.shape[axis]} does not "
+                       f"divide over {mesh.size} devices; pad the batch.")
+    local = np.array_split(x, count, axis=axis)[index]
+    return jax.make_array_from_process_local_data(sharding, local, x.shape)
+
+  return {k: one(v) for k, v in batch.items()}

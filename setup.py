@@ -1,0 +1,33 @@
+"""paraflax: paraphrastic sentence embeddings and mined bitext in JAX/Flax."""
+import setuptools
+
+setuptools.setup(
+    name="paraflax",
+    version="0.1.0",
+    description="Back-translated paraphrases, bilingual sentence embeddings and "
+    "margin-based mining in JAX/Flax.",
+    packages=setuptools.find_packages(include=["paraflax", "paraflax.*"]),
+    python_requires=">=3.11,<3.12",
+    # Ranges that install together on Python 3.11 (../shared/ENVIRONMENT.md);
+    # constraints.txt pins the exact set CI uses.
+    install_requires=[
+        "jax>=0.10.2,<0.11",
+        "jaxlib>=0.10.2,<0.11",
+        "flax>=0.12.8,<0.13",
+        "optax>=0.2.8,<0.3",
+        "orbax-checkpoint>=0.12.8,<0.13",
+        "tensorflow>=2.21,<2.22",
+        "tensorflow-text>=2.21,<2.22",
+        "tensorflow-datasets>=4.9.10,<4.10",
+        "seqio>=0.0.20,<0.0.21",
+        "sentencepiece>=0.2.3,<0.3",
+        "ml-collections>=1.1,<1.2",
+        "importlib_resources>=7.1",
+        "clu>=0.0.12",
+        "numpy>=2.4,<2.5",
+        "scipy>=1.17,<1.18",
+        "tqdm>=4.70",
+    ],
+    extras_require={"test": ["pytest>=9,<10", "nbclient", "nbformat", "ipykernel"]},
+    entry_points={"console_scripts": ["paraflax=paraflax.cli:main"]},
+)
