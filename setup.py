@@ -24,6 +24,7 @@ setuptools.setup(
         "ml-collections>=1.1,<1.2",
         "importlib_resources>=7.1",
         "clu>=0.0.12",
+        "tensorboard>=2.21,<2.22",
         "numpy>=2.4,<2.5",
         "scipy>=1.17,<1.18",
         "tqdm>=4.70",

@@ -63,7 +63,7 @@ class Corpus:
   name: str  # also the seqio Task name
   features: tuple[str, ...]
   splits: Mapping[str, Split]
-  # ("de", "en") for bitext; None for monolingual English data.
+  # ("de", "en") for bitext, else None.
   pair: tuple[str, str] | None = None
 
 
@@ -85,7 +85,10 @@ def _read_part(part: Part, root: pathlib.Path, empty: readers.EmptyPolicy
 
 def read(corpus: Corpus, split: str, root: pathlib.Path | None = None
          ) -> dict[str, list]:
-  """The rows of one split as columns: {feature: [value per row]}."""
+  """The rows of one split as columns: {feature: [value per row]}.
+
+  `root` defaults to `paths.data_dir()`, looked up now, not at import.
+  """
   if split not in corpus.splits:
     raise readers.DataError(
         f"{corpus.name} has no split {split!r}; it has "
@@ -159,8 +162,9 @@ def _opennmt_wmt() -> Corpus:
   # src-* is English, tgt-* German; src-train has one empty line.
   d = "opennmt_wmt_ende_10k"
   return _bitext("opennmt_wmt", "de", {
-      "train": Split((Lines((f"{d}/tgt-train.txt.gz", f"{d}/src-train.txt.gz")),),
-                     empty="drop"),
+      "train": Split(
+          (Lines((f"{d}/tgt-train.txt.gz", f"{d}/src-train.txt.gz")),),
+          empty="drop"),
       "validation": Split((Lines((f"{d}/tgt-val.txt", f"{d}/src-val.txt")),)),
   })
 
@@ -189,6 +193,9 @@ def _sts_corpora() -> list[Corpus]:
 
 LANGS = ("de", "fr", "cs")
 _DOMAINS = "mono_en_domains"
+# English sides of the pool, each 4-way set's file once. Dedup then drops the
+# ~5.9k English-original lines that the 2015-2018 de-en and cs-en sets share.
+_POOL_EN = sorted({e for l in LANGS for _, e in _pool_files(l)})
 
 PARAPHRASE_CORPORA = (
     _generaltest("de", ("A", "B")),
@@ -208,10 +215,8 @@ MONO_CORPORA = (
     _mono("brown",
           Tsv(f"{_DOMAINS}/brown.genre_fileid_sent.tsv.gz", 3, (2,))),
     _mono("abc_rural", Lines((f"{_DOMAINS}/abc_rural.txt.gz",)), empty="drop"),
-    # Each 4-way set's English file is listed once; dedup drops the ~5.9k
-    # English-original lines that the 2015-2018 de-en and cs-en sets share.
-    _mono("news", *(Lines((f"newstest_train_pool/{e}",)) for e in sorted(
-        {e for l in LANGS for _, e in _pool_files(l)})), dedup=True),
+    _mono("news", *(Lines((f"newstest_train_pool/{e}",)) for e in _POOL_EN),
+          dedup=True),
 )
 STS_CORPORA = tuple(_sts_corpora())
 

@@ -54,7 +54,8 @@ def register() -> None:
     seqio.TaskRegistry.add(
         corpus.name,
         source=seqio.FunctionDataSource(
-            functools.partial(_dataset_fn, corpus), splits=tuple(corpus.splits)),
+            functools.partial(_dataset_fn, corpus),
+            splits=tuple(corpus.splits)),
         output_features=_output_features(corpus))
   for name, members in corpora.MIXTURES.items():
     if name not in seqio.MixtureRegistry.names():

@@ -25,16 +25,14 @@ def _config(corpus: corpora.Corpus) -> tfds.core.BuilderConfig:
   src, tgt = corpus.pair
   return tfds.core.BuilderConfig(
       name=corpus.name.removeprefix(_PREFIX),
-      description=f"{corpus.name}: {src}-{tgt}, splits {', '.join(corpus.splits)}")
+      description=(f"{corpus.name}: {src}-{tgt}, splits "
+                   f"{', '.join(corpus.splits)}"))
 
 
 class ParallelText(tfds.core.GeneratorBasedBuilder):
   """Sentence-aligned bitext: `source` (non-English) and `target` (English)."""
 
   VERSION = tfds.core.Version("1.0.0")
-  # Keep file order, so example i is line i (alignment-recovery dev sets
-  # depend on it); shuffle at load time instead.
-  disable_shuffling = True
   BUILDER_CONFIGS = [_config(c) for c in corpora.BITEXT_CORPORA]
   MANUAL_DOWNLOAD_INSTRUCTIONS = (
       "Nothing is downloaded. Point manual_dir at the shared corpora folder "
@@ -55,7 +53,10 @@ class ParallelText(tfds.core.GeneratorBasedBuilder):
             "source": tfds.features.Text(),
             "target": tfds.features.Text(),
         }),
-        supervised_keys=("source", "target"))
+        supervised_keys=("source", "target"),
+        # Keep file order, so example i is line i (alignment-recovery dev
+        # sets depend on it); shuffle at load time instead.
+        disable_shuffling=True)
 
   def _split_generators(self, dl_manager: tfds.download.DownloadManager
                         ) -> dict[str, Iterator[tuple[int, dict[str, str]]]]:

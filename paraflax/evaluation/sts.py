@@ -70,7 +70,10 @@ def report(per_set: dict[str, dict[str, float]]) -> dict:
   semeval = {k: v for k, v in per_set.items()
              if k.split(".")[0] in sts_data.SEMEVAL}
   out = {"datasets": per_set,
-         "groups": {g: _means(rows) for g, rows in groups.items()},
+         # Means only within a SemEval year: STSb splits and SICK
+         # train/trial are different samples of one set, not datasets.
+         "groups": {g: _means(rows) if g in sts_data.SEMEVAL else None
+                    for g, rows in groups.items()},
          "missing": list(sts_data.MISSING), "notes": list(NOTES)}
   if semeval:
     out["semeval_2012_2015"] = _means(semeval)
@@ -90,7 +93,7 @@ def format_table(result: dict) -> str:
       if name.split(".")[0] == group:
         lines.append(f"{name:<24}{row['n']:>6}{100 * row['pearson']:>9.2f}"
                      f"{100 * row['spearman']:>10.2f}")
-    if summary["datasets"] > 1:
+    if summary:
       lines.append(_summary_line(f"{group} mean", summary, "mean"))
       lines.append(_summary_line(f"{group} weighted", summary, "weighted"))
   if "semeval_2012_2015" in result:

@@ -1,0 +1,95 @@
+"""SentencePiece models trained on the caller's text, cached by content.
+
+The cache key is a sha256 of the training lines and every trainer option, so a
+second `train` call with the same inputs returns the cached model at once.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pathlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import sentencepiece as spm
+
+from paraflax import files
+from paraflax.data import readers
+
+if TYPE_CHECKING:
+  import seqio
+
+# seqio.SentencePieceVocabulary hard-codes pad=0 and reads eos from the model;
+# this is the T5 layout it expects.
+_IDS = {"pad_id": 0, "eos_id": 1, "unk_id": 2, "bos_id": -1}
+# A single thread and no sampling of input sentences make training
+# reproducible; the seed covers the trainer's remaining random choices.
+_DETERMINISTIC = {"num_threads": 1, "input_sentence_size": 0,
+                  "shuffle_input_sentence": False}
+_SEED = 0
+
+
+def _lines(texts_or_files: Iterable[str | os.PathLike],
+           empty: readers.EmptyPolicy) -> list[str]:
+  out = []
+  for item in texts_or_files:
+    if isinstance(item, os.PathLike):
+      out += readers.read_lines(item, empty=empty)[0]
+    else:
+      out.append(item)
+  return out
+
+
+def _key(lines: list[str], spec: dict) -> str:
+  digest = hashlib.sha256()
+  # The library version is part of the key: another release may train a
+  # different model from the same input.
+  digest.update(json.dumps([spm.__version__, spec], sort_keys=True).encode())
+  for line in lines:
+    digest.update(line.encode("utf-8") + b"\n")
+  return digest.hexdigest()
+
+
+def train(texts_or_files: Iterable[str | os.PathLike], *, vocab_size: int,
+          model_type: str = "unigram", character_coverage: float = 1.0,
+          cache_dir: str | os.PathLike, empty: readers.EmptyPolicy = "error",
+          **options: str | int | float | bool) -> pathlib.Path:
+  """Trains (or finds in `cache_dir`) a model; returns its `.model` path.
+
+  Args:
+    texts_or_files: `str` items are training sentences; `os.PathLike` items
+      (e.g. `pathlib.Path`) are files read with `readers.read_lines`. Pass one
+      language's text for a per-language model, several for a joint one.
+    vocab_size: number of pieces, including the special ids.
+    model_type: "unigram", "bpe", "char" or "word".
+    character_coverage: share of characters the pieces must cover; 1.0 suits
+      Latin scripts.
+    cache_dir: folder of the cached models, created if missing.
+    empty: empty-line policy for the files.
+    **options: further `SentencePieceTrainer` options (part of the cache key).
+  """
+  lines = _lines(texts_or_files, empty)
+  spec = {"vocab_size": vocab_size, "model_type": model_type,
+          "character_coverage": character_coverage, **_IDS, **_DETERMINISTIC,
+          **options}
+  path = pathlib.Path(cache_dir) / f"{_key(lines, spec)}.model"
+  if path.exists():
+    return path
+  # An iterator and an in-memory writer keep temporary paths out of the
+  # model's trainer spec, so the same input gives the same bytes.
+  model = io.BytesIO()
+  spm.set_random_generator_seed(_SEED)
+  spm.SentencePieceTrainer.train(sentence_iterator=iter(lines),
+                                 model_writer=model, **spec)
+  # Temp name then rename: a concurrent reader never sees a partial model.
+  with files.atomic_output(path) as f:
+    f.write(model.getvalue())
+  return path
+
+
+def load(path: str | os.PathLike) -> seqio.SentencePieceVocabulary:
+  """The model at `path` as a `seqio.SentencePieceVocabulary`."""
+  import seqio  # pylint: disable=g-import-not-at-top  # heavy; only here
+  return seqio.SentencePieceVocabulary(os.fspath(path))
