@@ -18,8 +18,10 @@ SAMPLING: tuple[str, ...] = ("max", "mix", "rand")
 
 
 def normalize(x_NxD: jax.Array, eps: float = 1e-8) -> jax.Array:
-  norm_N = jnp.linalg.norm(x_NxD, axis=-1, keepdims=True)
-  return x_NxD / jnp.maximum(norm_N, eps)
+  # Through the squared norm: the gradient of `norm` at a zero vector (an
+  # empty sentence, a padding row) is NaN, and NaN * weight 0 is still NaN.
+  sq_N = jnp.sum(jnp.square(x_NxD), axis=-1, keepdims=True)
+  return x_NxD * jax.lax.rsqrt(jnp.maximum(sq_N, eps * eps))
 
 
 def cosine(a_NxD: jax.Array, b_NxD: jax.Array) -> jax.Array:

@@ -104,6 +104,9 @@ def test_margin_loss_matches_formula():
   assert got == pytest.approx(np.mean(per_pair), rel=1e-5)
 
 
-def test_zero_vectors_do_not_produce_nan():
-  z = jnp.zeros((2, 3))
-  assert np.isfinite(float(losses.margin_loss(z, z, z, z, jnp.ones(2))))
+def test_zero_vectors_give_finite_loss_and_gradient():
+  """Padding rows embed to zero; their gradient must not poison the batch."""
+  z = jnp.zeros((2, 3)).at[0].set(1.0)
+  loss, grad = jax.value_and_grad(
+      lambda s: losses.margin_loss(s, z, z, z, jnp.asarray([1.0, 0.0])))(z)
+  assert np.isfinite(float(loss)) and np.isfinite(np.asarray(grad)).all()

@@ -160,7 +160,7 @@ class ParaphraseRecipe:
       loss, grads = jax.value_and_grad(self._loss)(params, anchor, mini)
       updates, opt = self.tx.update(grads, opt, params)
       return (optax.apply_updates(params, updates), opt), (
-          loss, optax.global_norm(grads))
+          loss, optax.tree.norm(grads))
 
     (params, opt), (loss, grad_norm) = jax.lax.scan(
         update, (state["params"], state["opt"]), xs)

@@ -66,31 +66,40 @@ def _every(step: int, interval: int, last: int) -> bool:
   return step == last or (interval > 0 and step % interval == 0)
 
 
+def state_shardings(recipe: Recipe, config: Any, mesh) -> tuple[Any, Any]:
+  """The abstract train state and a sharding per leaf, from the rules."""
+  abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
+  return abstract, partitioning.state_shardings(
+      abstract, mesh, [tuple(r) for r in config.partitioning.rules])
+
+
+def jit_train_step(recipe: Recipe, mesh, shardings):
+  """`recipe.train_step` jitted with the state and batch shardings."""
+  return jax.jit(recipe.train_step,
+                 in_shardings=(shardings,
+                               partitioning.batch_sharding(
+                                   mesh, recipe.batch_axis), None),
+                 out_shardings=(shardings, None), donate_argnums=0)
+
+
 def train(recipe: Recipe, config: Any, workdir: str,
           on_eval: Callable[[int, dict[str, float]], None] | None = None
           ) -> State:
   """Runs (or resumes) training until `config.train_steps` updates."""
   mesh = partitioning.make_mesh(config.mesh.num_devices)
   init_key, train_key = jax.random.split(jax.random.key(config.seed))
-  abstract = jax.eval_shape(recipe.init_state, init_key)
-  shardings = partitioning.state_shardings(
-      abstract, mesh, [tuple(r) for r in config.partitioning.rules])
+  abstract, shardings = state_shardings(recipe, config, mesh)
   ckpt = checkpointing.Checkpoints(workdir, config.checkpoint.keep,
                                    recipe.select_metric)
   if ckpt.latest_step() is not None:
-    abstract_sharded = jax.tree.map(
+    state = ckpt.restore_latest(jax.tree.map(
         lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
-        abstract, shardings)
-    state = ckpt.restore_latest(abstract_sharded)
+        abstract, shardings))
     logging.info("resumed from step %d", int(state["step"]))
   else:
     state = jax.jit(recipe.init_state, out_shardings=shardings)(init_key)
   step = int(state["step"])
-
-  batch_sharding = partitioning.batch_sharding(mesh, recipe.batch_axis)
-  step_fn = jax.jit(recipe.train_step,
-                    in_shardings=(shardings, batch_sharding, None),
-                    out_shardings=(shardings, None), donate_argnums=0)
+  step_fn = jit_train_step(recipe, mesh, shardings)
   writer = metrics_lib.MetricsWriter(workdir, step)
   last, last_saved = config.train_steps, ckpt.latest_step()
   progress = tqdm.tqdm(total=last, initial=step, unit="step", dynamic_ncols=True,

@@ -1,0 +1,213 @@
+r"""Training throughput of the GRAN paraphrase train step, in pairs/s.
+
+One train step call is one megabatch: `config.megabatch` (40) optimizer
+updates of `config.batch_size` (100) pairs on the real English pairs
+(`paraphrase_en_human`). pairs/s = batch_size * updates / second.
+
+Command (writes benchmarks/results/train_throughput.json):
+  .venv/bin/python benchmarks/train_throughput.py --devices 1 8 --calls 1
+
+The parent never imports jax: it runs this file once per device count in a
+child whose XLA_FLAGS force that many host (CPU) devices, because the flag is
+read once, when jax starts. Each child prints one JSON line on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+_DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                               "results", "train_throughput.json")
+_COUNT_FLAG = "--xla_force_host_platform_device_count"
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("--devices", type=int, nargs="+", default=[1, 8],
+                      help="simulated CPU device counts, one child each")
+  parser.add_argument("--calls", type=int, default=1,
+                      help="timed train step calls (megabatches) per count")
+  parser.add_argument("--output", default=_DEFAULT_OUTPUT)
+  parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
+  return parser.parse_args(argv)
+
+
+# ---------------------------------------------------------------- child ----
+
+
+def _peak_rss_mib() -> float:
+  # ru_maxrss is KiB on Linux, bytes on macOS.
+  scale = 1 if sys.platform == "darwin" else 1024
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
+
+
+def _measure(num_devices: int, calls: int) -> dict[str, Any]:
+  """Builds the recipe, jits its step as `loop.train` does, times it."""
+  # Imported here so that only the child, with XLA_FLAGS set, starts jax.
+  import jax  # pylint: disable=g-import-not-at-top
+  import jaxlib  # pylint: disable=g-import-not-at-top
+  from paraflax.data import pairs as pairs_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import paraphrase, paraphrase_config  # pylint: disable=g-import-not-at-top
+  from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
+
+  config = paraphrase_config.base("gran")
+  config.mesh.num_devices = num_devices
+  config.eval.sets = ()  # nothing but the train step runs
+  mesh = partitioning.make_mesh(config.mesh.num_devices)
+  with tempfile.TemporaryDirectory() as workdir:
+    recipe = paraphrase.build(config, workdir, mesh.size)
+
+  # The same keys, shardings and jit arguments as `loop.train`.
+  init_key, train_key = jax.random.split(jax.random.key(config.seed))
+  abstract = jax.eval_shape(recipe.init_state, init_key)
+  shardings = partitioning.state_shardings(
+      abstract, mesh, [tuple(r) for r in config.partitioning.rules])
+  state = jax.jit(recipe.init_state, out_shardings=shardings)(init_key)
+  step_fn = jax.jit(
+      recipe.train_step,
+      in_shardings=(shardings,
+                    partitioning.batch_sharding(mesh, recipe.batch_axis),
+                    None),
+      out_shardings=(shardings, None), donate_argnums=0)
+
+  # Host batches are assembled before timing: the number is the device step
+  # (placement included, as the loop places each batch); their cost is
+  # reported apart as host_batch_s.
+  stream = recipe.batches(0)
+  host_times, megabatches = [], []
+  for _ in range(1 + calls):
+    start = time.perf_counter()
+    megabatches.append(next(stream))
+    host_times.append(time.perf_counter() - start)
+  shapes = [{k: v.shape for k, v in mb.items()} for mb in megabatches]
+  if any(s != shapes[0] for s in shapes):
+    # A new sentence length bucket would recompile inside a timed call.
+    raise RuntimeError(f"megabatch shapes differ: {shapes}")
+
+  step, times, losses = 0, [], []
+  for mb in megabatches:
+    start = time.perf_counter()
+    state, metrics = step_fn(
+        state, partitioning.put_batch(mb, mesh, recipe.batch_axis),
+        jax.random.fold_in(train_key, step))
+    jax.block_until_ready((state, metrics))
+    times.append(time.perf_counter() - start)
+    losses.append(float(metrics["loss"]))
+    step += recipe.updates_per_call
+
+  timed = times[1:]
+  median = statistics.median(timed)
+  padded = pairs_lib.padded_size(config.batch_size, mesh.size)
+  return {
+      "devices": mesh.size,
+      "backend": jax.default_backend(),
+      "model": config.model.name,
+      "task": config.data.task,
+      "batch_size": config.batch_size,
+      "megabatch": recipe.updates_per_call,
+      "padded_batch": padded,
+      "padded_batch_per_device": padded // mesh.size,
+      "max_len_timed": sorted({int(mb["a"].shape[2])
+                               for mb in megabatches[1:]}),
+      "calls_timed": len(timed),
+      "compile_and_first_call_s": times[0],
+      "call_s": timed,
+      "median_call_s": median,
+      "min_call_s": min(timed),
+      "pairs_per_s": config.batch_size * recipe.updates_per_call / median,
+      "updates_per_s": recipe.updates_per_call / median,
+      "host_batch_s": statistics.median(host_times),
+      "loss_per_call": losses,
+      "peak_rss_mib": _peak_rss_mib(),
+      "jax": jax.__version__,
+      "jaxlib": jaxlib.__version__,
+      "cpu_count": os.cpu_count(),
+      "platform": platform.platform(),
+  }
+
+
+# --------------------------------------------------------------- parent ----
+
+
+def _child_env(num_devices: int) -> dict[str, str]:
+  env = dict(os.environ)
+  flags = re.sub(_COUNT_FLAG + r"=\S+", "", env.get("XLA_FLAGS", ""))
+  env["XLA_FLAGS"] = f"{flags} {_COUNT_FLAG}={num_devices}".strip()
+  # Simulated devices are host devices; a visible GPU would be used instead.
+  env["JAX_PLATFORMS"] = "cpu"
+  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # tf reads the pairs; quiet it
+  return env
+
+
+def _run_child(num_devices: int, calls: int) -> dict[str, Any]:
+  cmd = [sys.executable, os.path.abspath(__file__), "--child",
+         str(num_devices), "--calls", str(calls)]
+  # stderr (logs, warnings) goes to the terminal; stdout is the result.
+  proc = subprocess.run(cmd, env=_child_env(num_devices), stdout=subprocess.PIPE,
+                        text=True, check=False)
+  lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+  if proc.returncode or not lines:
+    raise RuntimeError(f"{num_devices}-device child failed (exit "
+                       f"{proc.returncode}); its stderr is above.")
+  return json.loads(lines[-1])
+
+
+def _ratios(results: list[dict[str, Any]]) -> dict[str, float]:
+  """pairs/s of each count over the first (8/1: sharding cost, see README)."""
+  base = results[0]
+  return {f"{r['devices']}/{base['devices']}":
+          r["pairs_per_s"] / base["pairs_per_s"] for r in results[1:]}
+
+
+def _table(results: list[dict[str, Any]], ratios: dict[str, float]) -> str:
+  head = (f"{'devices':>7} {'compile+1st s':>13} {'median s/call':>13} "
+          f"{'min s/call':>10} {'pairs/s':>8} {'updates/s':>9} "
+          f"{'batch/dev':>9} {'max_len':>7} {'peak RSS MiB':>12}")
+  rows = [head]
+  for r in results:
+    rows.append(
+        f"{r['devices']:>7} {r['compile_and_first_call_s']:>13.1f} "
+        f"{r['median_call_s']:>13.2f} {r['min_call_s']:>10.2f} "
+        f"{r['pairs_per_s']:>8.1f} {r['updates_per_s']:>9.2f} "
+        f"{r['padded_batch_per_device']:>9} "
+        f"{','.join(map(str, r['max_len_timed'])):>7} "
+        f"{r['peak_rss_mib']:>12.0f}")
+  rows += [f"pairs/s ratio {k}: {v:.2f}" for k, v in ratios.items()]
+  return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+  args = _parse(argv)
+  if args.calls < 1:
+    raise SystemExit("--calls must be at least 1")
+  if args.child:
+    print(json.dumps(_measure(args.child, args.calls)), flush=True)
+    return
+  from paraflax import files  # pylint: disable=g-import-not-at-top (no jax)
+  results = [_run_child(n, args.calls) for n in args.devices]
+  ratios = _ratios(results)
+  report = {
+      "benchmark": "train_throughput",
+      "command": shlex.join([os.path.relpath(sys.executable), *sys.argv]),
+      "date": time.strftime("%Y-%m-%d"),
+      "results": results,
+      "pairs_per_s_ratio": ratios,
+  }
+  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+  print(_table(results, ratios))
+  print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+  main()

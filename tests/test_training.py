@@ -1,0 +1,133 @@
+"""The train loop: sharding equivalence, resume after SIGKILL, NaN guard."""
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from paraflax import config as config_lib
+from paraflax import errors
+from paraflax.data import pairs as pairs_lib
+from paraflax.data import tasks
+from paraflax.data import words
+from paraflax.recipes import paraphrase
+from paraflax.training import loop
+from paraflax.training import partitioning
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "paraflax.cli"]
+
+
+def _recipe(overrides, shards):
+  config = config_lib.load(str(ROOT / "configs" / "gran.py"), overrides)
+  examples = tasks.examples(config.data.task, "train")[:400]
+  pairs = [(e["sentence1"], e["sentence2"]) for e in examples]
+  vocab = words.WordVocab.build(s for p in pairs for s in p)
+  stream = pairs_lib.MegabatchStream(
+      pairs_lib.encode_pairs(pairs, vocab, config.data.max_len),
+      batch=config.batch_size, megabatch=config.megabatch, shards=shards,
+      seed=config.seed)
+  return config, paraphrase.ParaphraseRecipe(config, vocab, stream)
+
+
+def _one_step(overrides, devices):
+  config, recipe = _recipe(overrides, devices)
+  mesh = partitioning.make_mesh(devices)
+  _, shardings = loop.state_shardings(recipe, config, mesh)
+  state = jax.jit(recipe.init_state, out_shardings=shardings)(
+      jax.random.key(0))
+  step = loop.jit_train_step(recipe, mesh, shardings)
+  batch = partitioning.put_batch(next(recipe.batches(0)), mesh,
+                                 recipe.batch_axis)
+  state, metrics = step(state, batch, jax.random.key(1))
+  return float(metrics["loss"]), jax.device_get(state["params"])
+
+
+@pytest.mark.parametrize("extra", [[], ["--config.partitioning.rules="
+                                        "(('.*', 'fsdp'),)"]])
+def test_same_step_on_one_and_eight_devices(tiny_overrides, extra):
+  assert jax.device_count() == 8
+  # Batch 50 does not divide over 8 devices: padded to 56, padding masked.
+  loss_1, params_1 = _one_step(tiny_overrides + extra, 1)
+  loss_8, params_8 = _one_step(tiny_overrides + extra, 8)
+  assert loss_8 == pytest.approx(loss_1, rel=1e-5)
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=2e-5),
+               params_1, params_8)
+
+
+def _run(args, **kwargs):
+  env = dict(os.environ, XLA_FLAGS="", TF_CPP_MIN_LOG_LEVEL="2")
+  return subprocess.Popen(CLI + args, cwd=ROOT, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          **kwargs)
+
+
+def _finished_steps(workdir: pathlib.Path) -> list[int]:
+  folder = workdir / "checkpoints"
+  if not folder.is_dir():
+    return []
+  return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit())
+
+
+def _final_params(workdir):
+  import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
+  step = max(_finished_steps(workdir))
+  with ocp.CheckpointManager(workdir / "checkpoints") as manager:
+    return step, manager.restore(step)["params"]
+
+
+def test_sigkill_and_restart_equals_uninterrupted(tmp_path, tiny_overrides):
+  args = ["train", "--config", "configs/gran.py"] + tiny_overrides + [
+      "--config.train_steps=160", "--config.eval_every=80"]
+  straight, killed = tmp_path / "straight", tmp_path / "killed"
+  out, _ = _run(args + ["--workdir", str(straight)]).communicate(timeout=600)
+  assert "done: 160 steps" in out, out
+
+  proc = _run(args + ["--workdir", str(killed)])
+  deadline = time.time() + 600
+  while not any(8 <= s < 160 for s in _finished_steps(killed)):
+    assert proc.poll() is None and time.time() < deadline, "no checkpoint"
+    time.sleep(0.02)
+  proc.send_signal(signal.SIGKILL)
+  proc.wait()
+  assert proc.returncode == -signal.SIGKILL
+  assert max(_finished_steps(killed)) < 160  # it really died mid-way
+  out, _ = _run(args + ["--workdir", str(killed)]).communicate(timeout=600)
+  assert "done: 160 steps" in out, out
+
+  step_a, params_a = _final_params(straight)
+  step_b, params_b = _final_params(killed)
+  assert step_a == step_b == 160
+  jax.tree.map(np.testing.assert_array_equal, params_a, params_b)
+
+  text = tmp_path / "sentences.txt"
+  text.write_text("A man is playing a guitar.\nThe cat sat on the mat.\n")
+  embedded = []
+  for workdir in (straight, killed):
+    target = tmp_path / f"{workdir.name}.f32"
+    _, _ = _run(["embed", "--workdir", str(workdir), "--input", str(text),
+                 "--output", str(target)]).communicate(timeout=300)
+    embedded.append(np.fromfile(target, "<f4"))
+  assert embedded[0].size == 2 * 32
+  np.testing.assert_array_equal(embedded[0], embedded[1])
+  steps = [int(l.split('"step": ')[1].split(",")[0])
+           for l in (killed / "metrics.jsonl").read_text().splitlines()]
+  assert steps == sorted(steps), "metrics rows repeated after resume"
+
+
+def test_nan_loss_stops_with_a_message(tmp_path, tiny_overrides):
+  config, recipe = _recipe(tiny_overrides + [
+      "--config.train_steps=8", "--config.optimizer.learning_rate=nan"], 1)
+  with pytest.raises(errors.TrainingDiverged, match="learning_rate"):
+    loop.train(recipe, config, str(tmp_path))
+
+
+def test_intervals_must_land_on_megabatches(tiny_overrides):
+  config, recipe = _recipe(tiny_overrides + ["--config.train_steps=50"], 1)
+  with pytest.raises(errors.ConfigError, match="train_steps"):
+    loop.check_intervals(config, recipe.updates_per_call)
