@@ -59,6 +59,7 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
   import jaxlib  # pylint: disable=g-import-not-at-top
   from paraflax.data import pairs as pairs_lib  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import paraphrase, paraphrase_config  # pylint: disable=g-import-not-at-top
+  from paraflax.training import loop  # pylint: disable=g-import-not-at-top
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
 
   config = paraphrase_config.base("gran")
@@ -68,18 +69,11 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
   with tempfile.TemporaryDirectory() as workdir:
     recipe = paraphrase.build(config, workdir, mesh.size)
 
-  # The same keys, shardings and jit arguments as `loop.train`.
+  # The same keys, shardings and jitted step as `loop.train`.
   init_key, train_key = jax.random.split(jax.random.key(config.seed))
-  abstract = jax.eval_shape(recipe.init_state, init_key)
-  shardings = partitioning.state_shardings(
-      abstract, mesh, [tuple(r) for r in config.partitioning.rules])
+  _, shardings = loop.state_shardings(recipe, config, mesh)
   state = jax.jit(recipe.init_state, out_shardings=shardings)(init_key)
-  step_fn = jax.jit(
-      recipe.train_step,
-      in_shardings=(shardings,
-                    partitioning.batch_sharding(mesh, recipe.batch_axis),
-                    None),
-      out_shardings=(shardings, None), donate_argnums=0)
+  step_fn = loop.jit_train_step(recipe, mesh, shardings)
 
   # Host batches are assembled before timing: the number is the device step
   # (placement included, as the loop places each batch); their cost is
@@ -154,8 +148,8 @@ def _run_child(num_devices: int, calls: int) -> dict[str, Any]:
   cmd = [sys.executable, os.path.abspath(__file__), "--child",
          str(num_devices), "--calls", str(calls)]
   # stderr (logs, warnings) goes to the terminal; stdout is the result.
-  proc = subprocess.run(cmd, env=_child_env(num_devices), stdout=subprocess.PIPE,
-                        text=True, check=False)
+  proc = subprocess.run(cmd, env=_child_env(num_devices),
+                        stdout=subprocess.PIPE, text=True, check=False)
   lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
   if proc.returncode or not lines:
     raise RuntimeError(f"{num_devices}-device child failed (exit "

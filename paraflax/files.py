@@ -24,11 +24,18 @@ def atomic_output(path: str | os.PathLike, mode: str = "wb"
       yield f
       f.flush()
       os.fsync(f.fileno())
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are shared
     os.replace(tmp, path)
   except BaseException:
     with contextlib.suppress(FileNotFoundError):
       os.remove(tmp)
     raise
+
+
+def _umask() -> int:
+  mask = os.umask(0)
+  os.umask(mask)
+  return mask
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

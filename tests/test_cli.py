@@ -1,0 +1,131 @@
+"""The command line: fast help, clear errors, no partial outputs."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from paraflax import cli
+from paraflax.data import paths
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+  from tests.conftest import TINY  # pylint: disable=g-import-not-at-top
+  path = tmp_path_factory.mktemp("tiny") / "w"
+  assert cli.main(["train", "--config", str(ROOT / "configs" / "gran.py"),
+                   "--workdir", str(path), *TINY]) == 0
+  return path
+
+
+def test_help_answers_without_jax_or_tensorflow():
+  code = ("import sys\nfrom paraflax import cli\n"
+          "for argv in (['--help'], ['train', '--help'], ['embed', '--help']):\n"
+          "  try: cli.main(argv)\n  except SystemExit: pass\n"
+          "heavy = {'jax', 'tensorflow', 'seqio', 'flax'} & set(sys.modules)\n"
+          "assert not heavy, heavy\n")
+  out = subprocess.run([sys.executable, "-c", code], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+  assert out.returncode == 0, out.stderr
+  assert "--config" in out.stdout and "LASER" in out.stdout
+
+
+def test_unknown_config_key_names_it_and_suggests(tmp_path, capsys):
+  target = tmp_path / "w"
+  code = cli.main(["train", "--config", str(ROOT / "configs" / "gran.py"),
+                   "--workdir", str(target), "--config.model.hiden=3"])
+  err = capsys.readouterr().err
+  assert code == cli.EXIT_BAD_INPUT
+  assert "unknown config key 'model.hiden'" in err
+  assert "Did you mean 'hidden'" in err
+  assert not target.exists()
+
+
+def test_bad_config_value_is_named(tmp_path, capsys):
+  code = cli.main(["train", "--config", str(ROOT / "configs" / "avg.py"),
+                   "--workdir", str(tmp_path / "w"),
+                   "--config.batch_size=many"])
+  assert code == cli.EXIT_BAD_INPUT
+  assert "batch_size" in capsys.readouterr().err
+
+
+def test_ragged_parallel_data_stops_training(tmp_path, monkeypatch, capsys):
+  root = tmp_path / "data"
+  src = paths.data_path("generaltest2022")
+  (root / "generaltest2022").mkdir(parents=True)
+  for name in ("generaltest2022.cs-en.ref.B.en",
+               "generaltest2022.cs-en.ref.C.en"):
+    lines = (src / name).read_text(encoding="utf-8").splitlines(True)
+    if name.endswith("C.en"):
+      lines = lines[:-3]
+    (root / "generaltest2022" / name).write_text("".join(lines), "utf-8")
+  shutil.copytree(paths.data_path("sts"), root / "sts")
+  monkeypatch.setenv(paths.ENV_VAR, str(root))
+  from tests.conftest import TINY  # pylint: disable=g-import-not-at-top
+  code = cli.main(["train", "--config", str(ROOT / "configs" / "gran.py"),
+                   "--workdir", str(tmp_path / "w"), *TINY])
+  err = capsys.readouterr().err
+  assert code == cli.EXIT_BAD_INPUT
+  assert "ref.B.en has 1448 lines" in err and "ref.C.en has 1445" in err
+  assert not (tmp_path / "w" / "checkpoints").exists()
+
+
+def _embed(workdir, tmp_path, content: bytes):
+  source, target = tmp_path / "in.txt", tmp_path / "out.f32"
+  source.write_bytes(content)
+  return cli.main(["embed", "--workdir", str(workdir), "--input", str(source),
+                   "--output", str(target)]), target
+
+
+def test_embed_keeps_row_order_and_shape(workdir, tmp_path):
+  code, target = _embed(workdir, tmp_path, b"a dog runs .\nthe sky is blue\n")
+  assert code == 0
+  first = np.fromfile(target, "<f4").reshape(2, -1)
+  code, target = _embed(workdir, tmp_path, b"the sky is blue\na dog runs .\n")
+  swapped = np.fromfile(target, "<f4").reshape(2, -1)
+  np.testing.assert_array_equal(first[::-1], swapped)
+  assert first.shape == (2, 32)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "empty file"),
+    (b"fine\n\nalso fine\n", "line 2"),
+    (b"fine\ncaf\xe9\n", ":2: invalid UTF-8"),
+])
+def test_embed_bad_input_leaves_no_output(workdir, tmp_path, capsys, content,
+                                          message):
+  code, target = _embed(workdir, tmp_path, content)
+  assert code == cli.EXIT_BAD_INPUT
+  assert message in capsys.readouterr().err
+  assert not target.exists()
+  assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_embed_without_checkpoint_is_a_clear_error(tmp_path, capsys):
+  code, target = _embed(tmp_path / "nothing", tmp_path, b"hello\n")
+  assert code == cli.EXIT_BAD_INPUT
+  assert "paraflax train" in capsys.readouterr().err
+  assert not target.exists()
+
+
+def test_eval_sts_prints_and_writes_the_table(workdir, capsys):
+  assert cli.main(["eval-sts", "--workdir", str(workdir)]) == 0
+  out = capsys.readouterr().out
+  assert "STS12-15 weighted" in out and "SICK.trial" in out
+  result = json.loads((workdir / "sts.json").read_text())
+  assert result["datasets"]["STS15.answers-forums"]["n"] == 375
+  assert result["missing"] == ["STS12.MSRvid", "STS13.SMT"]
+  assert -1 <= result["semeval_2012_2015"]["weighted_pearson"] <= 1
+
+
+def test_resume_with_another_config_is_refused(workdir, capsys):
+  code = cli.main(["train", "--config", str(ROOT / "configs" / "avg.py"),
+                   "--workdir", str(workdir)])
+  assert code == cli.EXIT_BAD_INPUT
+  assert "different config" in capsys.readouterr().err
