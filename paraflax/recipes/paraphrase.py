@@ -127,10 +127,15 @@ class ParaphraseRecipe:
     return self.model.apply({"params": params}, ids, lengths)
 
   def _loss(self, params, anchor, mb: dict[str, jax.Array]):
-    ids = jnp.concatenate([mb["a"], mb["b"], mb["neg_a"], mb["neg_b"]])
-    lengths = jnp.concatenate([mb["a_len"], mb["b_len"], mb["neg_a_len"],
-                               mb["neg_b_len"]])
-    s1, s2, t1, t2 = jnp.split(self._embed(params, ids, lengths), 4)
+    # Stacked on a new axis 1, not concatenated on the batch axis: each
+    # device keeps its own rows, where a concatenation would reshuffle them.
+    ids_Bx4xL = jnp.stack([mb["a"], mb["b"], mb["neg_a"], mb["neg_b"]], 1)
+    len_Bx4 = jnp.stack([mb["a_len"], mb["b_len"], mb["neg_a_len"],
+                         mb["neg_b_len"]], 1)
+    b, _, length = ids_Bx4xL.shape
+    emb_Bx4xD = self._embed(params, ids_Bx4xL.reshape(4 * b, length),
+                            len_Bx4.reshape(4 * b)).reshape(b, 4, -1)
+    s1, s2, t1, t2 = (emb_Bx4xD[:, i] for i in range(4))
     cfg = self.config.loss
     margin = losses.margin_loss(s1, s2, t1, t2, mb["weight"] * mb["has_neg"],
                                 cfg.margin)
@@ -138,11 +143,14 @@ class ParaphraseRecipe:
 
   def train_step(self, state, mb: dict[str, jax.Array], key: jax.Array):
     m, b, _ = mb["a"].shape
-    flat = {k: v.reshape((m * b,) + v.shape[2:]) for k, v in mb.items()}
+    # Flattened pair-major ([B, M] -> [B*M]): the batch axis is split over
+    # devices, and this order keeps every device's rows contiguous, so the
+    # megabatch embedding is sharded instead of replicated on every device.
+    flat = {k: v.swapaxes(0, 1).reshape((b * m,) + v.shape[2:])
+            for k, v in mb.items()}
     frozen = jax.lax.stop_gradient(state["params"])
-    emb = self._embed(frozen, jnp.concatenate([flat["a"], flat["b"]]),
-                      jnp.concatenate([flat["a_len"], flat["b_len"]]))
-    emb_a, emb_b = jnp.split(emb, 2)
+    emb_a = self._embed(frozen, flat["a"], flat["a_len"])
+    emb_b = self._embed(frozen, flat["b"], flat["b_len"])
     neg_a, neg_b, has_neg = losses.choose_negatives(
         emb_a, emb_b, flat["a_uid"], flat["b_uid"], flat["weight"] > 0, key,
         self.config.loss.sampling)
@@ -151,8 +159,8 @@ class ParaphraseRecipe:
     flat.update(neg_a=cand_ids[neg_a], neg_a_len=cand_len[neg_a],
                 neg_b=cand_ids[neg_b], neg_b_len=cand_len[neg_b],
                 has_neg=has_neg.astype(jnp.float32))
-    xs = {k: v.reshape((m, b) + v.shape[1:]) for k, v in flat.items()
-          if not k.endswith("_uid")}
+    xs = {k: v.reshape((b, m) + v.shape[1:]).swapaxes(0, 1)
+          for k, v in flat.items() if not k.endswith("_uid")}
     anchor = state.get("anchor")
 
     def update(carry, mini):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -102,8 +103,9 @@ def train(recipe: Recipe, config: Any, workdir: str,
   step_fn = jit_train_step(recipe, mesh, shardings)
   writer = metrics_lib.MetricsWriter(workdir, step)
   last, last_saved = config.train_steps, ckpt.latest_step()
+  # In a log file (no terminal) the bar still shows, every 30 s.
   progress = tqdm.tqdm(total=last, initial=step, unit="step", dynamic_ncols=True,
-                       disable=None)
+                       mininterval=0.1 if sys.stderr.isatty() else 30)
   try:
     for batch in recipe.batches(step):
       if step >= last:
