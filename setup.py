@@ -29,6 +29,6 @@ setuptools.setup(
         "scipy>=1.17,<1.18",
         "tqdm>=4.70",
     ],
-    extras_require={"test": ["pytest>=9,<10", "nbclient", "nbformat", "ipykernel"]},
+    extras_require={"test": ["pytest>=9,<10"]},
     entry_points={"console_scripts": ["paraflax=paraflax.cli:main"]},
 )

@@ -38,6 +38,10 @@ def _parser() -> argparse.ArgumentParser:
   embed.add_argument("--input", required=True)
   embed.add_argument("--output", required=True)
 
+  sub.add_parser("tasks", help="list the registered data Tasks and Mixtures",
+                 description="Tasks and Mixtures a config can name in "
+                 "data.task, with their features and splits.")
+
   ev = sub.add_parser("eval-sts", help="STS table of a trained model",
                       description="Prints the STS table and writes it to "
                       "<workdir>/sts.json.")
@@ -124,6 +128,12 @@ def _eval_sts(args: argparse.Namespace) -> None:
                           json.dumps(result, indent=2) + "\n")
 
 
+def _tasks(_: argparse.Namespace) -> None:
+  from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
+  for name, summary in corpora.catalogue().items():
+    print(f"{name:<40} {summary}")
+
+
 def main(argv: list[str] | None = None) -> int:
   args, rest = _parser().parse_known_args(argv)
   overrides = [a for a in rest if a.startswith("--config.")]
@@ -134,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
   try:
     {"train": lambda: _train(args, overrides),
      "embed": lambda: _embed(args),
-     "eval-sts": lambda: _eval_sts(args)}[args.command]()
+     "eval-sts": lambda: _eval_sts(args),
+     "tasks": lambda: _tasks(args)}[args.command]()
   except errors.USER_ERRORS as e:
     print(f"paraflax {args.command}: error: {e}", file=sys.stderr)
     return EXIT_BAD_INPUT

@@ -47,6 +47,20 @@ def test_unknown_config_key_names_it_and_suggests(tmp_path, capsys):
   assert not target.exists()
 
 
+def test_tasks_lists_the_catalogue(capsys):
+  assert cli.main(["tasks"]) == 0
+  out = capsys.readouterr().out
+  assert "paraphrase_en_human" in out and "bitext_multi30k_de_en" in out
+
+
+def test_unknown_task_is_a_config_error(tmp_path, capsys):
+  code = cli.main(["train", "--config", str(ROOT / "configs" / "avg.py"),
+                   "--workdir", str(tmp_path / "w"),
+                   "--config.data.task=paraphrase_en_nothing"])
+  assert code == cli.EXIT_BAD_INPUT
+  assert "paraflax tasks" in capsys.readouterr().err
+
+
 def test_bad_config_value_is_named(tmp_path, capsys):
   code = cli.main(["train", "--config", str(ROOT / "configs" / "avg.py"),
                    "--workdir", str(tmp_path / "w"),

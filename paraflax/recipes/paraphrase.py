@@ -217,8 +217,13 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
   """Reads the pairs of `config.data.task` (a seqio Task or Mixture), builds
   or reloads the vocabulary and returns a recipe ready for the train loop."""
   from paraflax.data import sts as sts_data  # pylint: disable=g-import-not-at-top
+  from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-  tasks.register()
+  known = corpora.catalogue()
+  if config.data.task not in known:
+    raise errors.ConfigError(
+        f"data.task={config.data.task!r} is not a registered Task or "
+        "Mixture; `paraflax tasks` lists them (e.g. paraphrase_en_human).")
   examples = tasks.examples(config.data.task, config.data.split)
   pairs = [(e["sentence1"], e["sentence2"]) for e in examples]
   vocab_path = os.path.join(workdir, VOCAB_FILE)

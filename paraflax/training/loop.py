@@ -117,7 +117,7 @@ def train(recipe: Recipe, config: Any, workdir: str,
       values = {k: float(v) for k, v in jax.device_get(step_metrics).items()}
       _check_finite(step, values, last_saved)
       progress.update(recipe.updates_per_call)
-      progress.set_postfix(loss=f"{values['loss']:.4f}")
+      progress.set_postfix(loss=f"{values['loss']:.4f}", refresh=False)
       if _every(step, config.log_every, last):
         writer.write(step, values)
       if _every(step, config.eval_every, last):
