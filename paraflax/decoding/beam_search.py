@@ -1,0 +1,183 @@
+"""Jitted beam search over any decoder with a per-token step (Flax `wmt` shape).
+
+`step_fn(cache, tokens_N) -> (logits_NxV, cache)` where every cache leaf has
+a leading axis N = batch * beam. Each step keeps the top 2K candidates so that
+K stay alive after some end in EOS; a `lax.while_loop` stops as soon as no
+live beam can beat the finished ones. Returns the K best hypotheses per input
+with their length-normalised scores, total and per-token log-probabilities.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import flax
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+NEG_INF = -1.0e7
+StepFn = Callable[[Any, jax.Array], tuple[jax.Array, Any]]
+
+
+def brevity_penalty(alpha: float, length: jax.Array) -> jax.Array:
+  """GNMT length normalisation ((5 + |Y|) / 6) ** alpha; alpha 0 is none."""
+  return jnp.power((5.0 + length) / 6.0, alpha)
+
+
+def _gather(x_BxKx: jax.Array, idx_BxJ: jax.Array) -> jax.Array:
+  """x[b, idx[b, j]] for every leaf shaped [B, K, ...]."""
+  idx = idx_BxJ.reshape(idx_BxJ.shape + (1,) * (x_BxKx.ndim - 2))
+  return jnp.take_along_axis(x_BxKx, idx, axis=1)
+
+
+def _gather_flat(tree: Any, idx_BxJ: jax.Array, beam: int) -> Any:
+  """Gathers beams of a cache whose leaves are [B*K, ...]."""
+  def one(x):
+    x = x.reshape((-1, beam) + x.shape[1:])
+    out = _gather(x, idx_BxJ)
+    return out.reshape((-1,) + out.shape[2:])
+  return jax.tree.map(one, tree)
+
+
+@flax.struct.dataclass
+class BeamState:
+  step: jax.Array  # tokens generated so far
+  live_logprobs: jax.Array  # [B, K] total log-prob of live beams
+  live_seqs: jax.Array  # [B, K, L] tokens
+  live_token_logprobs: jax.Array  # [B, K, L]
+  finished_scores: jax.Array  # [B, K] normalised; NEG_INF where empty
+  finished_logprobs: jax.Array  # [B, K]
+  finished_seqs: jax.Array  # [B, K, L]
+  finished_token_logprobs: jax.Array  # [B, K, L]
+  finished_flags: jax.Array  # [B, K]
+  cache: Any  # leaves [B*K, ...]
+
+
+@flax.struct.dataclass
+class Hypotheses:
+  tokens: jax.Array  # [B, K, L], EOS included, zero padded after it
+  lengths: jax.Array  # [B, K] tokens up to and including EOS
+  scores: jax.Array  # [B, K] normalised log-prob, best first
+  logprobs: jax.Array  # [B, K] total log-prob
+  token_logprobs: jax.Array  # [B, K, L], zero after EOS
+
+
+def _init(cache: Any, batch: int, beam: int, max_len: int) -> BeamState:
+  # Only beam 0 is alive at first, so K copies do not fill the beam.
+  live = jnp.tile(jnp.asarray([0.0] + [NEG_INF] * (beam - 1)), (batch, 1))
+  zeros = jnp.zeros((batch, beam, max_len))
+  return BeamState(
+      step=jnp.asarray(0), live_logprobs=live,
+      live_seqs=jnp.zeros((batch, beam, max_len), jnp.int32),
+      live_token_logprobs=zeros,
+      finished_scores=jnp.full((batch, beam), NEG_INF),
+      finished_logprobs=jnp.full((batch, beam), NEG_INF),
+      finished_seqs=jnp.zeros((batch, beam, max_len), jnp.int32),
+      finished_token_logprobs=zeros,
+      finished_flags=jnp.zeros((batch, beam), bool), cache=cache)
+
+
+def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
+                bos: int, eos: int, max_len: int, alpha: float = 0.0
+                ) -> Hypotheses:
+  """`cache` leaves must already be repeated K times ([B*K, ...])."""
+
+  def not_done(state: BeamState) -> jax.Array:
+    # Log-probs only fall; at max length the penalty is largest, so this
+    # bounds every live beam's final score from above.
+    best_live = state.live_logprobs[:, 0] / brevity_penalty(alpha, max_len)
+    worst_finished = jnp.where(state.finished_flags,
+                               state.finished_scores, NEG_INF).min(axis=1)
+    worst_finished = jnp.where(state.finished_flags.all(axis=1),
+                               worst_finished, NEG_INF)
+    return (state.step < max_len) & ~jnp.all(worst_finished >= best_live)
+
+  def advance(state: BeamState) -> BeamState:
+    i = state.step
+    prev = jnp.where(i == 0, bos, lax.dynamic_index_in_dim(
+        state.live_seqs, jnp.maximum(i - 1, 0), axis=2, keepdims=False))
+    logits, cache = step_fn(state.cache, prev.reshape(-1))
+    logprobs_BxKxV = jax.nn.log_softmax(logits.astype(jnp.float32)).reshape(
+        batch, beam, -1)
+    vocab = logprobs_BxKxV.shape[-1]
+    totals = (state.live_logprobs[..., None] + logprobs_BxKxV).reshape(
+        batch, -1)
+    top_BxJ, flat_idx_BxJ = lax.top_k(totals, 2 * beam)
+    parent_BxJ, token_BxJ = flat_idx_BxJ // vocab, flat_idx_BxJ % vocab
+    token_lp_BxJ = top_BxJ - _gather(state.live_logprobs, parent_BxJ)
+    seqs = _gather(state.live_seqs, parent_BxJ)
+    seqs = lax.dynamic_update_index_in_dim(seqs, token_BxJ, i, axis=2)
+    token_lps = _gather(state.live_token_logprobs, parent_BxJ)
+    token_lps = lax.dynamic_update_index_in_dim(token_lps, token_lp_BxJ, i,
+                                                axis=2)
+    # A dead beam's candidates (total near NEG_INF) never count as ended.
+    ended_BxJ = (token_BxJ == eos) & (top_BxJ > NEG_INF / 2)
+
+    # Live: the best K candidates that did not just end.
+    _, live_pos = lax.top_k(jnp.where(ended_BxJ, NEG_INF, top_BxJ), beam)
+    live_parent = _gather(parent_BxJ, live_pos)
+
+    # Finished: the best K of the old finished and the candidates that ended.
+    scores_BxJ = jnp.where(ended_BxJ,
+                           top_BxJ / brevity_penalty(alpha, i + 1), NEG_INF)
+    pool_scores = jnp.concatenate([state.finished_scores, scores_BxJ], 1)
+    _, fin_pos = lax.top_k(pool_scores, beam)
+    pool = lambda old, new: _gather(jnp.concatenate([old, new], 1), fin_pos)
+    return BeamState(
+        step=i + 1,
+        live_logprobs=_gather(jnp.where(ended_BxJ, NEG_INF, top_BxJ),
+                              live_pos),
+        live_seqs=_gather(seqs, live_pos),
+        live_token_logprobs=_gather(token_lps, live_pos),
+        finished_scores=_gather(pool_scores, fin_pos),
+        finished_logprobs=pool(state.finished_logprobs, top_BxJ),
+        finished_seqs=pool(state.finished_seqs, seqs),
+        finished_token_logprobs=pool(state.finished_token_logprobs,
+                                     token_lps),
+        finished_flags=pool(state.finished_flags, ended_BxJ),
+        cache=_gather_flat(cache, live_parent, beam))
+
+  state = lax.while_loop(not_done, advance,
+                         _init(cache, batch, beam, max_len))
+  # An input with no finished hypothesis (max_len reached) returns its live
+  # beams, scored as if they ended there.
+  none = ~state.finished_flags.any(axis=1, keepdims=True)
+  pick = lambda fin, live: jnp.where(
+      none.reshape(none.shape + (1,) * (fin.ndim - 2)), live, fin)
+  live_scores = state.live_logprobs / brevity_penalty(alpha, max_len)
+  tokens = pick(state.finished_seqs, state.live_seqs)
+  ended = jnp.cumsum(tokens == eos, axis=2) - (tokens == eos) > 0
+  lengths = jnp.where(none, max_len, jnp.sum(~ended & (
+      jnp.arange(max_len) < state.step), axis=2))
+  keep = jnp.arange(max_len)[None, None] < lengths[..., None]
+  return Hypotheses(
+      tokens=jnp.where(keep, tokens, 0), lengths=lengths,
+      scores=pick(state.finished_scores, live_scores),
+      logprobs=pick(state.finished_logprobs, state.live_logprobs),
+      token_logprobs=jnp.where(keep, pick(state.finished_token_logprobs,
+                                          state.live_token_logprobs), 0.0))
+
+
+def greedy(step_fn: StepFn, cache: Any, *, batch: int, bos: int, eos: int,
+           max_len: int) -> tuple[jax.Array, jax.Array]:
+  """Argmax decoding: tokens [B, L] (zero after EOS) and total log-probs."""
+
+  def body(carry, _):
+    cache, prev, done, total = carry
+    logits, cache = step_fn(cache, prev)
+    logprobs = jax.nn.log_softmax(logits.astype(jnp.float32))
+    token = jnp.argmax(logprobs, -1)
+    total = total + jnp.where(done, 0.0, jnp.max(logprobs, -1))
+    out = jnp.where(done, 0, token)
+    return (cache, token, done | (token == eos), total), out
+
+  init = (cache, jnp.full((batch,), bos), jnp.zeros((batch,), bool),
+          jnp.zeros((batch,)))
+  (_, _, _, total), tokens_LxB = lax.scan(body, init, None, length=max_len)
+  return tokens_LxB.T, total
+
+
+def repeat_for_beams(tree: Any, beam: int) -> Any:
+  """[B, ...] -> [B*K, ...], each input's row repeated K times."""
+  return jax.tree.map(lambda x: jnp.repeat(x, beam, axis=0), tree)

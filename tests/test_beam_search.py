@@ -1,0 +1,131 @@
+"""Beam search over the attention NMT: scores are the model's, beam 1 is
+greedy, and the decode is the same on 1 and 8 devices."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from paraflax.decoding import beam_search as bs
+from paraflax.models import nmt
+from paraflax.training import partitioning
+
+BOS, EOS, V, MAX_LEN = 1, 2, 40, 12
+
+
+@functools.lru_cache(maxsize=None)
+def _model_and_params(cell="gru"):
+  model = nmt.AttentionNMT(src_vocab=30, tgt_vocab=V, emb_dim=16, hidden=24,
+                           attention_dim=20, cell=cell)
+  src, src_len = _source()
+  params = model.init(jax.random.key(0), src, src_len,
+                      jnp.ones((src.shape[0], 3), jnp.int32))["params"]
+  # Random weights rarely say EOS; a bias makes hypotheses end mid-way.
+  params["decoder"]["logits"]["bias"] = (
+      params["decoder"]["logits"]["bias"].at[EOS].add(2.5))
+  return model, params
+
+
+def _source(batch=8):
+  rng = np.random.default_rng(0)
+  lengths = rng.integers(3, 9, batch).astype(np.int32)
+  src = np.zeros((batch, 9), np.int32)
+  for i, n in enumerate(lengths):
+    src[i, :n] = rng.integers(3, 30, n)
+  return jnp.asarray(src), jnp.asarray(lengths)
+
+
+def _decode(model, params, src, src_len, beam, alpha=0.0):
+  encoded = model.apply({"params": params}, src, src_len,
+                        method=nmt.AttentionNMT.encode)
+  carry = model.apply({"params": params}, encoded,
+                      method=nmt.AttentionNMT.init_carry)
+  cache = bs.repeat_for_beams((encoded, carry), beam)
+
+  def step(cache, tokens):
+    encoded, carry = cache
+    logits, carry = model.apply({"params": params}, encoded, carry, tokens,
+                                method=nmt.AttentionNMT.decode_step)
+    return logits, (encoded, carry)
+
+  return bs.beam_search(step, cache, batch=src.shape[0], beam=beam, bos=BOS,
+                        eos=EOS, max_len=MAX_LEN, alpha=alpha), step
+
+
+def _teacher_forced_logprobs(model, params, src, src_len, tokens):
+  tgt_in = jnp.concatenate([jnp.full((tokens.shape[0], 1), BOS),
+                            tokens[:, :-1]], 1)
+  logits = model.apply({"params": params}, src, src_len, tgt_in)
+  logprobs = jax.nn.log_softmax(logits)
+  return jnp.take_along_axis(logprobs, tokens[..., None], -1)[..., 0]
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_scores_are_the_models_log_probabilities(cell):
+  model, params = _model_and_params(cell)
+  src, src_len = _source()
+  beam = 4
+  hyps, _ = _decode(model, params, src, src_len, beam)
+  assert bool((hyps.lengths < MAX_LEN).any()), "no hypothesis ended"
+  flat = hyps.tokens.reshape(-1, MAX_LEN)
+  per_token = _teacher_forced_logprobs(
+      model, params, jnp.repeat(src, beam, 0), jnp.repeat(src_len, beam, 0),
+      flat).reshape(hyps.tokens.shape)
+  keep = jnp.arange(MAX_LEN) < hyps.lengths[..., None]
+  np.testing.assert_allclose(hyps.token_logprobs, jnp.where(keep, per_token,
+                                                            0), atol=1e-4)
+  np.testing.assert_allclose(hyps.logprobs, hyps.token_logprobs.sum(-1),
+                             atol=1e-4)
+  assert bool((jnp.diff(hyps.scores, axis=1) <= 1e-6).all()), "not sorted"
+  ended = hyps.lengths < MAX_LEN
+  last = jnp.take_along_axis(hyps.tokens, (hyps.lengths - 1)[..., None],
+                             -1)[..., 0]
+  assert bool(jnp.where(ended, last == EOS, True).all())
+
+
+def test_beams_are_distinct():
+  model, params = _model_and_params()
+  src, src_len = _source()
+  hyps, _ = _decode(model, params, src, src_len, beam=5)
+  for b in range(src.shape[0]):
+    seqs = {tuple(np.asarray(t[:n])) for t, n in zip(hyps.tokens[b],
+                                                     hyps.lengths[b])}
+    assert len(seqs) == 5
+
+
+def test_beam_one_equals_greedy():
+  model, params = _model_and_params()
+  src, src_len = _source()
+  hyps, step = _decode(model, params, src, src_len, beam=1)
+  encoded = model.apply({"params": params}, src, src_len,
+                        method=nmt.AttentionNMT.encode)
+  carry = model.apply({"params": params}, encoded,
+                      method=nmt.AttentionNMT.init_carry)
+  tokens, total = bs.greedy(step, (encoded, carry), batch=src.shape[0],
+                            bos=BOS, eos=EOS, max_len=MAX_LEN)
+  np.testing.assert_array_equal(hyps.tokens[:, 0], tokens)
+  np.testing.assert_allclose(hyps.logprobs[:, 0], total, atol=1e-5)
+
+
+def test_length_penalty_prefers_longer_hypotheses():
+  model, params = _model_and_params()
+  src, src_len = _source()
+  plain, _ = _decode(model, params, src, src_len, beam=6, alpha=0.0)
+  long, _ = _decode(model, params, src, src_len, beam=6, alpha=2.0)
+  assert float(long.lengths[:, 0].mean()) >= float(plain.lengths[:, 0].mean())
+
+
+def test_same_hypotheses_on_one_and_eight_devices():
+  model, params = _model_and_params()
+  src, src_len = _source(batch=16)
+  results = []
+  for devices in (1, 8):
+    mesh = partitioning.make_mesh(devices)
+    data = NamedSharding(mesh, P(partitioning.DATA))
+    fn = jax.jit(lambda p, s, n: _decode(model, p, s, n, beam=4)[0],
+                 in_shardings=(NamedSharding(mesh, P()), data, data))
+    results.append(jax.device_get(fn(params, src, src_len)))
+  np.testing.assert_array_equal(results[0].tokens, results[1].tokens)
+  np.testing.assert_allclose(results[0].scores, results[1].scores, atol=1e-5)
