@@ -28,6 +28,7 @@ setuptools.setup(
         "numpy>=2.4,<2.5",
         "scipy>=1.17,<1.18",
         "tqdm>=4.70",
+        "sacrebleu>=2.6,<2.7",
     ],
     extras_require={"test": ["pytest>=9,<10"]},
     entry_points={"console_scripts": ["paraflax=paraflax.cli:main"]},

@@ -38,6 +38,37 @@ def _parser() -> argparse.ArgumentParser:
   embed.add_argument("--input", required=True)
   embed.add_argument("--output", required=True)
 
+  tr = sub.add_parser("translate", help="translate with a trained NMT model",
+                      description="One input line -> one output line (the "
+                      "1-best), same order. Empty input lines give empty "
+                      "output lines; lines over data.max_len subwords are "
+                      "truncated; both are counted on stderr.")
+  tr.add_argument("--workdir", required=True)
+  tr.add_argument("--input", required=True)
+  tr.add_argument("--output", required=True)
+  tr.add_argument("--beam", type=int, default=5)
+  tr.add_argument("--alpha", type=float, default=None,
+                  help="length normalisation (default: the config's)")
+  tr.add_argument("--batch-size", type=int, default=32)
+
+  bt = sub.add_parser(
+      "backtranslate", help="back-translate bitext into paraphrase pairs",
+      description="Translates the non-English side of a bitext Task (or of "
+      "--src/--ref files) and appends JSONL records {id, reference, "
+      "translation, rank, cost, source}; rerunning the same command resumes.")
+  bt.add_argument("--workdir", required=True, help="an NMT workdir")
+  bt.add_argument("--output", required=True, help="OUT.jsonl (appended)")
+  bt.add_argument("--beam", type=int, default=50)
+  bt.add_argument("--nbest", type=int, default=50)
+  bt.add_argument("--alpha", type=float, default=None)
+  bt.add_argument("--batch-size", type=int, default=16)
+  bt.add_argument("--task", help="bitext Task, e.g. bitext_multi30k_de_en")
+  bt.add_argument("--split", default="train")
+  bt.add_argument("--src", help="non-English file (instead of --task)")
+  bt.add_argument("--ref", help="English file line-aligned with --src")
+  bt.add_argument("--empty-lines", choices=("error", "drop"), default="error",
+                  help="for --src/--ref: rows with an empty side")
+
   sub.add_parser("tasks", help="list the registered data Tasks and Mixtures",
                  description="Tasks and Mixtures a config can name in "
                  "data.task, with their features and splits.")
@@ -66,7 +97,7 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> None:
 
   def report(step: int, values: dict[str, float]) -> None:
     shown = ", ".join(f"{k}={v:.4f}" for k, v in values.items()
-                      if k.endswith("pearson"))
+                      if not k.endswith("spearman"))
     print(f"step {step}: {shown}", flush=True)
 
   loop.train(recipe, config, args.workdir, on_eval=report)
@@ -128,6 +159,62 @@ def _eval_sts(args: argparse.Namespace) -> None:
                           json.dumps(result, indent=2) + "\n")
 
 
+def _translate(args: argparse.Namespace) -> None:
+  from paraflax import files  # pylint: disable=g-import-not-at-top
+  from paraflax.data import readers  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import nmt  # pylint: disable=g-import-not-at-top
+  if args.beam < 1:
+    raise readers.DataError(f"--beam {args.beam}: the beam must be >= 1.")
+  lines, _ = readers.read_lines(args.input, empty="keep")
+  translator, params, step = nmt.load_translator(args.workdir)
+  alpha = translator.alpha if args.alpha is None else args.alpha
+  todo = [i for i, line in enumerate(lines) if line.strip()]
+  sources = [translator.encode(lines[i], f"{args.input}:{i + 1}", "truncate")
+             for i in todo]
+  truncated = sum(len(translator.src_sp.encode(lines[i])) >= translator.max_len
+                  for i in todo)
+  out = [""] * len(lines)
+  for j, (best,) in translator.translate(params, sources, beam=args.beam,
+                                         alpha=alpha,
+                                         batch_size=args.batch_size):
+    out[todo[j]] = best.text
+  with files.atomic_output(args.output, "w") as f:
+    f.write("".join(line + "\n" for line in out))
+  print(f"translated {len(todo)} lines to {args.output} (checkpoint step "
+        f"{step}, beam {args.beam}); {len(lines) - len(todo)} empty lines "
+        f"left empty, {truncated} truncated at {translator.max_len} subwords",
+        file=sys.stderr)
+
+
+def _backtranslate(args: argparse.Namespace) -> None:
+  from paraflax import backtranslation  # pylint: disable=g-import-not-at-top
+  from paraflax.data import readers  # pylint: disable=g-import-not-at-top
+  backtranslation.check_beam(args.beam, args.nbest)
+  if bool(args.task) == bool(args.src or args.ref) or (
+      args.src and not args.ref):
+    raise readers.DataError("give either --task NAME [--split S] or both "
+                            "--src FILE and --ref FILE.")
+  if args.task:
+    from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+    rows = [(e["source"], e["target"])
+            for e in tasks.examples(args.task, args.split)]
+    name = f"{args.task}:{args.split}"
+  else:
+    rows, _ = readers.read_parallel([args.src, args.ref],
+                                    empty=args.empty_lines)
+    name = args.src
+  from paraflax.recipes import nmt  # pylint: disable=g-import-not-at-top
+  translator, params, step = nmt.load_translator(args.workdir)
+  written = backtranslation.run(
+      translator, params, [r[0] for r in rows], [r[1] for r in rows],
+      args.output, beam=args.beam, nbest=args.nbest,
+      alpha=translator.alpha if args.alpha is None else args.alpha,
+      batch_size=args.batch_size, name=name)
+  print(f"{len(rows)} inputs, {written} records appended to {args.output} "
+        f"(checkpoint step {step}, beam {args.beam}, nbest {args.nbest})",
+        file=sys.stderr)
+
+
 def _tasks(_: argparse.Namespace) -> None:
   from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
   for name, summary in corpora.catalogue().items():
@@ -145,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     {"train": lambda: _train(args, overrides),
      "embed": lambda: _embed(args),
      "eval-sts": lambda: _eval_sts(args),
+     "translate": lambda: _translate(args),
+     "backtranslate": lambda: _backtranslate(args),
      "tasks": lambda: _tasks(args)}[args.command]()
   except errors.USER_ERRORS as e:
     print(f"paraflax {args.command}: error: {e}", file=sys.stderr)

@@ -85,3 +85,20 @@ def margin_loss(s1_NxD: jax.Array, s2_NxD: jax.Array, t1_NxD: jax.Array,
   loss_N = (jax.nn.relu(margin - positive_N + cosine(s1_NxD, t1_NxD))
             + jax.nn.relu(margin - positive_N + cosine(s2_NxD, t2_NxD)))
   return jnp.sum(loss_N * weight_N) / jnp.maximum(jnp.sum(weight_N), 1.0)
+
+
+def token_cross_entropy(logits_BxTxV: jax.Array, targets_BxT: jax.Array,
+                        mask_BxT: jax.Array, label_smoothing: float = 0.0
+                        ) -> tuple[jax.Array, jax.Array]:
+  """Summed (label-smoothed) cross-entropy over real tokens, and their count.
+
+  The sum and the count are returned apart so that a mean over devices or
+  micro-batches weighs every token alike.
+  """
+  logprobs = jax.nn.log_softmax(logits_BxTxV.astype(jnp.float32))
+  nll_BxT = -jnp.take_along_axis(logprobs, targets_BxT[..., None], -1)[..., 0]
+  if label_smoothing:
+    uniform_BxT = -jnp.mean(logprobs, axis=-1)
+    nll_BxT = (1 - label_smoothing) * nll_BxT + label_smoothing * uniform_BxT
+  mask = mask_BxT.astype(jnp.float32)
+  return jnp.sum(nll_BxT * mask), jnp.sum(mask)

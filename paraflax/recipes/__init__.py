@@ -4,7 +4,8 @@ from __future__ import annotations
 import importlib
 
 # name -> module with `build(config, workdir, shards)`; imported on use.
-RECIPES = {"paraphrase": "paraflax.recipes.paraphrase"}
+RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
+           "nmt": "paraflax.recipes.nmt"}
 
 
 def build(config, workdir: str, shards: int):

@@ -7,7 +7,6 @@ where negatives are refreshed once per megabatch.
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -20,14 +19,14 @@ import numpy as np
 import optax
 
 from paraflax import errors
-from paraflax import files
 from paraflax import losses
 from paraflax.data import pairs as pairs_lib
 from paraflax.data import words
 from paraflax.models import encoders
+from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
 
-CONFIG_FILE, VOCAB_FILE = "config.json", "vocab.txt"
+VOCAB_FILE = "vocab.txt"
 _EMBED_BATCH = 512
 
 
@@ -190,21 +189,13 @@ class ParaphraseRecipe:
 
 def save_workdir_files(workdir: str, config: ml_collections.ConfigDict,
                        vocab: words.WordVocab) -> None:
-  os.makedirs(workdir, exist_ok=True)
-  files.write_text_atomic(os.path.join(workdir, CONFIG_FILE),
-                          config.to_json(indent=2) + "\n")
+  workdir_lib.save_config(workdir, config)
   vocab.save(os.path.join(workdir, VOCAB_FILE))
 
 
 def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
   """The embedder and the best (else newest) parameters of a workdir."""
-  config_path = os.path.join(workdir, CONFIG_FILE)
-  if not os.path.exists(config_path):
-    raise errors.NoCheckpointError(
-        f"{workdir}: not a paraflax workdir (no {CONFIG_FILE}). Train first: "
-        f"paraflax train --config configs/gran.py --workdir {workdir}")
-  with open(config_path, encoding="utf-8") as f:
-    config = ml_collections.ConfigDict(json.load(f))
+  config = workdir_lib.load_config(workdir, "paraphrase")
   vocab = words.WordVocab.load(os.path.join(workdir, VOCAB_FILE))
   recipe = ParaphraseRecipe(config, vocab, stream=None)
   abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))

@@ -1,0 +1,101 @@
+"""Back-translation of bitext into English paraphrase pairs (Wieting et al.
+2017): translate the non-English side, pair each hypothesis with the English
+reference.
+
+Output: JSONL, one record per hypothesis,
+  {"id", "reference", "translation", "rank", "cost", "source"}
+with `cost` the translation's negative log-likelihood per subword (EOS
+included), the paper's "translation cost". Inputs are decoded in a fixed plan
+of length-sorted batches; each batch's records are appended in one write, so
+a killed run restarted with the same command skips the finished batches,
+drops a half-written one and ends with exactly the records of an
+uninterrupted run.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import tqdm
+
+from paraflax import errors
+
+
+def check_beam(beam: int, nbest: int) -> None:
+  if not 1 <= nbest <= beam:
+    raise errors.ConfigError(f"need 1 <= nbest <= beam, got nbest={nbest}, "
+                             f"beam={beam}.")
+
+
+def plan(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+  """Input indices in length-sorted batches; a pure function of the input."""
+  order = np.argsort(np.asarray(lengths), kind="stable")
+  return [order[i:i + batch_size].tolist()
+          for i in range(0, len(order), batch_size)]
+
+
+def _finished_prefix(path: str, batches: list[list[int]], nbest: int) -> int:
+  """How many leading batches `path` holds completely; cuts off the rest."""
+  if not os.path.exists(path):
+    return 0
+  with open(path, "rb") as f:
+    data = f.read()
+  offset, done, line_start = 0, 0, 0
+  lines = data.split(b"\n")
+  complete = lines[:-1]  # the part after the last newline is unfinished
+  for batch in batches:
+    need = len(batch) * nbest
+    if line_start + need > len(complete):
+      break
+    ids = {json.loads(l)["id"] for l in complete[line_start:line_start + need]}
+    if ids != set(batch):
+      raise errors.DataError(
+          f"{path}: holds other records than this run would write (batch "
+          f"{done + 1} differs). Use a new --output, or the same workdir, "
+          "input, beam, nbest and batch size as the run that wrote it.")
+    offset += sum(len(l) + 1 for l in complete[line_start:line_start + need])
+    line_start += need
+    done += 1
+  if offset < len(data):
+    logging.warning("%s: dropping %d bytes of an unfinished batch", path,
+                    len(data) - offset)
+    with open(path, "r+b") as f:
+      f.truncate(offset)
+  return done
+
+
+def run(translator: Any, params: Any, sources: Sequence[str],
+        references: Sequence[str], output: str, *, beam: int, nbest: int,
+        alpha: float, batch_size: int, name: str) -> int:
+  """Appends the records of every unfinished batch; returns records written."""
+  check_beam(beam, nbest)
+  encoded = [translator.encode(s, f"{name} line {i + 1}", "truncate")
+             for i, s in enumerate(sources)]
+  batches = plan([len(e) for e in encoded], batch_size)
+  start = _finished_prefix(output, batches, nbest)
+  written = 0
+  progress = tqdm.tqdm(total=len(sources), unit="sent", dynamic_ncols=True,
+                       initial=sum(len(b) for b in batches[:start]))
+  with open(output, "a", encoding="utf-8") as f:
+    for batch in batches[start:]:
+      results = dict(translator.translate(
+          params, [encoded[i] for i in batch], beam=beam, nbest=nbest,
+          alpha=alpha, batch_size=len(batch)))
+      lines = []
+      for j, i in enumerate(batch):
+        for rank, hyp in enumerate(results[j]):
+          lines.append(json.dumps({
+              "id": i, "reference": references[i], "translation": hyp.text,
+              "rank": rank, "cost": -hyp.logprob / hyp.tokens,
+              "source": sources[i]}, ensure_ascii=False) + "\n")
+      f.write("".join(lines))
+      f.flush()
+      os.fsync(f.fileno())
+      written += len(lines)
+      progress.update(len(batch))
+  progress.close()
+  return written

@@ -1,0 +1,34 @@
+"""What every workdir holds besides checkpoints: the config it was made by."""
+from __future__ import annotations
+
+import json
+import os
+
+import ml_collections
+
+from paraflax import errors
+from paraflax import files
+
+CONFIG_FILE = "config.json"
+
+
+def save_config(workdir: str, config: ml_collections.ConfigDict) -> None:
+  os.makedirs(workdir, exist_ok=True)
+  files.write_text_atomic(os.path.join(workdir, CONFIG_FILE),
+                          config.to_json(indent=2) + "\n")
+
+
+def load_config(workdir: str, recipe: str) -> ml_collections.ConfigDict:
+  """The workdir's config; it must come from `recipe`."""
+  path = os.path.join(workdir, CONFIG_FILE)
+  if not os.path.exists(path):
+    raise errors.NoCheckpointError(
+        f"{workdir}: not a paraflax workdir (no {CONFIG_FILE}). Train first, "
+        "e.g. paraflax train --config configs/gran.py --workdir " + workdir)
+  with open(path, encoding="utf-8") as f:
+    config = ml_collections.ConfigDict(json.load(f))
+  if config.recipe != recipe:
+    raise errors.ConfigError(
+        f"{workdir} holds a {config.recipe!r} model; this command needs a "
+        f"{recipe!r} workdir.")
+  return config

@@ -1,0 +1,143 @@
+"""NMT recipe, `translate` and `backtranslate` on a tiny model of real
+multi30k de-en (mechanics, not quality)."""
+import gzip
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from paraflax import cli
+from paraflax.data import bitext
+from paraflax.data import paths
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TINY_NMT = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
+            "--config.vocab.size=600", "--config.model.emb_dim=24",
+            "--config.model.hidden=24", "--config.model.attention_dim=24",
+            "--config.train_steps=30", "--config.eval_every=30",
+            "--config.checkpoint.every=30", "--config.log_every=10",
+            "--config.eval.sentences=20", "--config.batch_size=32",
+            "--config.mesh.num_devices=1")
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+  path = tmp_path_factory.mktemp("nmt") / "w"
+  assert cli.main(["train", "--config", str(ROOT / "configs" / "nmt_de_en.py"),
+                   "--workdir", str(path), *TINY_NMT]) == 0
+  assert json.loads((path / "metrics.jsonl").read_text().splitlines()[-1])[
+      "dev/bleu"] >= 0
+  return path
+
+
+@pytest.fixture(scope="module")
+def val_files(tmp_path_factory):
+  folder = tmp_path_factory.mktemp("val")
+  for lang in ("de", "en"):
+    with gzip.open(paths.data_path("multi30k_task1", f"val.{lang}.gz"),
+                   "rt", encoding="utf-8") as f:
+      lines = f.read().splitlines()[:70]
+    (folder / f"val.{lang}").write_text("\n".join(lines) + "\n", "utf-8")
+  return folder / "val.de", folder / "val.en"
+
+
+def _translate(workdir, tmp_path, text: str, *extra):
+  source, target = tmp_path / "in.de", tmp_path / "out.en"
+  source.write_text(text, "utf-8")
+  code = cli.main(["translate", "--workdir", str(workdir), "--input",
+                   str(source), "--output", str(target), *extra])
+  return code, target
+
+
+def test_translate_one_line_out_per_line_in(workdir, tmp_path):
+  lines = ["Ein Mann fährt Fahrrad.", "", "Zwei Hunde spielen im Schnee.",
+           "Eine Frau liest ein Buch."]
+  code, target = _translate(workdir, tmp_path, "\n".join(lines) + "\n",
+                            "--beam", "3")
+  assert code == 0
+  out = target.read_text("utf-8").split("\n")[:-1]
+  assert len(out) == 4 and out[1] == ""
+  code, target = _translate(workdir, tmp_path,
+                            "\n".join(lines[::-1]) + "\n", "--beam", "3")
+  assert target.read_text("utf-8").split("\n")[:-1] == out[::-1]
+
+
+@pytest.mark.parametrize("content, extra, message", [
+    (b"Hallo\n", ("--beam", "0"), "beam must be >= 1"),
+    (b"Hallo\nd\xe9j\xe0\n", (), ":2: invalid UTF-8"),
+])
+def test_translate_bad_input(workdir, tmp_path, capsys, content, extra,
+                             message):
+  source, target = tmp_path / "in.de", tmp_path / "out.en"
+  source.write_bytes(content)
+  code = cli.main(["translate", "--workdir", str(workdir), "--input",
+                   str(source), "--output", str(target), *extra])
+  assert code == cli.EXIT_BAD_INPUT
+  assert message in capsys.readouterr().err
+  assert not target.exists()
+
+
+def test_translate_needs_an_nmt_checkpoint(tmp_path, capsys):
+  code, target = _translate(tmp_path / "none", tmp_path, "Hallo\n")
+  assert code == cli.EXIT_BAD_INPUT and not target.exists()
+  assert "paraflax train" in capsys.readouterr().err
+
+
+def _backtranslate(workdir, val_files, output, *extra):
+  src, ref = val_files
+  return cli.main(["backtranslate", "--workdir", str(workdir), "--output",
+                   str(output), "--src", str(src), "--ref", str(ref),
+                   "--beam", "3", "--nbest", "2", "--batch-size", "16",
+                   *extra])
+
+
+def test_backtranslate_records_and_resume(workdir, val_files, tmp_path):
+  straight = tmp_path / "straight.jsonl"
+  assert _backtranslate(workdir, val_files, straight) == 0
+  data = straight.read_bytes()
+  records = [json.loads(l) for l in data.splitlines()]
+  assert len(records) == 70 * 2
+  assert sorted({r["id"] for r in records}) == list(range(70))
+  refs = val_files[1].read_text("utf-8").splitlines()
+  for r in records:
+    assert set(r) == {"id", "reference", "translation", "rank", "cost",
+                      "source"}
+    assert r["reference"] == refs[r["id"]] and r["cost"] > 0
+  # A run killed inside the 3rd batch's write: 2 batches and a half line.
+  lines = data.split(b"\n")
+  killed = tmp_path / "killed.jsonl"
+  killed.write_bytes(b"\n".join(lines[:2 * 16 * 2 + 5]) + b"\n"
+                     + lines[2 * 16 * 2 + 5][:10])
+  assert _backtranslate(workdir, val_files, killed) == 0
+  assert killed.read_bytes() == data
+  assert _backtranslate(workdir, val_files, killed) == 0  # nothing left
+  assert killed.read_bytes() == data
+
+
+def test_backtranslate_nbest_over_beam_writes_nothing(workdir, val_files,
+                                                      tmp_path, capsys):
+  output = tmp_path / "bt.jsonl"
+  assert _backtranslate(workdir, val_files, output, "--nbest", "5") == \
+      cli.EXIT_BAD_INPUT
+  assert "nbest <= beam" in capsys.readouterr().err
+  assert not output.exists()
+
+
+def test_bucket_stream_is_a_function_of_the_step():
+  rng = np.random.default_rng(0)
+  data = bitext.EncodedBitext(
+      tuple(rng.integers(2, 50, rng.integers(2, 30)) for _ in range(300)),
+      tuple(rng.integers(2, 50, rng.integers(2, 30)) for _ in range(300)))
+  stream = bitext.BucketStream(data, batch=20, shards=8, seed=1, window=4)
+  again = bitext.BucketStream(data, batch=20, shards=8, seed=1, window=4)
+  for step in (0, 7, 15, 16, 40):
+    a, b = stream.get(step), again.get(step)
+    for k in a:
+      np.testing.assert_array_equal(a[k], b[k])
+  batch = stream.get(3)
+  assert batch["src"].shape == batch["tgt_out"].shape  # one width
+  assert batch["src"].shape[0] == 24 and (batch["src_len"][20:] == 0).all()
+  np.testing.assert_array_equal(batch["tgt_in"][:, 1:], batch["tgt_out"][:, :-1])
+  seen = np.concatenate(stream._epoch(0))  # pylint: disable=protected-access
+  assert len(set(seen.tolist())) == len(seen) == 300
