@@ -115,6 +115,26 @@ def test_backtranslate_records_and_resume(workdir, val_files, tmp_path):
   assert killed.read_bytes() == data
 
 
+def test_backtranslation_output_is_a_paraphrase_task(workdir, val_files,
+                                                     tmp_path):
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  output = tmp_path / "bt.jsonl"
+  assert _backtranslate(workdir, val_files, output) == 0
+  pairs = tasks.examples(tasks.BACKTRANSLATED + str(output), "train")
+  refs = val_files[1].read_text("utf-8").splitlines()
+  assert len(pairs) == 70  # rank 0 of each input
+  assert sorted(p["sentence1"] for p in pairs) == sorted(refs)
+
+
+def test_half_written_jsonl_is_named(tmp_path):
+  from paraflax.data import readers  # pylint: disable=g-import-not-at-top
+  path = tmp_path / "bt.jsonl"
+  path.write_text('{"id": 0, "reference": "a", "translation": "b", '
+                  '"rank": 0}\n{"id": 1, "refer\n')
+  with pytest.raises(readers.DataError, match="bt.jsonl:2: not JSON"):
+    readers.read_jsonl(path, keys=("reference",))
+
+
 def test_backtranslate_nbest_over_beam_writes_nothing(workdir, val_files,
                                                       tmp_path, capsys):
   output = tmp_path / "bt.jsonl"

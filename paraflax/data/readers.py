@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import json
 import logging
 import math
 import os
@@ -175,3 +176,22 @@ def parse_score(path: str, number: int, text: str) -> float:
     raise DataError(f"{path}:{number}: score {text!r} is not a number. Fix "
                     "the score column (or leave it empty for 'no gold').") \
         from e
+
+
+def read_jsonl(path: str | os.PathLike, *, keys: Sequence[str]
+               ) -> list[dict]:
+  """One JSON object per line, each with at least `keys`."""
+  path = os.fspath(path)
+  lines, _ = read_lines(path)
+  out = []
+  for number, line in enumerate(lines, start=1):
+    try:
+      record = json.loads(line)
+    except json.JSONDecodeError as e:
+      raise DataError(f"{path}:{number}: not JSON ({e.msg}). A killed writer "
+                      "leaves a half line: rerun it to finish the file.") from e
+    missing = [k for k in keys if not isinstance(record, dict) or k not in record]
+    if missing:
+      raise DataError(f"{path}:{number}: record lacks {missing}.")
+    out.append(record)
+  return out

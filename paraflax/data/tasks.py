@@ -8,12 +8,15 @@ training code.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 
 import numpy as np
 import seqio
 import tensorflow as tf
 
 from paraflax.data import corpora
+from paraflax.data import readers
 
 _BATCH = 4096
 
@@ -62,6 +65,32 @@ def register() -> None:
       seqio.MixtureRegistry.add(name, [(m, _train_size) for m in members])
 
 
+BACKTRANSLATED = "backtranslated:"
+
+
+def _backtranslated_fn(path: str, split: str, shuffle_files: bool
+                       ) -> tf.data.Dataset:
+  del split, shuffle_files
+  records = readers.read_jsonl(path, keys=("reference", "translation", "rank"))
+  best = [r for r in records if r["rank"] == 0]
+  return tf.data.Dataset.from_tensor_slices({
+      "sentence1": tf.constant([r["reference"] for r in best], tf.string),
+      "sentence2": tf.constant([r["translation"] for r in best], tf.string)})
+
+
+def register_backtranslated(path: str) -> str:
+  """A Task of (English reference, 1-best translation) pairs from a
+  `paraflax backtranslate` JSONL; returns its registered name."""
+  path = os.path.abspath(path)
+  name = "paraphrase_en_bt_" + hashlib.sha256(path.encode()).hexdigest()[:12]
+  if name not in seqio.TaskRegistry.names():
+    seqio.TaskRegistry.add(
+        name, source=seqio.FunctionDataSource(
+            functools.partial(_backtranslated_fn, path), splits=("train",)),
+        output_features={f: _feature(tf.string) for f in corpora.PARAPHRASE})
+  return name
+
+
 def _to_python(value: np.generic | bytes) -> str | float:
   return value.decode("utf-8") if isinstance(value, bytes) else float(value)
 
@@ -70,6 +99,8 @@ def examples(name: str, split: str) -> list[dict[str, str | float]]:
   """All examples of a Task in file order, or of a Mixture as its members'
   examples concatenated in the Mixture's order (no sampling)."""
   register()
+  if name.startswith(BACKTRANSLATED):
+    name = register_backtranslated(name[len(BACKTRANSLATED):])
   if name in seqio.MixtureRegistry.names():
     members = seqio.MixtureRegistry.get(name).rate_per_task_name
     return [ex for m in members for ex in examples(m, split)]

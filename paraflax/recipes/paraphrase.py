@@ -210,11 +210,13 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
   from paraflax.data import sts as sts_data  # pylint: disable=g-import-not-at-top
   from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-  known = corpora.catalogue()
-  if config.data.task not in known:
+  if not (config.data.task in corpora.catalogue()
+          or config.data.task.startswith(tasks.BACKTRANSLATED)):
     raise errors.ConfigError(
         f"data.task={config.data.task!r} is not a registered Task or "
-        "Mixture; `paraflax tasks` lists them (e.g. paraphrase_en_human).")
+        "Mixture; `paraflax tasks` lists them (e.g. paraphrase_en_human), "
+        "or use backtranslated:OUT.jsonl for `paraflax backtranslate` "
+        "output.")
   examples = tasks.examples(config.data.task, config.data.split)
   pairs = [(e["sentence1"], e["sentence2"]) for e in examples]
   vocab_path = os.path.join(workdir, VOCAB_FILE)
