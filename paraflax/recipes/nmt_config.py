@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ml_collections
 
+from paraflax.training import config as loop_config
+
 # Bitext with an English side, per language (see `paraflax tasks`).
 TRAIN_TASKS = {
     "de": ("bitext_multi30k_de_en", "bitext_newstest_pool_de_en",
@@ -52,15 +54,6 @@ def base(lang: str) -> ml_collections.ConfigDict:
   c.eval = ml_collections.ConfigDict()
   c.eval.beam = 4
   c.eval.sentences = 500  # first N dev pairs for BLEU during training
-  c.eval_every = 1000
-  c.log_every = 100
-
-  c.checkpoint = ml_collections.ConfigDict()
-  c.checkpoint.every = 500
-  c.checkpoint.keep = 3
-
-  c.mesh = ml_collections.ConfigDict()
-  c.mesh.num_devices = -1
-  c.partitioning = ml_collections.ConfigDict()
-  c.partitioning.rules = ((".*", "replicate"),)
+  c.update(loop_config.loop_config(eval_every=1000, log_every=100,
+                                   checkpoint_every=500))
   return c

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ml_collections
 
+from paraflax.training import config as loop_config
+
 
 def base(encoder: str) -> ml_collections.ConfigDict:
   c = ml_collections.ConfigDict()
@@ -40,15 +42,6 @@ def base(encoder: str) -> ml_collections.ConfigDict:
   c.eval = ml_collections.ConfigDict()
   c.eval.select = "STSb.dev-tuning"  # best checkpoint by its Pearson r
   c.eval.sets = ("STSb.dev-tuning",)
-  c.eval_every = 400
-  c.log_every = 40
-
-  c.checkpoint = ml_collections.ConfigDict()
-  c.checkpoint.every = 400
-  c.checkpoint.keep = 3
-
-  c.mesh = ml_collections.ConfigDict()
-  c.mesh.num_devices = -1  # -1: every visible device on the `data` axis
-  c.partitioning = ml_collections.ConfigDict()
-  c.partitioning.rules = ((".*", "replicate"),)  # or ((".*", "fsdp"),)
+  c.update(loop_config.loop_config(eval_every=400, log_every=40,
+                                   checkpoint_every=400))
   return c
