@@ -107,7 +107,8 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> None:
 def _check_same_experiment(workdir: str, config) -> None:
   """Resuming with another config would mix two experiments in one run."""
   from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
-  path = os.path.join(workdir, "config.json")
+  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  path = os.path.join(workdir, workdir_lib.CONFIG_FILE)
   if not os.path.exists(path):
     return
   with open(path, encoding="utf-8") as f:
@@ -130,7 +131,6 @@ def _hide_gpus_from_tensorflow() -> None:
 
 
 def _embed(args: argparse.Namespace) -> None:
-  import numpy as np  # pylint: disable=g-import-not-at-top
   from paraflax import files  # pylint: disable=g-import-not-at-top
   from paraflax.data import readers  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top

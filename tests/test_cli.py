@@ -1,6 +1,5 @@
 """The command line: fast help, clear errors, no partial outputs."""
 import json
-import os
 import pathlib
 import shutil
 import subprocess
