@@ -69,6 +69,16 @@ def _parser() -> argparse.ArgumentParser:
   bt.add_argument("--empty-lines", choices=("error", "drop"), default="error",
                   help="for --src/--ref: rows with an empty side")
 
+  ps = sub.add_parser(
+      "pair-stats", help="statistics and random examples of a "
+      "back-translated corpus", description="Length and cost statistics of "
+      "the 1-best pairs of a `paraflax backtranslate` JSONL, and random "
+      "examples (the same for the same --seed).")
+  ps.add_argument("input", help="OUT.jsonl from paraflax backtranslate")
+  ps.add_argument("--examples", type=int, default=10)
+  ps.add_argument("--seed", type=int, default=0)
+  ps.add_argument("--json", help="also write the statistics here")
+
   sub.add_parser("tasks", help="list the registered data Tasks and Mixtures",
                  description="Tasks and Mixtures a config can name in "
                  "data.task, with their features and splits.")
@@ -215,6 +225,17 @@ def _backtranslate(args: argparse.Namespace) -> None:
         file=sys.stderr)
 
 
+def _pair_stats(args: argparse.Namespace) -> None:
+  from paraflax import files, pair_stats  # pylint: disable=g-import-not-at-top
+  from paraflax.data import readers  # pylint: disable=g-import-not-at-top
+  records = readers.read_jsonl(args.input, keys=pair_stats.KEYS)
+  stats = pair_stats.summarize(records)
+  print(pair_stats.format_report(
+      stats, pair_stats.sample(records, args.examples, args.seed)))
+  if args.json:
+    files.write_text_atomic(args.json, json.dumps(stats, indent=2) + "\n")
+
+
 def _tasks(_: argparse.Namespace) -> None:
   from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
   for name, summary in corpora.catalogue().items():
@@ -234,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
      "eval-sts": lambda: _eval_sts(args),
      "translate": lambda: _translate(args),
      "backtranslate": lambda: _backtranslate(args),
+     "pair-stats": lambda: _pair_stats(args),
      "tasks": lambda: _tasks(args)}[args.command]()
   except errors.USER_ERRORS as e:
     print(f"paraflax {args.command}: error: {e}", file=sys.stderr)

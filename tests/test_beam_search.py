@@ -37,7 +37,7 @@ def _source(batch=8):
   return jnp.asarray(src), jnp.asarray(lengths)
 
 
-def _decode(model, params, src, src_len, beam, alpha=0.0):
+def _decode(model, params, src, src_len, beam, alpha=0.0, active=None):
   encoded = model.apply({"params": params}, src, src_len,
                         method=nmt.AttentionNMT.encode)
   carry = model.apply({"params": params}, encoded,
@@ -51,7 +51,8 @@ def _decode(model, params, src, src_len, beam, alpha=0.0):
     return logits, (encoded, carry)
 
   return bs.beam_search(step, cache, batch=src.shape[0], beam=beam, bos=BOS,
-                        eos=EOS, max_len=MAX_LEN, alpha=alpha), step
+                        eos=EOS, max_len=MAX_LEN, alpha=alpha,
+                        active=active), step
 
 
 def _teacher_forced_logprobs(model, params, src, src_len, tokens):
@@ -107,6 +108,20 @@ def test_beam_one_equals_greedy():
                             bos=BOS, eos=EOS, max_len=MAX_LEN)
   np.testing.assert_array_equal(hyps.tokens[:, 0], tokens)
   np.testing.assert_allclose(hyps.logprobs[:, 0], total, atol=1e-5)
+  assert int(hyps.lengths.max()) <= int(hyps.steps) <= MAX_LEN
+
+
+def test_inactive_rows_do_not_keep_the_search_running():
+  model, params = _model_and_params()
+  src, src_len = _source()
+  every, _ = _decode(model, params, src, src_len, beam=3, alpha=2.0)
+  assert int(every.steps) > 0
+  idle, _ = _decode(model, params, src, src_len, beam=3, alpha=2.0,
+                    active=jnp.zeros((src.shape[0],), bool))
+  assert int(idle.steps) == 0
+  half, _ = _decode(model, params, src, src_len, beam=3, alpha=2.0,
+                    active=jnp.arange(src.shape[0]) < 4)
+  np.testing.assert_array_equal(half.tokens[:4], every.tokens[:4])
 
 
 def test_length_penalty_prefers_longer_hypotheses():

@@ -10,6 +10,7 @@ import pytest
 from paraflax import cli
 from paraflax.data import bitext
 from paraflax.data import paths
+from paraflax.recipes import nmt
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY_NMT = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
@@ -61,6 +62,23 @@ def test_translate_one_line_out_per_line_in(workdir, tmp_path):
   code, target = _translate(workdir, tmp_path,
                             "\n".join(lines[::-1]) + "\n", "--beam", "3")
   assert target.read_text("utf-8").split("\n")[:-1] == out[::-1]
+
+
+def test_translations_are_the_same_on_one_and_eight_devices(workdir,
+                                                           val_files):
+  lines = val_files[0].read_text("utf-8").splitlines()[:20]
+  results = []
+  for devices in (1, 8):
+    translator, params, _ = nmt.load_translator(str(workdir), devices)
+    assert translator.mesh.size == devices
+    sources = [translator.encode(s, f"val line {i}", "truncate")
+               for i, s in enumerate(lines)]
+    results.append(dict(translator.translate(params, sources, beam=4,
+                                             nbest=2, batch_size=12)))
+  for i, hyps in results[0].items():
+    assert [h.text for h in hyps] == [h.text for h in results[1][i]]
+    np.testing.assert_allclose([h.score for h in hyps],
+                               [h.score for h in results[1][i]], atol=1e-5)
 
 
 @pytest.mark.parametrize("content, extra, message", [

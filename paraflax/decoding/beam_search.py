@@ -61,6 +61,7 @@ class Hypotheses:
   scores: jax.Array  # [B, K] normalised log-prob, best first
   logprobs: jax.Array  # [B, K] total log-prob
   token_logprobs: jax.Array  # [B, K, L], zero after EOS
+  steps: jax.Array  # decoder steps the search ran (at least max(lengths))
 
 
 def _init(cache: Any, batch: int, beam: int, max_len: int) -> BeamState:
@@ -79,9 +80,15 @@ def _init(cache: Any, batch: int, beam: int, max_len: int) -> BeamState:
 
 
 def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
-                bos: int, eos: int, max_len: int, alpha: float = 0.0
-                ) -> Hypotheses:
-  """`cache` leaves must already be repeated K times ([B*K, ...])."""
+                bos: int, eos: int, max_len: int, alpha: float = 0.0,
+                active: jax.Array | None = None) -> Hypotheses:
+  """`cache` leaves must already be repeated K times ([B*K, ...]).
+
+  `active` [B] marks real inputs; the others (padding rows of the last
+  batch) never keep the search running.
+  """
+  if active is None:
+    active = jnp.ones((batch,), bool)
 
   def not_done(state: BeamState) -> jax.Array:
     # Log-probs only fall; at max length the penalty is largest, so this
@@ -91,7 +98,8 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
                                state.finished_scores, NEG_INF).min(axis=1)
     worst_finished = jnp.where(state.finished_flags.all(axis=1),
                                worst_finished, NEG_INF)
-    return (state.step < max_len) & ~jnp.all(worst_finished >= best_live)
+    return (state.step < max_len) & ~jnp.all(
+        (worst_finished >= best_live) | ~active)
 
   def advance(state: BeamState) -> BeamState:
     i = state.step
@@ -156,7 +164,8 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
       scores=pick(state.finished_scores, live_scores),
       logprobs=pick(state.finished_logprobs, state.live_logprobs),
       token_logprobs=jnp.where(keep, pick(state.finished_token_logprobs,
-                                          state.live_token_logprobs), 0.0))
+                                          state.live_token_logprobs), 0.0),
+      steps=state.step)
 
 
 def greedy(step_fn: StepFn, cache: Any, *, batch: int, bos: int, eos: int,

@@ -58,6 +58,10 @@ def state_shardings(abstract_state, mesh: Mesh,
   return jax.tree_util.tree_map_with_path(one, abstract_state)
 
 
+def replicated(mesh: Mesh) -> NamedSharding:
+  return NamedSharding(mesh, P())
+
+
 def batch_sharding(mesh: Mesh, axis: int) -> NamedSharding:
   """Batches are split over `data` along their `axis`."""
   return NamedSharding(mesh, P(*([None] * axis + [DATA])))

@@ -1,0 +1,1 @@
+"""Parallel sentence mining: exact k-NN (`knn`) and margin scores (`margin`)."""
