@@ -12,7 +12,9 @@ same model sizes: 1-layer bidirectional GRU encoder, GRU decoder, additive
 0.1. Each side trains `--train-steps` steps from scratch; then each decodes
 the same first `--sentences` lines of newstest2013 with its own fresh model,
 at the same beam, batch (256 // beam sentences), GNMT length penalty
-(alpha 0.6) and maximum output length, keeping the 1-best. A model this
+(alpha 0.6) and maximum output length, keeping the 1-best. Our side runs
+both stop rules of `beam_search.STOP_RULES` ("exact" K-best, and
+"k_finished"); OpenNMT-py ends a sentence when its best beam has ended. A model this
 young writes different lengths on the two sides, so the report gives
 output subwords and decoder steps next to sentences/s. The workdir's trained
 checkpoint is decoded too, as the realistic row for our side.
@@ -47,6 +49,7 @@ from paraflax.recipes import workdir as workdir_lib
 
 _ISO3 = {"de": "deu", "fr": "fra", "cs": "ces"}
 _REPORT_EVERY = 10
+STOPS = tuple(bs.STOP_RULES)  # our side runs each stop rule
 _ONMT_STEP = re.compile(r"Step\s+\d+/\s*\d+;.*bsz:\s*[\d.]+/\s*([\d.]+)/"
                         r"\s*[\d.]+;\s*[\d.]+/\s*([\d.]+) tok/s")
 _ONMT_TIME = re.compile(r"Total translation time \(s\): ([\d.]+)")
@@ -113,8 +116,9 @@ def _batches(sources, batch: int):
           for j in range(0, len(order), batch)]
 
 
-def _ours_decode(translator, params, sources, beam: int, batch: int) -> dict:
-  search = translator.search_fn(beam, translator.alpha)
+def _ours_decode(translator, params, sources, beam: int, batch: int,
+                 stop: str) -> dict:
+  search = translator.search_fn(beam, translator.alpha, stop)
   batches = _batches(sources, batch)
   start, widths = time.perf_counter(), set()
   for src, src_len in batches:  # one compile per padded source width
@@ -298,16 +302,18 @@ def main() -> None:
     for beam in args.beams:
       batch = max(1, 256 // beam)  # about the same number of live rows
       row = {"beam": beam, "batch": batch,
-             "ours": _ours_decode(recipe.translator, fresh, sources, beam,
-                                  batch),
+             "ours": {stop: _ours_decode(recipe.translator, fresh, sources,
+                                         beam, batch, stop) for stop in STOPS},
              "opennmt": _onmt_decode(args.onmt_bin, tmp, test_src,
                                      args.train_steps, beam, batch, config),
-             "ours_trained": _ours_decode(translator, trained, sources, beam,
-                                          batch),
+             "ours_trained": {stop: _ours_decode(translator, trained, sources,
+                                                 beam, batch, stop)
+                              for stop in STOPS},
              "ours_trained_profile": _network_share(translator, trained,
                                                     sources, beam, batch)}
-      row["sentences_per_s_ratio_ours_over_opennmt"] = (
-          row["ours"]["sentences_per_s"] / row["opennmt"]["sentences_per_s"])
+      row["sentences_per_s_ratio_ours_over_opennmt"] = {
+          stop: row["ours"][stop]["sentences_per_s"]
+          / row["opennmt"]["sentences_per_s"] for stop in STOPS}
       decode.append(row)
       print("decode", json.dumps(row), flush=True)
 

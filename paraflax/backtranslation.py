@@ -70,7 +70,8 @@ def _finished_prefix(path: str, batches: list[list[int]], nbest: int) -> int:
 
 def run(translator: Any, params: Any, sources: Sequence[str],
         references: Sequence[str], output: str, *, beam: int, nbest: int,
-        alpha: float, batch_size: int, name: str) -> int:
+        alpha: float, batch_size: int, name: str, stop: str = "exact"
+        ) -> int:
   """Appends the records of every unfinished batch; returns records written."""
   check_beam(beam, nbest)
   encoded = [translator.encode(s, f"{name} line {i + 1}", "truncate")
@@ -84,7 +85,7 @@ def run(translator: Any, params: Any, sources: Sequence[str],
     for batch in batches[start:]:
       results = dict(translator.translate(
           params, [encoded[i] for i in batch], beam=beam, nbest=nbest,
-          alpha=alpha, batch_size=len(batch)))
+          alpha=alpha, batch_size=len(batch), stop=stop))
       lines = []
       for j, i in enumerate(batch):
         for rank, hyp in enumerate(results[j]):

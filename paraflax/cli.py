@@ -13,6 +13,16 @@ import sys
 EXIT_BAD_INPUT = 2
 
 
+def _add_stop(parser: argparse.ArgumentParser) -> None:
+  # Written out (= beam_search.STOP_RULES) so that --help does not import jax.
+  parser.add_argument(
+      "--stop", choices=("exact", "k_finished"), default="exact",
+      help="when a beam search ends: 'exact' (the true n best up to the "
+      "maximum length; slow with length normalisation) or 'k_finished' "
+      "(once beam-many hypotheses have ended; faster, may miss a longer "
+      "better one)")
+
+
 def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
       prog="paraflax", description="Paraphrastic sentence embeddings and "
@@ -50,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
   tr.add_argument("--alpha", type=float, default=None,
                   help="length normalisation (default: the config's)")
   tr.add_argument("--batch-size", type=int, default=32)
+  _add_stop(tr)
 
   bt = sub.add_parser(
       "backtranslate", help="back-translate bitext into paraphrase pairs",
@@ -62,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
   bt.add_argument("--nbest", type=int, default=50)
   bt.add_argument("--alpha", type=float, default=None)
   bt.add_argument("--batch-size", type=int, default=16)
+  _add_stop(bt)
   bt.add_argument("--task", help="bitext Task, e.g. bitext_multi30k_de_en")
   bt.add_argument("--split", default="train")
   bt.add_argument("--src", help="non-English file (instead of --task)")
@@ -83,11 +95,75 @@ def _parser() -> argparse.ArgumentParser:
                  description="Tasks and Mixtures a config can name in "
                  "data.task, with their features and splits.")
 
+  _add_mine(sub)
+
   ev = sub.add_parser("eval-sts", help="STS table of a trained model",
                       description="Prints the STS table and writes it to "
                       "<workdir>/sts.json.")
   ev.add_argument("--workdir", required=True)
   return parser
+
+
+def _add_mine(sub) -> None:
+  # Choices are spelled out here: importing the registries would import jax.
+  mine = sub.add_parser(
+      "mine", help="mine parallel sentences by margin score (LASER files)",
+      description="Margin-based mining (Artetxe & Schwenk 2019) of two "
+      "embedded corpora. Embeddings are LASER's raw N x d matrices (float32, "
+      "or float16 with --fp16), or are computed from the text files with "
+      "--workdir. Output: a TSV of score<TAB>src<TAB>tgt, by descending "
+      "score; src and tgt are the sentences when --src-text/--tgt-text are "
+      "given, else 0-based line numbers. Progress goes to stderr; finished "
+      "k-NN blocks are kept in OUTPUT.parts/ until the TSV is written, so "
+      "rerunning the same command after a crash resumes.")
+  mine.add_argument("--src-emb", help="source embeddings (LASER raw file)")
+  mine.add_argument("--tgt-emb", help="target embeddings (LASER raw file)")
+  mine.add_argument("--dim", type=int, help="embedding dimension (e.g. 1024 "
+                    "for LASER); required with --src-emb/--tgt-emb")
+  mine.add_argument("--fp16", action="store_true",
+                    help="the embedding files hold float16")
+  mine.add_argument("--src-text", help="source sentences, one per embedding")
+  mine.add_argument("--tgt-text", help="target sentences, one per embedding")
+  mine.add_argument("--workdir", help="embed --src-text/--tgt-text with this "
+                    "workdir's encoder instead of reading embedding files "
+                    "(for now an English paraphrase encoder: both languages "
+                    "must be en)")
+  mine.add_argument("--src-lang", help="source language, with --workdir")
+  mine.add_argument("--tgt-lang", help="target language, with --workdir")
+  mine.add_argument("--margin", choices=("ratio", "distance", "absolute"),
+                    default="ratio", help="margin(cos, neighbourhood mean): "
+                    "a / b, a - b, or plain cosine a (default: ratio)")
+  mine.add_argument("--retrieval", choices=("fwd", "bwd", "intersect", "max"),
+                    default="max", help="candidates: each source's best "
+                    "target (fwd), each target's best source (bwd), pairs "
+                    "chosen both ways (intersect), or both, greedily by score "
+                    "using each sentence once (max; default)")
+  mine.add_argument("--k", type=int, default=4,
+                    help="neighbours per sentence (default: 4)")
+  mine.add_argument("--threshold", type=float,
+                    help="keep pairs with score >= this (default: all)")
+  mine.add_argument("--dedup", action=argparse.BooleanOptionalAction,
+                    help="mine each distinct sentence once, then give every "
+                    "line that holds a mined sentence the pair and its score "
+                    "(so a repeated sentence can appear in several pairs, "
+                    "even with --retrieval max); --no-dedup mines lines as "
+                    "they are, duplicates competing for partners. Needs the "
+                    "text files; default: on when they are given")
+  mine.add_argument("--backend", choices=("jax", "faiss"), default="jax",
+                    help="k-NN search: exact blocked search on the JAX "
+                    "devices (default), or faiss on the CPU")
+  mine.add_argument("--faiss-index", choices=("flat", "ivf"), default="flat",
+                    help="faiss: exact (flat, same neighbours as jax) or "
+                    "clustered (ivf: approximate, faster on big corpora)")
+  mine.add_argument("--nlist", type=int,
+                    help="ivf clusters (default: about 4 sqrt(corpus rows))")
+  mine.add_argument("--nprobe", type=int, default=16,
+                    help="ivf clusters searched per query (default: 16; "
+                    "nprobe >= nlist is exact)")
+  mine.add_argument("--block", type=int, default=8192,
+                    help="queries per k-NN block, the unit of progress and "
+                    "resumption; bounds device memory (default: 8192)")
+  mine.add_argument("--output", required=True, help="OUT.tsv")
 
 
 def _train(args: argparse.Namespace, overrides: list[str]) -> None:
@@ -141,19 +217,42 @@ def _hide_gpus_from_tensorflow() -> None:
 
 
 def _embed(args: argparse.Namespace) -> None:
-  from paraflax import files  # pylint: disable=g-import-not-at-top
   from paraflax.data import readers  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import embeddings_io  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
   texts, _ = readers.read_lines(args.input)
   if not texts:
     raise readers.DataError(f"{args.input}: empty file, nothing to embed. "
                             "Give one sentence per line.")
   embedder, params, step = paraphrase.load_for_inference(args.workdir)
-  emb = embedder(params, texts).astype("<f4")
-  with files.atomic_output(args.output) as f:
-    f.write(emb.tobytes())
+  emb = embedder(params, texts)
+  embeddings_io.write(args.output, emb)
   print(f"wrote {emb.shape[0]} x {emb.shape[1]} float32 to {args.output} "
         f"(checkpoint step {step})", file=sys.stderr)
+
+
+def _mine(args: argparse.Namespace) -> None:
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
+  texts = (args.src_text, args.tgt_text)
+  if args.workdir and (args.src_emb or args.tgt_emb):
+    raise errors.ConfigError(
+        "give either --workdir (to embed the texts) or --src-emb/--tgt-emb, "
+        "not both.")
+  if args.workdir:
+    src, tgt = pipeline.embed_sides(args.workdir, texts,
+                                    (args.src_lang, args.tgt_lang))
+  else:
+    src, tgt = pipeline.load_sides((args.src_emb, args.tgt_emb), args.dim,
+                                   args.fp16, texts)
+  options = pipeline.Options(
+      k=args.k, margin=args.margin, retrieval=args.retrieval,
+      threshold=args.threshold, backend=args.backend, block=args.block,
+      faiss_index=args.faiss_index, nlist=args.nlist, nprobe=args.nprobe,
+      dedup=args.dedup)
+  written = pipeline.mine(src, tgt, options, args.output)
+  print(f"mined {written} pairs from {len(src.emb)} x {len(tgt.emb)} "
+        f"sentences into {args.output}", file=sys.stderr)
 
 
 def _eval_sts(args: argparse.Namespace) -> None:
@@ -185,7 +284,7 @@ def _translate(args: argparse.Namespace) -> None:
                   for i in todo)
   out = [""] * len(lines)
   for j, (best,) in translator.translate(params, sources, beam=args.beam,
-                                         alpha=alpha,
+                                         alpha=alpha, stop=args.stop,
                                          batch_size=args.batch_size):
     out[todo[j]] = best.text
   with files.atomic_output(args.output, "w") as f:
@@ -219,7 +318,7 @@ def _backtranslate(args: argparse.Namespace) -> None:
       translator, params, [r[0] for r in rows], [r[1] for r in rows],
       args.output, beam=args.beam, nbest=args.nbest,
       alpha=translator.alpha if args.alpha is None else args.alpha,
-      batch_size=args.batch_size, name=name)
+      batch_size=args.batch_size, name=name, stop=args.stop)
   print(f"{len(rows)} inputs, {written} records appended to {args.output} "
         f"(checkpoint step {step}, beam {args.beam}, nbest {args.nbest})",
         file=sys.stderr)
@@ -253,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     {"train": lambda: _train(args, overrides),
      "embed": lambda: _embed(args),
      "eval-sts": lambda: _eval_sts(args),
+     "mine": lambda: _mine(args),
      "translate": lambda: _translate(args),
      "backtranslate": lambda: _backtranslate(args),
      "pair-stats": lambda: _pair_stats(args),

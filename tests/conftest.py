@@ -1,5 +1,8 @@
 """Every test sees 8 simulated CPU devices; TensorFlow stays quiet."""
 import os
+import pathlib
+import subprocess
+import sys
 
 # Must happen before jax is imported anywhere in the test session.
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
@@ -22,3 +25,16 @@ TINY = ("--config.data.task=paraphrase_en_generaltest2022_cs",
 @pytest.fixture
 def tiny_overrides():
   return list(TINY)
+
+
+@pytest.fixture
+def run_python():
+  """Runs `code` in a fresh interpreter at the repository root (the modules
+  a command imports are only visible there); returns its stdout."""
+  def run(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code],
+                         cwd=pathlib.Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+  return run

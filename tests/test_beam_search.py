@@ -37,7 +37,8 @@ def _source(batch=8):
   return jnp.asarray(src), jnp.asarray(lengths)
 
 
-def _decode(model, params, src, src_len, beam, alpha=0.0, active=None):
+def _decode(model, params, src, src_len, beam, alpha=0.0, active=None,
+            stop="exact"):
   encoded = model.apply({"params": params}, src, src_len,
                         method=nmt.AttentionNMT.encode)
   carry = model.apply({"params": params}, encoded,
@@ -52,7 +53,7 @@ def _decode(model, params, src, src_len, beam, alpha=0.0, active=None):
 
   return bs.beam_search(step, cache, batch=src.shape[0], beam=beam, bos=BOS,
                         eos=EOS, max_len=MAX_LEN, alpha=alpha,
-                        active=active), step
+                        active=active, stop=stop), step
 
 
 def _teacher_forced_logprobs(model, params, src, src_len, tokens):
@@ -122,6 +123,17 @@ def test_inactive_rows_do_not_keep_the_search_running():
   half, _ = _decode(model, params, src, src_len, beam=3, alpha=2.0,
                     active=jnp.arange(src.shape[0]) < 4)
   np.testing.assert_array_equal(half.tokens[:4], every.tokens[:4])
+
+
+def test_k_finished_stops_sooner_and_never_beats_exact():
+  model, params = _model_and_params()
+  src, src_len = _source()
+  exact, _ = _decode(model, params, src, src_len, beam=3, alpha=2.0)
+  quick, _ = _decode(model, params, src, src_len, beam=3, alpha=2.0,
+                     stop="k_finished")
+  assert int(quick.steps) < int(exact.steps)
+  assert (quick.lengths < MAX_LEN).all()  # every kept hypothesis ended
+  assert (quick.scores[:, 0] <= exact.scores[:, 0] + 1e-6).all()
 
 
 def test_length_penalty_prefers_longer_hypotheses():

@@ -2,8 +2,6 @@
 import json
 import pathlib
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -23,16 +21,14 @@ def workdir(tmp_path_factory):
   return path
 
 
-def test_help_answers_without_jax_or_tensorflow():
-  code = ("import sys\nfrom paraflax import cli\n"
-          "for argv in (['--help'], ['train', '--help'], ['embed', '--help']):\n"
-          "  try: cli.main(argv)\n  except SystemExit: pass\n"
-          "heavy = {'jax', 'tensorflow', 'seqio', 'flax'} & set(sys.modules)\n"
-          "assert not heavy, heavy\n")
-  out = subprocess.run([sys.executable, "-c", code], cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
-  assert out.returncode == 0, out.stderr
-  assert "--config" in out.stdout and "LASER" in out.stdout
+def test_help_answers_without_jax_or_tensorflow(run_python):
+  out = run_python(
+      "import sys\nfrom paraflax import cli\n"
+      "for argv in (['--help'], ['train', '--help'], ['embed', '--help']):\n"
+      "  try: cli.main(argv)\n  except SystemExit: pass\n"
+      "heavy = {'jax', 'tensorflow', 'seqio', 'flax'} & set(sys.modules)\n"
+      "assert not heavy, heavy\n")
+  assert "--config" in out and "LASER" in out
 
 
 def test_unknown_config_key_names_it_and_suggests(tmp_path, capsys):

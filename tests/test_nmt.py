@@ -62,6 +62,9 @@ def test_translate_one_line_out_per_line_in(workdir, tmp_path):
   code, target = _translate(workdir, tmp_path,
                             "\n".join(lines[::-1]) + "\n", "--beam", "3")
   assert target.read_text("utf-8").split("\n")[:-1] == out[::-1]
+  code, target = _translate(workdir, tmp_path, "\n".join(lines) + "\n",
+                            "--beam", "3", "--stop", "k_finished")
+  assert code == 0 and len(target.read_text("utf-8").split("\n")) == 5
 
 
 def test_translations_are_the_same_on_one_and_eight_devices(workdir,
@@ -179,3 +182,11 @@ def test_bucket_stream_is_a_function_of_the_step():
   np.testing.assert_array_equal(batch["tgt_in"][:, 1:], batch["tgt_out"][:, :-1])
   seen = np.concatenate(stream._epoch(0))  # pylint: disable=protected-access
   assert len(set(seen.tolist())) == len(seen) == 300
+
+
+def test_stop_choices_are_the_registry():
+  from paraflax.decoding import beam_search  # pylint: disable=g-import-not-at-top
+  commands = cli._parser()._subparsers._group_actions[0].choices  # pylint: disable=protected-access
+  for name in ("translate", "backtranslate"):
+    stop, = [a for a in commands[name]._actions if a.dest == "stop"]  # pylint: disable=protected-access
+    assert sorted(stop.choices) == sorted(beam_search.STOP_RULES)

@@ -3,8 +3,9 @@
 `step_fn(cache, tokens_N) -> (logits_NxV, cache)` where every cache leaf has
 a leading axis N = batch * beam. Each step keeps the top 2K candidates so that
 K stay alive after some end in EOS; a `lax.while_loop` stops as soon as no
-live beam can beat the finished ones. Returns the K best hypotheses per input
-with their length-normalised scores, total and per-token log-probabilities.
+live beam can beat the finished ones (or, with `stop="k_finished"`, once K
+have finished). Returns the K best hypotheses per input with their
+length-normalised scores, total and per-token log-probabilities.
 """
 from __future__ import annotations
 
@@ -79,27 +80,47 @@ def _init(cache: Any, batch: int, beam: int, max_len: int) -> BeamState:
       finished_flags=jnp.zeros((batch, beam), bool), cache=cache)
 
 
+def _exact_done(state: BeamState, alpha: float, max_len: int) -> jax.Array:
+  """[B]: no live beam can beat the worst of K finished hypotheses."""
+  # Log-probs only fall; at max length the penalty is largest, so this
+  # bounds every live beam's final score from above.
+  best_live = state.live_logprobs[:, 0] / brevity_penalty(alpha, max_len)
+  worst_finished = jnp.where(state.finished_flags,
+                             state.finished_scores, NEG_INF).min(axis=1)
+  worst_finished = jnp.where(state.finished_flags.all(axis=1),
+                             worst_finished, NEG_INF)
+  return worst_finished >= best_live
+
+
+def _k_finished_done(state: BeamState, alpha: float, max_len: int
+                     ) -> jax.Array:
+  """[B]: K hypotheses have finished (Hugging Face's early_stopping=True)."""
+  del alpha, max_len
+  return state.finished_flags.all(axis=1)
+
+
+# When an input's search ends. "exact" returns the true K best up to max_len
+# but with alpha > 0 its bound is loose and the loop often runs to max_len;
+# "k_finished" stops far sooner and may miss a better, longer hypothesis.
+STOP_RULES = {"exact": _exact_done, "k_finished": _k_finished_done}
+
+
 def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
                 bos: int, eos: int, max_len: int, alpha: float = 0.0,
-                active: jax.Array | None = None) -> Hypotheses:
+                active: jax.Array | None = None, stop: str = "exact"
+                ) -> Hypotheses:
   """`cache` leaves must already be repeated K times ([B*K, ...]).
 
   `active` [B] marks real inputs; the others (padding rows of the last
-  batch) never keep the search running.
+  batch) never keep the search running. `stop` names a STOP_RULES entry.
   """
   if active is None:
     active = jnp.ones((batch,), bool)
+  done = STOP_RULES[stop]
 
   def not_done(state: BeamState) -> jax.Array:
-    # Log-probs only fall; at max length the penalty is largest, so this
-    # bounds every live beam's final score from above.
-    best_live = state.live_logprobs[:, 0] / brevity_penalty(alpha, max_len)
-    worst_finished = jnp.where(state.finished_flags,
-                               state.finished_scores, NEG_INF).min(axis=1)
-    worst_finished = jnp.where(state.finished_flags.all(axis=1),
-                               worst_finished, NEG_INF)
     return (state.step < max_len) & ~jnp.all(
-        (worst_finished >= best_live) | ~active)
+        done(state, alpha, max_len) | ~active)
 
   def advance(state: BeamState) -> BeamState:
     i = state.step

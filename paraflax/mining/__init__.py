@@ -1,1 +1,3 @@
-"""Parallel sentence mining: exact k-NN (`knn`) and margin scores (`margin`)."""
+"""Parallel sentence mining: k-NN (`knn`, exact on JAX devices; `faiss_knn`),
+margin scores (`margin`), LASER's files (`embeddings_io`) and the
+`paraflax mine` command (`pipeline`)."""

@@ -13,6 +13,8 @@ of devices or the block size.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Collection, Iterator
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -30,7 +32,7 @@ _KEPT_DTYPES = (np.dtype(np.float16), np.dtype(jnp.bfloat16),
 _SHOWN = 5  # how many offending rows an error message lists
 
 
-def _embeddings(x, name: str) -> np.ndarray:
+def as_embeddings(x, name: str) -> np.ndarray:
   """`x` as a host [rows, dim] float array with finite rows, or DataError."""
   x = np.asarray(x)
   if x.ndim != 2:
@@ -48,6 +50,25 @@ def _embeddings(x, name: str) -> np.ndarray:
         f"{name} row(s) {shown}{more} (0-based) contain NaN or inf; fix or "
         f"drop those embeddings before the nearest-neighbour search.")
   return x
+
+
+def check_inputs(queries, corpus, k: int, block: int, names: tuple[str, str]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+  """Both inputs as `as_embeddings`, of one dimension, and k and block in
+  range, or the error that says what to fix."""
+  queries = as_embeddings(queries, names[0])
+  corpus = as_embeddings(corpus, names[1])
+  if queries.shape[1] != corpus.shape[1]:
+    raise errors.DataError(
+        f"{names[0]} have dimension {queries.shape[1]} but {names[1]} have "
+        f"{corpus.shape[1]}; embed both with the same encoder.")
+  if not 1 <= k <= len(corpus):
+    raise errors.ConfigError(
+        f"k={k} nearest neighbours asked for, but the {names[1]} has "
+        f"{len(corpus)} rows; use 1 <= k <= {len(corpus)}.")
+  if block < 1:
+    raise errors.ConfigError(f"block={block}; use a positive block size.")
+  return queries, corpus
 
 
 def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array, *,
@@ -109,6 +130,12 @@ def _ceil_div(a: int, b: int) -> int:
   return -(-a // b)
 
 
+def num_blocks(rows: int, block: int) -> int:
+  """Query blocks of `rows` queries: block b holds rows [b * block,
+  (b + 1) * block), in `knn_blocks` and every other backend."""
+  return _ceil_div(rows, block)
+
+
 def _balanced_block(rows: int, block: int) -> int:
   """The smallest block size that covers `rows` in as few blocks as `block`
   does: the corpus padding stays below one row per block and device instead
@@ -136,6 +163,66 @@ def _put_corpus(corpus: np.ndarray, padded_rows: int, mesh: Mesh
       shard)
 
 
+def knn_blocks(queries: np.ndarray | jax.Array,
+               corpus: np.ndarray | jax.Array, k: int, *, block: int = 8192,
+               mesh: Mesh | None = None,
+               names: tuple[str, str] = ("queries", "corpus"),
+               skip: Collection[int] = ()
+               ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+  """`knn` one query block at a time, for progress and resumable runs.
+
+  Yields (b, similarities, indices) for query rows [b * block, (b + 1) *
+  block) in increasing b, leaving out the blocks in `skip` (those a caller
+  already has). Results equal those of `knn`. Inputs are checked before the
+  first block is searched; arguments as in `knn`.
+  """
+  queries, corpus = check_inputs(queries, corpus, k, block, names)
+  todo = [b for b in range(num_blocks(len(queries), block)) if b not in skip]
+  if not todo:
+    return iter(())
+  mesh = partitioning.make_mesh(-1) if mesh is None else mesh
+  shard_rows = _ceil_div(len(corpus), mesh.size)
+  corpus_block = _balanced_block(shard_rows, block)
+  corpus_dev = _put_corpus(
+      corpus, mesh.size * _ceil_div(shard_rows, corpus_block) * corpus_block,
+      mesh)
+  searcher = _searcher(mesh, k, corpus_block)
+  n_valid = np.int32(len(corpus))
+  replicated = partitioning.replicated(mesh)
+  return _search_blocks(
+      lambda q: searcher(jax.device_put(q, replicated), corpus_dev, n_valid),
+      queries, block, todo)
+
+
+def _search_blocks(search: Callable[[np.ndarray], Any], queries: np.ndarray,
+                   block: int, todo: list[int]
+                   ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+  # Queries keep the full block (when there are that many) so that calls
+  # with different query counts share one compiled search.
+  query_block = min(block, len(queries))
+
+  def dispatch(b: int) -> tuple[int, int, Any]:
+    q = queries[b * block:(b + 1) * block]
+    rows = len(q)
+    if rows < query_block:
+      q = np.concatenate(
+          [q, np.zeros((query_block - rows, q.shape[1]), q.dtype)])
+    return b, rows, search(q)
+
+  def fetch(dispatched) -> tuple[int, np.ndarray, np.ndarray]:
+    b, rows, result = dispatched
+    sims, idx = jax.device_get(result)
+    return b, sims[:rows], idx[:rows]
+
+  # The next block is dispatched before this one is fetched, so the device
+  # keeps working while the caller handles a result.
+  pending = dispatch(todo[0])
+  for b in todo[1:]:
+    done, pending = pending, dispatch(b)
+    yield fetch(done)
+  yield fetch(pending)
+
+
 def knn(queries: np.ndarray | jax.Array, corpus: np.ndarray | jax.Array,
         k: int, *, block: int = 8192, mesh: Mesh | None = None,
         names: tuple[str, str] = ("queries", "corpus")
@@ -156,39 +243,9 @@ def knn(queries: np.ndarray | jax.Array, corpus: np.ndarray | jax.Array,
     similarities [Nq, k] float32, sorted descending, and indices [Nq, k] int32
     into the corpus; equal similarities are ordered by lower index.
   """
-  queries = _embeddings(queries, names[0])
-  corpus = _embeddings(corpus, names[1])
-  if queries.shape[1] != corpus.shape[1]:
-    raise errors.DataError(
-        f"{names[0]} have dimension {queries.shape[1]} but {names[1]} have "
-        f"{corpus.shape[1]}; embed both with the same encoder.")
-  if not 1 <= k <= len(corpus):
-    raise errors.ConfigError(
-        f"k={k} nearest neighbours asked for, but the {names[1]} has "
-        f"{len(corpus)} rows; use 1 <= k <= {len(corpus)}.")
-  if block < 1:
-    raise errors.ConfigError(f"block={block}; use a positive block size.")
-  if not len(queries):
+  parts = [(sims, idx) for _, sims, idx in knn_blocks(
+      queries, corpus, k, block=block, mesh=mesh, names=names)]
+  if not parts:
     return np.zeros((0, k), np.float32), np.zeros((0, k), np.int32)
-  mesh = partitioning.make_mesh(-1) if mesh is None else mesh
-  shard_rows = _ceil_div(len(corpus), mesh.size)
-  corpus_block = _balanced_block(shard_rows, block)
-  corpus_dev = _put_corpus(
-      corpus, mesh.size * _ceil_div(shard_rows, corpus_block) * corpus_block,
-      mesh)
-  # Queries keep the full block (when there are that many) so that calls
-  # with different query counts share one compiled search.
-  query_block = min(block, len(queries))
-  search = _searcher(mesh, k, corpus_block)
-  n_valid = np.int32(len(corpus))
-  results = []
-  for start in range(0, len(queries), query_block):
-    q = queries[start:start + query_block]
-    if len(q) < query_block:
-      q = np.concatenate(
-          [q, np.zeros((query_block - len(q), q.shape[1]), q.dtype)])
-    results.append(search(jax.device_put(q, partitioning.replicated(mesh)),
-                          corpus_dev, n_valid))
-  sims, idx = (np.concatenate(parts)[:len(queries)]
-               for parts in zip(*jax.device_get(results)))
+  sims, idx = (np.concatenate(p) for p in zip(*parts))
   return sims, idx

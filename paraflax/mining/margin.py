@@ -96,11 +96,22 @@ def score_candidates(x: np.ndarray | jax.Array, y: np.ndarray | jax.Array,
 
   x: [Nx, d] and y: [Ny, d] embeddings; `block` and `mesh` as in `knn.knn`.
   """
+  _lookup(MARGINS, margin, "margin")  # before the k-NN
+  fwd = knn_lib.knn(x, y, k, block=block, mesh=mesh, names=("x", "y"))
+  bwd = knn_lib.knn(y, x, k, block=block, mesh=mesh, names=("y", "x"))
+  return from_neighbours(fwd, bwd, margin=margin)
+
+
+def from_neighbours(fwd: tuple[np.ndarray, np.ndarray],
+                    bwd: tuple[np.ndarray, np.ndarray], *,
+                    margin: str = "ratio") -> Candidates:
+  """Candidates from k-NN results found elsewhere (a resumed run, faiss).
+
+  fwd: (cosines [Nx, k] descending, indices [Nx, k] into y), as `knn.knn`
+  returns them; bwd: the same from y to x.
+  """
   fn = _lookup(MARGINS, margin, "margin")
-  fwd_cos, fwd_index = knn_lib.knn(x, y, k, block=block, mesh=mesh,
-                                   names=("x", "y"))
-  bwd_cos, bwd_index = knn_lib.knn(y, x, k, block=block, mesh=mesh,
-                                   names=("y", "x"))
+  (fwd_cos, fwd_index), (bwd_cos, bwd_index) = fwd, bwd
   fwd_cos, bwd_cos = fwd_cos.astype(np.float64), bwd_cos.astype(np.float64)
   mean_x, mean_y = fwd_cos.mean(axis=1), bwd_cos.mean(axis=1)
   return Candidates(

@@ -63,7 +63,7 @@ class Translator:
     self.mesh = partitioning.make_mesh(num_devices)
 
   @functools.lru_cache(maxsize=8)
-  def search_fn(self, beam: int, alpha: float):
+  def search_fn(self, beam: int, alpha: float, stop: str = "exact"):
     """Jitted `(params, src [B, S], src_len [B]) -> Hypotheses`."""
     model = self.model
 
@@ -83,7 +83,7 @@ class Translator:
       return bs.beam_search(step, bs.repeat_for_beams(carry, beam),
                             batch=src.shape[0], beam=beam, bos=bitext.BOS,
                             eos=bitext.EOS, max_len=self.max_output,
-                            alpha=alpha, active=src_len > 0)
+                            alpha=alpha, active=src_len > 0, stop=stop)
 
     data = partitioning.batch_sharding(self.mesh, 0)
     return jax.jit(run, in_shardings=(partitioning.replicated(self.mesh),
@@ -97,10 +97,12 @@ class Translator:
 
   def translate(self, params: Any, sources: Sequence[np.ndarray], *,
                 beam: int, nbest: int = 1, alpha: float = 0.0,
-                batch_size: int = 32) -> Iterator[tuple[int, list[Hypothesis]]]:
-    """Yields (input index, n best) in length-sorted batches."""
+                batch_size: int = 32, stop: str = "exact"
+                ) -> Iterator[tuple[int, list[Hypothesis]]]:
+    """Yields (input index, n best) in length-sorted batches; `stop` is a
+    `beam_search.STOP_RULES` name."""
     backtranslation.check_beam(beam, nbest)
-    decode = self.search_fn(beam, alpha)
+    decode = self.search_fn(beam, alpha, stop)
     order = np.argsort([len(s) for s in sources], kind="stable")
     padded = -(-batch_size // self.mesh.size) * self.mesh.size
     for start in range(0, len(order), batch_size):

@@ -18,15 +18,20 @@ def save_config(workdir: str, config: ml_collections.ConfigDict) -> None:
                           config.to_json(indent=2) + "\n")
 
 
-def load_config(workdir: str, recipe: str) -> ml_collections.ConfigDict:
-  """The workdir's config; it must come from `recipe`."""
+def read_config(workdir: str) -> ml_collections.ConfigDict:
+  """The workdir's config, whichever recipe made it."""
   path = os.path.join(workdir, CONFIG_FILE)
   if not os.path.exists(path):
     raise errors.NoCheckpointError(
         f"{workdir}: not a paraflax workdir (no {CONFIG_FILE}). Train first, "
         "e.g. paraflax train --config configs/gran.py --workdir " + workdir)
   with open(path, encoding="utf-8") as f:
-    config = ml_collections.ConfigDict(json.load(f))
+    return ml_collections.ConfigDict(json.load(f))
+
+
+def load_config(workdir: str, recipe: str) -> ml_collections.ConfigDict:
+  """The workdir's config; it must come from `recipe`."""
+  config = read_config(workdir)
   if config.recipe != recipe:
     raise errors.ConfigError(
         f"{workdir} holds a {config.recipe!r} model; this command needs a "

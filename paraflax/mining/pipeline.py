@@ -1,0 +1,316 @@
+"""`paraflax mine`: embeddings in, margin-scored sentence pairs out.
+
+load (or embed with a workdir) -> deduplicate -> k-NN both ways, resumable
+-> margin scores -> candidate strategy -> TSV, written atomically.
+
+Finished k-NN query blocks are kept in `OUT.parts/` with a manifest that
+fingerprints the inputs and the search settings; rerunning the same command
+after a crash loads them and searches the rest, a different run discards
+them. The folder goes once the TSV is written.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Collection, Iterator, Sequence
+
+import numpy as np
+import tqdm
+
+from paraflax import errors
+from paraflax import files
+from paraflax.data import readers
+from paraflax.mining import embeddings_io
+from paraflax.mining import knn
+from paraflax.mining import margin
+
+_TSV_CHUNK = 100_000  # pairs formatted per write
+
+
+@dataclasses.dataclass(frozen=True)
+class Side:
+  """One side of the bitext: embeddings and, if given, the sentences."""
+  emb: np.ndarray  # [N, d], possibly memory-mapped
+  texts: list[str] | None
+  name: str  # the file that error messages name
+  fingerprint: str  # changes whenever `emb` does
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+  """How to mine; see `paraflax mine --help`."""
+  k: int = 4
+  margin: str = "ratio"
+  retrieval: str = "max"
+  threshold: float | None = None
+  backend: str = "jax"
+  block: int = 8192
+  faiss_index: str = "flat"
+  nlist: int | None = None
+  nprobe: int = 16
+  dedup: bool | None = None  # None: on when both sides have texts
+
+
+# --- Inputs -----------------------------------------------------------------
+
+
+def load_sides(emb_paths: Sequence[str], dim: int | None, fp16: bool,
+               text_paths: Sequence[str | None]) -> tuple[Side, Side]:
+  """LASER embedding files, with their text files when given."""
+  if None in emb_paths:
+    raise errors.ConfigError("give --src-emb and --tgt-emb (with --dim), or "
+                             "--workdir with the text files to embed them.")
+  if dim is None:
+    raise errors.ConfigError("--dim is required with --src-emb/--tgt-emb: "
+                             "LASER embedding files have no header.")
+  if (text_paths[0] is None) != (text_paths[1] is None):
+    raise errors.ConfigError("give both --src-text and --tgt-text, or "
+                             "neither (then pairs are line numbers).")
+  src, tgt = (_load_side(e, dim, fp16, t)
+              for e, t in zip(emb_paths, text_paths))
+  return src, tgt
+
+
+def _load_side(emb_path: str, dim: int, fp16: bool, text_path: str | None
+               ) -> Side:
+  emb = embeddings_io.read(emb_path, dim, fp16=fp16)
+  texts = None
+  if text_path is not None:
+    # LASER embeds an empty line like any other: it has a row.
+    texts, _ = readers.read_lines(text_path, empty="keep")
+    if len(texts) != len(emb):
+      raise errors.DataError(
+          f"{text_path} has {len(texts)} lines but {emb_path} holds "
+          f"{len(emb)} embeddings of dim {dim}: the text needs one line per "
+          "embedding, in order. Pass the text the file was embedded from "
+          "(and check --dim and --fp16).")
+  return Side(emb, texts, emb_path, embeddings_io.fingerprint(emb_path))
+
+
+def embed_sides(workdir: str, text_paths: Sequence[str | None],
+                langs: Sequence[str | None]) -> tuple[Side, Side]:
+  """Both text files embedded with the encoder of `workdir`."""
+  if None in text_paths or None in langs:
+    raise errors.ConfigError("--workdir needs --src-text, --tgt-text, "
+                             "--src-lang and --tgt-lang.")
+  # As with embedding files, an empty line is a sentence (a zero vector).
+  texts = [readers.read_lines(path, empty="keep")[0] for path in text_paths]
+  embed = load_embedder(workdir, langs)
+  sides = []
+  for path, lines, lang in zip(text_paths, texts, langs):
+    emb = knn.as_embeddings(embed(lines, lang), f"the embeddings of {path}")
+    sides.append(Side(emb, lines, path,
+                      hashlib.sha256(emb.tobytes()).hexdigest()))
+  return sides[0], sides[1]
+
+
+EmbedFn = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
+
+
+def _paraphrase_embedder(workdir: str, langs: Sequence[str]) -> EmbedFn:
+  other = [lang for lang in langs if lang != "en"]
+  if other:
+    raise errors.ConfigError(
+        f"{workdir} holds an English paraphrase encoder (recipe "
+        f"'paraphrase'), which cannot embed {other[0]!r} text. Bilingual "
+        "workdirs are not supported yet: embed both sides with a bilingual "
+        "encoder (e.g. LASER) and pass --src-emb/--tgt-emb, or mine English "
+        "against English with --src-lang en --tgt-lang en.")
+  from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
+  embedder, params, _ = paraphrase.load_for_inference(workdir)
+  return lambda texts, lang: embedder(params, texts)
+
+
+# recipe -> (workdir, languages) -> embed function. A bilingual recipe plugs
+# in here with the languages it was trained on.
+EMBEDDERS: dict[str, Callable[[str, Sequence[str]], EmbedFn]] = {
+    "paraphrase": _paraphrase_embedder}
+
+
+def load_embedder(workdir: str, langs: Sequence[str]) -> EmbedFn:
+  """The sentence encoder of `workdir`, checked to embed every language in
+  `langs` before the (slow) checkpoint is loaded."""
+  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  recipe = workdir_lib.read_config(workdir).recipe
+  if recipe not in EMBEDDERS:
+    raise errors.ConfigError(
+        f"{workdir} holds a {recipe!r} model, which does not embed "
+        f"sentences; --workdir needs a {' or '.join(sorted(EMBEDDERS))} "
+        "workdir (bilingual workdirs are not supported yet). Pass "
+        "--src-emb/--tgt-emb instead.")
+  return EMBEDDERS[recipe](workdir, langs)
+
+
+# --- k-NN backends ----------------------------------------------------------
+
+Blocks = Iterator[tuple[int, np.ndarray, np.ndarray]]
+
+
+def _jax_blocks(queries: np.ndarray, corpus: np.ndarray, options: Options,
+                names: tuple[str, str], skip: Collection[int]) -> Blocks:
+  return knn.knn_blocks(queries, corpus, options.k, block=options.block,
+                        names=names, skip=skip)
+
+
+def _faiss_blocks(queries: np.ndarray, corpus: np.ndarray, options: Options,
+                  names: tuple[str, str], skip: Collection[int]) -> Blocks:
+  from paraflax.mining import faiss_knn  # pylint: disable=g-import-not-at-top
+  return faiss_knn.knn_blocks(
+      queries, corpus, options.k, block=options.block,
+      index=options.faiss_index, nlist=options.nlist, nprobe=options.nprobe,
+      names=names, skip=skip)
+
+
+BACKENDS: dict[str, Callable[..., Blocks]] = {"jax": _jax_blocks,
+                                              "faiss": _faiss_blocks}
+
+
+# --- Resumable k-NN ---------------------------------------------------------
+
+
+class _Parts:
+  """Finished k-NN blocks of one run, kept until its output is written."""
+
+  def __init__(self, output: str, manifest: dict):
+    self.dir = output + ".parts"
+    self._manifest = os.path.join(self.dir, "manifest.json")
+    self._text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    if os.path.isdir(self.dir) and _read_text(self._manifest) != self._text:
+      print(f"{self.dir}: finished blocks of another run (other inputs or "
+            "settings); discarding them", file=sys.stderr)
+      shutil.rmtree(self.dir)
+
+  def _path(self, direction: str, b: int) -> str:
+    return os.path.join(self.dir, f"{direction}-{b:06d}.npz")
+
+  def load(self, direction: str, total: int
+           ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    done = {}
+    for b in range(total):
+      if os.path.exists(self._path(direction, b)):
+        with np.load(self._path(direction, b)) as part:
+          done[b] = part["sims"], part["idx"]
+    return done
+
+  def save(self, direction: str, b: int, sims: np.ndarray, idx: np.ndarray
+           ) -> None:
+    if not os.path.exists(self._manifest):  # made on the first save only
+      files.write_text_atomic(self._manifest, self._text)
+    with files.atomic_output(self._path(direction, b)) as f:
+      np.savez(f, sims=sims, idx=idx)
+
+  def remove(self) -> None:
+    if os.path.isdir(self.dir):  # absent when nothing was saved
+      shutil.rmtree(self.dir)
+
+
+def _read_text(path: str) -> str | None:
+  if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    return f.read()
+
+
+def _neighbours(direction: str, queries: np.ndarray, corpus: np.ndarray,
+                names: tuple[str, str], options: Options, parts: _Parts
+                ) -> tuple[np.ndarray, np.ndarray]:
+  """k-NN of every query row; each finished block is saved at once."""
+  total = knn.num_blocks(len(queries), options.block)
+  done = parts.load(direction, total)
+  blocks = BACKENDS[options.backend](queries, corpus, options, names,
+                                     skip=done.keys())
+  with tqdm.tqdm(total=total, initial=len(done), unit="block",
+                 desc=f"k-NN {direction}", dynamic_ncols=True) as progress:
+    for b, sims, idx in blocks:
+      parts.save(direction, b, sims, idx)
+      done[b] = sims, idx
+      progress.update()
+  sims, idx = (np.concatenate(p)
+               for p in zip(*(done[b] for b in range(total))))
+  return sims, idx
+
+
+# --- Mining -----------------------------------------------------------------
+
+
+def _digest(rows: np.ndarray | None) -> str:
+  return "all" if rows is None else hashlib.sha256(rows.tobytes()).hexdigest()
+
+
+def _unique(side: Side) -> tuple[np.ndarray, np.ndarray]:
+  """Embeddings of the side's distinct sentences and, per line, the index of
+  its sentence among them."""
+  unique, inverse = margin.deduplicate(side.texts)
+  if len(unique) == len(side.texts):
+    return side.emb, inverse  # no copy of a memory-mapped file
+  first = np.unique(inverse, return_index=True)[1]
+  return side.emb[first], inverse
+
+
+def _check_choice(value: str, registry: dict, flag: str) -> None:
+  if value not in registry:
+    raise errors.ConfigError(f"{flag} {value!r}: use one of "
+                             f"{sorted(registry)}.")
+
+
+def _check_k(k: int, sides: Sequence[tuple[Side, int]], what: str) -> None:
+  for side, rows in sides:
+    if not 1 <= k <= rows:
+      fewest = min(rows for _, rows in sides)
+      raise errors.ConfigError(
+          f"--k {k}: {side.name} has {rows} {what}; use 1 <= --k <= "
+          f"{fewest}.")
+
+
+def _write_tsv(output: str, pairs: margin.Mined, src_texts: list[str] | None,
+               tgt_texts: list[str] | None) -> None:
+  """score<TAB>src<TAB>tgt per pair, as LASER; sentences or 0-based lines."""
+  src, tgt = pairs.src.tolist(), pairs.tgt.tolist()
+  if src_texts is not None:
+    src, tgt = [src_texts[i] for i in src], [tgt_texts[i] for i in tgt]
+  score = pairs.score.tolist()
+  with files.atomic_output(output) as f:
+    for start in range(0, len(score), _TSV_CHUNK):
+      rows = zip(*(a[start:start + _TSV_CHUNK] for a in (score, src, tgt)))
+      f.write("".join(f"{s:.6f}\t{a}\t{b}\n" for s, a, b in rows)
+              .encode("utf-8"))
+
+
+def mine(src: Side, tgt: Side, options: Options, output: str) -> int:
+  """Mines `src` against `tgt` into the TSV `output`; the pairs written."""
+  has_texts = src.texts is not None and tgt.texts is not None
+  dedup = has_texts if options.dedup is None else options.dedup
+  _check_choice(options.margin, margin.MARGINS, "--margin")
+  _check_choice(options.retrieval, margin.STRATEGIES, "--retrieval")
+  _check_choice(options.backend, BACKENDS, "--backend")
+  if dedup and not has_texts:
+    raise errors.ConfigError("--dedup needs --src-text and --tgt-text: "
+                             "duplicates are found by their sentence.")
+  if options.block < 1:
+    raise errors.ConfigError(f"--block {options.block}: use a positive size.")
+  (x, x_lines), (y, y_lines) = (_unique(s) if dedup else (s.emb, None)
+                                for s in (src, tgt))
+  _check_k(options.k, [(src, len(x)), (tgt, len(y))],
+           "distinct sentences" if dedup else "embeddings")
+  parts = _Parts(output, {
+      "inputs": [src.fingerprint, tgt.fingerprint],
+      "rows": [_digest(x_lines), _digest(y_lines)],
+      "shapes": [list(x.shape), list(y.shape)], "dtypes": [str(x.dtype),
+                                                           str(y.dtype)],
+      "k": options.k, "block": options.block, "backend": options.backend,
+      "faiss": [options.faiss_index, options.nlist, options.nprobe]
+               if options.backend == "faiss" else None})
+  fwd = _neighbours("fwd", x, y, (src.name, tgt.name), options, parts)
+  bwd = _neighbours("bwd", y, x, (tgt.name, src.name), options, parts)
+  pairs = margin.select(margin.from_neighbours(fwd, bwd,
+                                               margin=options.margin),
+                        options.retrieval, options.threshold)
+  if dedup:
+    pairs = margin.expand_pairs(pairs, x_lines, y_lines)
+  _write_tsv(output, pairs, src.texts, tgt.texts)
+  parts.remove()
+  return len(pairs.score)
