@@ -96,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
                  "data.task, with their features and splits.")
 
   _add_mine(sub)
+  _add_mining_eval(sub)
 
   ev = sub.add_parser("eval-sts", help="STS table of a trained model",
                       description="Prints the STS table and writes it to "
@@ -164,6 +165,51 @@ def _add_mine(sub) -> None:
                     help="queries per k-NN block, the unit of progress and "
                     "resumption; bounds device memory (default: 8192)")
   mine.add_argument("--output", required=True, help="OUT.tsv")
+
+
+def _add_mining_eval(sub) -> None:
+  # Choices spelled out (= mining.SIDES, mining.GOLD_SETS): no jax for --help.
+  ms = sub.add_parser(
+      "mining-set", help="build a mining benchmark from the news test sets",
+      description="Hides --gold aligned pairs of newstest2012 (dev) or "
+      "newstest2013 (test) among --distractors sentences per side from other "
+      "news test sets, so that most sentences have no translation. Writes "
+      "OUTPUT/src.txt, tgt.txt (non-English, English; one sentence per "
+      "line), gold.tsv (0-based src_idx<TAB>tgt_idx) and a README with the "
+      "recipe. The same arguments give the same files.")
+  ms.add_argument("--lang", choices=("de", "fr", "cs"), required=True,
+                  help="the non-English language (paired with English)")
+  ms.add_argument("--split", choices=("dev", "test"), required=True,
+                  help="dev (to choose thresholds) or test")
+  ms.add_argument("--output", required=True, help="folder to write")
+  ms.add_argument("--gold", type=int, default=1000,
+                  help="gold pairs (default: 1000)")
+  ms.add_argument("--distractors", type=int, default=4000,
+                  help="sentences without translation, per side (default: "
+                  "4000)")
+  ms.add_argument("--seed", type=int, default=0)
+
+  me = sub.add_parser(
+      "mining-eval", help="mining P/R/F1 on a dev and a test benchmark",
+      description="Mines both benchmarks (from `paraflax mining-set`) with "
+      "every margin x retrieval strategy, picks the F1-optimal threshold on "
+      "dev and applies it to test. Prints precision / recall / F1 x 100 "
+      "(dev at its optimum, test at the dev threshold, test with no "
+      "threshold); embeddings are LASER raw files, row i = line i of the "
+      "folder's src.txt / tgt.txt.")
+  me.add_argument("--dev", required=True, help="dev benchmark folder")
+  me.add_argument("--test", required=True, help="test benchmark folder")
+  for split in ("dev", "test"):
+    for side in ("src", "tgt"):
+      me.add_argument(f"--{split}-{side}-emb", required=True,
+                      help=f"embeddings of the {split} folder's {side}.txt")
+  me.add_argument("--dim", type=int, required=True,
+                  help="embedding dimension (e.g. 1024 for LASER)")
+  me.add_argument("--fp16", action="store_true",
+                  help="the embedding files hold float16")
+  me.add_argument("--k", type=int, default=4,
+                  help="neighbours per sentence (default: 4)")
+  me.add_argument("--output", help="also write the table here as JSON")
 
 
 def _train(args: argparse.Namespace, overrides: list[str]) -> None:
@@ -253,6 +299,35 @@ def _mine(args: argparse.Namespace) -> None:
   written = pipeline.mine(src, tgt, options, args.output)
   print(f"mined {written} pairs from {len(src.emb)} x {len(tgt.emb)} "
         f"sentences into {args.output}", file=sys.stderr)
+
+
+def _mining_set(args: argparse.Namespace) -> None:
+  from paraflax.evaluation import mining  # pylint: disable=g-import-not-at-top
+  built = mining.build(args.lang, args.split, gold=args.gold,
+                       distractors=args.distractors, seed=args.seed)
+  mining.write(built, args.output)
+  print(f"wrote {len(built.src)} x {len(built.tgt)} sentences with "
+        f"{len(built.gold)} gold pairs to {args.output}", file=sys.stderr)
+
+
+def _mining_eval(args: argparse.Namespace) -> None:
+  from paraflax import files  # pylint: disable=g-import-not-at-top
+  from paraflax.evaluation import mining  # pylint: disable=g-import-not-at-top
+  emb = {f"{split}_{side}_emb": getattr(args, f"{split}_{side}_emb")
+         for split in ("dev", "test") for side in ("src", "tgt")}
+
+  def load(split: str):
+    return mining.load_embedded(
+        getattr(args, split), emb[f"{split}_src_emb"],
+        emb[f"{split}_tgt_emb"], args.dim, fp16=args.fp16)
+
+  dev, test = load("dev"), load("test")
+  rows = mining.evaluate(dev, test, k=args.k)
+  print(f"mining P/R/F1 x 100, k={args.k}; dev {args.dev}, test {args.test}")
+  print(mining.format_table(rows))
+  if args.output:
+    files.write_text_atomic(args.output, mining.to_json(
+        rows, k=args.k, dev=args.dev, test=args.test, embeddings=emb))
 
 
 def _eval_sts(args: argparse.Namespace) -> None:
@@ -353,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
      "embed": lambda: _embed(args),
      "eval-sts": lambda: _eval_sts(args),
      "mine": lambda: _mine(args),
+     "mining-set": lambda: _mining_set(args),
+     "mining-eval": lambda: _mining_eval(args),
      "translate": lambda: _translate(args),
      "backtranslate": lambda: _backtranslate(args),
      "pair-stats": lambda: _pair_stats(args),
