@@ -29,6 +29,7 @@ setuptools.setup(
         "scipy>=1.17,<1.18",
         "tqdm>=4.70",
         "sacrebleu>=2.6,<2.7",
+        "matplotlib>=3.11,<3.12",
         "faiss-cpu>=1.15.1,<1.16",
     ],
     extras_require={"test": ["pytest>=9,<10"]},

@@ -1,0 +1,112 @@
+"""Sentence alignment recovery (Kim et al. 2019): shuffle one side of a
+parallel test set, give every sentence its nearest neighbour on the other
+side under a similarity, and count the sentences not matched with their
+translation, in % of the set, source->target and target->source.
+
+The shuffle is part of the protocol, but an exact nearest-neighbour search
+does not see line order: it changes the error only through ties (equal
+scores go to the lower index), i.e. repeated sentences. newstest2012 has a
+few (2 German, 4 French, 1 Czech line repeated with different English);
+such a line can match only one of its partners, and the other counts as an
+error, as it does for every system.
+
+Source is the non-English side, target English.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from paraflax import errors
+from paraflax import similarity
+from paraflax.data import corpora
+
+Embed = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
+
+# Test set name -> (corpus family, split) in `paraflax.data.corpora`.
+TEST_SETS: dict[str, tuple[str, str]] = {
+    "newstest2012": ("newstest_dev", "newstest2012"),
+    "multi30k_test_2016_flickr": ("multi30k", "test_2016_flickr"),
+    "multi30k_test_2017_flickr": ("multi30k", "test_2017_flickr"),
+    "multi30k_test_2017_mscoco": ("multi30k", "test_2017_mscoco"),
+    "multi30k_test_2018_flickr": ("multi30k", "test_2018_flickr"),
+}
+LANGS = corpora.LANGS
+
+
+def _corpus(family: str, lang: str) -> corpora.Corpus:
+  if lang not in LANGS:
+    raise errors.ConfigError(f"no alignment test sets for {lang!r}; use one "
+                             f"of {LANGS} (each with English).")
+  return corpora.get(f"bitext_{family}_{lang}_en")
+
+
+def available_sets(lang: str) -> list[str]:
+  """The test sets that exist for `lang`-English (Multi30k's 2017 sets have
+  no Czech)."""
+  return [name for name, (family, split) in TEST_SETS.items()
+          if split in _corpus(family, lang).splits]
+
+
+def load(name: str, lang: str) -> tuple[list[str], list[str]]:
+  """(non-English lines, English lines) of a test set, line-aligned."""
+  if name not in TEST_SETS:
+    raise errors.ConfigError(f"unknown alignment test set {name!r}; use one "
+                             f"of {sorted(TEST_SETS)}.")
+  family, split = TEST_SETS[name]
+  if name not in available_sets(lang):
+    raise errors.ConfigError(f"{name} has no {lang} side; {lang}-en has "
+                             f"{', '.join(available_sets(lang))}.")
+  columns = corpora.read(_corpus(family, lang), split)
+  return columns["source"], columns["target"]
+
+
+def recovery_errors(x, y, name: str, *, seed: int = 0,
+                    block_pairs: int = 1 << 18, **ctx) -> dict[str, float]:
+  """Alignment recovery error rates (%) of aligned embeddings x_i ~ y_i.
+
+  The target side is shuffled with `numpy.random.default_rng(seed)`; `name`
+  and `ctx` select the similarity as in `similarity.prepare`. Returns
+  src2tgt (share of x not retrieving their y), tgt2src and their mean.
+  """
+  if len(x) != len(y):
+    raise errors.DataError(f"{len(x)} source but {len(y)} target "
+                           "embeddings; a parallel test set has one of each "
+                           "per line.")
+  order = np.random.default_rng(seed).permutation(len(y))
+  # Shuffled row j holds y[order[j]]: x_i's partner is at position[i].
+  position = np.argsort(order)
+  src2tgt, tgt2src = similarity.nearest(name, x, np.asarray(y)[order],
+                                        block_pairs=block_pairs, **ctx)
+  errors_src = 100 * float(np.mean(src2tgt != position))
+  errors_tgt = 100 * float(np.mean(tgt2src != order))
+  return {"src2tgt": errors_src, "tgt2src": errors_tgt,
+          "mean": (errors_src + errors_tgt) / 2}
+
+
+def evaluate(embed: Embed, lang: str, similarities: Mapping[str, Mapping],
+             sets: Sequence[str] | None = None, *, seed: int = 0
+             ) -> list[dict]:
+  """One row per test set x similarity; `similarities` maps a name of
+  `similarity.SIMILARITIES` to its context (e.g. {"csls": {"k": 10}}).
+  `sets` defaults to every test set of `lang`."""
+  rows = []
+  for name in available_sets(lang) if sets is None else sets:
+    src, tgt = load(name, lang)
+    x, y = embed(src, lang), embed(tgt, "en")
+    rows += [{"set": name, "lang": lang, "n": len(src), "similarity": sim,
+              **recovery_errors(x, y, sim, seed=seed, **ctx)}
+             for sim, ctx in similarities.items()]
+  return rows
+
+
+def format_table(rows: Sequence[dict]) -> str:
+  """Error rates in %, both directions and their mean."""
+  lines = [f"{'set':<28}{'lang':<6}{'n':>6}  {'similarity':<11}"
+           f"{'src->en':>9}{'en->src':>9}{'mean':>8}"]
+  for r in rows:
+    lines.append(f"{r['set']:<28}{r['lang']:<6}{r['n']:>6}  "
+                 f"{r['similarity']:<11}{r['src2tgt']:>9.2f}"
+                 f"{r['tgt2src']:>9.2f}{r['mean']:>8.2f}")
+  return "\n".join(lines)
