@@ -5,7 +5,8 @@ import importlib
 
 # name -> module with `build(config, workdir, shards)`; imported on use.
 RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
-           "nmt": "paraflax.recipes.nmt"}
+           "nmt": "paraflax.recipes.nmt",
+           "bilingual": "paraflax.recipes.bilingual"}
 
 
 def build(config, workdir: str, shards: int):

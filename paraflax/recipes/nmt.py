@@ -26,6 +26,7 @@ from paraflax.decoding import beam_search as bs
 from paraflax.models import nmt
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
+from paraflax.training import loop
 from paraflax.training import partitioning
 
 SRC_SPM, TGT_SPM = "src.spm.model", "tgt.spm.model"
@@ -157,13 +158,10 @@ class NMTRecipe:
 
   def train_step(self, state, batch: dict[str, jax.Array], key: jax.Array):
     del key  # no dropout yet
-    (loss, tokens), grads = jax.value_and_grad(self._loss, has_aux=True)(
-        state["params"], batch)
-    updates, opt = self.tx.update(grads, state["opt"], state["params"])
-    return (dict(state, step=state["step"] + 1, opt=opt,
-                 params=optax.apply_updates(state["params"], updates)),
-            {"loss": loss, "grad_norm": optax.tree.norm(grads),
-             "target_tokens": tokens})
+    state, loss, tokens, grad_norm = loop.gradient_step(
+        self.tx, self._loss, state, batch)
+    return state, {"loss": loss, "grad_norm": grad_norm,
+                   "target_tokens": tokens}
 
   def batches(self, start_step: int) -> Iterator[dict[str, np.ndarray]]:
     return self.stream.from_step(start_step)

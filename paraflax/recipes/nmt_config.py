@@ -14,6 +14,27 @@ TRAIN_TASKS = {
 }
 
 
+def bitext_data(lang: str) -> ml_collections.ConfigDict:
+  """All shared bitext of `lang`-en; dev pairs from newstest2013."""
+  return ml_collections.ConfigDict({
+      "train_tasks": TRAIN_TASKS[lang],
+      "dev_task": f"bitext_newstest_dev_{lang}_en",
+      "dev_split": "newstest2013",
+      "max_len": 64,  # subwords incl. EOS
+      "too_long": "skip",  # skip | truncate | error (pairs over max_len)
+  })
+
+
+def subword_vocab() -> ml_collections.ConfigDict:
+  # joint: one sentencepiece model for both sides.
+  return ml_collections.ConfigDict(
+      {"joint": True, "size": 8000, "model_type": "unigram"})
+
+
+def adam() -> ml_collections.ConfigDict:
+  return ml_collections.ConfigDict({"learning_rate": 1e-3, "clip_norm": 1.0})
+
+
 def base(lang: str) -> ml_collections.ConfigDict:
   c = ml_collections.ConfigDict()
   c.recipe = "nmt"
@@ -21,17 +42,8 @@ def base(lang: str) -> ml_collections.ConfigDict:
   c.train_steps = 6000
   c.batch_size = 64
 
-  c.data = ml_collections.ConfigDict()
-  c.data.train_tasks = TRAIN_TASKS[lang]
-  c.data.dev_task = f"bitext_newstest_dev_{lang}_en"
-  c.data.dev_split = "newstest2013"
-  c.data.max_len = 64  # subwords incl. EOS
-  c.data.too_long = "skip"  # skip | truncate | error (pairs over max_len)
-
-  c.vocab = ml_collections.ConfigDict()
-  c.vocab.joint = True  # one sentencepiece model for both sides
-  c.vocab.size = 8000
-  c.vocab.model_type = "unigram"
+  c.data = bitext_data(lang)
+  c.vocab = subword_vocab()
 
   # The paper used 620 / 1000; these sizes train on 2 CPU cores.
   c.model = ml_collections.ConfigDict()
@@ -43,9 +55,7 @@ def base(lang: str) -> ml_collections.ConfigDict:
   c.loss = ml_collections.ConfigDict()
   c.loss.label_smoothing = 0.1
 
-  c.optimizer = ml_collections.ConfigDict()
-  c.optimizer.learning_rate = 1e-3
-  c.optimizer.clip_norm = 1.0
+  c.optimizer = adam()
 
   c.decode = ml_collections.ConfigDict()
   c.decode.alpha = 0.6  # length normalisation ((5 + |Y|) / 6) ** alpha

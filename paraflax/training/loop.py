@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import jax
 import numpy as np
+import optax
 import tqdm
 
 from paraflax import errors
@@ -72,6 +73,19 @@ def state_shardings(recipe: Recipe, config: Any, mesh) -> tuple[Any, Any]:
   abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
   return abstract, partitioning.state_shardings(
       abstract, mesh, [tuple(r) for r in config.partitioning.rules])
+
+
+def gradient_step(tx: optax.GradientTransformation, loss_fn: Callable,
+                  state: State, batch: Any) -> tuple[State, Any, Any, Any]:
+  """One optimizer update of `state` ({step, params, opt}) on
+  `loss_fn(params, batch) -> (loss, aux)`; returns the new state, loss, aux
+  and gradient norm."""
+  (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(
+      state["params"], batch)
+  updates, opt = tx.update(grads, state["opt"], state["params"])
+  return (dict(state, step=state["step"] + 1, opt=opt,
+               params=optax.apply_updates(state["params"], updates)),
+          loss, aux, optax.tree.norm(grads))
 
 
 def jit_train_step(recipe: Recipe, mesh, shardings):

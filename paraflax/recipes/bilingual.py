@@ -1,0 +1,334 @@
+"""Bilingual sentence embeddings by autoencoding (Kim et al. 2019) on the one
+train loop.
+
+Every batch holds B bitext pairs, decoded from the source encoder
+(translation), and B target-language sentences, decoded from the target
+encoder (autoencoding); the loss is the mean of the two per-token
+cross-entropies. Without `data.mono_tasks` a batch autoencodes its own
+targets; with them the autoencoded sentences are drawn from the bitext
+targets and the monolingual text together. Subwords come from NMT's
+sentencepiece models, trained on the bitext and kept in the workdir.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import operator
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+
+from paraflax import errors
+from paraflax import losses
+from paraflax.data import bitext
+from paraflax.data import words
+from paraflax.models import bilingual as model_lib
+from paraflax.recipes import nmt
+from paraflax.recipes import paraphrase
+from paraflax.recipes import workdir as workdir_lib
+from paraflax.training import checkpointing
+from paraflax.training import loop
+
+# direction -> the bitext features (source: non-English, target: English)
+# that become the model's source and target; the target is autoencoded.
+DIRECTIONS = {"xx_en": ("source", "target"), "en_xx": ("target", "source")}
+# objective -> the batch keys (`<key>_out`, `<key>_len`) of its targets.
+OBJECTIVES = {"nmt": "tgt", "ae": "ae"}
+_EMBED_BATCH = 256
+_WORD_START = "\u2581"  # sentencepiece's word-boundary mark
+
+
+def languages(config: ml_collections.ConfigDict) -> tuple[str, str]:
+  """(source, target) languages of the model."""
+  if config.direction not in DIRECTIONS:
+    raise errors.ConfigError(f"direction={config.direction!r}; use one of "
+                             f"{sorted(DIRECTIONS)}.")
+  lang = {"source": config.lang, "target": "en"}
+  return tuple(lang[f] for f in DIRECTIONS[config.direction])
+
+
+def make_model(config: ml_collections.ConfigDict, src_vocab: int,
+               tgt_vocab: int) -> model_lib.BilingualAutoencoder:
+  return model_lib.BilingualAutoencoder(src_vocab=src_vocab,
+                                        tgt_vocab=tgt_vocab,
+                                        **config.model.to_dict())
+
+
+def _widen(x: np.ndarray, width: int) -> np.ndarray:
+  if x.ndim == 1:
+    return x
+  return np.pad(x, ((0, 0), (0, width - x.shape[1])),
+                constant_values=bitext.PAD)
+
+
+@dataclasses.dataclass(frozen=True)
+class MixedStream:
+  """Batches of both objectives at one width: `pairs` for translation,
+  `sentences` (the target language) for autoencoding, step by step."""
+  pairs: bitext.BucketStream
+  sentences: bitext.BucketStream
+
+  def get(self, step: int) -> dict[str, np.ndarray]:
+    batch, ae = self.pairs.get(step), self.sentences.get(step)
+    width = max(batch["src"].shape[1], ae["tgt_out"].shape[1])
+    batch.update(ae_in=ae["tgt_in"], ae_out=ae["tgt_out"],
+                 ae_len=ae["tgt_len"])
+    return {k: _widen(v, width) for k, v in batch.items()}
+
+  def from_step(self, step: int) -> Iterator[dict[str, np.ndarray]]:
+    while True:
+      yield self.get(step)
+      step += 1
+
+
+def mixed_stream(data: bitext.EncodedBitext,
+                 sentences: Sequence[np.ndarray], batch: int, shards: int,
+                 seed: int) -> MixedStream:
+  """When `sentences` is `data.tgt`, the shared seed puts them in the same
+  order, so each batch autoencodes its own targets."""
+  return MixedStream(
+      bitext.BucketStream(data, batch, shards, seed),
+      bitext.BucketStream(bitext.EncodedBitext(tuple(sentences),
+                                               tuple(sentences)),
+                          batch, shards, seed))
+
+
+def _dev_batches(data: bitext.EncodedBitext, size: int
+                 ) -> list[dict[str, np.ndarray]]:
+  """Every dev pair once, in length-sorted batches of `size` rows."""
+  order = np.argsort([len(t) for t in data.tgt], kind="stable")
+  chunks = [bitext.EncodedBitext(tuple(data.src[i] for i in rows),
+                                 tuple(data.tgt[i] for i in rows))
+            for rows in (order[i:i + size]
+                         for i in range(0, len(order), size))]
+  # A chunk of at most `size` pairs is one epoch of one batch.
+  return [mixed_stream(c, c.tgt, size, 1, 0).get(0) for c in chunks]
+
+
+class Embedder:
+  """Text of either language in, sentence embeddings out."""
+
+  def __init__(self, model: model_lib.BilingualAutoencoder,
+               langs: Sequence[str], processors: Sequence[Any],
+               max_len: int):
+    self.model, self.max_len = model, max_len
+    self.encoders = {lang: (side, sp) for lang, side, sp
+                     in zip(langs, model_lib.SIDES, processors)}
+    self._apply = jax.jit(
+        lambda p, ids, n, side: model.apply(
+            {"params": p}, ids, n, side,
+            method=model_lib.BilingualAutoencoder.embed),
+        static_argnums=3)
+
+  @property
+  def languages(self) -> tuple[str, ...]:
+    return tuple(self.encoders)
+
+  def __call__(self, params: Any, texts: Sequence[str], lang: str
+               ) -> np.ndarray:
+    """[N, 2 * hidden] float32 in input order, by the `lang` encoder."""
+    if lang not in self.encoders:
+      raise errors.ConfigError(
+          f"no {lang!r} encoder: this bilingual model embeds "
+          f"{' and '.join(map(repr, self.encoders))}; choose one of them.")
+    side, sp = self.encoders[lang]
+    seqs = [bitext.fit_length(sp.encode(t) + [bitext.EOS], self.max_len,
+                              "truncate", "") for t in texts]
+    order = np.argsort([len(s) for s in seqs], kind="stable")
+    out = np.zeros((len(texts), 2 * self.model.hidden), np.float32)
+    for start in range(0, len(order), _EMBED_BATCH):
+      rows = order[start:start + _EMBED_BATCH]
+      # Full-size batches: one compiled shape per length bucket.
+      ids, lengths = bitext.pad_batch([seqs[i] for i in rows], _EMBED_BATCH)
+      out[rows] = np.asarray(self._apply(params, ids, lengths,
+                                         side))[:len(rows)]
+    return out
+
+
+def _mask(lengths_B: jax.Array, width: int) -> jax.Array:
+  return jnp.arange(width)[None] < lengths_B[:, None]
+
+
+class BilingualRecipe:
+  """Model, loss, batches and dev evaluation for `paraflax train`."""
+
+  batch_axis = 0
+  updates_per_call = 1
+  select_metric = "dev/align_accuracy"  # checkpointing keeps the highest
+
+  def __init__(self, config: ml_collections.ConfigDict, src_sp, tgt_sp,
+               stream: MixedStream | None = None,
+               dev: Sequence[tuple[str, str]] = (),
+               word_vectors: dict[str, np.ndarray] | None = None):
+    self.config = config
+    self.model = make_model(config, src_sp.get_piece_size(),
+                            tgt_sp.get_piece_size())
+    self.tx = nmt.make_optimizer(config)
+    self.stream = stream
+    self.dev = list(dev)
+    self.word_vectors = word_vectors or {}  # side -> initial table
+    self.embedder = Embedder(self.model, languages(config), (src_sp, tgt_sp),
+                             config.data.max_len)
+    self.dev_batches = _dev_batches(
+        bitext.encode(self.dev, src_sp.encode, tgt_sp.encode,
+                      config.data.max_len, "truncate", "dev"),
+        config.eval.batch_size)
+    self._dev_losses = jax.jit(functools.partial(self._token_losses,
+                                                 label_smoothing=0.0))
+
+  def init_state(self, key: jax.Array) -> dict[str, Any]:
+    ids, lengths = jnp.zeros((1, 8), jnp.int32), jnp.ones((1,), jnp.int32)
+    params = self.model.init(key, ids, lengths, ids, ids, lengths,
+                             ids)["params"]
+    for side, table in self.word_vectors.items():
+      params[model_lib.word_embedding_key(side)]["embedding"] = jnp.asarray(
+          table)
+    return {"step": jnp.zeros((), jnp.int32), "params": params,
+            "opt": self.tx.init(params)}
+
+  def _token_losses(self, params, batch, label_smoothing: float
+                    ) -> dict[str, tuple[jax.Array, jax.Array]]:
+    """(summed cross-entropy, target tokens) per objective."""
+    logits = self.model.apply({"params": params}, batch["src"],
+                              batch["src_len"], batch["tgt_in"],
+                              batch["ae_out"], batch["ae_len"],
+                              batch["ae_in"])
+    return {name: losses.token_cross_entropy(
+        out, batch[f"{key}_out"], _mask(batch[f"{key}_len"], out.shape[1]),
+        label_smoothing) for (name, key), out in zip(OBJECTIVES.items(),
+                                                     logits)}
+
+  def _loss(self, params, batch):
+    per_token = {name: total / jnp.maximum(count, 1.0) for name, (
+        total, count) in self._token_losses(
+            params, batch, self.config.loss.label_smoothing).items()}
+    return sum(per_token.values()) / len(per_token), per_token
+
+  def train_step(self, state, batch: dict[str, jax.Array], key: jax.Array):
+    del key  # no dropout
+    state, loss, per_token, grad_norm = loop.gradient_step(
+        self.tx, self._loss, state, batch)
+    return state, {"loss": loss, "grad_norm": grad_norm,
+                   **{f"loss/{name}": v for name, v in per_token.items()}}
+
+  def batches(self, start_step: int) -> Iterator[dict[str, np.ndarray]]:
+    return self.stream.from_step(start_step)
+
+  def evaluate(self, params: Any) -> dict[str, float]:
+    if not self.dev:
+      return {}
+    totals = jax.device_get(functools.reduce(
+        lambda a, b: jax.tree.map(operator.add, a, b),
+        (self._dev_losses(params, b) for b in self.dev_batches)))
+    out = {f"dev/loss/{name}": float(total / max(count, 1.0))
+           for name, (total, count) in totals.items()}
+    out["dev/loss"] = sum(out.values()) / len(out)
+    out["dev/align_accuracy"] = self.align_accuracy(params)
+    return out
+
+  def align_accuracy(self, params: Any) -> float:
+    """% of dev sources whose nearest target by cosine is their own."""
+    src_lang, tgt_lang = languages(self.config)
+    src = self.embedder(params, [s for s, _ in self.dev], src_lang)
+    tgt = self.embedder(params, [t for _, t in self.dev], tgt_lang)
+    nearest = jnp.argmax(losses.normalize(src) @ losses.normalize(tgt).T, 1)
+    return 100.0 * float(jnp.mean(nearest == jnp.arange(len(src))))
+
+
+class _WholeWords:
+  """A sentencepiece model as `words.load_word_vectors` sees a vocabulary:
+  a word's id is the piece that spells it whole."""
+
+  def __init__(self, sp):
+    self.sp = sp
+
+  def __len__(self) -> int:
+    return self.sp.get_piece_size()
+
+  def id_of(self, word: str) -> int | None:
+    index = self.sp.piece_to_id(_WORD_START + word)
+    return None if self.sp.is_unknown(index) else index
+
+
+def _word_vectors(path: str, sp, config: ml_collections.ConfigDict
+                  ) -> np.ndarray:
+  table, found = words.load_word_vectors(path, _WholeWords(sp),
+                                         config.model.word_dim)
+  return paraphrase._fill_missing(table, found, config.seed)  # pylint: disable=protected-access
+
+
+def _check_tasks(config: ml_collections.ConfigDict, tgt_lang: str) -> None:
+  from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
+  pair = (config.lang, "en")
+  bad = [n for n in (*config.data.train_tasks, config.data.dev_task)
+         if n not in corpora.CORPORA or corpora.CORPORA[n].pair != pair]
+  if bad:
+    raise errors.ConfigError(
+        f"data.train_tasks / data.dev_task: {bad} are not {config.lang}-en "
+        f"bitext Tasks; `paraflax tasks` lists them, e.g. "
+        f"bitext_multi30k_{config.lang}_en.")
+  prefix = f"mono_{tgt_lang}_"
+  bad = [n for n in config.data.mono_tasks
+         if n not in corpora.CORPORA or not n.startswith(prefix)]
+  if bad:
+    raise errors.ConfigError(
+        f"data.mono_tasks: {bad} are not monolingual {tgt_lang!r} Tasks (the "
+        f"autoencoded target language); use {prefix}* Tasks from `paraflax "
+        "tasks`, or ().")
+
+
+def _pairs(config: ml_collections.ConfigDict, names: Sequence[str],
+           split: str) -> list[tuple[str, str]]:
+  """(source, target) pairs of bitext Tasks in the model's direction."""
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  src, tgt = DIRECTIONS[config.direction]
+  return [(e[src], e[tgt]) for name in names
+          for e in tasks.examples(name, split)]
+
+
+def _processors(workdir: str) -> tuple[Any, Any]:
+  return (nmt._processor(workdir, nmt.SRC_SPM),  # pylint: disable=protected-access
+          nmt._processor(workdir, nmt.TGT_SPM))  # pylint: disable=protected-access
+
+
+def build(config: ml_collections.ConfigDict, workdir: str, shards: int
+          ) -> BilingualRecipe:
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  langs = languages(config)
+  _check_tasks(config, langs[1])
+  pairs = _pairs(config, config.data.train_tasks, "train")
+  os.makedirs(workdir, exist_ok=True)
+  if not os.path.exists(os.path.join(workdir, nmt.TGT_SPM)):
+    nmt._sentencepiece(config, workdir, pairs)  # pylint: disable=protected-access
+  src_sp, tgt_sp = _processors(workdir)
+  data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
+                       config.data.max_len, config.data.too_long, "train")
+  mono = [(e["text"], e["text"]) for name in config.data.mono_tasks
+          for e in tasks.examples(name, "train")]
+  mono_ids = bitext.encode(mono, tgt_sp.encode, tgt_sp.encode,
+                           config.data.max_len, config.data.too_long,
+                           "mono").tgt
+  stream = mixed_stream(data, data.tgt + mono_ids, config.batch_size, shards,
+                        config.seed)
+  dev = _pairs(config, (config.data.dev_task,),
+               config.data.dev_split)[:config.eval.sentences]
+  vectors = {side: _word_vectors(config.word_vectors[lang], sp, config)
+             for side, lang, sp in zip(model_lib.SIDES, langs,
+                                       (src_sp, tgt_sp))
+             if config.word_vectors[lang]}
+  workdir_lib.save_config(workdir, config)
+  return BilingualRecipe(config, src_sp, tgt_sp, stream, dev, vectors)
+
+
+def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
+  """The embedder and the best (else newest) parameters of a workdir."""
+  config = workdir_lib.load_config(workdir, "bilingual")
+  recipe = BilingualRecipe(config, *_processors(workdir))
+  abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
+  state, step = checkpointing.restore_for_inference(workdir, abstract)
+  return recipe.embedder, state["params"], step
