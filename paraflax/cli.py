@@ -131,8 +131,7 @@ def _add_mine(sub) -> None:
   mine.add_argument("--tgt-text", help="target sentences, one per embedding")
   mine.add_argument("--workdir", help="embed --src-text/--tgt-text with this "
                     "workdir's encoder instead of reading embedding files "
-                    "(for now an English paraphrase encoder: both languages "
-                    "must be en)")
+                    "(a bilingual workdir, or an English paraphrase one)")
   mine.add_argument("--src-lang", help="source language, with --workdir")
   mine.add_argument("--tgt-lang", help="target language, with --workdir")
   mine.add_argument("--margin", choices=("ratio", "distance", "absolute"),
@@ -267,56 +266,18 @@ def _hide_gpus_from_tensorflow() -> None:
 
 
 def _embed(args: argparse.Namespace) -> None:
-  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax import embedders  # pylint: disable=g-import-not-at-top
   from paraflax.data import readers  # pylint: disable=g-import-not-at-top
   from paraflax.mining import embeddings_io  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
   texts, _ = readers.read_lines(args.input)
   if not texts:
     raise readers.DataError(f"{args.input}: empty file, nothing to embed. "
                             "Give one sentence per line.")
-  recipe = workdir_lib.read_config(args.workdir).recipe
-  if recipe not in _EMBEDDERS:
-    raise errors.ConfigError(
-        f"{args.workdir} holds a model of recipe {recipe!r}, which does not "
-        f"embed sentences; use a workdir of recipe "
-        f"{' or '.join(map(repr, _EMBEDDERS))}.")
-  embed, step = _EMBEDDERS[recipe](args.workdir, args.lang)
-  emb = embed(texts)
+  embed, step = embedders.load(args.workdir, [args.lang])
+  emb = embed(texts, args.lang)
   embeddings_io.write(args.output, emb)
   print(f"wrote {emb.shape[0]} x {emb.shape[1]} float32 to {args.output} "
         f"(checkpoint step {step})", file=sys.stderr)
-
-
-def _paraphrase_embedder(workdir: str, lang: str | None):
-  from paraflax import errors  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
-  if lang not in (None, "en"):
-    raise errors.ConfigError(
-        f"--lang {lang}: {workdir} holds an English paraphrase encoder; "
-        "leave --lang out or pass --lang en.")
-  embedder, params, step = paraphrase.load_for_inference(workdir)
-  return (lambda texts: embedder(params, texts)), step
-
-
-def _bilingual_embedder(workdir: str, lang: str | None):
-  from paraflax import errors  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
-  langs = bilingual.languages(workdir_lib.load_config(workdir, "bilingual"))
-  if lang not in langs:
-    got = "no --lang" if lang is None else f"--lang {lang}"
-    raise errors.ConfigError(
-        f"{workdir} holds a bilingual model of {' and '.join(langs)}: pass "
-        f"--lang {' or --lang '.join(langs)} to pick its encoder (got "
-        f"{got}).")
-  embedder, params, step = bilingual.load_for_inference(workdir)
-  return (lambda texts: embedder(params, texts, lang)), step
-
-
-# recipe -> (workdir, --lang) -> (texts -> [N, d] float32, checkpoint step)
-_EMBEDDERS = {"paraphrase": _paraphrase_embedder,
-              "bilingual": _bilingual_embedder}
 
 
 def _mine(args: argparse.Namespace) -> None:

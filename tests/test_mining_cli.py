@@ -278,7 +278,8 @@ def test_help_is_fast_and_mining_never_imports_tensorflow(corpus, run_python):
 def _workdir(tmp_path, recipe: str) -> str:
   path = tmp_path / "w"
   path.mkdir()
-  (path / "config.json").write_text(json.dumps({"recipe": recipe}))
+  (path / "config.json").write_text(json.dumps(
+      {"recipe": recipe, "lang": "de", "direction": "xx_en"}))
   return str(path)
 
 
@@ -290,10 +291,12 @@ def _workdir_args(c, workdir: str, src_lang: str, tgt_lang: str):
 
 @pytest.mark.parametrize("recipe,langs,message", [
     ("paraphrase", ("de", "en"), r"holds an English paraphrase encoder "
-     r"\(recipe 'paraphrase'\), which cannot embed 'de' text\. Bilingual "
-     r"workdirs are not supported yet"),
+     r"\(recipe 'paraphrase'\), which cannot embed 'de' text: use a "
+     r"bilingual workdir"),
     ("nmt", ("en", "en"), r"holds a 'nmt' model, which does not embed "
-     r"sentences.*bilingual workdirs are not supported yet"),
+     r"sentences; use a 'paraphrase' or 'bilingual' workdir"),
+    ("bilingual", ("fr", "en"), r"holds a bilingual model of de and en: pass "
+     r"--lang de or --lang en to pick its encoder \(got 'fr'\)"),
 ])
 def test_workdir_that_cannot_embed_the_languages(corpus, tmp_path, capsys,
                                                  recipe, langs, message):

@@ -99,50 +99,14 @@ def embed_sides(workdir: str, text_paths: Sequence[str | None],
                              "--src-lang and --tgt-lang.")
   # As with embedding files, an empty line is a sentence (a zero vector).
   texts = [readers.read_lines(path, empty="keep")[0] for path in text_paths]
-  embed = load_embedder(workdir, langs)
+  from paraflax import embedders  # pylint: disable=g-import-not-at-top
+  embed, _ = embedders.load(workdir, langs)
   sides = []
   for path, lines, lang in zip(text_paths, texts, langs):
     emb = knn.as_embeddings(embed(lines, lang), f"the embeddings of {path}")
     sides.append(Side(emb, lines, path,
                       hashlib.sha256(emb.tobytes()).hexdigest()))
   return sides[0], sides[1]
-
-
-EmbedFn = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
-
-
-def _paraphrase_embedder(workdir: str, langs: Sequence[str]) -> EmbedFn:
-  other = [lang for lang in langs if lang != "en"]
-  if other:
-    raise errors.ConfigError(
-        f"{workdir} holds an English paraphrase encoder (recipe "
-        f"'paraphrase'), which cannot embed {other[0]!r} text. Bilingual "
-        "workdirs are not supported yet: embed both sides with a bilingual "
-        "encoder (e.g. LASER) and pass --src-emb/--tgt-emb, or mine English "
-        "against English with --src-lang en --tgt-lang en.")
-  from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
-  embedder, params, _ = paraphrase.load_for_inference(workdir)
-  return lambda texts, lang: embedder(params, texts)
-
-
-# recipe -> (workdir, languages) -> embed function. A bilingual recipe plugs
-# in here with the languages it was trained on.
-EMBEDDERS: dict[str, Callable[[str, Sequence[str]], EmbedFn]] = {
-    "paraphrase": _paraphrase_embedder}
-
-
-def load_embedder(workdir: str, langs: Sequence[str]) -> EmbedFn:
-  """The sentence encoder of `workdir`, checked to embed every language in
-  `langs` before the (slow) checkpoint is loaded."""
-  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
-  recipe = workdir_lib.read_config(workdir).recipe
-  if recipe not in EMBEDDERS:
-    raise errors.ConfigError(
-        f"{workdir} holds a {recipe!r} model, which does not embed "
-        f"sentences; --workdir needs a {' or '.join(sorted(EMBEDDERS))} "
-        "workdir (bilingual workdirs are not supported yet). Pass "
-        "--src-emb/--tgt-emb instead.")
-  return EMBEDDERS[recipe](workdir, langs)
 
 
 # --- k-NN backends ----------------------------------------------------------
