@@ -259,7 +259,7 @@ def _word_vectors(path: str, sp, config: ml_collections.ConfigDict
                   ) -> np.ndarray:
   table, found = words.load_word_vectors(path, _WholeWords(sp),
                                          config.model.word_dim)
-  return paraphrase._fill_missing(table, found, config.seed)  # pylint: disable=protected-access
+  return paraphrase.fill_missing(table, found, config.seed)
 
 
 def _check_tasks(config: ml_collections.ConfigDict, tgt_lang: str) -> None:
@@ -291,11 +291,6 @@ def _pairs(config: ml_collections.ConfigDict, names: Sequence[str],
           for e in tasks.examples(name, split)]
 
 
-def _processors(workdir: str) -> tuple[Any, Any]:
-  return (nmt._processor(workdir, nmt.SRC_SPM),  # pylint: disable=protected-access
-          nmt._processor(workdir, nmt.TGT_SPM))  # pylint: disable=protected-access
-
-
 def build(config: ml_collections.ConfigDict, workdir: str, shards: int
           ) -> BilingualRecipe:
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
@@ -304,8 +299,8 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
   pairs = _pairs(config, config.data.train_tasks, "train")
   os.makedirs(workdir, exist_ok=True)
   if not os.path.exists(os.path.join(workdir, nmt.TGT_SPM)):
-    nmt._sentencepiece(config, workdir, pairs)  # pylint: disable=protected-access
-  src_sp, tgt_sp = _processors(workdir)
+    nmt.train_subwords(config, workdir, pairs)
+  src_sp, tgt_sp = nmt.load_subwords(workdir)
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")
   mono = [(e["text"], e["text"]) for name in config.data.mono_tasks
@@ -328,7 +323,7 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
 def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
   """The embedder and the best (else newest) parameters of a workdir."""
   config = workdir_lib.load_config(workdir, "bilingual")
-  recipe = BilingualRecipe(config, *_processors(workdir))
+  recipe = BilingualRecipe(config, *nmt.load_subwords(workdir))
   abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
   state, step = checkpointing.restore_for_inference(workdir, abstract)
   return recipe.embedder, state["params"], step

@@ -181,7 +181,7 @@ class NMTRecipe:
     return {"dev/bleu": bleu.score}
 
 
-def _sentencepiece(config, workdir: str, pairs: Sequence[tuple[str, str]]):
+def train_subwords(config, workdir: str, pairs: Sequence[tuple[str, str]]):
   """Trains (cached by content) the models and keeps copies in the workdir."""
   from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
   cache = os.path.join(workdir, "spm_cache")
@@ -198,8 +198,11 @@ def _sentencepiece(config, workdir: str, pairs: Sequence[tuple[str, str]]):
     shutil.copyfile(path, os.path.join(workdir, name))
 
 
-def _processor(workdir: str, name: str) -> spm.SentencePieceProcessor:
-  return spm.SentencePieceProcessor(model_file=os.path.join(workdir, name))
+def load_subwords(workdir: str) -> tuple[spm.SentencePieceProcessor,
+                                         spm.SentencePieceProcessor]:
+  """The (source, target) sentencepiece models kept in `workdir`."""
+  return tuple(spm.SentencePieceProcessor(
+      model_file=os.path.join(workdir, name)) for name in (SRC_SPM, TGT_SPM))
 
 
 def build(config: ml_collections.ConfigDict, workdir: str, shards: int
@@ -209,8 +212,8 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
            for e in tasks.examples(name, "train")]
   os.makedirs(workdir, exist_ok=True)
   if not os.path.exists(os.path.join(workdir, TGT_SPM)):
-    _sentencepiece(config, workdir, pairs)
-  src_sp, tgt_sp = _processor(workdir, SRC_SPM), _processor(workdir, TGT_SPM)
+    train_subwords(config, workdir, pairs)
+  src_sp, tgt_sp = load_subwords(workdir)
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")
   stream = bitext.BucketStream(data, config.batch_size, shards, config.seed)
@@ -227,8 +230,7 @@ def load_translator(workdir: str, num_devices: int | None = None
   config = workdir_lib.load_config(workdir, "nmt")
   if num_devices is not None:
     config.mesh.num_devices = num_devices
-  recipe = NMTRecipe(config, _processor(workdir, SRC_SPM),
-                     _processor(workdir, TGT_SPM), stream=None)
+  recipe = NMTRecipe(config, *load_subwords(workdir), stream=None)
   abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
   state, step = checkpointing.restore_for_inference(workdir, abstract)
   return recipe.translator, state["params"], step

@@ -230,7 +230,7 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
   if config.model.word_vectors:
     table, found = words.load_word_vectors(config.model.word_vectors, vocab,
                                            config.model.word_dim)
-    anchor_init = _fill_missing(table, found, config.seed)
+    anchor_init = fill_missing(table, found, config.seed)
   stream = pairs_lib.MegabatchStream(
       pairs_lib.encode_pairs(pairs, vocab, config.data.max_len),
       batch=config.batch_size, megabatch=config.megabatch, shards=shards,
@@ -240,7 +240,7 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
   return ParaphraseRecipe(config, vocab, stream, anchor_init, eval_sets)
 
 
-def _fill_missing(table: np.ndarray, found: np.ndarray, seed: int
+def fill_missing(table: np.ndarray, found: np.ndarray, seed: int
                   ) -> np.ndarray:
   """Words absent from the vector file start random, at the file's scale."""
   rng = np.random.default_rng(seed)
