@@ -32,6 +32,8 @@ setuptools.setup(
         "matplotlib>=3.11,<3.12",
         "faiss-cpu>=1.15.1,<1.16",
     ],
-    extras_require={"test": ["pytest>=9,<10"]},
+    # nbclient runs colabs/ notebooks in an ipykernel of this interpreter.
+    extras_require={"test": ["pytest>=9,<10", "nbclient>=0.11,<0.12",
+                             "nbformat>=5.11,<5.12", "ipykernel>=7.4,<7.5"]},
     entry_points={"console_scripts": ["paraflax=paraflax.cli:main"]},
 )

@@ -27,8 +27,6 @@ import json
 import math
 import os
 import platform
-import re
-import resource
 import shlex
 import subprocess
 import sys
@@ -38,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
+import children  # benchmarks/children.py, beside this script
+
 _DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                "results", "mining_throughput.json")
-_COUNT_FLAG = "--xla_force_host_platform_device_count"
 METHODS = ("ours", "faiss", "roofline_jax", "roofline_blas")
 _ROOFLINES = ("roofline_jax", "roofline_blas")
 _MARGIN, _RETRIEVAL = "ratio", "max"
@@ -74,12 +73,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 # ---------------------------------------------------------------- child ----
-
-
-def _peak_rss_mib() -> float:
-  # ru_maxrss is KiB on Linux, bytes on macOS.
-  scale = 1 if sys.platform == "darwin" else 1024
-  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
 def _embeddings(n: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -220,7 +213,7 @@ def _roofline(x: np.ndarray, y: np.ndarray, block: int, backend: str
 def _measure(args: argparse.Namespace) -> Result:
   """One method at one size; its mined pairs go to --child-pairs."""
   x, y = _embeddings(args.child_size, args.dim)
-  inputs_rss = _peak_rss_mib()
+  inputs_rss = children.peak_rss_mib()
   pairs = None
   if args.child == "ours":
     result, pairs = _ours(x, y, args.k, args.block, args.child_devices)
@@ -234,50 +227,36 @@ def _measure(args: argparse.Namespace) -> Result:
           **result, "pairs": None if pairs is None else len(pairs),
           "gflop_per_s": 4 * args.child_size**2 * args.dim
                          / result["total_s"] / 1e9,
-          "inputs_rss_mib": inputs_rss, "peak_rss_mib": _peak_rss_mib()}
+          "inputs_rss_mib": inputs_rss, "peak_rss_mib": children.peak_rss_mib()}
 
 
 # --------------------------------------------------------------- parent ----
-
-
-def _child_env(num_devices: int) -> dict[str, str]:
-  env = dict(os.environ)
-  flags = re.sub(_COUNT_FLAG + r"=\S+", "", env.get("XLA_FLAGS", ""))
-  env["XLA_FLAGS"] = f"{flags} {_COUNT_FLAG}={num_devices}".strip()
-  # Simulated devices are host devices; a visible GPU would be used instead.
-  env["JAX_PLATFORMS"] = "cpu"
-  return env
 
 
 def _library_block() -> int:
   """`knn.knn`'s default block, read in a child: importing knn starts jax."""
   code = ("import inspect; from paraflax.mining import knn; "
           "print(inspect.signature(knn.knn).parameters['block'].default)")
-  out = subprocess.run([sys.executable, "-c", code], env=_child_env(1),
+  out = subprocess.run([sys.executable, "-c", code], env=children.child_env(1),
                        stdout=subprocess.PIPE, text=True, check=True).stdout
   return int(out.split()[-1])
 
 
 def _run_child(args: argparse.Namespace, method: str, devices: int, n: int,
                pairs_path: str) -> Result:
-  cmd = [sys.executable, os.path.abspath(__file__), "--child", method,
+  cmd = [os.path.abspath(__file__), "--child", method,
          "--child-size", str(n), "--child-devices", str(devices),
          "--child-pairs", pairs_path, "--dim", str(args.dim),
          "--k", str(args.k), "--block", str(args.block)]
   row = {"method": method, "devices": devices, "n": n}
   try:
-    # stderr (logs, warnings) goes to the terminal; stdout is the result.
-    proc = subprocess.run(cmd, env=_child_env(devices), stdout=subprocess.PIPE,
-                          text=True, check=False, timeout=args.max_seconds)
+    return children.run_child(cmd, devices, timeout=args.max_seconds)
   except subprocess.TimeoutExpired:
     return {**row, "status": "timeout",
             "reason": f"stopped after --max-seconds {args.max_seconds:g}"}
-  lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
-  if proc.returncode or not lines:
+  except children.ChildFailed as e:
     # Out of memory, most likely; its stderr is above.
-    return {**row, "status": "failed",
-            "reason": f"exit {proc.returncode}; see stderr"}
-  return json.loads(lines[-1])
+    return {**row, "status": "failed", "reason": str(e)}
 
 
 def _agreement(rows: list[Result], pair_files: dict[tuple[str, int], str]

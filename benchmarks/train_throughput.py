@@ -17,19 +17,17 @@ import argparse
 import json
 import os
 import platform
-import re
-import resource
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from typing import Any
 
+import children  # benchmarks/children.py, beside this script
+
 _DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                "results", "train_throughput.json")
-_COUNT_FLAG = "--xla_force_host_platform_device_count"
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -44,12 +42,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 # ---------------------------------------------------------------- child ----
-
-
-def _peak_rss_mib() -> float:
-  # ru_maxrss is KiB on Linux, bytes on macOS.
-  scale = 1 if sys.platform == "darwin" else 1024
-  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
 def _measure(num_devices: int, calls: int) -> dict[str, Any]:
@@ -123,7 +115,7 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
       "updates_per_s": recipe.updates_per_call / median,
       "host_batch_s": statistics.median(host_times),
       "loss_per_call": losses,
-      "peak_rss_mib": _peak_rss_mib(),
+      "peak_rss_mib": children.peak_rss_mib(),
       "jax": jax.__version__,
       "jaxlib": jaxlib.__version__,
       "cpu_count": os.cpu_count(),
@@ -132,29 +124,6 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------- parent ----
-
-
-def _child_env(num_devices: int) -> dict[str, str]:
-  env = dict(os.environ)
-  flags = re.sub(_COUNT_FLAG + r"=\S+", "", env.get("XLA_FLAGS", ""))
-  env["XLA_FLAGS"] = f"{flags} {_COUNT_FLAG}={num_devices}".strip()
-  # Simulated devices are host devices; a visible GPU would be used instead.
-  env["JAX_PLATFORMS"] = "cpu"
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # tf reads the pairs; quiet it
-  return env
-
-
-def _run_child(num_devices: int, calls: int) -> dict[str, Any]:
-  cmd = [sys.executable, os.path.abspath(__file__), "--child",
-         str(num_devices), "--calls", str(calls)]
-  # stderr (logs, warnings) goes to the terminal; stdout is the result.
-  proc = subprocess.run(cmd, env=_child_env(num_devices),
-                        stdout=subprocess.PIPE, text=True, check=False)
-  lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
-  if proc.returncode or not lines:
-    raise RuntimeError(f"{num_devices}-device child failed (exit "
-                       f"{proc.returncode}); its stderr is above.")
-  return json.loads(lines[-1])
 
 
 def _ratios(results: list[dict[str, Any]]) -> dict[str, float]:
@@ -189,7 +158,9 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(_measure(args.child, args.calls)), flush=True)
     return
   from paraflax import files  # pylint: disable=g-import-not-at-top (no jax)
-  results = [_run_child(n, args.calls) for n in args.devices]
+  results = [children.run_child(
+      [os.path.abspath(__file__), "--child", str(n), "--calls",
+       str(args.calls)], n) for n in args.devices]
   ratios = _ratios(results)
   report = {
       "benchmark": "train_throughput",

@@ -101,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
 
   _add_mine(sub)
   _add_mining_eval(sub)
+  _add_bilingual(sub)
 
   ev = sub.add_parser("eval-sts", help="STS table of a trained model",
                       description="Prints the STS table and writes it to "
@@ -168,6 +169,78 @@ def _add_mine(sub) -> None:
                     help="queries per k-NN block, the unit of progress and "
                     "resumption; bounds device memory (default: 8192)")
   mine.add_argument("--output", required=True, help="OUT.tsv")
+
+
+def _add_langs(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument("--src-lang", required=True,
+                      help="language of the first column / --src (e.g. de)")
+  parser.add_argument("--tgt-lang", required=True,
+                      help="language of the second column / --tgt (e.g. en)")
+
+
+SIMILARITIES = ("cosine", "euclidean", "csls", "mlp")
+
+
+def _add_similarity(parser: argparse.ArgumentParser, **kwargs) -> None:
+  # Choices spelled out (= similarity.SIMILARITIES): no jax for --help.
+  parser.add_argument("--similarity", choices=SIMILARITIES, **kwargs)
+  parser.add_argument("--k", type=int, default=10,
+                      help="csls: nearest neighbours per sentence, counted "
+                      "among the other side's sentences given (default: 10)")
+
+
+def _add_bilingual(sub) -> None:
+  sp = sub.add_parser(
+      "score-pairs", help="score sentence pairs with a bilingual workdir",
+      description="One source<TAB>target pair per line in; one float per "
+      "line out, same order, higher = more likely a translation. mlp needs "
+      "`paraflax train-mlp` on the workdir first; csls compares each "
+      "sentence with its --k nearest neighbours among all the file's other "
+      "side.")
+  sp.add_argument("--workdir", required=True, help="a bilingual workdir")
+  sp.add_argument("--input", required=True, help="PAIRS.tsv")
+  sp.add_argument("--output", required=True)
+  _add_langs(sp)
+  _add_similarity(sp, default="cosine", help="(default: cosine)")
+
+  ae = sub.add_parser(
+      "align-eval", help="sentence alignment recovery error of a bilingual "
+      "workdir", description="Shuffles the English side of two "
+      "line-aligned files, gives every sentence its nearest neighbour on "
+      "the other side under each similarity, and prints the share (%%) not "
+      "matched with their translation, xx->en, en->xx and their mean.")
+  ae.add_argument("--workdir", required=True, help="a bilingual workdir")
+  ae.add_argument("--src", required=True)
+  ae.add_argument("--tgt", required=True, help="line-aligned with --src")
+  _add_langs(ae)
+  _add_similarity(ae, action="append", help="repeat for several (default: "
+                  "cosine, euclidean, csls, and mlp once trained)")
+  ae.add_argument("--seed", type=int, default=0, help="of the shuffle")
+  ae.add_argument("--output", help="also write the rows here as JSON")
+
+  tm = sub.add_parser(
+      "train-mlp", help="train the MLP similarity of a bilingual workdir",
+      description="Positives: newstest_train_pool pairs; negatives: the "
+      "--worst-fraction lowest-cosine pairs of the ParaCrawl v3 sample "
+      "(labels unused) or random pairs. Writes WORKDIR/"
+      "mlp_similarity.msgpack and mlp_similarity.json.")
+  tm.add_argument("--workdir", required=True, help="a bilingual workdir")
+  tm.add_argument("--negatives", choices=("worst", "random"),
+                  default="worst")
+  tm.add_argument("--worst-fraction", type=float, default=0.6)
+  tm.add_argument("--epochs", type=int, default=10)
+  tm.add_argument("--seed", type=int, default=0)
+
+  eb = sub.add_parser(
+      "eval-bilingual", help="alignment recovery and ParaCrawl tables of a "
+      "bilingual workdir", description="Alignment recovery on newstest2012 "
+      "and the Multi30k test sets, ParaCrawl v3/v6 AUC and precision at "
+      "25%% beside the bundled filters, and cosine vs MLP score plots; "
+      "trains the MLP similarity first if the workdir has none. Writes "
+      "WORKDIR/bilingual_eval.json and WORKDIR/paracrawl_*.png.")
+  eb.add_argument("--workdir", required=True, help="a bilingual workdir")
+  eb.add_argument("--k", type=int, default=10, help="csls neighbours")
+  eb.add_argument("--seed", type=int, default=0, help="of the shuffle")
 
 
 def _add_mining_eval(sub) -> None:
@@ -333,6 +406,82 @@ def _mining_eval(args: argparse.Namespace) -> None:
         rows, k=args.k, dev=args.dev, test=args.test, embeddings=emb))
 
 
+def _score_pairs(args: argparse.Namespace) -> None:
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax import pair_scoring  # pylint: disable=g-import-not-at-top
+  pairs = pair_scoring.read_pairs(args.input)
+  if not pairs:
+    raise errors.DataError(
+        f"{args.input}: empty file, nothing to score. Give one "
+        "source<TAB>target pair per line.")
+  enc = pair_scoring.open_workdir(args.workdir, args.src_lang,
+                                  args.tgt_lang)
+  ctx = pair_scoring.context(args.similarity, args.workdir, k=args.k)
+  scores = pair_scoring.score_pairs(enc, pairs, args.src_lang,
+                                    args.similarity, ctx)
+  pair_scoring.write_scores(args.output, scores)
+  print(f"scored {len(scores)} pairs by {args.similarity} into "
+        f"{args.output} (checkpoint step {enc.step})", file=sys.stderr)
+
+
+def _align_eval(args: argparse.Namespace) -> None:
+  from paraflax import files  # pylint: disable=g-import-not-at-top
+  from paraflax import pair_scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.data import readers  # pylint: disable=g-import-not-at-top
+  from paraflax.evaluation import alignment  # pylint: disable=g-import-not-at-top
+  rows, _ = readers.read_parallel([args.src, args.tgt])
+  enc = pair_scoring.open_workdir(args.workdir, args.src_lang,
+                                  args.tgt_lang)
+  names = args.similarity or [
+      s for s in SIMILARITIES if s != "mlp"
+      or os.path.exists(pair_scoring.mlp_path(args.workdir))]
+  sims = {name: pair_scoring.context(name, args.workdir, k=args.k)
+          for name in dict.fromkeys(names)}
+  table = pair_scoring.align_errors(
+      enc, [r[0] for r in rows], [r[1] for r in rows], args.src_lang, sims,
+      seed=args.seed, name=os.path.basename(args.src))
+  print(f"alignment recovery error % of {len(rows)} pairs, checkpoint step "
+        f"{enc.step} of {args.workdir}")
+  print(alignment.format_table(table))
+  if "mlp" not in sims:
+    print("(no mlp: run `paraflax train-mlp` on the workdir to add it)",
+          file=sys.stderr)
+  if args.output:
+    files.write_text_atomic(args.output, json.dumps(table, indent=2) + "\n")
+
+
+def _train_mlp(args: argparse.Namespace) -> None:
+  from paraflax import pair_scoring  # pylint: disable=g-import-not-at-top
+  from paraflax import similarity  # pylint: disable=g-import-not-at-top
+  config = similarity.MLPConfig(negatives=args.negatives,
+                                worst_fraction=args.worst_fraction,
+                                epochs=args.epochs, seed=args.seed)
+  enc = pair_scoring.open_workdir(
+      args.workdir, *pair_scoring.workdir_languages(args.workdir))
+  report = pair_scoring.train_mlp(enc, config)
+  for epoch in report["epochs"]:
+    print(", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in epoch.items()))
+  print(f"wrote {pair_scoring.mlp_path(args.workdir)}", file=sys.stderr)
+
+
+def _eval_bilingual(args: argparse.Namespace) -> None:
+  from paraflax import pair_scoring  # pylint: disable=g-import-not-at-top
+  from paraflax import similarity  # pylint: disable=g-import-not-at-top
+  from paraflax.evaluation import bilingual  # pylint: disable=g-import-not-at-top
+  enc = pair_scoring.open_workdir(
+      args.workdir, *pair_scoring.workdir_languages(args.workdir))
+  if not os.path.exists(pair_scoring.mlp_path(args.workdir)):
+    print("training the MLP similarity first (paraflax train-mlp defaults)",
+          file=sys.stderr)
+    pair_scoring.train_mlp(enc, similarity.MLPConfig())
+  sims = {name: pair_scoring.context(name, args.workdir, k=args.k)
+          for name in SIMILARITIES}
+  report = bilingual.evaluate(enc, sims, seed=args.seed)
+  print(bilingual.format_report(report))
+  print(f"wrote {bilingual.write(report)}", file=sys.stderr)
+
+
 def _eval_sts(args: argparse.Namespace) -> None:
   from paraflax import files  # pylint: disable=g-import-not-at-top
   from paraflax.evaluation import sts  # pylint: disable=g-import-not-at-top
@@ -433,6 +582,10 @@ def main(argv: list[str] | None = None) -> int:
      "mine": lambda: _mine(args),
      "mining-set": lambda: _mining_set(args),
      "mining-eval": lambda: _mining_eval(args),
+     "score-pairs": lambda: _score_pairs(args),
+     "align-eval": lambda: _align_eval(args),
+     "train-mlp": lambda: _train_mlp(args),
+     "eval-bilingual": lambda: _eval_bilingual(args),
      "translate": lambda: _translate(args),
      "backtranslate": lambda: _backtranslate(args),
      "pair-stats": lambda: _pair_stats(args),

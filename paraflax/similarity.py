@@ -19,9 +19,10 @@
              order [source; target] matters: mlp(x, y) != mlp(y, x).
 
 x is always the source side (the non-English sentences) and y the target
-side (English). `score` scores aligned rows (pair i = x_i, y_i); `nearest`
-retrieves for every row its best match on the other side, computing the
-[Nx, Ny] score matrix one block of source rows at a time.
+side (English). `score` scores aligned rows (pair i = x_i, y_i), split over
+the devices of a `data` mesh; `nearest` retrieves for every row its best
+match on the other side, computing the [Nx, Ny] score matrix one block of
+source rows at a time.
 """
 from __future__ import annotations
 
@@ -38,21 +39,35 @@ import numpy as np
 import optax
 from flax import serialization
 from jax import lax
+from jax.sharding import Mesh
 
 from paraflax import errors
 from paraflax import files
 from paraflax import losses
 from paraflax.mining import knn
+from paraflax.training import partitioning
 
 Features = tuple[jax.Array, ...]  # per-row arrays, rows on the first axis
 
 
 class Prepared(NamedTuple):
-  """Per-row features of both sides and how to score them."""
+  """Per-row features of both sides and how to score them. Prepared over a
+  mesh, each side has zero rows appended up to a multiple of its size."""
   src: Features
   tgt: Features
   pairs: Callable[[Features, Features], jax.Array]  # row i with row i: [N]
   grid: Callable[[Features, Features], jax.Array]  # all with all: [Bx, Ny]
+
+
+def _rows(a: np.ndarray, mesh: Mesh | None) -> jax.Array:
+  """Host rows on the devices: whole on the default device (mesh None), or
+  split over `data`, padded with zero rows to divide evenly."""
+  if mesh is None:
+    return jnp.asarray(a)
+  missing = -len(a) % mesh.size
+  if missing:
+    a = np.concatenate([a, np.zeros((missing,) + a.shape[1:], a.dtype)])
+  return jax.device_put(a, partitioning.batch_sharding(mesh, 0))
 
 
 def _dot_grid(a_BxD: jax.Array, b_NxD: jax.Array) -> jax.Array:
@@ -73,8 +88,9 @@ def _cosine_grid(src: Features, tgt: Features) -> jax.Array:
   return _dot_grid(src[0], tgt[0])
 
 
-def _cosine(x: jax.Array, y: jax.Array) -> Prepared:
-  return Prepared((losses.normalize(x),), (losses.normalize(y),),
+def _cosine(x: np.ndarray, y: np.ndarray, mesh: Mesh | None) -> Prepared:
+  return Prepared((losses.normalize(_rows(x, mesh)),),
+                  (losses.normalize(_rows(y, mesh)),),
                   _cosine_pairs, _cosine_grid)
 
 
@@ -92,7 +108,9 @@ def _euclidean_grid(src: Features, tgt: Features) -> jax.Array:
   return -jnp.sqrt(jnp.maximum(sq_BxN, 0.0))
 
 
-def _euclidean(x: jax.Array, y: jax.Array) -> Prepared:
+def _euclidean(x: np.ndarray, y: np.ndarray, mesh: Mesh | None
+               ) -> Prepared:
+  x, y = _rows(x, mesh), _rows(y, mesh)
   return Prepared((x, jnp.sum(jnp.square(x), axis=-1)),
                   (y, jnp.sum(jnp.square(y), axis=-1)),
                   _euclidean_pairs, _euclidean_grid)
@@ -101,13 +119,15 @@ def _euclidean(x: jax.Array, y: jax.Array) -> Prepared:
 # --- CSLS -------------------------------------------------------------------
 
 
-def neighbourhood_means(x: np.ndarray, y: np.ndarray, k: int
+def neighbourhood_means(x: np.ndarray, y: np.ndarray, k: int,
+                        mesh: Mesh | None = None
                         ) -> tuple[np.ndarray, np.ndarray]:
-  """r_y(x) [Nx]: mean cosine of each x to its k nearest y; r_x(y) [Ny]."""
-  sims_x, _ = knn.knn(x, y, k, names=("source embeddings",
-                                      "target embeddings"))
-  sims_y, _ = knn.knn(y, x, k, names=("target embeddings",
-                                      "source embeddings"))
+  """r_y(x) [Nx]: mean cosine of each x to its k nearest y; r_x(y) [Ny].
+  The search runs over `mesh` (default: every device)."""
+  sims_x, _ = knn.knn(x, y, k, mesh=mesh, names=("source embeddings",
+                                                 "target embeddings"))
+  sims_y, _ = knn.knn(y, x, k, mesh=mesh, names=("target embeddings",
+                                                 "source embeddings"))
   return sims_x.mean(axis=1), sims_y.mean(axis=1)
 
 
@@ -120,10 +140,13 @@ def _csls_grid(src: Features, tgt: Features) -> jax.Array:
           - tgt[1][None, :])
 
 
-def _csls(x: jax.Array, y: jax.Array, *, k: int = 10) -> Prepared:
-  r_x, r_y = neighbourhood_means(np.asarray(x), np.asarray(y), k)
-  return Prepared((losses.normalize(x), jnp.asarray(r_x)),
-                  (losses.normalize(y), jnp.asarray(r_y)),
+def _csls(x: np.ndarray, y: np.ndarray, mesh: Mesh | None, *, k: int = 10
+          ) -> Prepared:
+  # The neighbourhoods come from the real rows only: padding rows are added
+  # after the search.
+  r_x, r_y = neighbourhood_means(x, y, k, mesh)
+  return Prepared((losses.normalize(_rows(x, mesh)), _rows(r_x, mesh)),
+                  (losses.normalize(_rows(y, mesh)), _rows(r_y, mesh)),
                   _csls_pairs, _csls_grid)
 
 
@@ -192,15 +215,18 @@ def _mlp_grid(model: MLPSimilarity, src: Features, tgt: Features
                    src[0][:, None, :] + tgt[0][None, :, :])
 
 
-def _mlp(x: jax.Array, y: jax.Array, *, model: MLPSimilarity) -> Prepared:
+def _mlp(x: np.ndarray, y: np.ndarray, mesh: Mesh | None, *,
+         model: MLPSimilarity) -> Prepared:
   if x.shape[1] != model.dim:
     raise errors.DataError(
         f"the MLP similarity was trained on {model.dim}-dimensional "
         f"embeddings but these have {x.shape[1]}; use the encoder it was "
         "trained with, or retrain it.")
   return Prepared(
-      (_mlp_project(model.head, "project_src", model.params, x),),
-      (_mlp_project(model.head, "project_tgt", model.params, y),),
+      (_mlp_project(model.head, "project_src", model.params,
+                    _rows(x, mesh)),),
+      (_mlp_project(model.head, "project_tgt", model.params,
+                    _rows(y, mesh)),),
       functools.partial(_mlp_pairs, model),
       functools.partial(_mlp_grid, model))
 
@@ -216,11 +242,14 @@ SIMILARITIES: dict[str, Callable[..., Prepared]] = {
 # --- Scoring ----------------------------------------------------------------
 
 
-def prepare(name: str, x, y, **ctx) -> Prepared:
+def prepare(name: str, x, y, *, mesh: Mesh | None = None, **ctx
+            ) -> Prepared:
   """Features of source rows `x` [Nx, d] and target rows `y` [Ny, d].
 
   `ctx` holds what the similarity needs: `k` for csls (default 10), `model`
-  (an `MLPSimilarity`) for mlp.
+  (an `MLPSimilarity`) for mlp. With a `mesh`, the rows are split over its
+  devices and padded (see `Prepared`); without, they stay whole on the
+  default device, as `grid_blocks` needs.
   """
   if name not in SIMILARITIES:
     raise errors.ConfigError(f"unknown similarity {name!r}; use one of "
@@ -231,18 +260,21 @@ def prepare(name: str, x, y, **ctx) -> Prepared:
     raise errors.DataError(
         f"source embeddings have dimension {x.shape[1]} but target "
         f"embeddings {y.shape[1]}; embed both with the same encoder.")
-  return SIMILARITIES[name](jnp.asarray(x, jnp.float32),
-                            jnp.asarray(y, jnp.float32), **ctx)
+  return SIMILARITIES[name](np.asarray(x, np.float32),
+                            np.asarray(y, np.float32), mesh, **ctx)
 
 
-def score(name: str, x, y, **ctx) -> np.ndarray:
-  """[N] float32 similarity of each aligned pair (x_i, y_i)."""
+def score(name: str, x, y, *, mesh: Mesh | None = None, **ctx
+          ) -> np.ndarray:
+  """[N] float32 similarity of each aligned pair (x_i, y_i); the pairs are
+  split over the devices of `mesh` (default: every device)."""
   if len(x) != len(y):
     raise errors.DataError(
         f"{len(x)} source but {len(y)} target embeddings; pairs need one "
         "of each per row.")
-  p = prepare(name, x, y, **ctx)
-  return np.asarray(p.pairs(p.src, p.tgt), np.float32)
+  mesh = partitioning.make_mesh(-1) if mesh is None else mesh
+  p = prepare(name, x, y, mesh=mesh, **ctx)
+  return np.asarray(p.pairs(p.src, p.tgt), np.float32)[:len(x)]
 
 
 def grid_blocks(p: Prepared, *, block_pairs: int = 1 << 18

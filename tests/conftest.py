@@ -22,9 +22,43 @@ TINY = ("--config.data.task=paraphrase_en_generaltest2022_cs",
         "--config.checkpoint.every=8", "--config.mesh.num_devices=1")
 
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+# A de-en bilingual autoencoder small enough for CI, trained on real
+# multi30k pairs; one session fixture serves every test that needs it.
+BILINGUAL_CONFIG = str(ROOT / "configs" / "bilingual_de_en.py")
+BILINGUAL_STEPS = 24
+BILINGUAL_TINY = (
+    "--config.data.train_tasks=('bitext_multi30k_de_en',)",
+    "--config.vocab.size=600", "--config.model.word_dim=24",
+    "--config.model.hidden=24", "--config.data.max_len=16",
+    "--config.batch_size=16", "--config.optimizer.learning_rate=3e-3",
+    f"--config.train_steps={BILINGUAL_STEPS}",
+    f"--config.eval_every={BILINGUAL_STEPS}",
+    f"--config.checkpoint.every={BILINGUAL_STEPS // 2}",
+    "--config.log_every=4", "--config.eval.sentences=16",
+    "--config.eval.batch_size=16", "--config.mesh.num_devices=1")
+
+
+def train_bilingual(workdir) -> int:
+  """Trains (or resumes) the tiny bilingual model in `workdir`."""
+  from paraflax import cli  # pylint: disable=g-import-not-at-top
+  return cli.main(["train", "--config", BILINGUAL_CONFIG, "--workdir",
+                   str(workdir), *BILINGUAL_TINY])
+
+
 @pytest.fixture
 def tiny_overrides():
   return list(TINY)
+
+
+@pytest.fixture(scope="session")
+def bilingual_workdir(tmp_path_factory) -> pathlib.Path:
+  """A workdir with the tiny bilingual model trained; read it, never write
+  to it (copy it first)."""
+  path = tmp_path_factory.mktemp("bilingual") / "w"
+  assert train_bilingual(path) == 0
+  return path
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ model of real multi30k de-en, resume, sharding and `embed --lang`."""
 import functools
 import gzip
 import json
-import pathlib
 import shutil
 
 import jax
@@ -22,29 +21,13 @@ from paraflax.training import checkpointing
 from paraflax.training import loop
 from paraflax.training import partitioning
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-CONFIG = str(ROOT / "configs" / "bilingual_de_en.py")
-STEPS = 24
-TINY = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
-        "--config.vocab.size=600", "--config.model.word_dim=24",
-        "--config.model.hidden=24", "--config.data.max_len=16",
-        "--config.batch_size=16", "--config.optimizer.learning_rate=3e-3",
-        f"--config.train_steps={STEPS}", f"--config.eval_every={STEPS}",
-        f"--config.checkpoint.every={STEPS // 2}", "--config.log_every=4",
-        "--config.eval.sentences=16", "--config.eval.batch_size=16",
-        "--config.mesh.num_devices=1")
-
-
-def _train(workdir) -> int:
-  return cli.main(["train", "--config", CONFIG, "--workdir", str(workdir),
-                   *TINY])
+from tests.conftest import BILINGUAL_STEPS as STEPS
+from tests.conftest import train_bilingual as _train
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-  path = tmp_path_factory.mktemp("bilingual") / "w"
-  assert _train(path) == 0
-  return path
+def workdir(bilingual_workdir):
+  return bilingual_workdir
 
 
 def _metrics(workdir) -> list[dict]:

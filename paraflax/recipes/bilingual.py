@@ -33,6 +33,7 @@ from paraflax.recipes import paraphrase
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
 from paraflax.training import loop
+from paraflax.training import partitioning
 
 # direction -> the bitext features (source: non-English, target: English)
 # that become the model's source and target; the target is autoencoded.
@@ -111,42 +112,59 @@ def _dev_batches(data: bitext.EncodedBitext, size: int
 
 
 class Embedder:
-  """Text of either language in, sentence embeddings out."""
+  """Text of either language in, sentence embeddings out; each batch is
+  split over the devices of a `data` mesh (`num_devices`, -1: all)."""
 
   def __init__(self, model: model_lib.BilingualAutoencoder,
                langs: Sequence[str], processors: Sequence[Any],
-               max_len: int):
+               max_len: int, num_devices: int = -1):
     self.model, self.max_len = model, max_len
     self.encoders = {lang: (side, sp) for lang, side, sp
                      in zip(langs, model_lib.SIDES, processors)}
-    self._apply = jax.jit(
-        lambda p, ids, n, side: model.apply(
-            {"params": p}, ids, n, side,
-            method=model_lib.BilingualAutoencoder.embed),
-        static_argnums=3)
+    self.mesh = partitioning.make_mesh(num_devices)
+    self._params = partitioning.replicated(self.mesh)
+    data = partitioning.batch_sharding(self.mesh, 0)
+    self._apply = {side: jax.jit(
+        functools.partial(self._embed, side=side),
+        in_shardings=(self._params, data, data), out_shardings=data)
+                   for side in model_lib.SIDES}
+
+  def _embed(self, params, ids, lengths, side: str) -> jax.Array:
+    return self.model.apply({"params": params}, ids, lengths, side,
+                            method=model_lib.BilingualAutoencoder.embed)
 
   @property
   def languages(self) -> tuple[str, ...]:
     return tuple(self.encoders)
 
-  def __call__(self, params: Any, texts: Sequence[str], lang: str
-               ) -> np.ndarray:
-    """[N, 2 * hidden] float32 in input order, by the `lang` encoder."""
+  def tokenize(self, texts: Sequence[str], lang: str) -> list[list[int]]:
+    """The subword ids (EOS-terminated, cut to max_len) that `lang`'s
+    encoder reads."""
     if lang not in self.encoders:
       raise errors.ConfigError(
           f"no {lang!r} encoder: this bilingual model embeds "
           f"{' and '.join(map(repr, self.encoders))}; choose one of them.")
-    side, sp = self.encoders[lang]
-    seqs = [bitext.fit_length(sp.encode(t) + [bitext.EOS], self.max_len,
+    sp = self.encoders[lang][1]
+    return [bitext.fit_length(sp.encode(t) + [bitext.EOS], self.max_len,
                               "truncate", "") for t in texts]
+
+  def __call__(self, params: Any, texts: Sequence[str], lang: str
+               ) -> np.ndarray:
+    """[N, 2 * hidden] float32 in input order, by the `lang` encoder."""
+    seqs = self.tokenize(texts, lang)
+    apply = self._apply[self.encoders[lang][0]]
+    # Once per call, not per batch: training may hold the parameters under
+    # another sharding (fsdp rules, a smaller mesh), which jit would refuse.
+    params = jax.device_put(params, self._params)
     order = np.argsort([len(s) for s in seqs], kind="stable")
     out = np.zeros((len(texts), 2 * self.model.hidden), np.float32)
+    # Full-size batches, one compiled shape per length bucket, with rows a
+    # multiple of the mesh size; padding rows are empty and dropped.
+    padded = -(-_EMBED_BATCH // self.mesh.size) * self.mesh.size
     for start in range(0, len(order), _EMBED_BATCH):
       rows = order[start:start + _EMBED_BATCH]
-      # Full-size batches: one compiled shape per length bucket.
-      ids, lengths = bitext.pad_batch([seqs[i] for i in rows], _EMBED_BATCH)
-      out[rows] = np.asarray(self._apply(params, ids, lengths,
-                                         side))[:len(rows)]
+      ids, lengths = bitext.pad_batch([seqs[i] for i in rows], padded)
+      out[rows] = np.asarray(apply(params, ids, lengths))[:len(rows)]
     return out
 
 
@@ -173,7 +191,7 @@ class BilingualRecipe:
     self.dev = list(dev)
     self.word_vectors = word_vectors or {}  # side -> initial table
     self.embedder = Embedder(self.model, languages(config), (src_sp, tgt_sp),
-                             config.data.max_len)
+                             config.data.max_len, config.mesh.num_devices)
     self.dev_batches = _dev_batches(
         bitext.encode(self.dev, src_sp.encode, tgt_sp.encode,
                       config.data.max_len, "truncate", "dev"),
@@ -320,9 +338,13 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
   return BilingualRecipe(config, src_sp, tgt_sp, stream, dev, vectors)
 
 
-def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
-  """The embedder and the best (else newest) parameters of a workdir."""
+def load_for_inference(workdir: str, num_devices: int | None = None
+                       ) -> tuple[Embedder, Any, int]:
+  """The embedder and the best (else newest) parameters of a workdir; embeds
+  over `num_devices` (default: the config's mesh.num_devices)."""
   config = workdir_lib.load_config(workdir, "bilingual")
+  if num_devices is not None:
+    config.mesh.num_devices = num_devices
   recipe = BilingualRecipe(config, *nmt.load_subwords(workdir))
   abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
   state, step = checkpointing.restore_for_inference(workdir, abstract)

@@ -31,7 +31,12 @@ def base(lang: str) -> ml_collections.ConfigDict:
   c.model = ml_collections.ConfigDict()
   c.model.word_dim = 256
   c.model.hidden = 256  # per encoder direction, and the decoder
-  c.model.feed_embedding = False  # True: also a decoder input at every step
+  # Also give the embedding to the decoder at every step (as LASER does),
+  # not only as its initial state (the paper). On 2,000 steps it is what
+  # makes the decoder read the embedding at all: de-en at step 500, dev
+  # alignment accuracy 0.0 % and equal AE / NMT losses with the initial
+  # state only, 2.1 % and AE below NMT with it.
+  c.model.feed_embedding = True
 
   # Word vector text files (GloVe / word2vec, dim = model.word_dim) per
   # language; a vector initialises the subword that spells its (lowercase)

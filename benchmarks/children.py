@@ -1,0 +1,54 @@
+"""What every benchmark needs to measure in child processes: one fresh
+interpreter per simulated device count (the count is fixed when jax starts),
+its environment, its JSON result and its peak memory.
+
+A child prints its result as the last line of stdout that starts with "{";
+its stderr (logs, warnings) goes to the terminal.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+from typing import Any
+
+COUNT_FLAG = "--xla_force_host_platform_device_count"
+
+
+class ChildFailed(RuntimeError):
+  """A child exited non-zero or printed no result (out of memory, most
+  likely); its stderr is above."""
+
+
+def peak_rss_mib() -> float:
+  """This process's peak resident memory so far."""
+  # ru_maxrss is KiB on Linux, bytes on macOS.
+  scale = 1 if sys.platform == "darwin" else 1024
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
+
+
+def child_env(num_devices: int) -> dict[str, str]:
+  env = dict(os.environ)
+  flags = re.sub(COUNT_FLAG + r"=\S+", "", env.get("XLA_FLAGS", ""))
+  env["XLA_FLAGS"] = f"{flags} {COUNT_FLAG}={num_devices}".strip()
+  # Simulated devices are host devices; a visible GPU would be used instead.
+  env["JAX_PLATFORMS"] = "cpu"
+  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # tf only reads data; quiet it
+  return env
+
+
+def run_child(argv: list[str], num_devices: int,
+              timeout: float | None = None) -> dict[str, Any]:
+  """Runs `python argv...` on `num_devices` simulated devices and returns
+  its result; raises ChildFailed, or subprocess.TimeoutExpired."""
+  proc = subprocess.run([sys.executable, *argv], env=child_env(num_devices),
+                        stdout=subprocess.PIPE, text=True, check=False,
+                        timeout=timeout)
+  lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+  if proc.returncode or not lines:
+    raise ChildFailed(f"{num_devices}-device child failed (exit "
+                      f"{proc.returncode}); its stderr is above.")
+  return json.loads(lines[-1])

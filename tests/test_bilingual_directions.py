@@ -1,0 +1,82 @@
+"""The bilingual recipe's two directions and monolingual autoencoding data,
+on real multi30k de-en and ABC rural English."""
+import gzip
+import pathlib
+
+import numpy as np
+import pytest
+
+from paraflax import config as config_lib
+from paraflax import errors
+from paraflax.data import bitext
+from paraflax.data import paths
+from paraflax.recipes import bilingual
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CONFIG = str(ROOT / "configs" / "bilingual_de_en.py")
+SMALL = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
+         "--config.vocab.size=600", "--config.model.word_dim=8",
+         "--config.model.hidden=8", "--config.data.max_len=16",
+         "--config.batch_size=16", "--config.eval.sentences=16",
+         "--config.mesh.num_devices=1")
+
+
+def _recipe(tmp_path, *overrides) -> bilingual.BilingualRecipe:
+  config = config_lib.load(CONFIG, [*SMALL, *overrides])
+  return bilingual.build(config, str(tmp_path / "w"), 1)
+
+
+def _texts(sp, ids_BxT: np.ndarray, lengths_B: np.ndarray) -> list[str]:
+  # Targets end in EOS, which the length counts.
+  return [sp.decode([int(i) for i in row[:n - 1]])
+          for row, n in zip(ids_BxT, lengths_B)]
+
+
+def _multi30k(lang: str) -> set[str]:
+  with gzip.open(paths.data_path("multi30k_task1", f"train.{lang}.gz"), "rt",
+                 encoding="utf-8") as f:
+    return {" ".join(l.split()) for l in f}
+
+
+def test_en_xx_encodes_english_and_decodes_german(tmp_path):
+  recipe = _recipe(tmp_path, "--config.direction=en_xx")
+  assert bilingual.languages(recipe.config) == ("en", "de")
+  assert recipe.embedder.encoders["en"][0] == "src"
+  assert recipe.embedder.encoders["de"][0] == "tgt"
+  german, english = _multi30k("de"), _multi30k("en")
+  batch = recipe.stream.get(0)
+  tgt_sp = recipe.embedder.encoders["de"][1]
+  src_sp = recipe.embedder.encoders["en"][1]
+  decoded = _texts(tgt_sp, batch["tgt_out"], batch["tgt_len"])
+  assert sum(t in german for t in decoded) >= len(decoded) - 1
+  assert not any(t in english for t in decoded)
+  # Each batch autoencodes its own German targets.
+  assert _texts(tgt_sp, batch["ae_out"], batch["ae_len"]) == decoded
+  sources = _texts(src_sp, batch["src"], batch["src_len"] + 1)
+  assert sum(t in english for t in sources) >= len(sources) - 1
+
+
+def test_monolingual_text_joins_the_autoencoder_only(tmp_path):
+  plain = _recipe(tmp_path / "a")
+  mixed = _recipe(tmp_path / "b",
+                  "--config.data.mono_tasks=('mono_en_abc_rural',)")
+  pairs = len(plain.stream.pairs.data)
+  assert len(mixed.stream.pairs.data) == pairs  # translation: bitext only
+  extra = len(mixed.stream.sentences.data) - pairs
+  assert extra > 100  # the ABC rural lines of at most 16 subwords
+  english = _multi30k("en")
+  sp = mixed.embedder.encoders["en"][1]
+  autoencoded = []
+  for step in range(40):
+    batch = mixed.stream.get(step)
+    autoencoded += _texts(sp, batch["ae_out"], batch["ae_len"])
+  outside = sum(t not in english for t in autoencoded)
+  # In expectation extra / (pairs + extra) of them; far from none or all.
+  share = extra / (pairs + extra)
+  assert 0.5 * share < outside / len(autoencoded) < min(1.0, 2 * share)
+
+
+def test_monolingual_tasks_must_be_in_the_decoded_language(tmp_path):
+  with pytest.raises(errors.ConfigError, match="mono_de_"):
+    _recipe(tmp_path, "--config.direction=en_xx",
+            "--config.data.mono_tasks=('mono_en_abc_rural',)")
