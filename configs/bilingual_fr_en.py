@@ -7,7 +7,12 @@ shared fr-en bitext. Dev: newstest2013 loss and alignment recovery (first
 Command:
   paraflax train --config configs/bilingual_fr_en.py --workdir runs/bi_fr_en
   paraflax embed --workdir runs/bi_fr_en --input F --output OUT --lang fr
-Not yet trained: no measured run time or results.
+  paraflax eval-bilingual --workdir runs/bi_fr_en
+Measured on 2 CPU cores (2026-11-21), 2,000 steps: 2,558 s (42:38;
+the test suite shared the cores for 15 min).
+Dev alignment accuracy (%) at steps 500 / 1000 / 1500 / 2000:
+2.5 / 5.7 / 6.7 / 6.9; far from converged.
+Tables: README, "Bilingual embeddings".
 """
 from paraflax.recipes import bilingual_config
 
