@@ -40,6 +40,26 @@ BILINGUAL_TINY = (
     "--config.eval.batch_size=16", "--config.mesh.num_devices=1")
 
 
+def random_bilingual(src_vocab: int, tgt_vocab: int, word_dim: int,
+                     hidden: int):
+  """A small bilingual autoencoder and random parameters (no compiled
+  init): (model, params)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from paraflax.models import bilingual  # pylint: disable=g-import-not-at-top
+  model = bilingual.BilingualAutoencoder(src_vocab=src_vocab,
+                                         tgt_vocab=tgt_vocab,
+                                         word_dim=word_dim, hidden=hidden)
+  ids, lengths = jnp.ones((2, 8), jnp.int32), jnp.array([5, 2], jnp.int32)
+  shapes = jax.eval_shape(model.init, jax.random.key(0), ids, lengths, ids,
+                          ids, lengths, ids)["params"]
+  rng = np.random.default_rng(0)
+  params = jax.tree.map(
+      lambda s: rng.normal(0, 0.5, s.shape).astype(np.float32), shapes)
+  return model, params
+
+
 def train_bilingual(workdir) -> int:
   """Trains (or resumes) the tiny bilingual model in `workdir`."""
   from paraflax import cli  # pylint: disable=g-import-not-at-top

@@ -20,6 +20,7 @@ from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
 from paraflax.training import loop
 from paraflax.training import partitioning
+from tests.conftest import random_bilingual
 
 from tests.conftest import BILINGUAL_STEPS as STEPS
 from tests.conftest import train_bilingual as _train
@@ -44,15 +45,7 @@ def _lines(lang: str, n: int) -> list[str]:
 @pytest.fixture(scope="module")
 def tiny():
   """A small model with random parameters (no compiled init)."""
-  model = model_lib.BilingualAutoencoder(src_vocab=30, tgt_vocab=40,
-                                         word_dim=8, hidden=6)
-  ids, lengths = jnp.ones((2, 8), jnp.int32), jnp.array([5, 2], jnp.int32)
-  shapes = jax.eval_shape(model.init, jax.random.key(0), ids, lengths, ids,
-                          ids, lengths, ids)["params"]
-  rng = np.random.default_rng(0)
-  params = jax.tree.map(
-      lambda s: rng.normal(0, 0.5, s.shape).astype(np.float32), shapes)
-  return model, params
+  return random_bilingual(30, 40, 8, 6)
 
 
 def test_max_pool_ignores_padding(tiny):

@@ -13,6 +13,7 @@ from paraflax.models import bilingual as model_lib
 from paraflax.recipes import bilingual
 from paraflax.recipes import bilingual_config
 from paraflax.training import partitioning
+from tests.conftest import random_bilingual
 
 VOCAB = 64
 # 300 sentences: a full batch of 256 and one of 44 rows padded to the full
@@ -40,15 +41,7 @@ def _lines(lang: str) -> list[str]:
 @pytest.fixture(scope="module")
 def tiny():
   """A small model with random parameters (no compiled init)."""
-  model = model_lib.BilingualAutoencoder(src_vocab=VOCAB, tgt_vocab=VOCAB,
-                                         word_dim=8, hidden=8)
-  ids, lengths = jnp.ones((2, 8), jnp.int32), jnp.array([5, 2], jnp.int32)
-  shapes = jax.eval_shape(model.init, jax.random.key(0), ids, lengths, ids,
-                          ids, lengths, ids)["params"]
-  rng = np.random.default_rng(0)
-  params = jax.tree.map(
-      lambda s: rng.normal(0, 0.5, s.shape).astype(np.float32), shapes)
-  return model, params
+  return random_bilingual(VOCAB, VOCAB, 8, 8)
 
 
 @pytest.fixture(scope="module")
