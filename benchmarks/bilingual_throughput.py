@@ -169,13 +169,14 @@ def _score(pairs: int, dim: int, names: list[str], k: int, calls: int,
   """Each similarity: one warm-up call (compiles), then `calls` timed."""
   import jax  # pylint: disable=g-import-not-at-top
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  from paraflax import similarity  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import similarity  # pylint: disable=g-import-not-at-top
+  from paraflax.models import heads  # pylint: disable=g-import-not-at-top
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
 
   rng = np.random.default_rng(_SEED)
   x = rng.standard_normal((pairs, dim), dtype=np.float32)
   y = rng.standard_normal((pairs, dim), dtype=np.float32)
-  head = similarity.MLPHead()
+  head = heads.MLPHead()
   mlp = similarity.MLPSimilarity(
       head, head.init(jax.random.key(_SEED), jnp.zeros((1, dim)),
                       jnp.zeros((1, dim))), dim)

@@ -13,22 +13,20 @@ from collections.abc import Sequence
 
 import ml_collections
 
+from paraflax import errors
+
 PREFIX = "--config."
-
-
-class ConfigError(ValueError):
-  pass
 
 
 def load_file(path: str) -> ml_collections.ConfigDict:
   if not os.path.isfile(path):
-    raise ConfigError(f"{path}: config file not found. Pass one of the files "
+    raise errors.ConfigError(f"{path}: config file not found. Pass one of the files "
                       "in configs/, e.g. --config configs/gran.py")
   spec = importlib.util.spec_from_file_location("paraflax_config", path)
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   if not hasattr(module, "get_config"):
-    raise ConfigError(f"{path}: defines no get_config().")
+    raise errors.ConfigError(f"{path}: defines no get_config().")
   config = module.get_config()
   config.lock()
   return config
@@ -46,10 +44,10 @@ def _parse(raw: str, current):
   return ast.literal_eval(raw)
 
 
-def _unknown(key: str, known: Sequence[str], where: str) -> ConfigError:
+def _unknown(key: str, known: Sequence[str], where: str) -> errors.ConfigError:
   close = difflib.get_close_matches(key.split(".")[-1], known, n=1)
   hint = f" Did you mean {close[0]!r}?" if close else ""
-  return ConfigError(f"unknown config key {key!r} (in {where}).{hint} Known "
+  return errors.ConfigError(f"unknown config key {key!r} (in {where}).{hint} Known "
                      f"keys there: {', '.join(sorted(known))}.")
 
 
@@ -58,7 +56,7 @@ def override(config: ml_collections.ConfigDict, assignments: Sequence[str]
   """Applies `--config.a.b=value` strings (values parsed by current type)."""
   for item in assignments:
     if not item.startswith(PREFIX) or "=" not in item:
-      raise ConfigError(f"bad override {item!r}: write --config.key=value.")
+      raise errors.ConfigError(f"bad override {item!r}: write --config.key=value.")
     key, _, raw = item[len(PREFIX):].partition("=")
     *parents, leaf = key.split(".")
     node = config
@@ -73,7 +71,7 @@ def override(config: ml_collections.ConfigDict, assignments: Sequence[str]
     try:
       value = _parse(raw, node[leaf])
     except (ValueError, SyntaxError) as e:
-      raise ConfigError(f"{item}: cannot parse {raw!r} as the type of "
+      raise errors.ConfigError(f"{item}: cannot parse {raw!r} as the type of "
                         f"{key} (now {node[leaf]!r}): {e}") from e
     with config.unlocked():
       node[leaf] = value

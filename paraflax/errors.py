@@ -1,7 +1,18 @@
-"""Errors that mean 'fix your input or config'; the CLI reports them without
-a traceback. Kept free of heavy imports so any command can catch them."""
-from paraflax.config import ConfigError
-from paraflax.data.readers import DataError
+"""Every error paraflax raises on purpose, in one place.
+
+`USER_ERRORS` mean 'fix your input or config': the command line reports
+them as one message, without a traceback. Imports nothing, so any module
+and the command line can catch them without loading a framework.
+"""
+
+
+class ConfigError(ValueError):
+  """A config key, flag or combination of settings that cannot work."""
+
+
+class DataError(ValueError):
+  """An input file that cannot be used as it is; the message names the file,
+  the line and the fix."""
 
 
 class NoCheckpointError(FileNotFoundError):

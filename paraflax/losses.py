@@ -13,19 +13,10 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 
+from paraflax import vectors
+
 Sampling = Literal["max", "mix", "rand"]
 SAMPLING: tuple[str, ...] = ("max", "mix", "rand")
-
-
-def normalize(x_NxD: jax.Array, eps: float = 1e-8) -> jax.Array:
-  # Through the squared norm: the gradient of `norm` at a zero vector (an
-  # empty sentence, a padding row) is NaN, and NaN * weight 0 is still NaN.
-  sq_N = jnp.sum(jnp.square(x_NxD), axis=-1, keepdims=True)
-  return x_NxD * jax.lax.rsqrt(jnp.maximum(sq_N, eps * eps))
-
-
-def cosine(a_NxD: jax.Array, b_NxD: jax.Array) -> jax.Array:
-  return jnp.sum(normalize(a_NxD) * normalize(b_NxD), axis=-1)
 
 
 def forbidden_negatives(uid_a_N: jax.Array, uid_b_N: jax.Array,
@@ -53,12 +44,12 @@ def choose_negatives(emb_a_NxD: jax.Array, emb_b_NxD: jax.Array,
 
   Also returns a [N] mask of the pairs that have any allowed candidate.
   """
-  cand_2NxD = normalize(jnp.concatenate([emb_a_NxD, emb_b_NxD]))
+  cand_2NxD = vectors.normalize(jnp.concatenate([emb_a_NxD, emb_b_NxD]))
   forbidden_Nx2N = forbidden_negatives(uid_a_N, uid_b_N, valid_N)
   has_negative_N = ~jnp.all(forbidden_Nx2N, axis=1)
 
   def pick(emb_NxD, key):
-    sim_Nx2N = normalize(emb_NxD) @ cand_2NxD.T
+    sim_Nx2N = vectors.normalize(emb_NxD) @ cand_2NxD.T
     hardest_N = jnp.argmax(jnp.where(forbidden_Nx2N, -jnp.inf, sim_Nx2N), 1)
     if sampling == "max":
       return hardest_N
@@ -81,9 +72,9 @@ def margin_loss(s1_NxD: jax.Array, s2_NxD: jax.Array, t1_NxD: jax.Array,
                 t2_NxD: jax.Array, weight_N: jax.Array, margin: float = 0.4
                 ) -> jax.Array:
   """Weighted mean over pairs; padding pairs carry weight 0."""
-  positive_N = cosine(s1_NxD, s2_NxD)
-  loss_N = (jax.nn.relu(margin - positive_N + cosine(s1_NxD, t1_NxD))
-            + jax.nn.relu(margin - positive_N + cosine(s2_NxD, t2_NxD)))
+  positive_N = vectors.cosine(s1_NxD, s2_NxD)
+  loss_N = (jax.nn.relu(margin - positive_N + vectors.cosine(s1_NxD, t1_NxD))
+            + jax.nn.relu(margin - positive_N + vectors.cosine(s2_NxD, t2_NxD)))
   return jnp.sum(loss_N * weight_N) / jnp.maximum(jnp.sum(weight_N), 1.0)
 
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from paraflax import cli
-from paraflax import embedders
 from paraflax.data import paths
 from paraflax.evaluation import alignment
 from paraflax.evaluation import paracrawl
+from paraflax.recipes import embedders
 
 
 @pytest.fixture(scope="module")

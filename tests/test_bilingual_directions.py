@@ -8,7 +8,6 @@ import pytest
 
 from paraflax import config as config_lib
 from paraflax import errors
-from paraflax.data import bitext
 from paraflax.data import paths
 from paraflax.recipes import bilingual
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from paraflax import errors
-from paraflax import similarity
 from paraflax.evaluation import alignment
 from paraflax.evaluation import paracrawl
+from paraflax.recipes import mlp_similarity
 
 SIMILARITIES = ("cosine", "euclidean", "csls")
 
@@ -238,7 +238,7 @@ def test_evaluate_all_and_table():
 
 
 def test_train_mlp_on_text():
-  model, history = paracrawl.train_mlp(_trigrams, "fr", similarity.MLPConfig(
+  model, history = mlp_similarity.train_for_language(_trigrams, "fr", mlp_similarity.MLPConfig(
       hidden=8, batch_size=512, epochs=1, heldout_fraction=0.0))
   assert model.dim == 256 and len(history) == 1
   sample = paracrawl.load("v6", "fr")

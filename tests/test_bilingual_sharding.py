@@ -7,9 +7,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from paraflax import similarity as sim
 from paraflax.data import paths
-from paraflax.models import bilingual as model_lib
+from paraflax.mining import similarity as sim
+from paraflax.models import heads
 from paraflax.recipes import bilingual
 from paraflax.recipes import bilingual_config
 from paraflax.training import partitioning
@@ -110,7 +110,7 @@ def test_pair_scores_same_on_one_and_eight_devices(name):
 
 
 def _random_mlp(dim: int) -> sim.MLPSimilarity:
-  head = sim.MLPHead(hidden=16)
+  head = heads.MLPHead(hidden=16)
   params = head.init(jax.random.key(0), jnp.zeros((1, dim)),
                      jnp.zeros((1, dim)))
   return sim.MLPSimilarity(head, params, dim)

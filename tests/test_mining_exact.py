@@ -12,11 +12,11 @@ with a float64 brute force.
 import numpy as np
 import pytest
 
-from paraflax import embedders
 from paraflax.evaluation import mining
 from paraflax.mining import faiss_knn
 from paraflax.mining import knn
 from paraflax.mining import margin
+from paraflax.recipes import embedders
 from paraflax.training import partitioning
 
 K = 4

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from paraflax import cli
+from paraflax import errors
 from paraflax.data import bitext
 from paraflax.data import paths
 from paraflax.recipes import nmt
@@ -152,7 +153,7 @@ def test_half_written_jsonl_is_named(tmp_path):
   path = tmp_path / "bt.jsonl"
   path.write_text('{"id": 0, "reference": "a", "translation": "b", '
                   '"rank": 0}\n{"id": 1, "refer\n')
-  with pytest.raises(readers.DataError, match="bt.jsonl:2: not JSON"):
+  with pytest.raises(errors.DataError, match="bt.jsonl:2: not JSON"):
     readers.read_jsonl(path, keys=("reference",))
 
 

@@ -2,7 +2,8 @@
 examples, and a clear error on a record that lacks a field."""
 import json
 
-from paraflax import cli, pair_stats
+from paraflax import cli
+from paraflax.evaluation import pair_stats
 
 
 def _records():

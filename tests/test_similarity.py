@@ -7,10 +7,11 @@ import pytest
 from flax import serialization
 
 from paraflax import errors
-from paraflax import similarity as sim
+from paraflax.mining import similarity as sim
+from paraflax.recipes import mlp_similarity as mlp
 
 K = 3
-TINY = sim.MLPConfig(hidden=32, layers=2, negatives="random", batch_size=32,
+TINY = mlp.MLPConfig(hidden=32, layers=2, negatives="random", batch_size=32,
                      learning_rate=3e-3, epochs=30, heldout_fraction=0.2,
                      patience=3, seed=0)
 
@@ -119,7 +120,7 @@ def toy():
   rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
   x = rng.normal(size=(600, d)).astype(np.float32)
   y = (x @ rotation + 0.1 * rng.normal(size=x.shape)).astype(np.float32)
-  model, history = sim.train_mlp((x[:500], y[:500]), TINY)
+  model, history = mlp.train_mlp((x[:500], y[:500]), TINY)
   return x[500:], y[500:], model, history
 
 
@@ -155,11 +156,11 @@ def test_mlp_learns_a_rotation(toy):
 
 def test_mlp_training_is_deterministic_for_a_seed():
   x, y = _pairs(seed=2, n=80, m=80)
-  config = sim.MLPConfig(hidden=16, batch_size=16, epochs=2,
+  config = mlp.MLPConfig(hidden=16, batch_size=16, epochs=2,
                          negatives="random", seed=5)
-  a, history_a = sim.train_mlp((x, y), config)
-  b, history_b = sim.train_mlp((x, y), config)
-  c, _ = sim.train_mlp((x, y), sim.MLPConfig(
+  a, history_a = mlp.train_mlp((x, y), config)
+  b, history_b = mlp.train_mlp((x, y), config)
+  c, _ = mlp.train_mlp((x, y), mlp.MLPConfig(
       hidden=16, batch_size=16, epochs=2, negatives="random", seed=6))
   assert history_a == history_b
   same = jax.tree.map(np.array_equal, a.params, b.params)
@@ -170,15 +171,15 @@ def test_mlp_training_is_deterministic_for_a_seed():
 
 def test_mlp_epochs_and_early_stopping():
   x, y = _pairs(seed=3, n=64, m=64)
-  fixed = sim.MLPConfig(hidden=8, batch_size=16, epochs=3, negatives="random",
+  fixed = mlp.MLPConfig(hidden=8, batch_size=16, epochs=3, negatives="random",
                         heldout_fraction=0.0)
-  _, history = sim.train_mlp((x, y), fixed)
+  _, history = mlp.train_mlp((x, y), fixed)
   assert [h["epoch"] for h in history] == [1, 2, 3]
   assert all("heldout_loss" not in h for h in history)
   # A learning rate far too high: the held-out loss stops improving early.
-  stopped = sim.MLPConfig(hidden=8, batch_size=16, epochs=40,
+  stopped = mlp.MLPConfig(hidden=8, batch_size=16, epochs=40,
                           negatives="random", learning_rate=1.0, patience=1)
-  _, history = sim.train_mlp((x, y), stopped)
+  _, history = mlp.train_mlp((x, y), stopped)
   assert len(history) < 40 and "heldout_loss" in history[0]
 
 
@@ -187,10 +188,10 @@ def test_worst_negatives_are_the_lowest_cosine_pairs():
   x = rng.normal(size=(40, 8)).astype(np.float32)
   y = x.copy()
   y[::2] = rng.normal(size=(20, 8))  # even rows: noise
-  chosen = sim.worst_pairs((x, y), 0.5)
+  chosen = mlp.worst_pairs((x, y), 0.5)
   assert sorted(chosen) == list(range(0, 40, 2))
-  assert len(sim.worst_pairs((x, y), 0.6)) == 24
-  model, _ = sim.train_mlp((x[1::2], y[1::2]), sim.MLPConfig(
+  assert len(mlp.worst_pairs((x, y), 0.6)) == 24
+  model, _ = mlp.train_mlp((x[1::2], y[1::2]), mlp.MLPConfig(
       hidden=8, batch_size=8, epochs=1, worst_fraction=0.5), noisy=(x, y))
   assert model.dim == 8
 
@@ -198,25 +199,25 @@ def test_worst_negatives_are_the_lowest_cosine_pairs():
 def test_mlp_file_round_trip(tmp_path, toy):
   x, y, model, _ = toy
   path = tmp_path / "mlp.msgpack"
-  sim.save_mlp(model, path)
-  loaded = sim.load_mlp(path)
+  mlp.save_mlp(model, path)
+  loaded = mlp.load_mlp(path)
   assert (loaded.dim, loaded.head) == (model.dim, model.head)
   np.testing.assert_array_equal(sim.score("mlp", x, y, model=loaded),
                                 sim.score("mlp", x, y, model=model))
   (tmp_path / "bad").write_bytes(b"\xc1 not msgpack")
   with pytest.raises(errors.DataError, match="bad"):
-    sim.load_mlp(tmp_path / "bad")
+    mlp.load_mlp(tmp_path / "bad")
   with pytest.raises(errors.DataError, match="no such"):
-    sim.load_mlp(tmp_path / "missing")
+    mlp.load_mlp(tmp_path / "missing")
   state = serialization.msgpack_restore(path.read_bytes())
   (tmp_path / "resized").write_bytes(serialization.msgpack_serialize(
       {**state, "dim": 5}))
   with pytest.raises(errors.DataError, match="shapes do not match"):
-    sim.load_mlp(tmp_path / "resized")
+    mlp.load_mlp(tmp_path / "resized")
   (tmp_path / "cut").write_bytes(serialization.msgpack_serialize(
       {k: v for k, v in state.items() if k != "layers"}))
   with pytest.raises(errors.DataError, match="damaged"):
-    sim.load_mlp(tmp_path / "cut")
+    mlp.load_mlp(tmp_path / "cut")
 
 
 def test_errors_say_what_to_fix(toy):
@@ -232,9 +233,9 @@ def test_errors_say_what_to_fix(toy):
   with pytest.raises(errors.DataError, match="trained on 8"):
     sim.score("mlp", x[:, :4], x[:, :4], model=toy[2])
   with pytest.raises(errors.ConfigError, match="noisy"):
-    sim.train_mlp((x, x), sim.MLPConfig(negatives="worst"))
+    mlp.train_mlp((x, x), mlp.MLPConfig(negatives="worst"))
   with pytest.raises(errors.ConfigError, match="unknown negatives"):
-    sim.train_mlp((x, x), sim.MLPConfig(negatives="hard"))
+    mlp.train_mlp((x, x), mlp.MLPConfig(negatives="hard"))
   nan = x.copy()
   nan[3, 0] = np.nan
   with pytest.raises(errors.DataError, match="row"):

@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from paraflax.data import readers
+from paraflax import errors
 from paraflax.data import words
 from paraflax.models import encoders
 from paraflax.recipes import paraphrase
@@ -27,7 +27,7 @@ def test_word_vectors_file(tmp_path):
   np.testing.assert_array_equal(table[vocab.id_of("the")], [1, 2])
   np.testing.assert_array_equal(table[vocab.id_of("cat")], [3, 4])
   assert not found[vocab.id_of("sat")] and found.sum() == 2
-  with pytest.raises(readers.DataError, match="vec.txt:2: expected a word"):
+  with pytest.raises(errors.DataError, match="vec.txt:2: expected a word"):
     words.load_word_vectors(path, vocab, dim=3)
 
 

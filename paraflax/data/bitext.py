@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from paraflax.data import readers
+from paraflax import errors
 
 PAD, EOS = 0, 1  # the sentencepiece layout of `sentencepiece_vocab`
 BOS = PAD  # decoders start from the padding id (as T5 does)
@@ -28,7 +28,7 @@ def fit_length(ids: list[int], max_len: int, too_long: TooLong, where: str
   if len(ids) <= max_len:
     return ids
   if too_long == "error":
-    raise readers.DataError(
+    raise errors.DataError(
         f"{where}: {len(ids)} subwords, over max_len={max_len}. Raise "
         "data.max_len, or set data.too_long to 'skip' or 'truncate'.")
   return ids[:max_len - 1] + [EOS] if too_long == "truncate" else None

@@ -15,6 +15,7 @@ import logging
 import pathlib
 from collections.abc import Mapping
 
+from paraflax import errors
 from paraflax.data import paths
 from paraflax.data import readers
 from paraflax.data import sts
@@ -90,7 +91,7 @@ def read(corpus: Corpus, split: str, root: pathlib.Path | None = None
   `root` defaults to `paths.data_dir()`, looked up now, not at import.
   """
   if split not in corpus.splits:
-    raise readers.DataError(
+    raise errors.DataError(
         f"{corpus.name} has no split {split!r}; it has "
         f"{', '.join(corpus.splits)}.")
   spec = corpus.splits[split]
@@ -241,3 +242,9 @@ def catalogue() -> dict[str, str]:
   out.update({name: f"mixture of {', '.join(members)}"
               for name, members in MIXTURES.items()})
   return out
+
+
+def print_catalogue() -> None:
+  """`paraflax tasks`: one line per registered Task or Mixture."""
+  for name, summary in catalogue().items():
+    print(f"{name:<40} {summary}")

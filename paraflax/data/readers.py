@@ -15,13 +15,11 @@ import os
 from collections.abc import Sequence
 from typing import Literal
 
+from paraflax import errors
+
 EmptyPolicy = Literal["error", "drop", "keep"]
 _GZIP_MAGIC = b"\x1f\x8b"
 _SHOWN = 5  # how many offending line numbers an error message lists
-
-
-class DataError(ValueError):
-  """Bad input data: the message names the file, the line and the fix."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,17 +40,17 @@ def _line_list(numbers: Sequence[int]) -> str:
 def _read_bytes(path: str | os.PathLike) -> bytes:
   path = os.fspath(path)
   if not os.path.exists(path):
-    raise DataError(f"{path}: file not found. Check the path, or set "
+    raise errors.DataError(f"{path}: file not found. Check the path, or set "
                     "PARAFLAX_DATA_DIR to the folder that holds the corpora.")
   if os.path.isdir(path):
-    raise DataError(f"{path}: is a directory, expected a text file.")
+    raise errors.DataError(f"{path}: is a directory, expected a text file.")
   with open(path, "rb") as f:
     raw = f.read()
   if raw[:2] == _GZIP_MAGIC:
     try:
       raw = gzip.decompress(raw)
     except (OSError, EOFError) as e:
-      raise DataError(f"{path}: corrupt gzip file ({e}). Re-download or "
+      raise errors.DataError(f"{path}: corrupt gzip file ({e}). Re-download or "
                       "re-compress it.") from e
   return raw
 
@@ -66,7 +64,7 @@ def _decode_lines(path: str, raw: bytes) -> list[str]:
     try:
       text = line.decode("utf-8")
     except UnicodeDecodeError as e:
-      raise DataError(
+      raise errors.DataError(
           f"{path}:{number}: invalid UTF-8 (byte 0x{line[e.start]:02x} at "
           f"column {e.start + 1}). Re-encode the file as UTF-8, e.g. "
           f"`iconv -f latin1 -t utf-8 {os.path.basename(path)}`.") from e
@@ -84,7 +82,7 @@ def read_lines(path: str | os.PathLike, *, empty: EmptyPolicy = "error"
   if not empties or empty == "keep":
     return lines, report
   if empty == "error":
-    raise DataError(
+    raise errors.DataError(
         f"{path}: {len(empties)} empty line(s) at line {_line_list(empties)}. "
         "Remove them, or set the corpus' empty-line policy to 'drop' in the "
         "config to drop them with a report.")
@@ -108,7 +106,7 @@ def read_parallel(paths: Sequence[str | os.PathLike], *,
   if len(set(counts)) > 1:
     shortest = min(range(len(paths)), key=counts.__getitem__)
     longest = max(range(len(paths)), key=counts.__getitem__)
-    raise DataError(
+    raise errors.DataError(
         f"{paths[longest]} has {counts[longest]} lines but "
         f"{paths[shortest]} has {counts[shortest]}: parallel files must be "
         f"line-aligned. Line {counts[shortest] + 1} of {paths[longest]} has "
@@ -124,7 +122,7 @@ def read_parallel(paths: Sequence[str | os.PathLike], *,
   if empty == "error":
     where = "; ".join(f"{r.path} line {_line_list(r.empty_lines)}"
                       for r in reports if r.empty_lines)
-    raise DataError(
+    raise errors.DataError(
         f"{len(bad)} empty line(s) in parallel files: {where}. Remove those "
         "rows from every side, or set the corpus' empty-line policy to 'drop' "
         "in the config to drop them with a report.")
@@ -152,13 +150,13 @@ def read_tsv(path: str | os.PathLike, *, fields: int,
       continue
     if not line.strip():
       if empty == "error":
-        raise DataError(f"{path}:{number}: empty line. Remove it, or set the "
+        raise errors.DataError(f"{path}:{number}: empty line. Remove it, or set the "
                         "empty-line policy to 'drop'.")
       if empty == "drop":
         continue
     cols = line.split("\t")
     if len(cols) < fields or (len(cols) > fields and not allow_extra):
-      raise DataError(
+      raise errors.DataError(
           f"{path}:{number}: expected {fields} tab-separated fields, found "
           f"{len(cols)}. Check for a missing or extra tab on that line.")
     rows.append(tuple(cols[:fields]))
@@ -173,7 +171,7 @@ def parse_score(path: str, number: int, text: str) -> float:
   try:
     return float(text)
   except ValueError as e:
-    raise DataError(f"{path}:{number}: score {text!r} is not a number. Fix "
+    raise errors.DataError(f"{path}:{number}: score {text!r} is not a number. Fix "
                     "the score column (or leave it empty for 'no gold').") \
         from e
 
@@ -188,10 +186,10 @@ def read_jsonl(path: str | os.PathLike, *, keys: Sequence[str]
     try:
       record = json.loads(line)
     except json.JSONDecodeError as e:
-      raise DataError(f"{path}:{number}: not JSON ({e.msg}). A killed writer "
+      raise errors.DataError(f"{path}:{number}: not JSON ({e.msg}). A killed writer "
                       "leaves a half line: rerun it to finish the file.") from e
     missing = [k for k in keys if not isinstance(record, dict) or k not in record]
     if missing:
-      raise DataError(f"{path}:{number}: record lacks {missing}.")
+      raise errors.DataError(f"{path}:{number}: record lacks {missing}.")
     out.append(record)
   return out

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import sentencepiece as spm
 
 from paraflax import files
+from paraflax import quiet
 from paraflax.data import readers
 
 if TYPE_CHECKING:
@@ -91,5 +92,6 @@ def train(texts_or_files: Iterable[str | os.PathLike], *, vocab_size: int,
 
 def load(path: str | os.PathLike) -> seqio.SentencePieceVocabulary:
   """The model at `path` as a `seqio.SentencePieceVocabulary`."""
+  quiet.tensorflow()  # seqio loads it
   import seqio  # pylint: disable=g-import-not-at-top  # heavy; only here
   return seqio.SentencePieceVocabulary(os.fspath(path))

@@ -10,6 +10,7 @@ import pathlib
 
 import numpy as np
 
+from paraflax import errors
 from paraflax.data import paths
 from paraflax.data import readers
 
@@ -86,7 +87,7 @@ def stsb_overlap(split: str, root: pathlib.Path) -> set[int]:
       continue
     cols = line.split("\t")
     if len(cols) < 2 or not cols[1].isdigit():
-      raise readers.DataError(f"{path}:{number}: expected `split<TAB>line`.")
+      raise errors.DataError(f"{path}:{number}: expected `split<TAB>line`.")
     if cols[0] == split:
       out.add(int(cols[1]))
   return out
@@ -111,7 +112,7 @@ def load(name: str, root: pathlib.Path | None = None) -> StsSet:
     return load_stsb(subset, root)
   if group == "SICK" and subset in ("train", "trial"):
     return load_sick(subset, root)
-  raise readers.DataError(
+  raise errors.DataError(
       f"unknown STS set {name!r}. Known: {', '.join(all_names())}, and "
       "STSb.<split>-tuning.")
 

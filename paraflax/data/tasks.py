@@ -12,11 +12,13 @@ import hashlib
 import os
 
 import numpy as np
-import seqio
-import tensorflow as tf
 
+from paraflax import quiet
 from paraflax.data import corpora
 from paraflax.data import readers
+
+tf = quiet.tensorflow()
+import seqio  # pylint: disable=g-import-not-at-top,wrong-import-position  # loads TensorFlow: after the quiet load
 
 _BATCH = 4096
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 import pathlib
 from collections.abc import Iterator
 
-import tensorflow_datasets as tfds
-
+from paraflax import quiet
 from paraflax.data import corpora
+
+quiet.tensorflow()
+import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top,wrong-import-position  # after the quiet load
 
 _PREFIX = "bitext_"
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from paraflax import errors
 from paraflax import files
 from paraflax.data import readers
 
@@ -77,12 +78,12 @@ class WordVocab:
     for number, line in enumerate(lines, start=1):
       word, tab, count = line.rpartition("\t")
       if not tab or not count.isdigit():
-        raise readers.DataError(f"{path}:{number}: expected `word<TAB>count`;"
+        raise errors.DataError(f"{path}:{number}: expected `word<TAB>count`;"
                                 " the vocabulary file is corrupt, retrain.")
       words.append(word)
       counts.append(int(count))
     if tuple(words[:2]) != _SPECIALS:
-      raise readers.DataError(f"{path}: must start with {_SPECIALS}.")
+      raise errors.DataError(f"{path}: must start with {_SPECIALS}.")
     return cls(words, counts)
 
 
@@ -102,7 +103,7 @@ def load_word_vectors(path: str | os.PathLike, vocab: WordVocab,
     if number == 1 and len(parts) == 2 and all(p.isdigit() for p in parts):
       continue
     if len(parts) != dim + 1:
-      raise readers.DataError(
+      raise errors.DataError(
           f"{path}:{number}: expected a word and {dim} numbers, found "
           f"{len(parts) - 1} numbers. Set model.word_dim to the file's "
           "dimension.")
@@ -112,7 +113,7 @@ def load_word_vectors(path: str | os.PathLike, vocab: WordVocab,
     try:
       table[index] = np.asarray(parts[1:], np.float32)
     except ValueError as e:
-      raise readers.DataError(f"{path}:{number}: non-numeric vector value.") \
+      raise errors.DataError(f"{path}:{number}: non-numeric vector value.") \
           from e
     found[index] = True
   return table, found

@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from paraflax import errors
-from paraflax import similarity
 from paraflax.data import corpora
+from paraflax.mining import similarity
 
 Embed = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
 

@@ -5,6 +5,7 @@ filters, and the cosine vs MLP score distributions as PNGs.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -13,12 +14,20 @@ import numpy as np
 from scipy import special
 
 from paraflax import files
-from paraflax import pair_scoring
 from paraflax.evaluation import alignment
 from paraflax.evaluation import paracrawl
 
 REPORT = "bilingual_eval.json"
 Embed = Callable[[Sequence[str], str], np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class Encoders:
+  """A bilingual workdir's encoders, ready to embed `lang` and English."""
+  workdir: str
+  embed: Embed
+  lang: str  # the non-English language
+  step: int  # checkpoint step
 
 
 def cached(embed: Embed) -> Embed:
@@ -39,7 +48,7 @@ def plot_path(workdir: str, release: str, lang: str) -> str:
   return os.path.join(workdir, f"paracrawl_{release}_{lang}.png")
 
 
-def evaluate(enc: pair_scoring.Encoders, similarities: Mapping[str, Mapping],
+def evaluate(enc: Encoders, similarities: Mapping[str, Mapping],
              *, seed: int = 0) -> dict:
   """Both tables as rows, and a plot per ParaCrawl release when both cosine
   and mlp are among `similarities` (the MLP drawn as a probability)."""

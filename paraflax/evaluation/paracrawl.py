@@ -36,10 +36,9 @@ from scipy import stats
 
 from paraflax import errors
 from paraflax import files
-from paraflax import similarity
-from paraflax.data import corpora
 from paraflax.data import paths
 from paraflax.data import readers
+from paraflax.mining import similarity
 
 Embed = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
 FOLDER = "paracrawl_human_eval"
@@ -191,22 +190,6 @@ def baselines(sample: Sample, top: float = TOP) -> dict[str, dict]:
 
 
 # --- Scoring and reporting --------------------------------------------------
-
-
-def train_mlp(embed: Embed, lang: str,
-              config: similarity.MLPConfig = similarity.MLPConfig()
-              ) -> tuple[similarity.MLPSimilarity, list[dict[str, float]]]:
-  """The MLP similarity of `lang`-English as the issue sets it up.
-
-  Positives: `newstest_train_pool` (corpus bitext_newstest_pool_{lang}_en).
-  Noisy corpus for negatives="worst": the v3 sample's text, labels unused.
-  """
-  pool = corpora.read(corpora.get(f"bitext_newstest_pool_{lang}_en"), "train")
-  noisy = load("v3", lang)
-  return similarity.train_mlp(
-      (embed(pool["source"], lang), embed(pool["target"], "en")), config,
-      noisy=(embed(noisy.source, lang), embed(noisy.target, "en")))
-
 
 
 def score_sample(embed: Embed, lang: str, sample: Sample,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import stats
 
+from paraflax import vectors
 from paraflax.data import sts as sts_data
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -31,12 +32,6 @@ def correlations(predicted: np.ndarray, gold: np.ndarray) -> dict[str, float]:
           "n": int(len(gold))}
 
 
-def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-  a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-8)
-  b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-8)
-  return np.sum(a * b, axis=1)
-
-
 def score(embed: Embed, sets: Sequence[sts_data.StsSet]
           ) -> dict[str, dict[str, float]]:
   """Embeds every distinct sentence once, then correlates per set."""
@@ -48,7 +43,7 @@ def score(embed: Embed, sets: Sequence[sts_data.StsSet]
     keep = x.scored()
     e1 = table[[row[s] for s in x.sentence1]][keep]
     e2 = table[[row[s] for s in x.sentence2]][keep]
-    out[x.name] = correlations(cosine_rows(e1, e2), x.scores[keep])
+    out[x.name] = correlations(np.asarray(vectors.cosine(e1, e2)), x.scores[keep])
   return out
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from paraflax import errors
 from paraflax.mining import knn
 
-_EPS = 1e-8  # as losses.normalize: zero rows stay zero
+_EPS = 1e-8  # as vectors.normalize: zero rows stay zero
 _TRAIN_PER_LIST = 256  # IVF training rows per cluster (faiss's own cap)
 
 

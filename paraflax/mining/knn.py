@@ -22,7 +22,8 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from paraflax import errors, losses
+from paraflax import errors
+from paraflax import vectors
 from paraflax.training import partitioning
 
 # Narrow floats stay narrow on the device (half the memory); everything else
@@ -76,14 +77,14 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array, *,
   """Top-k of one query block over this device's corpus shard."""
   num_blocks = c_CxD.shape[0] // block
   blocks_BxCxD = c_CxD.reshape(num_blocks, block, c_CxD.shape[1])
-  q_QxD = losses.normalize(q_QxD.astype(jnp.float32))
+  q_QxD = vectors.normalize(q_QxD.astype(jnp.float32))
   shard_start = lax.axis_index(partitioning.DATA) * num_blocks * block
 
   def step(carry, xs):
     top_QxK, idx_QxK = carry
     c_block_CxD, b = xs
     sims_QxC = jnp.einsum("qd,cd->qc", q_QxD,
-                          losses.normalize(c_block_CxD.astype(jnp.float32)),
+                          vectors.normalize(c_block_CxD.astype(jnp.float32)),
                           precision=lax.Precision.HIGHEST)
     idx_C = shard_start + b * block + jnp.arange(block, dtype=jnp.int32)
     # Padding rows can never be chosen: every real similarity is finite.

@@ -1,6 +1,6 @@
 """`paraflax mine`: embeddings in, margin-scored sentence pairs out.
 
-load (or embed with a workdir) -> deduplicate -> k-NN both ways, resumable
+load (or embed: `recipes.embedders.embed_sides`) -> deduplicate -> k-NN both ways, resumable
 -> margin scores -> candidate strategy -> TSV, written atomically.
 
 Finished k-NN query blocks are kept in `OUT.parts/` with a manifest that
@@ -89,24 +89,6 @@ def _load_side(emb_path: str, dim: int, fp16: bool, text_path: str | None
           "embedding, in order. Pass the text the file was embedded from "
           "(and check --dim and --fp16).")
   return Side(emb, texts, emb_path, embeddings_io.fingerprint(emb_path))
-
-
-def embed_sides(workdir: str, text_paths: Sequence[str | None],
-                langs: Sequence[str | None]) -> tuple[Side, Side]:
-  """Both text files embedded with the encoder of `workdir`."""
-  if None in text_paths or None in langs:
-    raise errors.ConfigError("--workdir needs --src-text, --tgt-text, "
-                             "--src-lang and --tgt-lang.")
-  # As with embedding files, an empty line is a sentence (a zero vector).
-  texts = [readers.read_lines(path, empty="keep")[0] for path in text_paths]
-  from paraflax import embedders  # pylint: disable=g-import-not-at-top
-  embed, _ = embedders.load(workdir, langs)
-  sides = []
-  for path, lines, lang in zip(text_paths, texts, langs):
-    emb = knn.as_embeddings(embed(lines, lang), f"the embeddings of {path}")
-    sides.append(Side(emb, lines, path,
-                      hashlib.sha256(emb.tobytes()).hexdigest()))
-  return sides[0], sides[1]
 
 
 # --- k-NN backends ----------------------------------------------------------

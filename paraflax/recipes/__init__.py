@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import importlib
 
+from paraflax import errors
+
 # name -> module with `build(config, workdir, shards)`; imported on use.
 RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
            "nmt": "paraflax.recipes.nmt",
@@ -11,8 +13,7 @@ RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
 
 def build(config, workdir: str, shards: int):
   if config.recipe not in RECIPES:
-    from paraflax.config import ConfigError  # pylint: disable=g-import-not-at-top
-    raise ConfigError(f"unknown recipe {config.recipe!r}; set recipe to one "
+    raise errors.ConfigError(f"unknown recipe {config.recipe!r}; set recipe to one "
                       f"of {sorted(RECIPES)}.")
   return importlib.import_module(RECIPES[config.recipe]).build(
       config, workdir, shards)

@@ -25,6 +25,7 @@ import numpy as np
 
 from paraflax import errors
 from paraflax import losses
+from paraflax import vectors
 from paraflax.data import bitext
 from paraflax.data import words
 from paraflax.models import bilingual as model_lib
@@ -254,7 +255,7 @@ class BilingualRecipe:
     src_lang, tgt_lang = languages(self.config)
     src = self.embedder(params, [s for s, _ in self.dev], src_lang)
     tgt = self.embedder(params, [t for _, t in self.dev], tgt_lang)
-    nearest = jnp.argmax(losses.normalize(src) @ losses.normalize(tgt).T, 1)
+    nearest = jnp.argmax(vectors.normalize(src) @ vectors.normalize(tgt).T, 1)
     return 100.0 * float(jnp.mean(nearest == jnp.arange(len(src))))
 
 

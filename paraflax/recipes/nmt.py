@@ -19,9 +19,9 @@ import numpy as np
 import optax
 import sentencepiece as spm
 
-from paraflax import backtranslation
 from paraflax import losses
 from paraflax.data import bitext
+from paraflax.decoding import backtranslation
 from paraflax.decoding import beam_search as bs
 from paraflax.models import nmt
 from paraflax.recipes import workdir as workdir_lib

@@ -37,3 +37,21 @@ def load_config(workdir: str, recipe: str) -> ml_collections.ConfigDict:
         f"{workdir} holds a {config.recipe!r} model; this command needs a "
         f"{recipe!r} workdir.")
   return config
+
+
+def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
+                          ) -> None:
+  """Resuming with another config would mix two experiments in one run."""
+  path = os.path.join(workdir, CONFIG_FILE)
+  if not os.path.exists(path):
+    return
+  with open(path, encoding="utf-8") as f:
+    saved = json.load(f)
+  now = json.loads(config.to_json())
+  diff = sorted(k for k in set(saved) | set(now)
+                if k != "train_steps" and saved.get(k) != now.get(k))
+  if diff:
+    raise errors.ConfigError(
+        f"{workdir} holds a run of a different config (differs in: "
+        f"{', '.join(diff)}). Use a new --workdir, or the same config (only "
+        "train_steps may change on resume).")

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from paraflax import errors
 from paraflax.data import paths
 from paraflax.data import readers
 from paraflax.data import sts
@@ -17,7 +18,7 @@ OPENNMT = "opennmt_wmt_ende_10k"
 
 def test_invalid_utf8_names_file_and_line():
   path = paths.data_path("mono_en_domains", "abc_science.txt.gz")
-  with pytest.raises(readers.DataError) as e:
+  with pytest.raises(errors.DataError) as e:
     readers.read_lines(path)
   assert f"{path}:613:" in str(e.value)
   assert "0xb0" in str(e.value)
@@ -25,7 +26,7 @@ def test_invalid_utf8_names_file_and_line():
 
 def test_single_empty_line_errors_by_default():
   path = paths.data_path(OPENNMT, "src-train.txt.gz")
-  with pytest.raises(readers.DataError, match=r"1 empty line\(s\) at line 5\b"):
+  with pytest.raises(errors.DataError, match=r"1 empty line\(s\) at line 5\b"):
     readers.read_lines(path)
 
 
@@ -40,7 +41,7 @@ def test_single_empty_line_dropped_with_report(caplog):
 def test_parallel_drop_keeps_alignment():
   de, en = (paths.data_path(OPENNMT, f) for f in
             ("tgt-train.txt.gz", "src-train.txt.gz"))
-  with pytest.raises(readers.DataError, match="src-train.txt.gz line 5"):
+  with pytest.raises(errors.DataError, match="src-train.txt.gz line 5"):
     readers.read_parallel([de, en])
   rows, reports = readers.read_parallel([de, en], empty="drop")
   de_lines, _ = readers.read_lines(de)
@@ -52,7 +53,7 @@ def test_parallel_drop_keeps_alignment():
 def test_ragged_parallel_names_both_files(cut):
   de = cut("multi30k_task1/val.de.gz", 20)
   en = cut("multi30k_task1/val.en.gz", 20, skip=7)
-  with pytest.raises(readers.DataError) as e:
+  with pytest.raises(errors.DataError) as e:
     readers.read_parallel([de, en])
   message = str(e.value)
   assert str(de) in message and str(en) in message
@@ -61,7 +62,7 @@ def test_ragged_parallel_names_both_files(cut):
 
 def test_missing_file(tmp_path):
   path = tmp_path / "nope.txt"
-  with pytest.raises(readers.DataError, match=re.escape(f"{path}: file not "
+  with pytest.raises(errors.DataError, match=re.escape(f"{path}: file not "
                                                         "found")):
     readers.read_lines(path)
 
@@ -87,7 +88,7 @@ def test_tsv_field_count_error_names_line(cut, damage, found):
   lines, _ = readers.read_lines(path)
   lines[2] = damage(lines[2])
   path.write_bytes(gzip.compress("".join(l + "\n" for l in lines).encode()))
-  with pytest.raises(readers.DataError,
+  with pytest.raises(errors.DataError,
                      match=re.escape(f"{path}:3: expected 3 tab-separated "
                                      f"fields, found {found}")):
     readers.read_tsv(path, fields=3)
@@ -103,7 +104,7 @@ def test_sts15_keeps_unscored_rows_as_nan():
 def test_stsb_train_reads_first_seven_fields():
   path = paths.data_path("sts", "stsbenchmark", "sts-train.csv")
   # Some lines carry two trailing source columns.
-  with pytest.raises(readers.DataError, match="expected 7 tab-separated"):
+  with pytest.raises(errors.DataError, match="expected 7 tab-separated"):
     readers.read_tsv(path, fields=7)
   s = sts.load("STSb.train")
   assert len(s.sentence1) == len(s.scores) == 5749

@@ -3,10 +3,14 @@ paraphrase corpus (`paraflax backtranslate` JSONL), for a first look before
 filtering."""
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 
 import numpy as np
+
+from paraflax import files
+from paraflax.data import readers
 
 _PERCENTILES = (5, 50, 95)
 KEYS = ("id", "reference", "translation", "rank", "cost", "source")
@@ -63,3 +67,15 @@ def format_report(stats: dict, examples: Sequence[dict]) -> str:
               f"  reference:   {r['reference']}",
               f"  translation: {r['translation']}"]
   return "\n".join(lines)
+
+
+def report_file(input: str, examples: int = 10, seed: int = 0,
+                json_path: str | None = None) -> dict:
+  """`paraflax pair-stats`: prints the statistics and `examples` random
+  pairs of a back-translation JSONL; also writes them to `json_path`."""
+  records = readers.read_jsonl(input, keys=KEYS)
+  stats = summarize(records)
+  print(format_report(stats, sample(records, examples, seed)))
+  if json_path:
+    files.write_text_atomic(json_path, json.dumps(stats, indent=2) + "\n")
+  return stats

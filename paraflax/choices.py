@@ -1,0 +1,18 @@
+"""The names the command line offers, defined once and importing nothing.
+
+`--help` must answer without loading jax, so the registries that implement
+these names (beam search stop rules, margins, similarities, ...) cannot be
+imported to list them; they use these names, and `tests/test_commands.py`
+checks that each registry and its tuple here match.
+"""
+
+STOP_RULES = ("exact", "k_finished")  # decoding.beam_search.STOP_RULES
+MARGINS = ("ratio", "distance", "absolute")  # mining.margin.MARGINS
+RETRIEVALS = ("fwd", "bwd", "intersect", "max")  # mining.margin.STRATEGIES
+KNN_BACKENDS = ("jax", "faiss")  # mining.pipeline.BACKENDS
+FAISS_INDEXES = ("flat", "ivf")  # mining.faiss_knn.INDEXES
+SIMILARITIES = ("cosine", "euclidean", "csls", "mlp")  # similarity.SIMILARITIES
+MLP_NEGATIVES = ("worst", "random")  # recipes.mlp_similarity.NEGATIVES
+MINING_LANGS = ("de", "fr", "cs")  # evaluation.mining_set.SIDES
+MINING_SPLITS = ("dev", "test")  # evaluation.mining_set.GOLD_SETS
+EMPTY_LINES = ("error", "drop")  # data.readers.EmptyPolicy, less "keep"

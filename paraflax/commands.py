@@ -1,0 +1,273 @@
+"""Every `paraflax <command>`: its flags, its help, and the function it calls.
+
+Data, not code: `cli.py` builds the parser from this table and calls
+`target` ("module:function") with the parsed flags as keyword arguments.
+The targets are the library's own functions, in the rooms they belong to.
+This module imports nothing heavy, so `--help` answers at once.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+from paraflax import choices
+
+Flag = tuple[tuple[str, ...], dict[str, Any]]
+
+
+def flag(*names: str, **kwargs: Any) -> Flag:
+  return names, kwargs
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+  target: str  # "module:function"
+  help: str
+  description: str
+  flags: tuple[Flag, ...] = ()
+  # Takes `--config FILE[:ARG]` and `--config.key=value` overrides, passed
+  # to the target as `config` and `overrides`.
+  config: bool = False
+
+
+WORKDIR = flag("--workdir", required=True)
+STOP = flag(
+    "--stop", choices=choices.STOP_RULES, default="exact",
+    help="when a beam search ends: 'exact' (the true n best up to the "
+    "maximum length; slow with length normalisation) or 'k_finished' (once "
+    "beam-many hypotheses have ended; faster, may miss a longer better one)")
+LANGS = (
+    flag("--src-lang", required=True,
+         help="language of the first column / --src (e.g. de)"),
+    flag("--tgt-lang", required=True,
+         help="language of the second column / --tgt (e.g. en)"))
+CSLS_K = flag("--k", type=int, default=10,
+              help="csls: nearest neighbours per sentence, counted among the "
+              "other side's sentences given (default: 10)")
+BILINGUAL_WORKDIR = flag("--workdir", required=True,
+                         help="a bilingual workdir")
+DIM = flag("--dim", type=int, help="embedding dimension (e.g. 1024 for "
+           "LASER); required with embedding files")
+FP16 = flag("--fp16", action="store_true",
+            help="the embedding files hold float16")
+
+_MINE_DESCRIPTION = (
+    "Margin-based mining (Artetxe & Schwenk 2019) of two embedded corpora. "
+    "Embeddings are LASER's raw N x d matrices (float32, or float16 with "
+    "--fp16), or are computed from the text files with --workdir. Output: a "
+    "TSV of score<TAB>src<TAB>tgt, by descending score; src and tgt are the "
+    "sentences when --src-text/--tgt-text are given, else 0-based line "
+    "numbers. Progress goes to stderr; finished k-NN blocks are kept in "
+    "OUTPUT.parts/ until the TSV is written, so rerunning the same command "
+    "after a crash resumes.")
+
+MINE_FLAGS = (
+    flag("--src-emb", help="source embeddings (LASER raw file)"),
+    flag("--tgt-emb", help="target embeddings (LASER raw file)"),
+    DIM, FP16,
+    flag("--src-text", help="source sentences, one per embedding"),
+    flag("--tgt-text", help="target sentences, one per embedding"),
+    flag("--workdir", help="embed --src-text/--tgt-text with this workdir's "
+         "encoder instead of reading embedding files (a bilingual workdir, "
+         "or an English paraphrase one)"),
+    flag("--src-lang", help="source language, with --workdir"),
+    flag("--tgt-lang", help="target language, with --workdir"),
+    flag("--margin", choices=choices.MARGINS, default="ratio",
+         help="margin(cos, neighbourhood mean): a / b, a - b, or plain "
+         "cosine a (default: ratio)"),
+    flag("--retrieval", choices=choices.RETRIEVALS, default="max",
+         help="candidates: each source's best target (fwd), each target's "
+         "best source (bwd), pairs chosen both ways (intersect), or both, "
+         "greedily by score using each sentence once (max; default)"),
+    flag("--k", type=int, default=4,
+         help="neighbours per sentence (default: 4)"),
+    flag("--threshold", type=float,
+         help="keep pairs with score >= this (default: all)"),
+    flag("--dedup", action=argparse.BooleanOptionalAction,
+         help="mine each distinct sentence once, then give every line that "
+         "holds a mined sentence the pair and its score (so a repeated "
+         "sentence can appear in several pairs, even with --retrieval max); "
+         "--no-dedup mines lines as they are, duplicates competing for "
+         "partners. Needs the text files; default: on when they are given"),
+    flag("--backend", choices=choices.KNN_BACKENDS, default="jax",
+         help="k-NN search: exact blocked search on the JAX devices "
+         "(default), or faiss on the CPU"),
+    flag("--faiss-index", choices=choices.FAISS_INDEXES, default="flat",
+         help="faiss: exact (flat, same neighbours as jax) or clustered "
+         "(ivf: approximate, faster on big corpora)"),
+    flag("--nlist", type=int,
+         help="ivf clusters (default: about 4 sqrt(corpus rows))"),
+    flag("--nprobe", type=int, default=16,
+         help="ivf clusters searched per query (default: 16; nprobe >= "
+         "nlist is exact)"),
+    flag("--block", type=int, default=8192,
+         help="queries per k-NN block, the unit of progress and resumption; "
+         "bounds device memory (default: 8192)"),
+    flag("--output", required=True, help="OUT.tsv"),
+)
+
+COMMANDS: dict[str, Command] = {
+    "train": Command(
+        "paraflax.recipes.train:train", "train a model from a config file",
+        "Trains (or resumes) the experiment of a config file; override keys "
+        "with --config.key=value.",
+        (flag("--workdir", required=True,
+              help="checkpoints, metrics and the vocabulary go here; "
+              "rerunning resumes from the newest checkpoint"),
+         flag("--distributed", action="store_true",
+              help="call jax.distributed.initialize() (multi-host)")),
+        config=True),
+    "embed": Command(
+        "paraflax.recipes.embedders:embed_file",
+        "embed sentences with a trained model",
+        "One sentence per line in; a raw little-endian float32 N x d matrix "
+        "out (LASER's format), same row order.",
+        (WORKDIR, flag("--input", required=True),
+         flag("--output", required=True),
+         flag("--lang", help="the input's language: required with a "
+              "bilingual workdir (picks its source or target encoder); "
+              "optional with an English paraphrase workdir (must be en)"))),
+    "translate": Command(
+        "paraflax.recipes.translation:translate_file",
+        "translate with a trained NMT model",
+        "One input line -> one output line (the 1-best), same order. Empty "
+        "input lines give empty output lines; lines over data.max_len "
+        "subwords are truncated; both are counted on stderr.",
+        (WORKDIR, flag("--input", required=True),
+         flag("--output", required=True),
+         flag("--beam", type=int, default=5),
+         flag("--alpha", type=float, default=None,
+              help="length normalisation (default: the config's)"),
+         flag("--batch-size", type=int, default=32), STOP)),
+    "backtranslate": Command(
+        "paraflax.recipes.translation:backtranslate",
+        "back-translate bitext into paraphrase pairs",
+        "Translates the non-English side of a bitext Task (or of --src/--ref "
+        "files) and appends JSONL records {id, reference, translation, rank, "
+        "cost, source}; rerunning the same command resumes.",
+        (flag("--workdir", required=True, help="an NMT workdir"),
+         flag("--output", required=True, help="OUT.jsonl (appended)"),
+         flag("--beam", type=int, default=50),
+         flag("--nbest", type=int, default=50),
+         flag("--alpha", type=float, default=None),
+         flag("--batch-size", type=int, default=16), STOP,
+         flag("--task", help="bitext Task, e.g. bitext_multi30k_de_en"),
+         flag("--split", default="train"),
+         flag("--src", help="non-English file (instead of --task)"),
+         flag("--ref", help="English file line-aligned with --src"),
+         flag("--empty-lines", choices=choices.EMPTY_LINES, default="error",
+              help="for --src/--ref: rows with an empty side"))),
+    "pair-stats": Command(
+        "paraflax.evaluation.pair_stats:report_file",
+        "statistics and random examples of a back-translated corpus",
+        "Length and cost statistics of the 1-best pairs of a `paraflax "
+        "backtranslate` JSONL, and random examples (the same for the same "
+        "--seed).",
+        (flag("input", help="OUT.jsonl from paraflax backtranslate"),
+         flag("--examples", type=int, default=10),
+         flag("--seed", type=int, default=0),
+         flag("--json", dest="json_path", help="also write the statistics here"))),
+    "tasks": Command(
+        "paraflax.data.corpora:print_catalogue",
+        "list the registered data Tasks and Mixtures",
+        "Tasks and Mixtures a config can name in data.task, with their "
+        "features and splits."),
+    "mine": Command(
+        "paraflax.recipes.embedders:mine_files",
+        "mine parallel sentences by margin score (LASER files)",
+        _MINE_DESCRIPTION, MINE_FLAGS),
+    "mining-set": Command(
+        "paraflax.evaluation.mining_set:build_folder",
+        "build a mining benchmark from the news test sets",
+        "Hides --gold aligned pairs of newstest2012 (dev) or newstest2013 "
+        "(test) among --distractors sentences per side from other news test "
+        "sets, so that most sentences have no translation. Writes "
+        "OUTPUT/src.txt, tgt.txt (non-English, English; one sentence per "
+        "line), gold.tsv (0-based src_idx<TAB>tgt_idx) and a README with the "
+        "recipe. The same arguments give the same files.",
+        (flag("--lang", choices=choices.MINING_LANGS, required=True,
+              help="the non-English language (paired with English)"),
+         flag("--split", choices=choices.MINING_SPLITS, required=True,
+              help="dev (to choose thresholds) or test"),
+         flag("--output", required=True, help="folder to write"),
+         flag("--gold", type=int, default=1000,
+              help="gold pairs (default: 1000)"),
+         flag("--distractors", type=int, default=4000,
+              help="sentences without translation, per side (default: "
+              "4000)"),
+         flag("--seed", type=int, default=0))),
+    "mining-eval": Command(
+        "paraflax.evaluation.mining:evaluate_folders",
+        "mining P/R/F1 on a dev and a test benchmark",
+        "Mines both benchmarks (from `paraflax mining-set`) with every "
+        "margin x retrieval strategy, picks the F1-optimal threshold on dev "
+        "and applies it to test. Prints precision / recall / F1 x 100 (dev "
+        "at its optimum, test at the dev threshold, test with no "
+        "threshold); embeddings are LASER raw files, row i = line i of the "
+        "folder's src.txt / tgt.txt.",
+        (flag("--dev", required=True, help="dev benchmark folder"),
+         flag("--test", required=True, help="test benchmark folder"),
+         *(flag(f"--{split}-{side}-emb", required=True,
+                help=f"embeddings of the {split} folder's {side}.txt")
+           for split in ("dev", "test") for side in ("src", "tgt")),
+         flag("--dim", type=int, required=True,
+              help="embedding dimension (e.g. 1024 for LASER)"),
+         FP16,
+         flag("--k", type=int, default=4,
+              help="neighbours per sentence (default: 4)"),
+         flag("--output", help="also write the table here as JSON"))),
+    "score-pairs": Command(
+        "paraflax.recipes.scoring:score_file",
+        "score sentence pairs with a bilingual workdir",
+        "One source<TAB>target pair per line in; one float per line out, "
+        "same order, higher = more likely a translation. mlp needs "
+        "`paraflax train-mlp` on the workdir first; csls compares each "
+        "sentence with its --k nearest neighbours among all the file's other "
+        "side.",
+        (BILINGUAL_WORKDIR, flag("--input", required=True, help="PAIRS.tsv"),
+         flag("--output", required=True), *LANGS,
+         flag("--similarity", choices=choices.SIMILARITIES, default="cosine",
+              help="(default: cosine)"), CSLS_K)),
+    "align-eval": Command(
+        "paraflax.recipes.scoring:align_eval",
+        "sentence alignment recovery error of a bilingual workdir",
+        "Shuffles the English side of two line-aligned files, gives every "
+        "sentence its nearest neighbour on the other side under each "
+        "similarity, and prints the share (%%) not matched with their "
+        "translation, xx->en, en->xx and their mean.",
+        (BILINGUAL_WORKDIR, flag("--src", required=True),
+         flag("--tgt", required=True, help="line-aligned with --src"), *LANGS,
+         flag("--similarity", choices=choices.SIMILARITIES, action="append",
+              help="repeat for several (default: cosine, euclidean, csls, "
+              "and mlp once trained)"), CSLS_K,
+         flag("--seed", type=int, default=0, help="of the shuffle"),
+         flag("--output", help="also write the rows here as JSON"))),
+    "train-mlp": Command(
+        "paraflax.recipes.scoring:train_mlp_for_workdir",
+        "train the MLP similarity of a bilingual workdir",
+        "Positives: newstest_train_pool pairs; negatives: the "
+        "--worst-fraction lowest-cosine pairs of the ParaCrawl v3 sample "
+        "(labels unused) or random pairs. Writes WORKDIR/"
+        "mlp_similarity.msgpack and mlp_similarity.json.",
+        (BILINGUAL_WORKDIR,
+         flag("--negatives", choices=choices.MLP_NEGATIVES, default="worst"),
+         flag("--worst-fraction", type=float, default=0.6),
+         flag("--epochs", type=int, default=10),
+         flag("--seed", type=int, default=0))),
+    "eval-bilingual": Command(
+        "paraflax.recipes.scoring:eval_bilingual",
+        "alignment recovery and ParaCrawl tables of a bilingual workdir",
+        "Alignment recovery on newstest2012 and the Multi30k test sets, "
+        "ParaCrawl v3/v6 AUC and precision at 25%% beside the bundled "
+        "filters, and cosine vs MLP score plots; trains the MLP similarity "
+        "first if the workdir has none. Writes WORKDIR/bilingual_eval.json "
+        "and WORKDIR/paracrawl_*.png.",
+        (BILINGUAL_WORKDIR,
+         flag("--k", type=int, default=10, help="csls neighbours"),
+         flag("--seed", type=int, default=0, help="of the shuffle"))),
+    "eval-sts": Command(
+        "paraflax.recipes.evaluate:eval_sts", "STS table of a trained model",
+        "Prints the STS table and writes it to <workdir>/sts.json.",
+        (WORKDIR,)),
+}

@@ -1,0 +1,47 @@
+"""TensorFlow loaded without its C++ start-up lines.
+
+TensorFlow prints `oneDNN custom operations are on`, `Could not find cuda
+drivers` and, on a machine without a GPU, `failed call to cuInit` straight
+to file descriptor 2 while it loads, before any log level it reads applies.
+A user reads an error where nothing is wrong, so the load runs with the
+descriptor pointed at /dev/null, unless `paraflax --verbose` (which sets
+`VERBOSE_ENV`) asks for everything.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+VERBOSE_ENV = "PARAFLAX_VERBOSE"
+
+
+@contextlib.contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+  if os.environ.get(VERBOSE_ENV):
+    yield
+    return
+  sys.stderr.flush()
+  saved = os.dup(2)
+  devnull = os.open(os.devnull, os.O_WRONLY)
+  try:
+    os.dup2(devnull, 2)
+    yield
+  finally:
+    os.dup2(saved, 2)
+    os.close(saved)
+    os.close(devnull)
+
+
+@functools.cache
+def tensorflow() -> Any:
+  """The `tensorflow` module, loaded quietly, with no GPU visible to it: it
+  only feeds data and must not take accelerator memory from JAX."""
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  with native_stderr_silenced():
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    tf.config.set_visible_devices([], "GPU")
+  return tf

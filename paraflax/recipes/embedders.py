@@ -1,0 +1,121 @@
+"""Sentence encoders of trained workdirs, one entry per recipe, for
+`paraflax embed` and `paraflax mine --workdir`.
+
+Languages are checked against the workdir's config before its checkpoint is
+loaded, so a wrong `--lang` fails at once.
+"""
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from paraflax import errors
+from paraflax.data import readers
+from paraflax.mining import embeddings_io
+from paraflax.mining import knn
+from paraflax.mining import pipeline
+from paraflax.recipes import workdir as workdir_lib
+
+EmbedFn = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
+
+
+def _paraphrase(workdir: str, langs: Sequence[str | None]
+                ) -> tuple[EmbedFn, int]:
+  other = sorted({lang for lang in langs if lang not in (None, "en")})
+  if other:
+    raise errors.ConfigError(
+        f"{workdir} holds an English paraphrase encoder (recipe "
+        f"'paraphrase'), which cannot embed {other[0]!r} text: use a "
+        "bilingual workdir, or --lang en.")
+  from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
+  embedder, params, step = paraphrase.load_for_inference(workdir)
+  return (lambda texts, lang: embedder(params, texts)), step
+
+
+def _bilingual(workdir: str, langs: Sequence[str | None]
+               ) -> tuple[EmbedFn, int]:
+  from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
+  known = bilingual.languages(workdir_lib.load_config(workdir, "bilingual"))
+  for lang in langs:
+    if lang not in known:
+      raise errors.ConfigError(
+          f"{workdir} holds a bilingual model of {' and '.join(known)}: pass "
+          f"--lang {' or --lang '.join(known)} to pick its encoder (got "
+          f"{'no --lang' if lang is None else repr(lang)}).")
+  embedder, params, step = bilingual.load_for_inference(workdir)
+  return (lambda texts, lang: embedder(params, texts, lang)), step
+
+
+# recipe -> (workdir, languages to embed) -> (embed function, checkpoint step)
+EMBEDDERS: dict[str, Callable[[str, Sequence[str | None]],
+                              tuple[EmbedFn, int]]] = {
+    "paraphrase": _paraphrase, "bilingual": _bilingual}
+
+
+def load(workdir: str, langs: Sequence[str | None]) -> tuple[EmbedFn, int]:
+  """The encoder of `workdir`, checked to embed every language in `langs`
+  (None: the workdir's only language, for monolingual encoders)."""
+  recipe = workdir_lib.read_config(workdir).recipe
+  if recipe not in EMBEDDERS:
+    raise errors.ConfigError(
+        f"{workdir} holds a {recipe!r} model, which does not embed "
+        f"sentences; use a {' or '.join(map(repr, EMBEDDERS))} workdir.")
+  return EMBEDDERS[recipe](workdir, langs)
+
+
+def embed_sides(workdir: str, text_paths: Sequence[str | None],
+                langs: Sequence[str | None]) -> tuple[pipeline.Side, pipeline.Side]:
+  """Both text files embedded with the encoder of `workdir`."""
+  if None in text_paths or None in langs:
+    raise errors.ConfigError("--workdir needs --src-text, --tgt-text, "
+                             "--src-lang and --tgt-lang.")
+  # As with embedding files, an empty line is a sentence (a zero vector).
+  texts = [readers.read_lines(path, empty="keep")[0] for path in text_paths]
+  embed, _ = load(workdir, langs)
+  sides = []
+  for path, lines, lang in zip(text_paths, texts, langs):
+    emb = knn.as_embeddings(embed(lines, lang), f"the embeddings of {path}")
+    sides.append(pipeline.Side(emb, lines, path,
+                      hashlib.sha256(emb.tobytes()).hexdigest()))
+  return sides[0], sides[1]
+
+
+def embed_file(workdir: str, input: str, output: str,
+               lang: str | None = None) -> None:
+  """`paraflax embed`: one sentence per line of `input` in, a raw float32
+  N x d matrix (LASER's format) out."""
+  texts, _ = readers.read_lines(input)
+  if not texts:
+    raise errors.DataError(f"{input}: empty file, nothing to embed. "
+                           "Give one sentence per line.")
+  embed, step = load(workdir, [lang])
+  emb = embed(texts, lang)
+  embeddings_io.write(output, emb)
+  print(f"wrote {emb.shape[0]} x {emb.shape[1]} float32 to {output} "
+        f"(checkpoint step {step})", file=sys.stderr)
+
+
+def mine_files(output: str, *, src_emb: str | None = None,
+               tgt_emb: str | None = None, dim: int | None = None,
+               fp16: bool = False, src_text: str | None = None,
+               tgt_text: str | None = None, workdir: str | None = None,
+               src_lang: str | None = None, tgt_lang: str | None = None,
+               **options) -> int:
+  """`paraflax mine`: embedding files (or texts embedded by `workdir`) in,
+  the TSV of mined pairs out; `options` are `pipeline.Options` fields."""
+  texts = (src_text, tgt_text)
+  if workdir and (src_emb or tgt_emb):
+    raise errors.ConfigError(
+        "give either --workdir (to embed the texts) or --src-emb/--tgt-emb, "
+        "not both.")
+  if workdir:
+    src, tgt = embed_sides(workdir, texts, (src_lang, tgt_lang))
+  else:
+    src, tgt = pipeline.load_sides((src_emb, tgt_emb), dim, fp16, texts)
+  written = pipeline.mine(src, tgt, pipeline.Options(**options), output)
+  print(f"mined {written} pairs from {len(src.emb)} x {len(tgt.emb)} "
+        f"sentences into {output}", file=sys.stderr)
+  return written

@@ -1,0 +1,202 @@
+"""Sentence pairs scored with a bilingual workdir's two encoders: the work
+behind `paraflax score-pairs`, `align-eval` and `train-mlp`.
+
+Every similarity sees the non-English sentence as its source x and the
+English one as its target y, whatever order the user's files are in: the
+MLP similarity is not symmetric and was trained that way round. The MLP
+lives in the workdir (`MLP_FILE`), written by `paraflax train-mlp`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from paraflax import choices
+from paraflax import errors
+from paraflax import files
+from paraflax.data import readers
+from paraflax.evaluation import alignment
+from paraflax.evaluation import bilingual as bilingual_eval
+from paraflax.mining import similarity
+from paraflax.recipes import embedders
+from paraflax.recipes import mlp_similarity
+
+MLP_FILE = "mlp_similarity.msgpack"
+MLP_REPORT = "mlp_similarity.json"
+ENGLISH = "en"
+
+
+def workdir_languages(workdir: str) -> tuple[str, str]:
+  """(the other language, English) of a bilingual workdir, from its config."""
+  from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  langs = bilingual.languages(workdir_lib.load_config(workdir, "bilingual"))
+  return tuple(sorted(langs, key=lambda lang: lang == ENGLISH))
+
+
+def open_workdir(workdir: str, src_lang: str, tgt_lang: str) -> bilingual_eval.Encoders:
+  """The encoders of `workdir`, once both languages are its two, one each."""
+  langs = (src_lang, tgt_lang)
+  if src_lang == tgt_lang or ENGLISH not in langs:
+    raise errors.ConfigError(
+        f"--src-lang {src_lang} --tgt-lang {tgt_lang}: give the workdir's "
+        "two languages, English and the other one, one on each side.")
+  embed, step = embedders.load(workdir, langs)
+  other = src_lang if tgt_lang == ENGLISH else tgt_lang
+  return bilingual_eval.Encoders(workdir, embed, other, step)
+
+
+def mlp_path(workdir: str) -> str:
+  return os.path.join(workdir, MLP_FILE)
+
+
+def context(name: str, workdir: str, *, k: int = 10) -> dict:
+  """What similarity `name` needs besides the embeddings."""
+  if name == "csls":
+    return {"k": k}
+  if name != "mlp":
+    return {}
+  path = mlp_path(workdir)
+  if not os.path.exists(path):
+    raise errors.DataError(
+        f"{path}: no MLP similarity for this workdir yet. Train it with "
+        f"`paraflax train-mlp --workdir {workdir}`, or pick another "
+        "--similarity.")
+  return {"model": mlp_similarity.load_mlp(path)}
+
+
+def read_pairs(path: str) -> list[tuple[str, str]]:
+  """`source<TAB>target` per line; anything else stops at its line."""
+  rows, numbers = readers.read_tsv(path, fields=2)
+  for (src, tgt), number in zip(rows, numbers):
+    if not src.strip() or not tgt.strip():
+      side = "source" if not src.strip() else "target"
+      raise errors.DataError(
+          f"{path}:{number}: empty {side} sentence. Every line needs "
+          "source<TAB>target, both non-empty.")
+  return rows
+
+
+def _oriented(enc: bilingual_eval.Encoders, src_lang: str, src: Sequence[str],
+              tgt: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+  """(non-English embeddings, English embeddings) of two aligned sides."""
+  xx, en = (src, tgt) if src_lang == enc.lang else (tgt, src)
+  return enc.embed(list(xx), enc.lang), enc.embed(list(en), ENGLISH)
+
+
+def score_pairs(enc: bilingual_eval.Encoders, pairs: Sequence[tuple[str, str]],
+                src_lang: str, name: str, ctx: Mapping) -> np.ndarray:
+  """[N] float32, higher = more likely a translation, in input order."""
+  x, y = _oriented(enc, src_lang, [p[0] for p in pairs],
+                   [p[1] for p in pairs])
+  return similarity.score(name, x, y, **ctx)
+
+
+def write_scores(path: str, scores: np.ndarray) -> None:
+  # 9 significant digits give back the float32 exactly, so no ties appear.
+  files.write_text_atomic(path, "".join(f"{s:.9g}\n" for s in scores))
+
+
+def align_errors(enc: bilingual_eval.Encoders, src: Sequence[str], tgt: Sequence[str],
+                 src_lang: str, similarities: Mapping[str, Mapping], *,
+                 seed: int = 0, name: str = "") -> list[dict]:
+  """Alignment recovery error rows (`alignment.format_table`), xx <-> en."""
+  x, y = _oriented(enc, src_lang, src, tgt)
+  return [{"set": name, "lang": enc.lang, "n": len(x), "similarity": sim,
+           **alignment.recovery_errors(x, y, sim, seed=seed, **ctx)}
+          for sim, ctx in similarities.items()]
+
+
+def train_mlp(enc: bilingual_eval.Encoders, config: mlp_similarity.MLPConfig) -> dict:
+  """Trains the workdir's MLP similarity (`mlp_similarity.train_for_language`: positives
+  from newstest_train_pool, negatives from ParaCrawl v3 text or random) and
+  writes it, with a JSON report of the config and epochs, into the workdir.
+  """
+  model, history = mlp_similarity.train_for_language(enc.embed, enc.lang,
+                                                    config)
+  mlp_similarity.save_mlp(model, mlp_path(enc.workdir))
+  report = {"lang": enc.lang, "checkpoint_step": enc.step,
+            "config": dataclasses.asdict(config), "epochs": history}
+  files.write_text_atomic(os.path.join(enc.workdir, MLP_REPORT),
+                          json.dumps(report, indent=2) + "\n")
+  return report
+
+
+# --- Commands ---------------------------------------------------------------
+
+
+def score_file(workdir: str, input: str, output: str, src_lang: str,
+               tgt_lang: str, similarity: str = "cosine", k: int = 10
+               ) -> None:
+  """`paraflax score-pairs`: one float per `source<TAB>target` line."""
+  pairs = read_pairs(input)
+  if not pairs:
+    raise errors.DataError(
+        f"{input}: empty file, nothing to score. Give one "
+        "source<TAB>target pair per line.")
+  enc = open_workdir(workdir, src_lang, tgt_lang)
+  scores = score_pairs(enc, pairs, src_lang, similarity,
+                       context(similarity, workdir, k=k))
+  write_scores(output, scores)
+  print(f"scored {len(scores)} pairs by {similarity} into {output} "
+        f"(checkpoint step {enc.step})", file=sys.stderr)
+
+
+def align_eval(workdir: str, src: str, tgt: str, src_lang: str,
+               tgt_lang: str, similarity: Sequence[str] | None = None,
+               k: int = 10, seed: int = 0, output: str | None = None) -> None:
+  """`paraflax align-eval`: alignment recovery errors of two files."""
+  rows, _ = readers.read_parallel([src, tgt])
+  enc = open_workdir(workdir, src_lang, tgt_lang)
+  names = similarity or [s for s in choices.SIMILARITIES
+                         if s != "mlp" or os.path.exists(mlp_path(workdir))]
+  sims = {name: context(name, workdir, k=k) for name in dict.fromkeys(names)}
+  table = align_errors(enc, [r[0] for r in rows], [r[1] for r in rows],
+                       src_lang, sims, seed=seed, name=os.path.basename(src))
+  print(f"alignment recovery error % of {len(rows)} pairs, checkpoint step "
+        f"{enc.step} of {workdir}")
+  print(alignment.format_table(table))
+  if "mlp" not in sims:
+    print("(no mlp: run `paraflax train-mlp` on the workdir to add it)",
+          file=sys.stderr)
+  if output:
+    files.write_text_atomic(output, json.dumps(table, indent=2) + "\n")
+
+
+def _open_both(workdir: str) -> bilingual_eval.Encoders:
+  return open_workdir(workdir, *workdir_languages(workdir))
+
+
+def train_mlp_for_workdir(workdir: str, negatives: str = "worst",
+                          worst_fraction: float = 0.6, epochs: int = 10,
+                          seed: int = 0) -> dict:
+  """`paraflax train-mlp`: the workdir's MLP similarity, trained and saved."""
+  config = mlp_similarity.MLPConfig(negatives=negatives,
+                                    worst_fraction=worst_fraction,
+                                    epochs=epochs, seed=seed)
+  report = train_mlp(_open_both(workdir), config)
+  for epoch in report["epochs"]:
+    print(", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in epoch.items()))
+  print(f"wrote {mlp_path(workdir)}", file=sys.stderr)
+  return report
+
+
+def eval_bilingual(workdir: str, k: int = 10, seed: int = 0) -> dict:
+  """`paraflax eval-bilingual`: alignment and ParaCrawl tables, and plots;
+  trains the MLP similarity first if the workdir has none."""
+  enc = _open_both(workdir)
+  if not os.path.exists(mlp_path(workdir)):
+    print("training the MLP similarity first (paraflax train-mlp defaults)",
+          file=sys.stderr)
+    train_mlp(enc, mlp_similarity.MLPConfig())
+  sims = {name: context(name, workdir, k=k) for name in choices.SIMILARITIES}
+  report = bilingual_eval.evaluate(enc, sims, seed=seed)
+  print(bilingual_eval.format_report(report))
+  print(f"wrote {bilingual_eval.write(report)}", file=sys.stderr)
+  return report

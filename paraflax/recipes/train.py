@@ -1,0 +1,33 @@
+"""`paraflax train`: a config file's experiment, trained or resumed."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from paraflax import config as config_lib
+from paraflax.recipes import workdir as workdir_lib
+
+
+def _report(step: int, values: dict[str, float]) -> None:
+  shown = ", ".join(f"{k}={v:.4f}" for k, v in values.items()
+                    if not k.endswith("spearman"))
+  print(f"step {step}: {shown}", flush=True)
+
+
+def train(config: str, workdir: str, overrides: Sequence[str] = (),
+          distributed: bool = False) -> None:
+  """Trains `config` (a file, `file:arg`, or a ConfigDict) into `workdir`,
+  resuming from its newest checkpoint; `overrides` are `--config.k=v`."""
+  config = config_lib.load(config, overrides) if isinstance(config, str) \
+      else config_lib.override(config, overrides)
+  workdir_lib.check_same_experiment(workdir, config)
+  import jax  # pylint: disable=g-import-not-at-top
+  if distributed:
+    jax.distributed.initialize()
+  from paraflax import recipes  # pylint: disable=g-import-not-at-top
+  from paraflax.training import loop  # pylint: disable=g-import-not-at-top
+  from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
+  shards = partitioning.make_mesh(config.mesh.num_devices).size
+  recipe = recipes.build(config, workdir, shards)
+  loop.check_intervals(config, recipe.updates_per_call)
+  loop.train(recipe, config, workdir, on_eval=_report)
+  print(f"done: {config.train_steps} steps in {workdir}", flush=True)

@@ -1,0 +1,73 @@
+"""`paraflax translate` and `paraflax backtranslate`: an NMT workdir's
+translator over a file, or over the non-English side of a bitext."""
+from __future__ import annotations
+
+import sys
+
+from paraflax import errors
+from paraflax import files
+from paraflax.data import readers
+from paraflax.decoding import backtranslation
+from paraflax.recipes import nmt
+
+
+def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
+                   alpha: float | None = None, batch_size: int = 32,
+                   stop: str = "exact") -> None:
+  """The 1-best translation of every line of `input`, line by line; empty
+  lines stay empty, lines over data.max_len subwords are truncated."""
+  if beam < 1:
+    raise errors.ConfigError(f"--beam {beam}: the beam must be >= 1.")
+  lines, _ = readers.read_lines(input, empty="keep")
+  translator, params, step = nmt.load_translator(workdir)
+  todo = [i for i, line in enumerate(lines) if line.strip()]
+  sources = [translator.encode(lines[i], f"{input}:{i + 1}", "truncate")
+             for i in todo]
+  truncated = sum(len(translator.src_sp.encode(lines[i])) >= translator.max_len
+                  for i in todo)
+  out = [""] * len(lines)
+  for j, (best,) in translator.translate(
+      params, sources, beam=beam, stop=stop, batch_size=batch_size,
+      alpha=translator.alpha if alpha is None else alpha):
+    out[todo[j]] = best.text
+  files.write_text_atomic(output, "".join(line + "\n" for line in out))
+  print(f"translated {len(todo)} lines to {output} (checkpoint step {step}, "
+        f"beam {beam}); {len(lines) - len(todo)} empty lines left empty, "
+        f"{truncated} truncated at {translator.max_len} subwords",
+        file=sys.stderr)
+
+
+def _bitext(task: str | None, split: str, src: str | None, ref: str | None,
+            empty_lines: str) -> tuple[list[tuple[str, str]], str]:
+  """(non-English, English) rows of a Task or of two files, and their name."""
+  if bool(task) == bool(src or ref) or (src and not ref):
+    raise errors.ConfigError("give either --task NAME [--split S] or both "
+                             "--src FILE and --ref FILE.")
+  if task:
+    from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+    return ([(e["source"], e["target"]) for e in tasks.examples(task, split)],
+            f"{task}:{split}")
+  rows, _ = readers.read_parallel([src, ref], empty=empty_lines)
+  return rows, src
+
+
+def backtranslate(workdir: str, output: str, *, beam: int = 50,
+                  nbest: int = 50, alpha: float | None = None,
+                  batch_size: int = 16, stop: str = "exact",
+                  task: str | None = None, split: str = "train",
+                  src: str | None = None, ref: str | None = None,
+                  empty_lines: str = "error") -> int:
+  """Appends the n-best back-translations of a bitext's non-English side to
+  the JSONL `output`, resuming a killed run; returns the records written."""
+  backtranslation.check_beam(beam, nbest)
+  rows, name = _bitext(task, split, src, ref, empty_lines)
+  translator, params, step = nmt.load_translator(workdir)
+  written = backtranslation.run(
+      translator, params, [r[0] for r in rows], [r[1] for r in rows], output,
+      beam=beam, nbest=nbest,
+      alpha=translator.alpha if alpha is None else alpha,
+      batch_size=batch_size, name=name, stop=stop)
+  print(f"{len(rows)} inputs, {written} records appended to {output} "
+        f"(checkpoint step {step}, beam {beam}, nbest {nbest})",
+        file=sys.stderr)
+  return written
