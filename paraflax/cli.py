@@ -8,6 +8,7 @@ not use.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -64,12 +65,36 @@ def main(argv: list[str] | None = None) -> int:
     os.environ[quiet.VERBOSE_ENV] = "1"
   try:
     _call(command, args, overrides)
-  except errors.USER_ERRORS as e:
+  except (*errors.USER_ERRORS, OSError) as e:
     if args.verbose:
       traceback.print_exc()
-    print(f"paraflax {args.command}: error: {e}", file=sys.stderr)
+    message = _os_message(e) if isinstance(e, OSError) else str(e)
+    print(f"paraflax {args.command}: error: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT
   return 0
+
+
+# The fix for each file-system error a user can meet, by errno.
+_OS_HINTS = {
+    errno.ENOSPC: "the disk is full: free space (or write elsewhere), then "
+    "rerun the same command; finished work is kept",
+    errno.EDQUOT: "the disk quota is used up: free space, then rerun the "
+    "same command; finished work is kept",
+    errno.EACCES: "choose a path you may write to, or fix its permissions",
+    errno.EPERM: "choose a path you may write to, or fix its permissions",
+    errno.EROFS: "the file system is read-only: choose a writable path",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: choose "
+    "another path",
+    errno.EISDIR: "it is a folder: give a file path",
+    errno.EEXIST: "a file is in the way: choose another path",
+    errno.ENOENT: "check the path",
+}
+
+
+def _os_message(e: OSError) -> str:
+  where = " -> ".join(str(f) for f in (e.filename, e.filename2) if f)
+  hint = _OS_HINTS.get(e.errno, "check the path and the disk")
+  return f"{where or 'file system'}: {e.strerror or e}. Fix: {hint}."
 
 
 if __name__ == "__main__":

@@ -10,11 +10,16 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO
 
+from paraflax import errors
+
 
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike, mode: str = "wb"
                   ) -> Iterator[IO]:
   path = os.fspath(path)
+  if os.path.isdir(path):
+    raise errors.DataError(f"{path}: is a directory; give the output a file "
+                           "path.")
   folder = os.path.dirname(os.path.abspath(path))
   os.makedirs(folder, exist_ok=True)
   fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-",

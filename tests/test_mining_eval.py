@@ -13,6 +13,7 @@ from paraflax import errors
 from paraflax.data import paths
 from paraflax.data import readers
 from paraflax.evaluation import mining
+from paraflax.evaluation import mining_set
 from paraflax.mining import embeddings_io
 from paraflax.mining import margin
 
@@ -23,7 +24,7 @@ DIM = 128
 
 @pytest.fixture(scope="module")
 def de_sets():
-  return {split: mining.build("de", split, gold=GOLD, distractors=DISTRACTORS,
+  return {split: mining_set.build("de", split, gold=GOLD, distractors=DISTRACTORS,
                               seed=0)
           for split in ("dev", "test")}
 
@@ -34,7 +35,7 @@ def _aligned(files: list[tuple[pathlib.Path, pathlib.Path]]
 
 
 def _gold_rows(split: str) -> list[tuple[str, str]]:
-  year = mining.GOLD_SETS[split]
+  year = mining_set.GOLD_SETS[split]
   return _aligned([(paths.data_path("newstest_dev", f"{year}.deu"),
                     paths.data_path("newstest_dev", f"{year}.eng"))])
 
@@ -55,7 +56,7 @@ def test_gold_pairs_are_aligned_newstest_lines(de_sets, split):
   for i, j in s.gold:
     assert english_of[s.src[i]] == s.tgt[j]
   assert len({i for i, _ in s.gold}) == len({j for _, j in s.gold}) == GOLD
-  assert mining.GOLD_SETS[split] in s.recipe
+  assert mining_set.GOLD_SETS[split] in s.recipe
 
 
 @pytest.mark.parametrize("split", ["dev", "test"])
@@ -71,7 +72,7 @@ def test_distractors_are_no_gold_sentence_and_have_no_translation(
   assert not src_distractors & {x for x, _ in gold_rows}
   assert not tgt_distractors & {e for _, e in gold_rows}
   # Each distractor comes from its side's pool sets ...
-  sides = mining.SIDES["de"][split]
+  sides = mining_set.SIDES["de"][split]
   src_pool, tgt_pool = _pool_rows(sides.src), _pool_rows(sides.tgt)
   assert src_distractors <= {x for x, _ in src_pool}
   assert tgt_distractors <= {e for _, e in tgt_pool}
@@ -87,10 +88,10 @@ def test_distractors_are_no_gold_sentence_and_have_no_translation(
 
 
 def test_same_seed_same_set_other_seed_differs(de_sets):
-  again = mining.build("de", "dev", gold=GOLD, distractors=DISTRACTORS,
+  again = mining_set.build("de", "dev", gold=GOLD, distractors=DISTRACTORS,
                        seed=0)
   assert again == de_sets["dev"]
-  other = mining.build("de", "dev", gold=GOLD, distractors=DISTRACTORS,
+  other = mining_set.build("de", "dev", gold=GOLD, distractors=DISTRACTORS,
                        seed=1)
   assert other.src != again.src and other.gold != again.gold
 
@@ -101,13 +102,13 @@ def test_dev_and_test_differ(de_sets):
               & {test.src[i] for i, _ in test.gold})
   assert not {dev.tgt[j] for _, j in dev.gold} & {test.tgt[j]
                                                    for _, j in test.gold}
-  for lang, splits in mining.SIDES.items():
+  for lang, splits in mining_set.SIDES.items():
     for sides in splits.values():  # src and tgt never share a set
       assert not set(sides.src) & set(sides.tgt), lang
     assert splits["dev"].src != splits["test"].src, lang
     assert splits["dev"].tgt != splits["test"].tgt, lang
   for lang in ("de", "cs"):  # enough data: four disjoint groups
-    groups = [g for s in mining.SIDES[lang].values() for g in s]
+    groups = [g for s in mining_set.SIDES[lang].values() for g in s]
     for a, b in itertools.combinations(groups, 2):
       assert not set(a) & set(b), lang
 
@@ -121,7 +122,7 @@ def test_dev_and_test_differ(de_sets):
 def test_impossible_requests_are_refused(kwargs, error, message):
   args = {"lang": "de", "gold": 10, "distractors": 10, **kwargs}
   with pytest.raises(error, match=message):
-    mining.build(args.pop("lang"), "dev", seed=0, **args)
+    mining_set.build(args.pop("lang"), "dev", seed=0, **args)
 
 
 def test_mining_set_command_writes_the_set(de_sets, tmp_path):
@@ -129,8 +130,8 @@ def test_mining_set_command_writes_the_set(de_sets, tmp_path):
   assert cli.main(["mining-set", "--lang", "de", "--split", "dev", "--output",
                    str(out), "--gold", str(GOLD), "--distractors",
                    str(DISTRACTORS)]) == 0
-  assert sorted(p.name for p in out.iterdir()) == sorted(mining.FILES)
-  assert mining.read(out) == de_sets["dev"]
+  assert sorted(p.name for p in out.iterdir()) == sorted(mining_set.FILES)
+  assert mining_set.read(out) == de_sets["dev"]
   gold_lines = (out / "gold.tsv").read_text().splitlines()
   assert gold_lines == [f"{i}\t{j}" for i, j in sorted(de_sets["dev"].gold)]
   assert "newstest_train_pool/news-test2008.deu.gz" in (
@@ -148,7 +149,7 @@ def test_bad_gold_file_names_file_and_line(tmp_path, text, message):
   path = tmp_path / "gold.tsv"
   path.write_text(text)
   with pytest.raises(errors.DataError, match=message):
-    mining.read_gold(path, 5, 5)
+    mining_set.read_gold(path, 5, 5)
 
 
 # --- Evaluation with embeddings whose answer is known -----------------------

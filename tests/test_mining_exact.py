@@ -12,7 +12,7 @@ with a float64 brute force.
 import numpy as np
 import pytest
 
-from paraflax.evaluation import mining
+from paraflax.evaluation import mining_set
 from paraflax.mining import faiss_knn
 from paraflax.mining import knn
 from paraflax.mining import margin
@@ -30,7 +30,7 @@ _ATOL = 1e-6  # float32 cosine vs float64
 
 @pytest.fixture(scope="module")
 def embedded(bilingual_workdir) -> tuple[np.ndarray, np.ndarray]:
-  bench = mining.build("de", "dev", gold=200, distractors=200, seed=0)
+  bench = mining_set.build("de", "dev", gold=200, distractors=200, seed=0)
   embed, _ = embedders.load(str(bilingual_workdir), ["de", "en"])
   return embed(bench.src, "de"), embed(bench.tgt, "en")
 

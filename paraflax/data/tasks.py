@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 
+from paraflax import errors
 from paraflax import quiet
 from paraflax.data import corpora
 from paraflax.data import readers
@@ -106,6 +107,9 @@ def examples(name: str, split: str) -> list[dict[str, str | float]]:
   if name in seqio.MixtureRegistry.names():
     members = seqio.MixtureRegistry.get(name).rate_per_task_name
     return [ex for m in members for ex in examples(m, split)]
+  if name not in seqio.TaskRegistry.names():
+    raise errors.ConfigError(f"unknown Task or Mixture {name!r}; `paraflax "
+                             "tasks` lists them.")
   ds = seqio.TaskRegistry.get(name).get_dataset(
       sequence_length=None, split=split, shuffle=False)
   out = []

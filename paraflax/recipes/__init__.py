@@ -17,3 +17,10 @@ def build(config, workdir: str, shards: int):
                       f"of {sorted(RECIPES)}.")
   return importlib.import_module(RECIPES[config.recipe]).build(
       config, workdir, shards)
+
+
+def updates_per_call(config) -> int:
+  """Optimizer updates one train step makes, from the config alone (the
+  paraphrase recipe makes one per mini-batch of its megabatch), so that the
+  intervals are checked before any data is loaded."""
+  return config.megabatch if config.recipe == "paraphrase" else 1

@@ -19,15 +19,16 @@ def train(config: str, workdir: str, overrides: Sequence[str] = (),
   resuming from its newest checkpoint; `overrides` are `--config.k=v`."""
   config = config_lib.load(config, overrides) if isinstance(config, str) \
       else config_lib.override(config, overrides)
+  workdir_lib.check_writable(workdir)
   workdir_lib.check_same_experiment(workdir, config)
+  from paraflax import recipes  # pylint: disable=g-import-not-at-top
+  from paraflax.training import loop  # pylint: disable=g-import-not-at-top
+  loop.check_intervals(config, recipes.updates_per_call(config))
   import jax  # pylint: disable=g-import-not-at-top
   if distributed:
     jax.distributed.initialize()
-  from paraflax import recipes  # pylint: disable=g-import-not-at-top
-  from paraflax.training import loop  # pylint: disable=g-import-not-at-top
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
   shards = partitioning.make_mesh(config.mesh.num_devices).size
   recipe = recipes.build(config, workdir, shards)
-  loop.check_intervals(config, recipe.updates_per_call)
   loop.train(recipe, config, workdir, on_eval=_report)
   print(f"done: {config.train_steps} steps in {workdir}", flush=True)

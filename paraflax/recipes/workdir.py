@@ -12,6 +12,19 @@ from paraflax import files
 CONFIG_FILE = "config.json"
 
 
+def check_writable(workdir: str) -> None:
+  """Fails before any work if `workdir` cannot be a folder we write into."""
+  if os.path.exists(workdir) and not os.path.isdir(workdir):
+    raise errors.ConfigError(f"{workdir}: is a file, not a directory; give "
+                             "--workdir a folder (new or a run to resume).")
+  existing = workdir
+  while not os.path.exists(existing):
+    existing = os.path.dirname(os.path.abspath(existing))
+  if not os.access(existing, os.W_OK):
+    raise errors.ConfigError(f"{workdir}: no permission to write in "
+                             f"{existing}; choose a writable --workdir.")
+
+
 def save_config(workdir: str, config: ml_collections.ConfigDict) -> None:
   os.makedirs(workdir, exist_ok=True)
   files.write_text_atomic(os.path.join(workdir, CONFIG_FILE),

@@ -1,0 +1,261 @@
+"""A catalogue of user mistakes and faults, across every command: each ends
+with exit code 2, one message that names the file / line / key and the fix,
+no traceback, and no output or temp file left behind."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import re
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from paraflax import cli
+from paraflax.mining import embeddings_io
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+AVG = str(ROOT / "configs" / "avg.py")
+
+
+@dataclasses.dataclass
+class Case:
+  # (tmp folder) -> argv; files it creates are inputs, never outputs.
+  argv: Callable[[pathlib.Path], list[str]]
+  message: str  # regex the error must match
+  outputs: tuple[str, ...] = ("out",)  # names under tmp that must not exist
+
+
+def _write(tmp: pathlib.Path, name: str, content: bytes | str) -> str:
+  path = tmp / name
+  path.parent.mkdir(parents=True, exist_ok=True)
+  if isinstance(content, str):
+    content = content.encode("utf-8")
+  path.write_bytes(content)
+  return str(path)
+
+
+def _fake_workdir(tmp: pathlib.Path, recipe: str, **extra) -> str:
+  """A workdir with only a config.json: enough for the checks that run
+  before any checkpoint is read."""
+  config = {"recipe": recipe, **extra}
+  return _write(tmp, "w/config.json", json.dumps(config)).rsplit("/", 1)[0]
+
+
+def _emb(tmp: pathlib.Path, name: str, rows: int = 6, dim: int = 4) -> str:
+  path = str(tmp / name)
+  embeddings_io.write(path, np.random.default_rng(0).normal(
+      size=(rows, dim)).astype(np.float32))
+  return path
+
+
+def _mine(tmp, *extra: str) -> list[str]:
+  return ["mine", "--src-emb", _emb(tmp, "x.f32"), "--tgt-emb",
+          _emb(tmp, "y.f32"), "--dim", "4", "--output", str(tmp / "out"),
+          *extra]
+
+
+def _train(tmp, *extra: str, workdir: str | None = None) -> list[str]:
+  return ["train", "--config", AVG, "--workdir",
+          workdir or str(tmp / "out"), *extra]
+
+
+def _read_only_dir(tmp: pathlib.Path) -> str:
+  path = tmp / "ro"
+  path.mkdir()
+  path.chmod(0o555)
+  return str(path / "w")
+
+
+CASES: dict[str, Case] = {
+    # --- train: config files and keys -----------------------------------
+    "config file missing": Case(
+        lambda t: ["train", "--config", str(t / "nope.py"), "--workdir",
+                   str(t / "out")], r"nope\.py: config file not found"),
+    "config syntax error": Case(
+        lambda t: ["train", "--config", _write(t, "c.py", "def get_config(:\n"),
+                   "--workdir", str(t / "out")], r"c\.py.*line 1"),
+    "config raises": Case(
+        lambda t: ["train", "--config", _write(
+            t, "c.py", "def get_config():\n  raise KeyError('x')\n"),
+                   "--workdir", str(t / "out")], r"c\.py"),
+    "config without get_config": Case(
+        lambda t: ["train", "--config", _write(t, "c.py", "x = 1\n"),
+                   "--workdir", str(t / "out")], r"c\.py: defines no get_config"),
+    "unknown config key": Case(
+        lambda t: _train(t, "--config.model.word_dimm=3"),
+        r"unknown config key 'model\.word_dimm'.*Did you mean 'word_dim'"),
+    "config value of the wrong type": Case(
+        lambda t: _train(t, "--config.train_steps=many"),
+        r"--config\.train_steps=many: cannot parse"),
+    "negative train_steps": Case(
+        lambda t: _train(t, "--config.train_steps=-40"), r"train_steps"),
+    "steps not a multiple of the megabatch": Case(
+        lambda t: _train(t, "--config.train_steps=50"),
+        r"train_steps.*multiples? of 40"),
+    "unknown data task": Case(
+        lambda t: _train(t, "--config.data.task=paraphrase_en_nothing"),
+        r"paraflax tasks"),
+    "workdir is a regular file": Case(
+        lambda t: _train(t, workdir=_write(t, "file", "x")),
+        r"file.*not a directory"),
+    "workdir is read-only": Case(
+        lambda t: _train(t, workdir=_read_only_dir(t)),
+        r"ro/w.*(permission|writ)"),
+    # --- embed ------------------------------------------------------------
+    "embed: input missing": Case(
+        lambda t: ["embed", "--workdir", _fake_workdir(t, "paraphrase"),
+                   "--input", str(t / "none.txt"), "--output",
+                   str(t / "out")], r"none\.txt: file not found"),
+    "embed: input is a folder": Case(
+        lambda t: ["embed", "--workdir", _fake_workdir(t, "paraphrase"),
+                   "--input", str(t), "--output", str(t / "out")],
+        r"is a directory"),
+    "embed: empty input": Case(
+        lambda t: ["embed", "--workdir", _fake_workdir(t, "paraphrase"),
+                   "--input", _write(t, "in.txt", ""), "--output",
+                   str(t / "out")], r"in\.txt: empty file"),
+    "embed: invalid UTF-8": Case(
+        lambda t: ["embed", "--workdir", _fake_workdir(t, "paraphrase"),
+                   "--input", _write(t, "in.txt", b"ok\n\xff\xfe\n"),
+                   "--output", str(t / "out")], r"in\.txt:2: invalid UTF-8"),
+    "embed: empty line": Case(
+        lambda t: ["embed", "--workdir", _fake_workdir(t, "paraphrase"),
+                   "--input", _write(t, "in.txt", "a\n\nb\n"), "--output",
+                   str(t / "out")], r"in\.txt.*line 2"),
+    "embed: not a workdir": Case(
+        lambda t: ["embed", "--workdir", str(t / "nowhere"), "--input",
+                   _write(t, "in.txt", "a\n"), "--output", str(t / "out")],
+        r"nowhere: not a paraflax workdir"),
+    "embed: language the workdir lacks": Case(
+        lambda t: ["embed", "--workdir", _fake_workdir(t, "paraphrase"),
+                   "--input", _write(t, "in.txt", "a\n"), "--output",
+                   str(t / "out"), "--lang", "de"], r"cannot embed 'de'"),
+    "embed: NMT workdir": Case(
+        lambda t: ["embed", "--workdir", _fake_workdir(t, "nmt"), "--input",
+                   _write(t, "in.txt", "a\n"), "--output", str(t / "out")],
+        r"does not embed sentences"),
+    # --- mine -------------------------------------------------------------
+    "mine: threshold nan": Case(lambda t: _mine(t, "--threshold", "nan"),
+                                r"--threshold"),
+    "mine: k zero": Case(lambda t: _mine(t, "--k", "0"), r"--k 0"),
+    "mine: k above the target size": Case(
+        lambda t: ["mine", "--src-emb", _emb(t, "x.f32", rows=9),
+                   "--tgt-emb", _emb(t, "y.f32", rows=6), "--dim", "4",
+                   "--output", str(t / "out"), "--k", "7"],
+        r"y\.f32 has 6 embeddings"),
+    "mine: no --dim": Case(
+        lambda t: ["mine", "--src-emb", _emb(t, "x.f32"), "--tgt-emb",
+                   _emb(t, "y.f32"), "--output", str(t / "out")], r"--dim"),
+    "mine: wrong --dim": Case(lambda t: _mine(t)[:-1] + [
+        str(t / "out"), "--dim", "5"], r"x\.f32.*not a whole number of rows"),
+    "mine: texts shorter than embeddings": Case(
+        lambda t: _mine(t, "--src-text", _write(t, "x.txt", "a\nb\n"),
+                        "--tgt-text", _write(t, "y.txt", "a\nb\n")),
+        r"x\.txt has 2 lines"),
+    "mine: workdir and embedding files": Case(
+        lambda t: _mine(t, "--workdir", str(t)), r"not both"),
+    "mine: embeddings missing": Case(
+        lambda t: ["mine", "--src-emb", str(t / "x.f32"), "--tgt-emb",
+                   str(t / "y.f32"), "--dim", "4", "--output",
+                   str(t / "out")], r"x\.f32: embedding file not found"),
+    "mine: block zero": Case(lambda t: _mine(t, "--block", "0"), r"--block"),
+    "mine: nprobe zero": Case(
+        lambda t: _mine(t, "--backend", "faiss", "--faiss-index", "ivf",
+                        "--nprobe", "0"), r"--nprobe"),
+    "mine: output is a folder": Case(
+        lambda t: _mine(t)[:-1] + [str(t)], r"is a directory",
+        outputs=()),
+    # --- translate / backtranslate ----------------------------------------
+    "translate: beam zero": Case(
+        lambda t: ["translate", "--workdir", _fake_workdir(t, "nmt"),
+                   "--input", _write(t, "in.txt", "a\n"), "--output",
+                   str(t / "out"), "--beam", "0"], r"--beam 0"),
+    "translate: paraphrase workdir": Case(
+        lambda t: ["translate", "--workdir", _fake_workdir(t, "paraphrase"),
+                   "--input", _write(t, "in.txt", "a\n"), "--output",
+                   str(t / "out")], r"'paraphrase' model.*'nmt'"),
+    "backtranslate: nbest above beam": Case(
+        lambda t: ["backtranslate", "--workdir", _fake_workdir(t, "nmt"),
+                   "--output", str(t / "out"), "--beam", "2", "--nbest",
+                   "3", "--task", "bitext_multi30k_de_en"],
+        r"nbest <= beam"),
+    "backtranslate: no input": Case(
+        lambda t: ["backtranslate", "--workdir", _fake_workdir(t, "nmt"),
+                   "--output", str(t / "out")], r"--task.*--src"),
+    "backtranslate: ragged files": Case(
+        lambda t: ["backtranslate", "--workdir", _fake_workdir(t, "nmt"),
+                   "--output", str(t / "out"), "--src",
+                   _write(t, "s.txt", "a\nb\n"), "--ref",
+                   _write(t, "r.txt", "a\n")], r"s\.txt.*r\.txt|r\.txt.*s\.txt"),
+    "backtranslate: unknown task": Case(
+        lambda t: ["backtranslate", "--workdir", _fake_workdir(t, "nmt"),
+                   "--output", str(t / "out"), "--task", "bitext_nothing"],
+        r"bitext_nothing"),
+    # --- bilingual scoring --------------------------------------------------
+    "score-pairs: line without a tab": Case(
+        lambda t: ["score-pairs", "--workdir", _fake_workdir(t, "bilingual"),
+                   "--input", _write(t, "p.tsv", "a\tb\nc d\n"), "--output",
+                   str(t / "out"), "--src-lang", "de", "--tgt-lang", "en"],
+        r"p\.tsv.*(line 2|:2)"),
+    "score-pairs: two non-English languages": Case(
+        lambda t: ["score-pairs", "--workdir", _fake_workdir(t, "bilingual"),
+                   "--input", _write(t, "p.tsv", "a\tb\n"), "--output",
+                   str(t / "out"), "--src-lang", "de", "--tgt-lang", "fr"],
+        r"--src-lang de --tgt-lang fr"),
+    "align-eval: files of different lengths": Case(
+        lambda t: ["align-eval", "--workdir", _fake_workdir(t, "bilingual"),
+                   "--src", _write(t, "s.txt", "a\nb\n"), "--tgt",
+                   _write(t, "r.txt", "a\n"), "--src-lang", "de",
+                   "--tgt-lang", "en", "--output", str(t / "out")],
+        r"s\.txt|r\.txt"),
+    # --- files of other commands ---------------------------------------------
+    "pair-stats: not JSON": Case(
+        lambda t: ["pair-stats", _write(t, "bt.jsonl", "{\"id\": 1}\nnope\n"),
+                   "--json", str(t / "out")], r"bt\.jsonl:\d"),
+    "pair-stats: file missing": Case(
+        lambda t: ["pair-stats", str(t / "bt.jsonl"), "--json",
+                   str(t / "out")], r"bt\.jsonl: file not found"),
+    "mining-set: no gold pairs": Case(
+        lambda t: ["mining-set", "--lang", "de", "--split", "dev",
+                   "--output", str(t / "out"), "--gold", "0"], r"--gold"),
+    "mining-eval: folder missing": Case(
+        lambda t: ["mining-eval", "--dev", str(t / "dev"), "--test",
+                   str(t / "test"), "--dev-src-emb", "a", "--dev-tgt-emb",
+                   "b", "--test-src-emb", "c", "--test-tgt-emb", "d",
+                   "--dim", "4", "--output", str(t / "out")], r"dev"),
+    "eval-sts: NMT workdir": Case(
+        lambda t: ["eval-sts", "--workdir", _fake_workdir(t, "nmt")],
+        r"'nmt' model", outputs=()),
+}
+
+
+def _leftovers(tmp: pathlib.Path) -> list[str]:
+  return [p.name for p in tmp.rglob("*") if p.name.startswith(".tmp-")
+          or p.name.endswith(".parts")]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_input_gets_a_message_and_leaves_nothing(name, tmp_path, capsys):
+  case = CASES[name]
+  if name == "workdir is read-only" and os.geteuid() == 0:
+    pytest.skip("root writes into read-only folders")
+  argv = case.argv(tmp_path)
+  assert cli.main(argv) == cli.EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert "Traceback" not in err
+  assert err.startswith(f"paraflax {argv[0]}: error: "), err
+  assert re.search(case.message, err, re.S), err
+  for output in case.outputs:
+    assert not (tmp_path / output).exists()
+  assert not _leftovers(tmp_path)
+
+
+def test_override_on_a_command_without_config(capsys):
+  with pytest.raises(SystemExit) as e:
+    cli.main(["embed", "--workdir", "w", "--input", "i", "--output", "o",
+              "--config.k=1"])
+  assert e.value.code == cli.EXIT_BAD_INPUT
+  assert "unrecognized arguments: --config.k=1" in capsys.readouterr().err
