@@ -1,0 +1,149 @@
+"""Evaluators a config names, as big_vision's `evaluators/common.py`.
+
+    config.evals.<name> = {"type": <a key of EVALUATORS>, "every": <steps>,
+                           ...settings of that type}
+
+Each evaluator takes a `Model` (what a trained model can do, its parameters
+bound) and its settings and returns a `Report`. Its metrics are logged as
+`<name>/<metric>` (`config.select` names the one that picks the best
+checkpoint). The train loop runs the evaluators whose `every` divides the
+step (0: never during training); `paraflax eval` runs them all, or one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from paraflax import errors
+from paraflax.data import corpora
+from paraflax.evaluation import sts as sts_lib
+from paraflax.mining import similarity
+
+ENGLISH = "en"
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+  """What a trained model offers to evaluators; None where it cannot."""
+  # (texts, language) -> [N, d] embeddings.
+  embed: Callable[[Sequence[str], str], np.ndarray] | None = None
+  # texts -> 1-best translations (the config's beam and length penalty).
+  translate: Callable[[Sequence[str]], list[str]] | None = None
+
+
+class Report(NamedTuple):
+  metrics: dict[str, float]  # logged as <evaluator name>/<key>
+  table: str  # for people
+  details: dict[str, Any]  # for JSON
+
+
+def _needs(model: Model, what: str, kind: str) -> Callable:
+  found = getattr(model, what)
+  if found is None:
+    raise errors.ConfigError(f"evaluator type {kind!r} needs a model that "
+                             f"can {what}; this one cannot. Remove it from "
+                             "config.evals.")
+  return found
+
+
+@functools.cache
+def _pairs(task: str, split: str) -> tuple[tuple[str, str], ...]:
+  rows = corpora.read(corpora.get(task), split)
+  return tuple(zip(rows["source"], rows["target"]))
+
+
+def _first(task: str, split: str, sentences: int
+           ) -> tuple[tuple[str, str], ...]:
+  pairs = _pairs(task, split)
+  return pairs[:sentences] if sentences > 0 else pairs
+
+
+def sts(model: Model, *, sets: Sequence[str] = sts_lib.DEFAULT_SETS
+        ) -> Report:
+  """Pearson / Spearman of cosine similarities on STS sets (`sts_lib`)."""
+  embed = _needs(model, "embed", "sts")
+  result = sts_lib.evaluate(lambda texts: embed(texts, ENGLISH), sets)
+  metrics = {f"{name}/{metric}": value
+             for name, row in result["datasets"].items()
+             for metric, value in row.items() if metric != "n"}
+  return Report(metrics, sts_lib.format_table(result), result)
+
+
+def bleu(model: Model, *, task: str, split: str, sentences: int = 0
+         ) -> Report:
+  """Corpus BLEU (sacrebleu, 13a) of the 1-best translations of the first
+  `sentences` pairs of a bitext Task (0: all)."""
+  import sacrebleu  # pylint: disable=g-import-not-at-top
+  translate = _needs(model, "translate", "bleu")
+  pairs = _first(task, split, sentences)
+  out = translate([s for s, _ in pairs])
+  score = sacrebleu.corpus_bleu(out, [[t for _, t in pairs]])
+  return Report({"bleu": score.score},
+                f"BLEU {score.score:.2f} on {len(pairs)} pairs of "
+                f"{task}:{split} ({score})",
+                {"bleu": score.score, "signature": str(score), "n":
+                 len(pairs)})
+
+
+def alignment(model: Model, *, task: str, split: str, lang: str,
+              sentences: int = 0) -> Report:
+  """% of the first `sentences` sources of a bitext Task (in `lang`) whose
+  nearest English sentence by cosine is their own translation."""
+  embed = _needs(model, "embed", "alignment")
+  pairs = _first(task, split, sentences)
+  x = embed([s for s, _ in pairs], lang)
+  y = embed([t for _, t in pairs], ENGLISH)
+  src2tgt, _ = similarity.nearest("cosine", x, y)
+  accuracy = 100.0 * float(np.mean(src2tgt == np.arange(len(pairs))))
+  return Report({"align_accuracy": accuracy},
+                f"alignment accuracy {accuracy:.2f} % on {len(pairs)} pairs "
+                f"of {task}:{split}", {"align_accuracy": accuracy,
+                                       "n": len(pairs)})
+
+
+EVALUATORS: dict[str, Callable[..., Report]] = {
+    "sts": sts, "bleu": bleu, "alignment": alignment}
+
+
+def due(evals: Mapping[str, Mapping], step: int) -> list[str]:
+  """The evaluators the train loop runs at `step`."""
+  return [name for name, e in evals.items()
+          if e.get("every", 0) > 0 and step % e["every"] == 0]
+
+
+def run(evals: Mapping[str, Mapping], model: Model,
+        names: Sequence[str] | None = None) -> dict[str, Report]:
+  """Runs the evaluators `names` (default: all) of `config.evals`."""
+  names = list(evals) if names is None else names
+  unknown = [n for n in names if n not in evals]
+  if unknown:
+    raise errors.ConfigError(f"no evaluator {unknown[0]!r} in config.evals; "
+                             f"it has {', '.join(evals) or 'none'}.")
+  reports = {}
+  for name in names:
+    settings = dict(evals[name])
+    kind = settings.pop("type", None)
+    settings.pop("every", None)
+    if kind not in EVALUATORS:
+      raise errors.ConfigError(
+          f"config.evals.{name}.type={kind!r}; use one of "
+          f"{', '.join(sorted(EVALUATORS))}.")
+    takes = inspect.signature(EVALUATORS[kind]).parameters
+    unknown = sorted(set(settings) - set(takes))
+    if unknown:
+      raise errors.ConfigError(
+          f"config.evals.{name}: {kind!r} takes no {unknown[0]!r}; it takes "
+          f"{', '.join(k for k in takes if k != 'model')} (and every).")
+    reports[name] = EVALUATORS[kind](model, **settings)
+  return reports
+
+
+def metrics(reports: Mapping[str, Report]) -> dict[str, float]:
+  """`<evaluator>/<metric>` of every report, as the train loop logs them."""
+  return {f"{name}/{key}": value for name, report in reports.items()
+          for key, value in report.metrics.items()}
