@@ -124,7 +124,9 @@ CASES: dict[str, Case] = {
     "embed: empty line": Case(
         lambda t: ["embed", "--workdir", _fake_workdir(t, "paraphrase"),
                    "--input", _write(t, "in.txt", "a\n\nb\n"), "--output",
-                   str(t / "out")], r"in\.txt.*line 2"),
+                   str(t / "out")],
+        r"in\.txt: 1 empty line\(s\) at line 2\. Remove them: every line is a "
+        r"sentence to embed\.$"),
     "embed: not a workdir": Case(
         lambda t: ["embed", "--workdir", str(t / "nowhere"), "--input",
                    _write(t, "in.txt", "a\n"), "--output", str(t / "out")],
@@ -205,6 +207,18 @@ CASES: dict[str, Case] = {
                    "--input", _write(t, "p.tsv", "a\tb\n"), "--output",
                    str(t / "out"), "--src-lang", "de", "--tgt-lang", "fr"],
         r"--src-lang de --tgt-lang fr"),
+    "score-pairs: a language the workdir lacks": Case(
+        lambda t: ["score-pairs", "--workdir", _fake_workdir(
+            t, "bilingual", lang="de", direction="xx_en"), "--input",
+                   _write(t, "p.tsv", "a\tb\n"), "--output", str(t / "out"),
+                   "--src-lang", "fr", "--tgt-lang", "en"],
+        r"model of de and en: set --src-lang / --tgt-lang to de or en"),
+    "backtranslate: empty line": Case(
+        lambda t: ["backtranslate", "--workdir", _fake_workdir(t, "nmt"),
+                   "--output", str(t / "out"), "--src",
+                   _write(t, "s.txt", "a\n\n"), "--ref",
+                   _write(t, "r.txt", "a\nb\n")],
+        r"s\.txt line 2\. .*or pass --empty-lines drop"),
     "align-eval: files of different lengths": Case(
         lambda t: ["align-eval", "--workdir", _fake_workdir(t, "bilingual"),
                    "--src", _write(t, "s.txt", "a\nb\n"), "--tgt",

@@ -206,8 +206,8 @@ def test_word_vectors_start_whole_word_pieces(workdir, tmp_path):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (("--lang", "fr"), "pass --lang de or --lang en"),
-    ((), "(got no --lang)"),
+    (("--lang", "fr"), "set --lang to de or en"),
+    ((), "(got none)"),
 ])
 def test_embed_needs_one_of_the_two_languages(workdir, tmp_path, capsys,
                                               extra, message):

@@ -295,8 +295,8 @@ def _workdir_args(c, workdir: str, src_lang: str, tgt_lang: str):
      r"bilingual workdir"),
     ("nmt", ("en", "en"), r"holds a 'nmt' model, which does not embed "
      r"sentences; use a 'paraphrase' or 'bilingual' workdir"),
-    ("bilingual", ("fr", "en"), r"holds a bilingual model of de and en: pass "
-     r"--lang de or --lang en to pick its encoder \(got 'fr'\)"),
+    ("bilingual", ("fr", "en"), r"holds a bilingual model of de and en: set "
+     r"--src-lang / --tgt-lang to de or en to pick its encoder \(got 'fr'\)"),
 ])
 def test_workdir_that_cannot_embed_the_languages(corpus, tmp_path, capsys,
                                                  recipe, langs, message):

@@ -68,6 +68,11 @@ class Corpus:
   pair: tuple[str, str] | None = None
 
 
+_EMPTY_FIX = ("Remove those rows from every side, or set the corpus' "
+              "empty-line policy to 'drop' in its catalogue entry "
+              "(paraflax/data/corpora.py) to drop them with a report.")
+
+
 def _read_part(part: Part, root: pathlib.Path, empty: readers.EmptyPolicy
                ) -> list[tuple]:
   if isinstance(part, StsSet):
@@ -78,9 +83,11 @@ def _read_part(part: Part, root: pathlib.Path, empty: readers.EmptyPolicy
                                empty=empty)
     return [tuple(r[c] for c in part.columns) for r in rows]
   if len(part.files) == 1:  # read_lines names the empty lines more plainly
-    lines, _ = readers.read_lines(root / part.files[0], empty=empty)
+    lines, _ = readers.read_lines(root / part.files[0], empty=empty,
+                                  fix=_EMPTY_FIX)
     return [(l,) for l in lines]
-  rows, _ = readers.read_parallel([root / f for f in part.files], empty=empty)
+  rows, _ = readers.read_parallel([root / f for f in part.files], empty=empty,
+                                  fix=_EMPTY_FIX)
   return rows
 
 

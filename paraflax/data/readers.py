@@ -72,9 +72,11 @@ def _decode_lines(path: str, raw: bytes) -> list[str]:
   return out
 
 
-def read_lines(path: str | os.PathLike, *, empty: EmptyPolicy = "error"
+def read_lines(path: str | os.PathLike, *, empty: EmptyPolicy = "error",
+               fix: str = "Remove them: every line is one item."
                ) -> tuple[list[str], ReadReport]:
-  """Reads a UTF-8 text file (gzipped or not), one item per line."""
+  """Reads a UTF-8 text file (gzipped or not), one item per line; `fix`
+  ends the message on empty lines with what the caller's user can do."""
   path = os.fspath(path)
   lines = _decode_lines(path, _read_bytes(path))
   empties = tuple(i for i, l in enumerate(lines, start=1) if not l.strip())
@@ -84,8 +86,7 @@ def read_lines(path: str | os.PathLike, *, empty: EmptyPolicy = "error"
   if empty == "error":
     raise errors.DataError(
         f"{path}: {len(empties)} empty line(s) at line {_line_list(empties)}. "
-        "Remove them, or set the corpus' empty-line policy to 'drop' in the "
-        "config to drop them with a report.")
+        + fix)
   kept = [l for l in lines if l.strip()]
   logging.warning("%s: dropped %d empty line(s) at line %s", path,
                   len(empties), _line_list(empties))
@@ -93,7 +94,8 @@ def read_lines(path: str | os.PathLike, *, empty: EmptyPolicy = "error"
 
 
 def read_parallel(paths: Sequence[str | os.PathLike], *,
-                  empty: EmptyPolicy = "error"
+                  empty: EmptyPolicy = "error",
+                  fix: str = "Remove those rows from every side."
                   ) -> tuple[list[tuple[str, ...]], list[ReadReport]]:
   """Reads line-aligned files; row i holds line i of every file.
 
@@ -123,9 +125,7 @@ def read_parallel(paths: Sequence[str | os.PathLike], *,
     where = "; ".join(f"{r.path} line {_line_list(r.empty_lines)}"
                       for r in reports if r.empty_lines)
     raise errors.DataError(
-        f"{len(bad)} empty line(s) in parallel files: {where}. Remove those "
-        "rows from every side, or set the corpus' empty-line policy to 'drop' "
-        "in the config to drop them with a report.")
+        f"{len(bad)} empty line(s) in parallel files: {where}. " + fix)
   bad_set = set(bad)
   kept = [r for i, r in enumerate(rows, start=1) if i not in bad_set]
   logging.warning("%s: dropped %d row(s) with an empty side at line %s",

@@ -22,48 +22,51 @@ from paraflax.recipes import workdir as workdir_lib
 EmbedFn = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
 
 
-def _paraphrase(workdir: str, langs: Sequence[str | None]
+def _paraphrase(workdir: str, langs: Sequence[str | None], flags: str
                 ) -> tuple[EmbedFn, int]:
   other = sorted({lang for lang in langs if lang not in (None, "en")})
   if other:
     raise errors.ConfigError(
         f"{workdir} holds an English paraphrase encoder (recipe "
         f"'paraphrase'), which cannot embed {other[0]!r} text: use a "
-        "bilingual workdir, or --lang en.")
+        f"bilingual workdir, or set {flags} to en.")
   from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
   embedder, params, step = paraphrase.load_for_inference(workdir)
   return (lambda texts, lang: embedder(params, texts)), step
 
 
-def _bilingual(workdir: str, langs: Sequence[str | None]
+def _bilingual(workdir: str, langs: Sequence[str | None], flags: str
                ) -> tuple[EmbedFn, int]:
   from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
   known = bilingual.languages(workdir_lib.load_config(workdir, "bilingual"))
   for lang in langs:
     if lang not in known:
       raise errors.ConfigError(
-          f"{workdir} holds a bilingual model of {' and '.join(known)}: pass "
-          f"--lang {' or --lang '.join(known)} to pick its encoder (got "
-          f"{'no --lang' if lang is None else repr(lang)}).")
+          f"{workdir} holds a bilingual model of {' and '.join(known)}: "
+          f"set {flags} to {' or '.join(known)} to pick its encoder (got "
+          f"{'none' if lang is None else repr(lang)}).")
   embedder, params, step = bilingual.load_for_inference(workdir)
   return (lambda texts, lang: embedder(params, texts, lang)), step
 
 
-# recipe -> (workdir, languages to embed) -> (embed function, checkpoint step)
-EMBEDDERS: dict[str, Callable[[str, Sequence[str | None]],
+# recipe -> (workdir, languages to embed, the flags that name them)
+#   -> (embed function, checkpoint step)
+EMBEDDERS: dict[str, Callable[[str, Sequence[str | None], str],
                               tuple[EmbedFn, int]]] = {
     "paraphrase": _paraphrase, "bilingual": _bilingual}
 
 
-def load(workdir: str, langs: Sequence[str | None]) -> tuple[EmbedFn, int]:
+def load(workdir: str, langs: Sequence[str | None], flags: str = "--lang"
+         ) -> tuple[EmbedFn, int]:
   """The encoder of `workdir`, checked to embed every language in `langs`
-  (None: the workdir's only language, for monolingual encoders)."""
+  (None: the workdir's only language, for monolingual encoders); `flags`
+  names the settings that chose `langs`, for the error message."""
   recipe = workdir_lib.read_config(workdir).recipe
   if recipe not in EMBEDDERS:
     raise errors.ConfigError(
         f"{workdir} holds a {recipe!r} model, which does not embed "
         f"sentences; use a {' or '.join(map(repr, EMBEDDERS))} workdir.")
-  return EMBEDDERS[recipe](workdir, langs)
+  return EMBEDDERS[recipe](workdir, langs, flags)
 
 
 def embed_sides(workdir: str, text_paths: Sequence[str | None],
@@ -74,7 +77,7 @@ def embed_sides(workdir: str, text_paths: Sequence[str | None],
                              "--src-lang and --tgt-lang.")
   # As with embedding files, an empty line is a sentence (a zero vector).
   texts = [readers.read_lines(path, empty="keep")[0] for path in text_paths]
-  embed, _ = load(workdir, langs)
+  embed, _ = load(workdir, langs, "--src-lang / --tgt-lang")
   sides = []
   for path, lines, lang in zip(text_paths, texts, langs):
     emb = knn.as_embeddings(embed(lines, lang), f"the embeddings of {path}")
@@ -87,7 +90,8 @@ def embed_file(workdir: str, input: str, output: str,
                lang: str | None = None) -> None:
   """`paraflax embed`: one sentence per line of `input` in, a raw float32
   N x d matrix (LASER's format) out."""
-  texts, _ = readers.read_lines(input)
+  texts, _ = readers.read_lines(
+      input, fix="Remove them: every line is a sentence to embed.")
   if not texts:
     raise errors.DataError(f"{input}: empty file, nothing to embed. "
                            "Give one sentence per line.")

@@ -46,7 +46,7 @@ def open_workdir(workdir: str, src_lang: str, tgt_lang: str) -> bilingual_eval.E
     raise errors.ConfigError(
         f"--src-lang {src_lang} --tgt-lang {tgt_lang}: give the workdir's "
         "two languages, English and the other one, one on each side.")
-  embed, step = embedders.load(workdir, langs)
+  embed, step = embedders.load(workdir, langs, "--src-lang / --tgt-lang")
   other = src_lang if tgt_lang == ENGLISH else tgt_lang
   return bilingual_eval.Encoders(workdir, embed, other, step)
 

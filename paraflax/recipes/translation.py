@@ -47,7 +47,9 @@ def _bitext(task: str | None, split: str, src: str | None, ref: str | None,
     from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
     return ([(e["source"], e["target"]) for e in tasks.examples(task, split)],
             f"{task}:{split}")
-  rows, _ = readers.read_parallel([src, ref], empty=empty_lines)
+  rows, _ = readers.read_parallel(
+      [src, ref], empty=empty_lines,
+      fix="Remove those rows from both files, or pass --empty-lines drop.")
   return rows, src
 
 
