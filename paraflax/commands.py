@@ -266,6 +266,15 @@ COMMANDS: dict[str, Command] = {
         (BILINGUAL_WORKDIR,
          flag("--k", type=int, default=10, help="csls neighbours"),
          flag("--seed", type=int, default=0, help="of the shuffle"))),
+    "eval": Command(
+        "paraflax.recipes.evaluate:evaluate",
+        "run the evaluators of a trained workdir's config",
+        "Runs the evaluators its config names (config.evals: STS, dev BLEU, "
+        "alignment accuracy, ...) on the workdir's best checkpoint, prints "
+        "their tables and writes them to <workdir>/evals.json.",
+        (WORKDIR, flag("--only", action="append",
+                       help="an evaluator of config.evals; repeat for "
+                       "several (default: all)"))),
     "eval-sts": Command(
         "paraflax.recipes.evaluate:eval_sts", "STS table of a trained model",
         "Prints the STS table and writes it to <workdir>/sts.json.",

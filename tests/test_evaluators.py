@@ -9,7 +9,7 @@ from paraflax.data import corpora
 from paraflax.evaluation import evaluators
 
 DEV = {"type": "bleu", "task": "bitext_newstest_dev_de_en",
-       "split": "newstest2013", "sentences": 50, "every": 100}
+       "split": "newstest2013", "sentences": 50, "beam": 3}
 
 
 def _bag_of_words(texts, lang):
@@ -28,7 +28,8 @@ def _references():
 
 def test_bleu_of_the_references_is_100():
   refs = _references()
-  model = evaluators.Model(translate=lambda texts: [refs[t] for t in texts])
+  model = evaluators.Model(
+      translate=lambda texts, beam: [refs[t] for t in texts])
   report = evaluators.run({"dev": DEV}, model)["dev"]
   assert report.metrics == {"bleu": pytest.approx(100.0)}
   assert report.details["n"] == 50
@@ -42,28 +43,28 @@ def test_alignment_finds_the_translation_it_is_given():
                          lang)
 
   evals = {"dev": dict(DEV, type="alignment", lang="de")}
+  del evals["dev"]["beam"]
   report = evaluators.run(evals, evaluators.Model(embed=embed))["dev"]
   assert report.metrics["align_accuracy"] > 95
 
 
 def test_sts_logs_pearson_and_spearman_per_set():
   reports = evaluators.run(
-      {"sts": {"type": "sts", "sets": ("STSb.dev-tuning",), "every": 40}},
+      {"sts": {"type": "sts", "sets": ("STSb.dev-tuning",)}},
       evaluators.Model(embed=_bag_of_words))
   assert set(evaluators.metrics(reports)) == {
       "sts/STSb.dev-tuning/pearson", "sts/STSb.dev-tuning/spearman"}
   assert 0.2 < reports["sts"].metrics["STSb.dev-tuning/pearson"] < 0.9
 
 
-def test_due_by_every():
-  evals = {"a": {"every": 10}, "b": {"every": 0}, "c": {"every": 4}}
-  assert evaluators.due(evals, 20) == ["a", "c"]
-  assert evaluators.due(evals, 6) == []
+def test_in_training_by_default():
+  evals = {"a": {}, "b": {"in_training": False}, "c": {"in_training": True}}
+  assert evaluators.in_training(evals) == ["a", "c"]
 
 
 @pytest.mark.parametrize("evals, names, message", [
     ({"x": {"type": "rouge"}}, None, r"config\.evals\.x\.type='rouge'"),
-    ({"x": {"type": "bleu", "beam": 4}}, None, r"takes no 'beam'"),
+    ({"x": {"type": "bleu", "lang": "de"}}, None, r"takes no 'lang'"),
     ({"x": {"type": "bleu"}}, ["y"], r"no evaluator 'y'"),
     ({"x": {"type": "sts"}}, None, r"needs a model that can embed"),
 ])

@@ -1,13 +1,14 @@
 """Evaluators a config names, as big_vision's `evaluators/common.py`.
 
-    config.evals.<name> = {"type": <a key of EVALUATORS>, "every": <steps>,
+    config.evals.<name> = {"type": <a key of EVALUATORS>,
+                           "in_training": True | False,  # default True
                            ...settings of that type}
 
 Each evaluator takes a `Model` (what a trained model can do, its parameters
 bound) and its settings and returns a `Report`. Its metrics are logged as
 `<name>/<metric>` (`config.select` names the one that picks the best
-checkpoint). The train loop runs the evaluators whose `every` divides the
-step (0: never during training); `paraflax eval` runs them all, or one.
+checkpoint). The train loop runs those `in_training` at every evaluation
+(`config.eval_every`); `paraflax eval` runs them all, or those named.
 """
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ class Model:
   """What a trained model offers to evaluators; None where it cannot."""
   # (texts, language) -> [N, d] embeddings.
   embed: Callable[[Sequence[str], str], np.ndarray] | None = None
-  # texts -> 1-best translations (the config's beam and length penalty).
-  translate: Callable[[Sequence[str]], list[str]] | None = None
+  # (texts, beam) -> 1-best translations (the config's length penalty).
+  translate: Callable[[Sequence[str], int], list[str]] | None = None
 
 
 class Report(NamedTuple):
@@ -74,14 +75,15 @@ def sts(model: Model, *, sets: Sequence[str] = sts_lib.DEFAULT_SETS
   return Report(metrics, sts_lib.format_table(result), result)
 
 
-def bleu(model: Model, *, task: str, split: str, sentences: int = 0
-         ) -> Report:
-  """Corpus BLEU (sacrebleu, 13a) of the 1-best translations of the first
-  `sentences` pairs of a bitext Task (0: all)."""
+def bleu(model: Model, *, task: str, split: str, sentences: int = 0,
+         beam: int = 4) -> Report:
+  """Corpus BLEU (sacrebleu, 13a) of the 1-best translations (beam search
+  of width `beam`) of the first `sentences` pairs of a bitext Task (0: all).
+  """
   import sacrebleu  # pylint: disable=g-import-not-at-top
   translate = _needs(model, "translate", "bleu")
   pairs = _first(task, split, sentences)
-  out = translate([s for s, _ in pairs])
+  out = translate([s for s, _ in pairs], beam)
   score = sacrebleu.corpus_bleu(out, [[t for _, t in pairs]])
   return Report({"bleu": score.score},
                 f"BLEU {score.score:.2f} on {len(pairs)} pairs of "
@@ -110,10 +112,9 @@ EVALUATORS: dict[str, Callable[..., Report]] = {
     "sts": sts, "bleu": bleu, "alignment": alignment}
 
 
-def due(evals: Mapping[str, Mapping], step: int) -> list[str]:
-  """The evaluators the train loop runs at `step`."""
-  return [name for name, e in evals.items()
-          if e.get("every", 0) > 0 and step % e["every"] == 0]
+def in_training(evals: Mapping[str, Mapping]) -> list[str]:
+  """The evaluators the train loop runs."""
+  return [name for name, e in evals.items() if e.get("in_training", True)]
 
 
 def run(evals: Mapping[str, Mapping], model: Model,
@@ -128,7 +129,7 @@ def run(evals: Mapping[str, Mapping], model: Model,
   for name in names:
     settings = dict(evals[name])
     kind = settings.pop("type", None)
-    settings.pop("every", None)
+    settings.pop("in_training", None)
     if kind not in EVALUATORS:
       raise errors.ConfigError(
           f"config.evals.{name}.type={kind!r}; use one of "
@@ -138,7 +139,7 @@ def run(evals: Mapping[str, Mapping], model: Model,
     if unknown:
       raise errors.ConfigError(
           f"config.evals.{name}: {kind!r} takes no {unknown[0]!r}; it takes "
-          f"{', '.join(k for k in takes if k != 'model')} (and every).")
+          f"{', '.join(k for k in takes if k != 'model')} (and in_training).")
     reports[name] = EVALUATORS[kind](model, **settings)
   return reports
 

@@ -1,24 +1,66 @@
-"""`paraflax eval-sts`: the STS table of a trained paraphrase workdir."""
+"""`paraflax eval` (and its alias `eval-sts`): the evaluators of a trained
+workdir's config (`evaluation.evaluators`), run on its best checkpoint."""
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Sequence
 
 from paraflax import files
-from paraflax.evaluation import sts
-from paraflax.recipes import paraphrase
+from paraflax.evaluation import evaluators
+from paraflax.recipes import workdir as workdir_lib
 
+EVALS_FILE = "evals.json"
 STS_FILE = "sts.json"
 
 
+def _embedder(workdir: str) -> tuple[evaluators.Model, int]:
+  from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+  embed, step = embedders.load(workdir, [])
+  return evaluators.Model(embed=embed), step
+
+
+def _translator(workdir: str) -> tuple[evaluators.Model, int]:
+  from paraflax.recipes import nmt  # pylint: disable=g-import-not-at-top
+  translator, params, step = nmt.load_translator(workdir)
+  return evaluators.Model(translate=translator.translate_texts(params)), step
+
+
+# recipe -> workdir -> (what the trained model can do, checkpoint step)
+MODELS: dict[str, Callable[[str], tuple[evaluators.Model, int]]] = {
+    "paraphrase": _embedder, "bilingual": _embedder, "nmt": _translator}
+
+
+def _write(path: str, step: int, reports: dict[str, evaluators.Report]
+           ) -> None:
+  details = {name: r.details for name, r in reports.items()}
+  files.write_text_atomic(path, json.dumps(
+      {"checkpoint_step": step, **details}, indent=2) + "\n")
+
+
+def evaluate(workdir: str, only: Sequence[str] | None = None
+             ) -> dict[str, evaluators.Report]:
+  """Runs `config.evals` (or those named in `only`) on the workdir's best
+  checkpoint, prints their tables and writes them to `<workdir>/evals.json`.
+  """
+  config = workdir_lib.read_config(workdir)
+  evals = config.get("evals") or {}
+  model, step = MODELS[config.recipe](workdir)
+  reports = evaluators.run(evals, model, only)
+  for name, report in reports.items():
+    print(f"== {name} (checkpoint step {step} of {workdir})\n{report.table}")
+  _write(os.path.join(workdir, EVALS_FILE), step, reports)
+  return reports
+
+
 def eval_sts(workdir: str) -> dict:
-  """Prints the STS table of the workdir's best checkpoint and writes it to
-  `<workdir>/sts.json`."""
-  embedder, params, step = paraphrase.load_for_inference(workdir)
-  result = sts.evaluate(lambda texts: embedder(params, texts))
-  result["checkpoint_step"] = step
-  print(f"STS, checkpoint step {step} of {workdir}")
-  print(sts.format_table(result))
+  """`paraflax eval-sts`: the whole STS table of a paraphrase workdir,
+  printed and written to `<workdir>/sts.json`."""
+  workdir_lib.load_config(workdir, "paraphrase")
+  model, step = _embedder(workdir)
+  report = evaluators.sts(model)
+  print(f"STS, checkpoint step {step} of {workdir}\n{report.table}")
+  result = dict(report.details, checkpoint_step=step)
   files.write_text_atomic(os.path.join(workdir, STS_FILE),
                           json.dumps(result, indent=2) + "\n")
   return result
