@@ -5,7 +5,7 @@ Encoding: `bilingual.Embedder` on `--sentences` real news pairs (a seeded
 sample of newstest_train_pool de-en), German through the source encoder and
 English through the target encoder, batches split over the mesh. Parameters:
 the best checkpoint of `--workdir`, or else random ones of `--config`'s
-sizes (configs/bilingual_de_en.py: 512-d embeddings) with subwords trained on
+sizes (configs/bilingual.py:de: 512-d embeddings) with subwords trained on
 that config's training text as `paraflax train` trains them; the work does
 not depend on the weights.
 
@@ -44,7 +44,7 @@ import children  # benchmarks/children.py, beside this script
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _DEFAULT_OUTPUT = os.path.join(_ROOT, "benchmarks", "results",
                                "bilingual_throughput.json")
-_DEFAULT_CONFIG = os.path.join(_ROOT, "configs", "bilingual_de_en.py")
+_DEFAULT_CONFIG = os.path.join(_ROOT, "configs", "bilingual.py") + ":de"
 SIMILARITIES = ("cosine", "euclidean", "csls", "mlp")  # = similarity's
 _TEXT = "bitext_newstest_pool_de_en"  # a corpus (no tf.data to read it)
 _SEED = 0

@@ -26,8 +26,9 @@ from typing import Any
 
 import children  # benchmarks/children.py, beside this script
 
-_DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                               "results", "train_throughput.json")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_DEFAULT_OUTPUT = os.path.join(_HERE, "results", "train_throughput.json")
+_GRAN_CONFIG = os.path.join(os.path.dirname(_HERE), "configs", "gran.py")
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -50,11 +51,12 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
   import jax  # pylint: disable=g-import-not-at-top
   import jaxlib  # pylint: disable=g-import-not-at-top
   from paraflax.data import pairs as pairs_lib  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import paraphrase, paraphrase_config  # pylint: disable=g-import-not-at-top
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
   from paraflax.training import loop  # pylint: disable=g-import-not-at-top
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
 
-  config = paraphrase_config.base("gran")
+  config = config_lib.load(_GRAN_CONFIG)
   config.mesh.num_devices = num_devices
   config.eval.sets = ()  # nothing but the train step runs
   mesh = partitioning.make_mesh(config.mesh.num_devices)

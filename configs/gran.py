@@ -3,6 +3,9 @@ embedding = mean of a_t; margin loss with hardest in-megabatch negatives, on
 the 19,432 human English pairs of `paraphrase_en_human` (generaltest2022
 de-en / cs-en reference pairs + wikiauto), words from random init.
 
+Every setting (steps, batch, megabatch, margin, sizes, data, optimizer,
+eval) is in configs/paraphrase.py, the family's file; this is its "gran".
+
 Command:
   paraflax train --config configs/gran.py --workdir runs/gran
   paraflax eval-sts --workdir runs/gran
@@ -12,14 +15,8 @@ Results (Pearson x 100, best STSb.dev-tuning checkpoint, step 480):
   STS12-15 mean 52.67, size-weighted 55.92
   (per year: STS12 44.54, STS13 36.85, STS14 56.83, STS15 63.66).
 """
-from paraflax.recipes import paraphrase_config
+from configs import paraphrase
 
 
 def get_config():
-  c = paraphrase_config.base("gran")
-  # An LSTM over 300-d words costs ~35 s per megabatch on 2 CPU cores: 12
-  # megabatches (480 updates, ~2.5 passes over the 19.4k pairs) fit in ~8 min.
-  c.train_steps = 480
-  c.eval_every = 160
-  c.checkpoint.every = 160
-  return c
+  return paraphrase.get_config("gran")

@@ -2,6 +2,9 @@ r"""LSTM-avg: the mean of a forward LSTM's hidden states over the word
 vectors, trained with the margin loss and hardest in-megabatch negatives on
 the 19,432 human English pairs of `paraphrase_en_human`, random init.
 
+Every setting (steps, batch, megabatch, margin, sizes, data, optimizer,
+eval) is in configs/paraphrase.py, the family's file; this is its "lstmavg".
+
 Command:
   paraflax train --config configs/lstmavg.py --workdir runs/lstmavg
   paraflax eval-sts --workdir runs/lstmavg
@@ -11,14 +14,8 @@ Results (Pearson x 100, best STSb.dev-tuning checkpoint, step 480):
   STS12-15 mean 50.69, size-weighted 53.45
   (per year: STS12 43.69, STS13 35.61, STS14 53.44, STS15 62.03).
 """
-from paraflax.recipes import paraphrase_config
+from configs import paraphrase
 
 
 def get_config():
-  c = paraphrase_config.base("lstmavg")
-  # An LSTM over 300-d words costs ~35 s per megabatch on 2 CPU cores: 12
-  # megabatches (480 updates, ~2.5 passes over the 19.4k pairs) fit in ~8 min.
-  c.train_steps = 480
-  c.eval_every = 160
-  c.checkpoint.every = 160
-  return c
+  return paraphrase.get_config("lstmavg")

@@ -2,6 +2,7 @@
 # One host, every local device (CPU, or all GPUs of a multi-GPU host when a
 # CUDA build of jaxlib is installed) on the mesh's `data` axis.
 #   launch/local.sh configs/gran.py runs/gran [--config.key=value ...]
+#   launch/local.sh configs/nmt.py:de runs/nmt_de_en
 set -euo pipefail
 config=$1 workdir=$2; shift 2
 exec paraflax train --config "$config" --workdir "$workdir" "$@"

@@ -20,6 +20,19 @@ from paraflax import errors
 from paraflax import quiet
 
 EXIT_BAD_INPUT = 2
+# The checkout that holds configs/: where a command's default config is.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _add_config(parser: argparse.ArgumentParser, config: bool | str) -> None:
+  default = f" (default: {config})" if isinstance(config, str) else ""
+  parser.add_argument(
+      "--config", required=not default,
+      default=os.path.join(ROOT, config) if default else None,
+      help=f"configs/<name>.py, or configs/<name>.py:<arg> for "
+      f"get_config(<arg>){default}. Each key is set by the file, then by "
+      "--config.key=value, then by a flag marked [config: key]; the later "
+      "wins.")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,10 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser(name, help=command.help,
                        description=command.description)
     if command.config:
-      p.add_argument("--config", required=True,
-                     help="configs/<name>.py, or configs/<name>.py:<arg> "
-                     "for a file whose get_config takes an argument; "
-                     "override its keys with --config.key=value")
+      _add_config(p, command.config)
     for names, kwargs in command.flags:
       p.add_argument(*names, **kwargs)
   return parser
@@ -48,7 +58,9 @@ def _call(command: commands.Command, args: argparse.Namespace,
   kwargs = {k: v for k, v in vars(args).items()
             if k not in ("command", "verbose")}
   if command.config:
-    kwargs["overrides"] = overrides
+    settings = {k[len(commands.SETTING):]: kwargs.pop(k) for k in list(kwargs)
+                if k.startswith(commands.SETTING)}
+    kwargs["config"] = config_lib.load(kwargs["config"], overrides, settings)
   module, _, function = command.target.partition(":")
   getattr(importlib.import_module(module), function)(**kwargs)
 

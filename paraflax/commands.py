@@ -14,6 +14,7 @@ from typing import Any
 from paraflax import choices
 
 Flag = tuple[tuple[str, ...], dict[str, Any]]
+SETTING = "config."  # the argparse dest of a `setting` flag: config. + key
 
 
 def flag(*names: str, **kwargs: Any) -> Flag:
@@ -26,9 +27,23 @@ class Command:
   help: str
   description: str
   flags: tuple[Flag, ...] = ()
-  # Takes `--config FILE[:ARG]` and `--config.key=value` overrides, passed
-  # to the target as `config` and `overrides`.
-  config: bool = False
+  # Takes `--config FILE[:ARG]`, `--config.key=value` overrides and the
+  # `setting` flags; the target gets the loaded ConfigDict as `config`.
+  # True: --config is required; a path ("configs/mine.py", in the paraflax
+  # checkout): the default --config.
+  config: bool | str = False
+
+
+def setting(name: str, key: str | None = None, **kwargs: Any) -> Flag:
+  """`name VALUE`, a shorthand for `--config.<key>=VALUE` that argparse
+  types and checks (`key`: by default the flag's name, `--a-b` -> `a_b`).
+  It has no default of its own: unless it is given, the config's value
+  stands; given, it wins over the file and over --config.<key>."""
+  key = key or name.lstrip("-").replace("-", "_")
+  if "choices" not in kwargs and "action" not in kwargs:
+    kwargs["metavar"] = key.rpartition(".")[2].upper()
+  kwargs["help"] = f"{kwargs.get('help', '')} [config: {key}]".lstrip()
+  return flag(name, dest=SETTING + key, default=argparse.SUPPRESS, **kwargs)
 
 
 WORKDIR = flag("--workdir", required=True)
@@ -73,37 +88,38 @@ MINE_FLAGS = (
          "or an English paraphrase one)"),
     flag("--src-lang", help="source language, with --workdir"),
     flag("--tgt-lang", help="target language, with --workdir"),
-    flag("--margin", choices=choices.MARGINS, default="ratio",
-         help="margin(cos, neighbourhood mean): a / b, a - b, or plain "
-         "cosine a (default: ratio)"),
-    flag("--retrieval", choices=choices.RETRIEVALS, default="max",
-         help="candidates: each source's best target (fwd), each target's "
-         "best source (bwd), pairs chosen both ways (intersect), or both, "
-         "greedily by score using each sentence once (max; default)"),
-    flag("--k", type=int, default=4,
-         help="neighbours per sentence (default: 4)"),
-    flag("--threshold", type=float,
-         help="keep pairs with score >= this (default: all)"),
-    flag("--dedup", action=argparse.BooleanOptionalAction,
-         help="mine each distinct sentence once, then give every line that "
-         "holds a mined sentence the pair and its score (so a repeated "
-         "sentence can appear in several pairs, even with --retrieval max); "
-         "--no-dedup mines lines as they are, duplicates competing for "
-         "partners. Needs the text files; default: on when they are given"),
-    flag("--backend", choices=choices.KNN_BACKENDS, default="jax",
-         help="k-NN search: exact blocked search on the JAX devices "
-         "(default), or faiss on the CPU"),
-    flag("--faiss-index", choices=choices.FAISS_INDEXES, default="flat",
-         help="faiss: exact (flat, same neighbours as jax) or clustered "
-         "(ivf: approximate, faster on big corpora)"),
-    flag("--nlist", type=int,
-         help="ivf clusters (default: about 4 sqrt(corpus rows))"),
-    flag("--nprobe", type=int, default=16,
-         help="ivf clusters searched per query (default: 16; nprobe >= "
-         "nlist is exact)"),
-    flag("--block", type=int, default=8192,
-         help="queries per k-NN block, the unit of progress and resumption; "
-         "bounds device memory (default: 8192)"),
+    setting("--margin", choices=choices.MARGINS,
+            help="margin(cos, neighbourhood mean): a / b, a - b, or plain "
+            "cosine a"),
+    setting("--retrieval", choices=choices.RETRIEVALS,
+            help="candidates: each source's best target (fwd), each "
+            "target's best source (bwd), pairs chosen both ways "
+            "(intersect), or both, greedily by score using each sentence "
+            "once (max)"),
+    setting("--k", type=int, help="neighbours per sentence"),
+    setting("--threshold", type=float,
+            help="keep pairs with score >= this (unset: all)"),
+    setting("--dedup", action=argparse.BooleanOptionalAction,
+            help="mine each distinct sentence once, then give every line "
+            "that holds a mined sentence the pair and its score (so a "
+            "repeated sentence can appear in several pairs, even with "
+            "--retrieval max); --no-dedup mines lines as they are, "
+            "duplicates competing for partners. Needs the text files; "
+            "unset: on when they are given"),
+    setting("--backend", choices=choices.KNN_BACKENDS,
+            help="k-NN search: exact blocked search on the JAX devices, or "
+            "faiss on the CPU"),
+    setting("--faiss-index", choices=choices.FAISS_INDEXES,
+            help="faiss: exact (flat, same neighbours as jax) or clustered "
+            "(ivf: approximate, faster on big corpora)"),
+    setting("--nlist", type=int,
+            help="ivf clusters (unset: about 4 sqrt(corpus rows))"),
+    setting("--nprobe", type=int,
+            help="ivf clusters searched per query (nprobe >= nlist is "
+            "exact)"),
+    setting("--block", type=int,
+            help="queries per k-NN block, the unit of progress and "
+            "resumption; bounds device memory"),
     flag("--output", required=True, help="OUT.tsv"),
 )
 
@@ -176,7 +192,7 @@ COMMANDS: dict[str, Command] = {
     "mine": Command(
         "paraflax.recipes.embedders:mine_files",
         "mine parallel sentences by margin score (LASER files)",
-        _MINE_DESCRIPTION, MINE_FLAGS),
+        _MINE_DESCRIPTION, MINE_FLAGS, config="configs/mine.py"),
     "mining-set": Command(
         "paraflax.evaluation.mining_set:build_folder",
         "build a mining benchmark from the news test sets",
@@ -251,10 +267,11 @@ COMMANDS: dict[str, Command] = {
         "(labels unused) or random pairs. Writes WORKDIR/"
         "mlp_similarity.msgpack and mlp_similarity.json.",
         (BILINGUAL_WORKDIR,
-         flag("--negatives", choices=choices.MLP_NEGATIVES, default="worst"),
-         flag("--worst-fraction", type=float, default=0.6),
-         flag("--epochs", type=int, default=10),
-         flag("--seed", type=int, default=0))),
+         setting("--negatives", choices=choices.MLP_NEGATIVES),
+         setting("--worst-fraction", type=float),
+         setting("--epochs", type=int),
+         setting("--seed", type=int)),
+        config="configs/mlp_similarity.py"),
     "eval-bilingual": Command(
         "paraflax.recipes.scoring:eval_bilingual",
         "alignment recovery and ParaCrawl tables of a bilingual workdir",

@@ -26,7 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # A de-en bilingual autoencoder small enough for CI, trained on real
 # multi30k pairs; one session fixture serves every test that needs it.
-BILINGUAL_CONFIG = str(ROOT / "configs" / "bilingual_de_en.py")
+BILINGUAL_CONFIG = str(ROOT / "configs" / "bilingual.py") + ":de"
 BILINGUAL_STEPS = 24
 BILINGUAL_TINY = (
     "--config.data.train_tasks=('bitext_multi30k_de_en',)",

@@ -12,7 +12,7 @@ from paraflax.data import paths
 from paraflax.recipes import bilingual
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CONFIG = str(ROOT / "configs" / "bilingual_de_en.py")
+CONFIG = str(ROOT / "configs" / "bilingual.py") + ":de"
 SMALL = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
          "--config.vocab.size=600", "--config.model.word_dim=8",
          "--config.model.hidden=8", "--config.data.max_len=16",

@@ -7,12 +7,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from paraflax import config as config_lib
 from paraflax.data import paths
 from paraflax.mining import similarity as sim
 from paraflax.models import heads
 from paraflax.recipes import bilingual
-from paraflax.recipes import bilingual_config
 from paraflax.training import partitioning
+from tests.conftest import BILINGUAL_CONFIG
 from tests.conftest import random_bilingual
 
 VOCAB = 64
@@ -85,9 +86,9 @@ def test_parameters_placed_elsewhere_are_moved(tiny, embedders):
 
 
 def test_recipe_embeds_over_the_config_mesh():
-  config = bilingual_config.base("de")
-  config.model.word_dim = config.model.hidden = 8
-  config.mesh.num_devices = 4
+  config = config_lib.load(BILINGUAL_CONFIG, [
+      "--config.model.word_dim=8", "--config.model.hidden=8",
+      "--config.mesh.num_devices=4"])
   recipe = bilingual.BilingualRecipe(config, _Bytes(), _Bytes())
   assert recipe.embedder.mesh.size == 4
 

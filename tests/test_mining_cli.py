@@ -238,7 +238,8 @@ def test_unknown_names_are_refused_by_argparse(corpus, capsys, flag):
 
 def test_cli_choices_are_the_registries():
   mine = cli._parser()._subparsers._group_actions[0].choices["mine"]
-  choices = {a.dest: sorted(a.choices) for a in mine._actions if a.choices}
+  choices = {a.dest.removeprefix("config."): sorted(a.choices)
+             for a in mine._actions if a.choices}
   assert choices == {"margin": sorted(margin.MARGINS),
                      "retrieval": sorted(margin.STRATEGIES),
                      "backend": sorted(pipeline.BACKENDS),

@@ -26,7 +26,7 @@ TINY_NMT = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
   path = tmp_path_factory.mktemp("nmt") / "w"
-  assert cli.main(["train", "--config", str(ROOT / "configs" / "nmt_de_en.py"),
+  assert cli.main(["train", "--config", f"{ROOT}/configs/nmt.py:de",
                    "--workdir", str(path), *TINY_NMT]) == 0
   assert json.loads((path / "metrics.jsonl").read_text().splitlines()[-1])[
       "dev/bleu"] >= 0

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import readers
 from paraflax.mining import embeddings_io
@@ -102,14 +104,16 @@ def embed_file(workdir: str, input: str, output: str,
         f"(checkpoint step {step})", file=sys.stderr)
 
 
-def mine_files(output: str, *, src_emb: str | None = None,
-               tgt_emb: str | None = None, dim: int | None = None,
-               fp16: bool = False, src_text: str | None = None,
-               tgt_text: str | None = None, workdir: str | None = None,
-               src_lang: str | None = None, tgt_lang: str | None = None,
-               **options) -> int:
+def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
+               src_emb: str | None = None, tgt_emb: str | None = None,
+               dim: int | None = None, fp16: bool = False,
+               src_text: str | None = None, tgt_text: str | None = None,
+               workdir: str | None = None, src_lang: str | None = None,
+               tgt_lang: str | None = None) -> int:
   """`paraflax mine`: embedding files (or texts embedded by `workdir`) in,
-  the TSV of mined pairs out; `options` are `pipeline.Options` fields."""
+  the TSV of mined pairs out; `config` holds `pipeline.Options` fields
+  (configs/mine.py), None: the defaults."""
+  options = config_lib.fields_of(pipeline.Options, config)
   texts = (src_text, tgt_text)
   if workdir and (src_emb or tgt_emb):
     raise errors.ConfigError(
@@ -119,7 +123,7 @@ def mine_files(output: str, *, src_emb: str | None = None,
     src, tgt = embed_sides(workdir, texts, (src_lang, tgt_lang))
   else:
     src, tgt = pipeline.load_sides((src_emb, tgt_emb), dim, fp16, texts)
-  written = pipeline.mine(src, tgt, pipeline.Options(**options), output)
+  written = pipeline.mine(src, tgt, options, output)
   print(f"mined {written} pairs from {len(src.emb)} x {len(tgt.emb)} "
         f"sentences into {output}", file=sys.stderr)
   return written

@@ -13,10 +13,12 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from paraflax import choices
+from paraflax import config as config_lib
 from paraflax import errors
 from paraflax import files
 from paraflax.data import readers
@@ -172,14 +174,13 @@ def _open_both(workdir: str) -> bilingual_eval.Encoders:
   return open_workdir(workdir, *workdir_languages(workdir))
 
 
-def train_mlp_for_workdir(workdir: str, negatives: str = "worst",
-                          worst_fraction: float = 0.6, epochs: int = 10,
-                          seed: int = 0) -> dict:
-  """`paraflax train-mlp`: the workdir's MLP similarity, trained and saved."""
-  config = mlp_similarity.MLPConfig(negatives=negatives,
-                                    worst_fraction=worst_fraction,
-                                    epochs=epochs, seed=seed)
-  report = train_mlp(_open_both(workdir), config)
+def train_mlp_for_workdir(workdir: str,
+                          config: Mapping[str, Any] | None = None) -> dict:
+  """`paraflax train-mlp`: the workdir's MLP similarity, trained and saved;
+  `config` holds `MLPConfig` fields (configs/mlp_similarity.py), None: the
+  defaults."""
+  report = train_mlp(_open_both(workdir), config_lib.fields_of(
+      mlp_similarity.MLPConfig, config))
   for epoch in report["epochs"]:
     print(", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
                     for k, v in epoch.items()))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import ml_collections
+
 from paraflax import config as config_lib
 from paraflax.recipes import workdir as workdir_lib
 
@@ -13,8 +15,8 @@ def _report(step: int, values: dict[str, float]) -> None:
   print(f"step {step}: {shown}", flush=True)
 
 
-def train(config: str, workdir: str, overrides: Sequence[str] = (),
-          distributed: bool = False) -> None:
+def train(config: str | ml_collections.ConfigDict, workdir: str,
+          overrides: Sequence[str] = (), distributed: bool = False) -> None:
   """Trains `config` (a file, `file:arg`, or a ConfigDict) into `workdir`,
   resuming from its newest checkpoint; `overrides` are `--config.k=v`."""
   config = config_lib.load(config, overrides) if isinstance(config, str) \

@@ -1,0 +1,63 @@
+r"""Paraphrastic sentence embeddings (Wieting & Gimpel 2017): an English
+encoder trained with the margin loss and hardest in-megabatch negatives on
+the 19,432 human English pairs of `paraphrase_en_human`, words from random
+init; the argument is the encoder: avg, lstmavg or gran.
+
+Command (the same experiments as configs/avg.py, lstmavg.py, gran.py, whose
+headers give their run times and STS results):
+  paraflax train --config configs/paraphrase.py:gran --workdir runs/gran
+  paraflax eval-sts --workdir runs/gran
+"""
+import ml_collections
+
+from configs import common
+
+ENCODERS = ("avg", "lstmavg", "gran")
+
+
+def get_config(encoder: str) -> ml_collections.ConfigDict:
+  if encoder not in ENCODERS:
+    raise ValueError(f"encoder {encoder!r}: use one of {', '.join(ENCODERS)}.")
+  c = ml_collections.ConfigDict()
+  c.recipe = "paraphrase"
+  c.seed = 0
+  # The paper: batch 100, megabatch 40, margin 0.4, Adam 1e-3. Steps: an
+  # LSTM over 300-d words costs ~35 s per megabatch on 2 CPU cores, so it
+  # gets 12 megabatches (480 updates, ~2.5 passes over the 19.4k pairs, ~8
+  # min); Avg 50.
+  steps, every = (2000, 400) if encoder == "avg" else (480, 160)
+  c.train_steps = steps  # optimizer updates; a multiple of megabatch
+  c.batch_size = 100
+  c.megabatch = 40  # mini-batches whose sentences supply the negatives
+
+  c.data = ml_collections.ConfigDict()
+  c.data.task = "paraphrase_en_human"  # seqio Task or Mixture of pairs
+  c.data.split = "train"
+  c.data.max_len = 40  # words; longer sentences are truncated (and counted)
+  c.data.vocab_min_count = 1
+  c.data.vocab_max_size = 0  # 0: no limit
+
+  c.model = ml_collections.ConfigDict()
+  c.model.name = encoder
+  c.model.word_dim = 300
+  if encoder != "avg":
+    c.model.hidden = 300  # LSTM state
+  c.model.word_vectors = ""  # GloVe/word2vec text file; "" = random init
+
+  c.loss = ml_collections.ConfigDict()
+  # max(0, margin - cos(s1, s2) + cos(s1, t1)) + the same for s2, t2.
+  c.loss.margin = 0.4
+  c.loss.sampling = "max"  # max | mix | rand
+  c.loss.scramble = 0.0  # probability of shuffling a sentence's words
+  c.loss.lambda_w = 0.0  # L2 pull of word vectors to their initial values
+  c.loss.lambda_c = 0.0  # L2 on composition parameters
+
+  c.optimizer = ml_collections.ConfigDict()
+  c.optimizer.learning_rate = 1e-3  # Adam
+
+  c.eval = ml_collections.ConfigDict()
+  c.eval.select = "STSb.dev-tuning"  # best checkpoint by its Pearson r
+  c.eval.sets = ("STSb.dev-tuning",)
+  c.update(common.loop(eval_every=every, log_every=40,
+                       checkpoint_every=every))
+  return c

@@ -1,0 +1,401 @@
+"""Config files: the experiments they name, the loader, and flags that set
+config keys."""
+import dataclasses
+import json
+import pathlib
+import sys
+
+import pytest
+
+from paraflax import cli
+from paraflax import commands
+from paraflax import config as config_lib
+from paraflax import errors
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs"
+
+# Every experiment's ConfigDict.to_dict() as the files made it before they
+# moved into configs/ (commit 10f0ab8: configs/nmt_de_en.py and the builders
+# in paraflax/recipes/*_config.py). A saved workdir's config.json must still
+# match on resume (recipes/workdir.py: check_same_experiment).
+BEFORE = \
+{'avg': {'batch_size': 100,
+         'checkpoint': {'every': 400, 'keep': 3},
+         'data': {'max_len': 40,
+                  'split': 'train',
+                  'task': 'paraphrase_en_human',
+                  'vocab_max_size': 0,
+                  'vocab_min_count': 1},
+         'eval': {'select': 'STSb.dev-tuning', 'sets': ('STSb.dev-tuning',)},
+         'eval_every': 400,
+         'log_every': 40,
+         'loss': {'lambda_c': 0.0,
+                  'lambda_w': 0.0,
+                  'margin': 0.4,
+                  'sampling': 'max',
+                  'scramble': 0.0},
+         'megabatch': 40,
+         'mesh': {'num_devices': -1},
+         'model': {'name': 'avg', 'word_dim': 300, 'word_vectors': ''},
+         'optimizer': {'learning_rate': 0.001},
+         'partitioning': {'rules': (('.*', 'replicate'),)},
+         'recipe': 'paraphrase',
+         'seed': 0,
+         'train_steps': 2000},
+ 'bilingual:cs': {'batch_size': 32,
+                  'checkpoint': {'every': 500, 'keep': 3},
+                  'data': {'dev_split': 'newstest2013',
+                           'dev_task': 'bitext_newstest_dev_cs_en',
+                           'max_len': 64,
+                           'mono_tasks': (),
+                           'too_long': 'skip',
+                           'train_tasks': ('bitext_multi30k_cs_en',
+                                           'bitext_newstest_pool_cs_en')},
+                  'direction': 'xx_en',
+                  'eval': {'batch_size': 100, 'sentences': 1000},
+                  'eval_every': 500,
+                  'lang': 'cs',
+                  'log_every': 50,
+                  'loss': {'label_smoothing': 0.0},
+                  'mesh': {'num_devices': -1},
+                  'model': {'feed_embedding': True,
+                            'hidden': 256,
+                            'word_dim': 256},
+                  'optimizer': {'clip_norm': 1.0, 'learning_rate': 0.001},
+                  'partitioning': {'rules': (('.*', 'replicate'),)},
+                  'recipe': 'bilingual',
+                  'seed': 0,
+                  'train_steps': 2000,
+                  'vocab': {'joint': True,
+                            'model_type': 'unigram',
+                            'size': 8000},
+                  'word_vectors': {'cs': '', 'en': ''}},
+ 'bilingual:de': {'batch_size': 32,
+                  'checkpoint': {'every': 500, 'keep': 3},
+                  'data': {'dev_split': 'newstest2013',
+                           'dev_task': 'bitext_newstest_dev_de_en',
+                           'max_len': 64,
+                           'mono_tasks': (),
+                           'too_long': 'skip',
+                           'train_tasks': ('bitext_multi30k_de_en',
+                                           'bitext_newstest_pool_de_en',
+                                           'bitext_opennmt_wmt_de_en')},
+                  'direction': 'xx_en',
+                  'eval': {'batch_size': 100, 'sentences': 1000},
+                  'eval_every': 500,
+                  'lang': 'de',
+                  'log_every': 50,
+                  'loss': {'label_smoothing': 0.0},
+                  'mesh': {'num_devices': -1},
+                  'model': {'feed_embedding': True,
+                            'hidden': 256,
+                            'word_dim': 256},
+                  'optimizer': {'clip_norm': 1.0, 'learning_rate': 0.001},
+                  'partitioning': {'rules': (('.*', 'replicate'),)},
+                  'recipe': 'bilingual',
+                  'seed': 0,
+                  'train_steps': 2000,
+                  'vocab': {'joint': True,
+                            'model_type': 'unigram',
+                            'size': 8000},
+                  'word_vectors': {'de': '', 'en': ''}},
+ 'bilingual:fr': {'batch_size': 32,
+                  'checkpoint': {'every': 500, 'keep': 3},
+                  'data': {'dev_split': 'newstest2013',
+                           'dev_task': 'bitext_newstest_dev_fr_en',
+                           'max_len': 64,
+                           'mono_tasks': (),
+                           'too_long': 'skip',
+                           'train_tasks': ('bitext_multi30k_fr_en',
+                                           'bitext_newstest_pool_fr_en')},
+                  'direction': 'xx_en',
+                  'eval': {'batch_size': 100, 'sentences': 1000},
+                  'eval_every': 500,
+                  'lang': 'fr',
+                  'log_every': 50,
+                  'loss': {'label_smoothing': 0.0},
+                  'mesh': {'num_devices': -1},
+                  'model': {'feed_embedding': True,
+                            'hidden': 256,
+                            'word_dim': 256},
+                  'optimizer': {'clip_norm': 1.0, 'learning_rate': 0.001},
+                  'partitioning': {'rules': (('.*', 'replicate'),)},
+                  'recipe': 'bilingual',
+                  'seed': 0,
+                  'train_steps': 2000,
+                  'vocab': {'joint': True,
+                            'model_type': 'unigram',
+                            'size': 8000},
+                  'word_vectors': {'en': '', 'fr': ''}},
+ 'gran': {'batch_size': 100,
+          'checkpoint': {'every': 160, 'keep': 3},
+          'data': {'max_len': 40,
+                   'split': 'train',
+                   'task': 'paraphrase_en_human',
+                   'vocab_max_size': 0,
+                   'vocab_min_count': 1},
+          'eval': {'select': 'STSb.dev-tuning', 'sets': ('STSb.dev-tuning',)},
+          'eval_every': 160,
+          'log_every': 40,
+          'loss': {'lambda_c': 0.0,
+                   'lambda_w': 0.0,
+                   'margin': 0.4,
+                   'sampling': 'max',
+                   'scramble': 0.0},
+          'megabatch': 40,
+          'mesh': {'num_devices': -1},
+          'model': {'hidden': 300,
+                    'name': 'gran',
+                    'word_dim': 300,
+                    'word_vectors': ''},
+          'optimizer': {'learning_rate': 0.001},
+          'partitioning': {'rules': (('.*', 'replicate'),)},
+          'recipe': 'paraphrase',
+          'seed': 0,
+          'train_steps': 480},
+ 'lstmavg': {'batch_size': 100,
+             'checkpoint': {'every': 160, 'keep': 3},
+             'data': {'max_len': 40,
+                      'split': 'train',
+                      'task': 'paraphrase_en_human',
+                      'vocab_max_size': 0,
+                      'vocab_min_count': 1},
+             'eval': {'select': 'STSb.dev-tuning',
+                      'sets': ('STSb.dev-tuning',)},
+             'eval_every': 160,
+             'log_every': 40,
+             'loss': {'lambda_c': 0.0,
+                      'lambda_w': 0.0,
+                      'margin': 0.4,
+                      'sampling': 'max',
+                      'scramble': 0.0},
+             'megabatch': 40,
+             'mesh': {'num_devices': -1},
+             'model': {'hidden': 300,
+                       'name': 'lstmavg',
+                       'word_dim': 300,
+                       'word_vectors': ''},
+             'optimizer': {'learning_rate': 0.001},
+             'partitioning': {'rules': (('.*', 'replicate'),)},
+             'recipe': 'paraphrase',
+             'seed': 0,
+             'train_steps': 480},
+ 'nmt:cs': {'batch_size': 64,
+            'checkpoint': {'every': 500, 'keep': 3},
+            'data': {'dev_split': 'newstest2013',
+                     'dev_task': 'bitext_newstest_dev_cs_en',
+                     'max_len': 64,
+                     'too_long': 'skip',
+                     'train_tasks': ('bitext_multi30k_cs_en',
+                                     'bitext_newstest_pool_cs_en')},
+            'decode': {'alpha': 0.6, 'max_output': 100},
+            'eval': {'beam': 4, 'sentences': 500},
+            'eval_every': 1000,
+            'log_every': 100,
+            'loss': {'label_smoothing': 0.1},
+            'mesh': {'num_devices': -1},
+            'model': {'attention_dim': 256,
+                      'cell': 'gru',
+                      'emb_dim': 256,
+                      'hidden': 256},
+            'optimizer': {'clip_norm': 1.0, 'learning_rate': 0.001},
+            'partitioning': {'rules': (('.*', 'replicate'),)},
+            'recipe': 'nmt',
+            'seed': 0,
+            'train_steps': 6000,
+            'vocab': {'joint': True, 'model_type': 'unigram', 'size': 8000}},
+ 'nmt:de': {'batch_size': 64,
+            'checkpoint': {'every': 500, 'keep': 3},
+            'data': {'dev_split': 'newstest2013',
+                     'dev_task': 'bitext_newstest_dev_de_en',
+                     'max_len': 64,
+                     'too_long': 'skip',
+                     'train_tasks': ('bitext_multi30k_de_en',
+                                     'bitext_newstest_pool_de_en',
+                                     'bitext_opennmt_wmt_de_en')},
+            'decode': {'alpha': 0.6, 'max_output': 100},
+            'eval': {'beam': 4, 'sentences': 500},
+            'eval_every': 1000,
+            'log_every': 100,
+            'loss': {'label_smoothing': 0.1},
+            'mesh': {'num_devices': -1},
+            'model': {'attention_dim': 256,
+                      'cell': 'gru',
+                      'emb_dim': 256,
+                      'hidden': 256},
+            'optimizer': {'clip_norm': 1.0, 'learning_rate': 0.001},
+            'partitioning': {'rules': (('.*', 'replicate'),)},
+            'recipe': 'nmt',
+            'seed': 0,
+            'train_steps': 6000,
+            'vocab': {'joint': True, 'model_type': 'unigram', 'size': 8000}},
+ 'nmt:fr': {'batch_size': 64,
+            'checkpoint': {'every': 500, 'keep': 3},
+            'data': {'dev_split': 'newstest2013',
+                     'dev_task': 'bitext_newstest_dev_fr_en',
+                     'max_len': 64,
+                     'too_long': 'skip',
+                     'train_tasks': ('bitext_multi30k_fr_en',
+                                     'bitext_newstest_pool_fr_en')},
+            'decode': {'alpha': 0.6, 'max_output': 100},
+            'eval': {'beam': 4, 'sentences': 500},
+            'eval_every': 1000,
+            'log_every': 100,
+            'loss': {'label_smoothing': 0.1},
+            'mesh': {'num_devices': -1},
+            'model': {'attention_dim': 256,
+                      'cell': 'gru',
+                      'emb_dim': 256,
+                      'hidden': 256},
+            'optimizer': {'clip_norm': 1.0, 'learning_rate': 0.001},
+            'partitioning': {'rules': (('.*', 'replicate'),)},
+            'recipe': 'nmt',
+            'seed': 0,
+            'train_steps': 6000,
+            'vocab': {'joint': True, 'model_type': 'unigram', 'size': 8000}}}
+
+
+def _spec(name: str) -> str:
+  family, _, arg = name.partition(":")
+  return f"{CONFIGS / family}.py" + (f":{arg}" if arg else "")
+
+
+def _typed(value):
+  """The value with its types spelt out, so that 1 != 1.0, (1,) != [1]."""
+  if isinstance(value, dict):
+    return {k: _typed(v) for k, v in value.items()}
+  if isinstance(value, (tuple, list)):
+    return type(value).__name__, [_typed(v) for v in value]
+  return type(value).__name__, value
+
+
+@pytest.mark.parametrize("name", sorted(BEFORE))
+def test_the_experiments_are_unchanged(name, tmp_path):
+  config = config_lib.load(_spec(name))
+  assert _typed(config.to_dict()) == _typed(BEFORE[name])
+  from paraflax.recipes import workdir  # pylint: disable=g-import-not-at-top
+  (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(BEFORE[name]))
+  workdir.check_same_experiment(str(tmp_path), config)  # resumes
+
+
+def test_the_family_file_is_the_named_experiment():
+  for encoder in ("avg", "lstmavg", "gran"):
+    assert (config_lib.load(_spec(f"paraphrase:{encoder}"))
+            == config_lib.load(_spec(encoder)))
+
+
+def test_an_unknown_language_names_the_choices():
+  with pytest.raises(errors.ConfigError, match=r"common\.py:\d+: ValueError: "
+                     r"no bitext for 'xx'-en: the language is one of de, "
+                     r"fr, cs"):
+    config_lib.load(_spec("nmt:xx"))
+
+
+def test_a_missing_or_extra_argument_says_how_to_pass_it():
+  with pytest.raises(errors.ConfigError,
+                     match=r"nmt\.py: get_config needs its lang: pass "
+                     r"--config .*nmt\.py:<lang>"):
+    config_lib.load(_spec("nmt"))
+  with pytest.raises(errors.ConfigError, match=r"gran\.py takes no argument"):
+    config_lib.load(_spec("gran:de"))
+
+
+@pytest.mark.parametrize("body, line, message", [
+    ("def get_config(:\n  pass\n", 3, "SyntaxError"),
+    ("import ml_collections\n\n\ndef get_config():\n  return {}['lr']\n", 7,
+     "KeyError: 'lr'"),
+    ("from configs import nothing_here\n", 3, "ImportError"),
+])
+def test_a_broken_config_names_its_file_and_line(tmp_path, body, line,
+                                                   message):
+  path = tmp_path / "broken.py"
+  path.write_text('"""A broken config."""\n\n' + body)
+  with pytest.raises(errors.ConfigError) as e:
+    config_lib.load(str(path))
+  assert f"broken.py:{line}: {message}" in str(e.value)
+
+
+def test_shared_pieces_come_from_the_loaded_files_folder(tmp_path):
+  (tmp_path / "common.py").write_text("STEPS = 7\n")
+  (tmp_path / "mine.py").write_text(
+      "import ml_collections\nfrom configs import common\n\n\n"
+      "def get_config(arg=None):\n"
+      "  return ml_collections.ConfigDict({'steps': common.STEPS, "
+      "'arg': arg})\n")
+  assert config_lib.load(str(tmp_path / "mine.py:x")).to_dict() == {
+      "steps": 7, "arg": "x"}
+  # The repo's configs/common.py again, and nothing left behind.
+  assert config_lib.load(_spec("nmt:de")).data.max_len == 64
+  assert not [m for m in sys.modules if m.split(".")[0] == "configs"]
+
+
+@pytest.mark.parametrize("name, cls", [
+    ("mine", "paraflax.mining.pipeline:Options"),
+    ("mlp_similarity", "paraflax.recipes.mlp_similarity:MLPConfig"),
+])
+def test_mine_and_mlp_configs_mirror_their_dataclasses(name, cls):
+  module, _, attr = cls.partition(":")
+  cls = getattr(__import__(module, fromlist=[attr]), attr)
+  config = config_lib.load(_spec(name))
+  assert config_lib.fields_of(cls, config) == cls()
+  assert sorted(config.keys()) == sorted(
+      f.name for f in dataclasses.fields(cls))
+
+
+@pytest.mark.parametrize("name", [n for n, c in commands.COMMANDS.items()
+                                  if isinstance(c.config, str)])
+def test_every_setting_flag_is_a_key_of_the_default_config(name):
+  command = commands.COMMANDS[name]
+  config = config_lib.load(str(ROOT / command.config))
+  keys = [kw["dest"][len(commands.SETTING):] for _, kw in command.flags
+          if kw.get("dest", "").startswith(commands.SETTING)]
+  assert keys and set(keys) <= set(config.keys())
+
+
+SEEN = {}
+
+
+def _record(**kwargs):
+  SEEN.clear()
+  SEEN.update(kwargs)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["mine", "--output", "o"], {"k": 4, "dedup": None, "threshold": None}),
+    (["mine", "--output", "o", "--config.k=7", "--config.nprobe=3", "--k",
+      "9", "--no-dedup", "--threshold", "1.5", "--config.nlist=5"],
+     {"k": 9, "nprobe": 3, "dedup": False, "threshold": 1.5, "nlist": 5,
+      "margin": "ratio"}),
+    (["mine", "--output", "o", "--config.dedup=true",
+      "--config.threshold=0.9"], {"dedup": True, "threshold": 0.9}),
+    (["train-mlp", "--workdir", "w", "--config.epochs=5", "--epochs", "3",
+      "--config.hidden=64"], {"epochs": 3, "hidden": 64, "seed": 0}),
+])
+def test_a_flag_wins_over_an_override_which_wins_over_the_file(
+    monkeypatch, tmp_path, argv, expected):
+  command = commands.COMMANDS[argv[0]]
+  monkeypatch.setitem(commands.COMMANDS, argv[0], dataclasses.replace(
+      command, target=f"{__name__}:_record"))
+  monkeypatch.chdir(tmp_path)  # the default config is found from anywhere
+  assert cli.main(argv) == 0
+  config = SEEN["config"]
+  assert {k: config[k] for k in expected} == expected
+  assert not [k for k in SEEN if k.startswith(commands.SETTING)]
+
+
+def test_a_bad_value_for_an_unset_key_is_named(capsys):
+  code = cli.main(["mine", "--output", "o", "--config.threshold=high"])
+  assert code == cli.EXIT_BAD_INPUT
+  assert "--config.threshold=high: not a value for threshold" in (
+      capsys.readouterr().err)
+
+
+def test_mine_takes_another_config_file(monkeypatch, tmp_path):
+  path = tmp_path / "mine_k8.py"
+  path.write_text((CONFIGS / "mine.py").read_text().replace(
+      "c.k = 4", "c.k = 8"))
+  monkeypatch.setitem(commands.COMMANDS, "mine", dataclasses.replace(
+      commands.COMMANDS["mine"], target=f"{__name__}:_record"))
+  assert cli.main(["mine", "--config", str(path), "--output", "o"]) == 0
+  assert SEEN["config"].k == 8
