@@ -89,7 +89,7 @@ CASES: dict[str, Case] = {
         r"unknown config key 'model\.word_dimm'.*Did you mean 'word_dim'"),
     "config value of the wrong type": Case(
         lambda t: _train(t, "--config.train_steps=many"),
-        r"--config\.train_steps=many: cannot parse"),
+        r"--config\.train_steps=many: not a value for train_steps"),
     "negative train_steps": Case(
         lambda t: _train(t, "--config.train_steps=-40"), r"train_steps"),
     "steps not a multiple of the megabatch": Case(
