@@ -58,7 +58,7 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
 
   config = config_lib.load(_GRAN_CONFIG)
   config.mesh.num_devices = num_devices
-  config.eval.sets = ()  # nothing but the train step runs
+  config.evals = {}  # nothing but the train step runs
   mesh = partitioning.make_mesh(config.mesh.num_devices)
   with tempfile.TemporaryDirectory() as workdir:
     recipe = paraphrase.build(config, workdir, mesh.size)

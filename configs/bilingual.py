@@ -66,9 +66,16 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
       {"learning_rate": 1e-3, "clip_norm": 1.0})
 
   c.eval = ml_collections.ConfigDict()
-  # First N dev pairs: dev loss, and alignment recovery (each source's
-  # nearest target by cosine) as dev/align_accuracy, which picks the best.
-  c.eval.sentences = 1000
+  c.eval.sentences = 1000  # first N dev pairs: dev loss per objective
   c.eval.batch_size = 100
+  # Evaluators (paraflax/evaluation/evaluators.py) by name: the train loop
+  # runs those in_training every eval_every steps, `paraflax eval` all.
+  c.evals = ml_collections.ConfigDict({
+      # % of the first 1000 dev sources whose nearest English sentence by
+      # cosine is their own translation.
+      "dev": {"type": "alignment", "task": c.data.dev_task,
+              "split": c.data.dev_split, "lang": lang, "sentences": 1000},
+  })
+  c.select = "dev/align_accuracy"  # picks the best checkpoint
   c.update(common.loop(eval_every=500, log_every=50, checkpoint_every=500))
   return c

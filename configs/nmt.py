@@ -50,8 +50,16 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   c.decode.alpha = 0.6  # length normalisation ((5 + |Y|) / 6) ** alpha
   c.decode.max_output = 100  # subwords
 
-  c.eval = ml_collections.ConfigDict()
-  c.eval.beam = 4
-  c.eval.sentences = 500  # first N dev pairs for BLEU during training
+  # Evaluators (paraflax/evaluation/evaluators.py) by name: the train loop
+  # runs those in_training every eval_every steps, `paraflax eval` all.
+  c.evals = ml_collections.ConfigDict({
+      # BLEU of the first 500 dev pairs during training; all of them after.
+      "dev": {"type": "bleu", "task": c.data.dev_task,
+              "split": c.data.dev_split, "sentences": 500, "beam": 4},
+      "dev_all": {"type": "bleu", "task": c.data.dev_task,
+                  "split": c.data.dev_split, "beam": 5,
+                  "in_training": False},
+  })
+  c.select = "dev/bleu"  # picks the best checkpoint
   c.update(common.loop(eval_every=1000, log_every=100, checkpoint_every=500))
   return c

@@ -55,9 +55,13 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   c.optimizer = ml_collections.ConfigDict()
   c.optimizer.learning_rate = 1e-3  # Adam
 
-  c.eval = ml_collections.ConfigDict()
-  c.eval.select = "STSb.dev-tuning"  # best checkpoint by its Pearson r
-  c.eval.sets = ("STSb.dev-tuning",)
+  # Evaluators (paraflax/evaluation/evaluators.py) by name: the train loop
+  # runs those in_training every eval_every steps, `paraflax eval` all.
+  c.evals = ml_collections.ConfigDict({
+      "sts": {"type": "sts", "sets": ("STSb.dev-tuning",)},
+      "sts_all": {"type": "sts", "in_training": False},  # every STS set
+  })
+  c.select = "sts/STSb.dev-tuning/pearson"  # picks the best checkpoint
   c.update(common.loop(eval_every=every, log_every=40,
                        checkpoint_every=every))
   return c

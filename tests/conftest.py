@@ -37,6 +37,7 @@ BILINGUAL_TINY = (
     f"--config.eval_every={BILINGUAL_STEPS}",
     f"--config.checkpoint.every={BILINGUAL_STEPS // 2}",
     "--config.log_every=4", "--config.eval.sentences=16",
+    "--config.evals.dev.sentences=16",
     "--config.eval.batch_size=16", "--config.mesh.num_devices=1")
 
 

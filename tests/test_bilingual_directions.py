@@ -17,6 +17,7 @@ SMALL = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
          "--config.vocab.size=600", "--config.model.word_dim=8",
          "--config.model.hidden=8", "--config.data.max_len=16",
          "--config.batch_size=16", "--config.eval.sentences=16",
+         "--config.evals.dev.sentences=16",
          "--config.mesh.num_devices=1")
 
 

@@ -272,11 +272,14 @@ def _typed(value):
 
 @pytest.mark.parametrize("name", sorted(BEFORE))
 def test_the_experiments_are_unchanged(name, tmp_path):
-  config = config_lib.load(_spec(name))
-  assert _typed(config.to_dict()) == _typed(BEFORE[name])
+  """The same experiments, with their `eval` block as evaluators."""
   from paraflax.recipes import workdir  # pylint: disable=g-import-not-at-top
+  config = config_lib.load(_spec(name))
+  assert _typed(config.to_dict()) == _typed(workdir.upgrade(BEFORE[name]))
   (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(BEFORE[name]))
   workdir.check_same_experiment(str(tmp_path), config)  # resumes
+  assert (json.loads(workdir.read_config(str(tmp_path)).to_json())
+          == json.loads(config.to_json()))
 
 
 def test_the_family_file_is_the_named_experiment():

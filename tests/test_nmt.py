@@ -19,7 +19,7 @@ TINY_NMT = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
             "--config.model.hidden=24", "--config.model.attention_dim=24",
             "--config.train_steps=30", "--config.eval_every=30",
             "--config.checkpoint.every=30", "--config.log_every=10",
-            "--config.eval.sentences=20", "--config.batch_size=32",
+            "--config.evals.dev.sentences=20", "--config.batch_size=32",
             "--config.mesh.num_devices=1")
 
 

@@ -117,6 +117,12 @@ def in_training(evals: Mapping[str, Mapping]) -> list[str]:
   return [name for name, e in evals.items() if e.get("in_training", True)]
 
 
+def run_in_training(evals: Mapping[str, Mapping], model: Model
+                    ) -> dict[str, float]:
+  """The metrics of the evaluators the train loop runs, as it logs them."""
+  return metrics(run(evals, model, in_training(evals)))
+
+
 def run(evals: Mapping[str, Mapping], model: Model,
         names: Sequence[str] | None = None) -> dict[str, Report]:
   """Runs the evaluators `names` (default: all) of `config.evals`."""

@@ -25,9 +25,9 @@ import numpy as np
 
 from paraflax import errors
 from paraflax import losses
-from paraflax import vectors
 from paraflax.data import bitext
 from paraflax.data import words
+from paraflax.evaluation import evaluators
 from paraflax.models import bilingual as model_lib
 from paraflax.recipes import nmt
 from paraflax.recipes import paraphrase
@@ -178,7 +178,6 @@ class BilingualRecipe:
 
   batch_axis = 0
   updates_per_call = 1
-  select_metric = "dev/align_accuracy"  # checkpointing keeps the highest
 
   def __init__(self, config: ml_collections.ConfigDict, src_sp, tgt_sp,
                stream: MixedStream | None = None,
@@ -190,6 +189,7 @@ class BilingualRecipe:
     self.tx = nmt.make_optimizer(config)
     self.stream = stream
     self.dev = list(dev)
+    self.select_metric = config.select
     self.word_vectors = word_vectors or {}  # side -> initial table
     self.embedder = Embedder(self.model, languages(config), (src_sp, tgt_sp),
                              config.data.max_len, config.mesh.num_devices)
@@ -247,16 +247,9 @@ class BilingualRecipe:
     out = {f"dev/loss/{name}": float(total / max(count, 1.0))
            for name, (total, count) in totals.items()}
     out["dev/loss"] = sum(out.values()) / len(out)
-    out["dev/align_accuracy"] = self.align_accuracy(params)
-    return out
-
-  def align_accuracy(self, params: Any) -> float:
-    """% of dev sources whose nearest target by cosine is their own."""
-    src_lang, tgt_lang = languages(self.config)
-    src = self.embedder(params, [s for s, _ in self.dev], src_lang)
-    tgt = self.embedder(params, [t for _, t in self.dev], tgt_lang)
-    nearest = jnp.argmax(vectors.normalize(src) @ vectors.normalize(tgt).T, 1)
-    return 100.0 * float(jnp.mean(nearest == jnp.arange(len(src))))
+    return {**out, **evaluators.run_in_training(
+        self.config.evals, evaluators.Model(
+            embed=lambda texts, lang: self.embedder(params, texts, lang)))}
 
 
 class _WholeWords:

@@ -9,7 +9,7 @@ import dataclasses
 import functools
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import jax
@@ -23,6 +23,7 @@ from paraflax import losses
 from paraflax.data import bitext
 from paraflax.decoding import backtranslation
 from paraflax.decoding import beam_search as bs
+from paraflax.evaluation import evaluators
 from paraflax.models import nmt
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
@@ -113,6 +114,22 @@ class Translator:
       for j, i in enumerate(rows):
         yield int(i), [self._hypothesis(hyps, j, k) for k in range(nbest)]
 
+  def translate_texts(self, params: Any, *, alpha: float | None = None,
+                      **options) -> Callable[[Sequence[str], int], list[str]]:
+    """(texts, beam) -> their 1-best translations (sources over max_len
+    subwords truncated); `alpha` defaults to the config's, `options` are
+    `translate`'s (batch_size, stop)."""
+    def run(texts: Sequence[str], beam: int) -> list[str]:
+      sources = [self.encode(t, f"input {i + 1}", "truncate")
+                 for i, t in enumerate(texts)]
+      out = [""] * len(texts)
+      for i, (best,) in self.translate(
+          params, sources, beam=beam,
+          alpha=self.alpha if alpha is None else alpha, **options):
+        out[i] = best.text
+      return out
+    return run
+
   def _hypothesis(self, hyps: bs.Hypotheses, row: int, k: int) -> Hypothesis:
     n = int(hyps.lengths[row, k])
     ids = [int(t) for t in hyps.tokens[row, k, :n] if t != bitext.EOS]
@@ -125,17 +142,14 @@ class NMTRecipe:
 
   batch_axis = 0
   updates_per_call = 1
-  select_metric = "dev/bleu"
-
   def __init__(self, config: ml_collections.ConfigDict, src_sp, tgt_sp,
-               stream: bitext.BucketStream | None,
-               dev: Sequence[tuple[str, str]] = ()):
+               stream: bitext.BucketStream | None):
     self.config = config
     self.model = make_model(config, src_sp.get_piece_size(),
                             tgt_sp.get_piece_size())
     self.tx = make_optimizer(config)
     self.stream = stream
-    self.dev = list(dev)
+    self.select_metric = config.select
     self.translator = Translator(self.model, src_sp, tgt_sp,
                                  config.data.max_len, config.decode.max_output,
                                  config.decode.alpha, config.mesh.num_devices)
@@ -167,18 +181,8 @@ class NMTRecipe:
     return self.stream.from_step(start_step)
 
   def evaluate(self, params: Any) -> dict[str, float]:
-    if not self.dev:
-      return {}
-    import sacrebleu  # pylint: disable=g-import-not-at-top
-    sources = [self.translator.encode(s, f"dev pair {i + 1}", "truncate")
-               for i, (s, _) in enumerate(self.dev)]
-    out = [""] * len(sources)
-    for i, (best,) in self.translator.translate(
-        params, sources, beam=self.config.eval.beam,
-        alpha=self.config.decode.alpha):
-      out[i] = best.text
-    bleu = sacrebleu.corpus_bleu(out, [[t for _, t in self.dev]])
-    return {"dev/bleu": bleu.score}
+    return evaluators.run_in_training(self.config.evals, evaluators.Model(
+        translate=self.translator.translate_texts(params)))
 
 
 def train_subwords(config, workdir: str, pairs: Sequence[tuple[str, str]]):
@@ -217,10 +221,8 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")
   stream = bitext.BucketStream(data, config.batch_size, shards, config.seed)
-  dev = [(e["source"], e["target"]) for e in tasks.examples(
-      config.data.dev_task, config.data.dev_split)][:config.eval.sentences]
   workdir_lib.save_config(workdir, config)
-  return NMTRecipe(config, src_sp, tgt_sp, stream, dev)
+  return NMTRecipe(config, src_sp, tgt_sp, stream)
 
 
 def load_translator(workdir: str, num_devices: int | None = None

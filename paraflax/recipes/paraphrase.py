@@ -22,6 +22,7 @@ from paraflax import errors
 from paraflax import losses
 from paraflax.data import pairs as pairs_lib
 from paraflax.data import words
+from paraflax.evaluation import evaluators
 from paraflax.models import encoders
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
@@ -92,8 +93,7 @@ class ParaphraseRecipe:
   def __init__(self, config: ml_collections.ConfigDict,
                vocab: words.WordVocab,
                stream: pairs_lib.MegabatchStream | None,
-               anchor_init: np.ndarray | None = None,
-               eval_sets: Sequence[Any] = ()):
+               anchor_init: np.ndarray | None = None):
     self.config = config
     self.vocab = vocab
     self.model = make_model(config, len(vocab))
@@ -101,9 +101,7 @@ class ParaphraseRecipe:
     self.stream = stream
     self.updates_per_call = config.megabatch
     self.anchor_init = anchor_init
-    self.eval_sets = list(eval_sets)
-    self.select_metric = (f"sts/{config.eval.select}/pearson"
-                          if config.eval.select else None)
+    self.select_metric = config.select
     self.embedder = Embedder(self.model, vocab, config.data.max_len)
 
   def init_params(self, key: jax.Array) -> Any:
@@ -178,13 +176,8 @@ class ParaphraseRecipe:
     return self.stream.from_step(start_step)
 
   def evaluate(self, params: Any) -> dict[str, float]:
-    from paraflax.evaluation import sts  # pylint: disable=g-import-not-at-top
-    if not self.eval_sets:
-      return {}
-    per_set = sts.score(lambda texts: self.embedder(params, texts),
-                        self.eval_sets)
-    return {f"sts/{name}/{metric}": value for name, row in per_set.items()
-            for metric, value in row.items() if metric != "n"}
+    return evaluators.run_in_training(self.config.evals, evaluators.Model(
+        embed=lambda texts, lang: self.embedder(params, texts)))
 
 
 def save_workdir_files(workdir: str, config: ml_collections.ConfigDict,
@@ -207,7 +200,6 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
           ) -> ParaphraseRecipe:
   """Reads the pairs of `config.data.task` (a seqio Task or Mixture), builds
   or reloads the vocabulary and returns a recipe ready for the train loop."""
-  from paraflax.data import sts as sts_data  # pylint: disable=g-import-not-at-top
   from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
   if not (config.data.task in corpora.catalogue()
@@ -235,9 +227,8 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
       pairs_lib.encode_pairs(pairs, vocab, config.data.max_len),
       batch=config.batch_size, megabatch=config.megabatch, shards=shards,
       seed=config.seed, scramble=config.loss.scramble)
-  eval_sets = [sts_data.load(n) for n in config.eval.sets]
   save_workdir_files(workdir, config, vocab)
-  return ParaphraseRecipe(config, vocab, stream, anchor_init, eval_sets)
+  return ParaphraseRecipe(config, vocab, stream, anchor_init)
 
 
 def fill_missing(table: np.ndarray, found: np.ndarray, seed: int

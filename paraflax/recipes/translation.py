@@ -21,15 +21,13 @@ def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
   lines, _ = readers.read_lines(input, empty="keep")
   translator, params, step = nmt.load_translator(workdir)
   todo = [i for i, line in enumerate(lines) if line.strip()]
-  sources = [translator.encode(lines[i], f"{input}:{i + 1}", "truncate")
-             for i in todo]
   truncated = sum(len(translator.src_sp.encode(lines[i])) >= translator.max_len
                   for i in todo)
+  translate = translator.translate_texts(params, alpha=alpha, stop=stop,
+                                         batch_size=batch_size)
   out = [""] * len(lines)
-  for j, (best,) in translator.translate(
-      params, sources, beam=beam, stop=stop, batch_size=batch_size,
-      alpha=translator.alpha if alpha is None else alpha):
-    out[todo[j]] = best.text
+  for i, text in zip(todo, translate([lines[i] for i in todo], beam)):
+    out[i] = text
   files.write_text_atomic(output, "".join(line + "\n" for line in out))
   print(f"translated {len(todo)} lines to {output} (checkpoint step {step}, "
         f"beam {beam}); {len(lines) - len(todo)} empty lines left empty, "

@@ -31,15 +31,56 @@ def save_config(workdir: str, config: ml_collections.ConfigDict) -> None:
                           config.to_json(indent=2) + "\n")
 
 
-def read_config(workdir: str) -> ml_collections.ConfigDict:
-  """The workdir's config, whichever recipe made it."""
+def _dev_set(saved: dict) -> dict:
+  return {"task": saved["data"]["dev_task"], "split": saved["data"]["dev_split"]}
+
+
+# Before evaluators (2026-11-23), a config's `eval` block named what the loop
+# evaluated; these give the `evals` and `select` of the same evaluation.
+_EVALS_OF_EVAL = {
+    "paraphrase": lambda saved, old: (
+        {"sts": {"type": "sts", "sets": old["sets"]},
+         "sts_all": {"type": "sts", "in_training": False}},
+        f"sts/{old['select']}/pearson"),
+    "nmt": lambda saved, old: (
+        {"dev": {"type": "bleu", **_dev_set(saved), "beam": old["beam"],
+                 "sentences": old["sentences"]},
+         "dev_all": {"type": "bleu", **_dev_set(saved), "beam": 5,
+                     "in_training": False}}, "dev/bleu"),
+    "bilingual": lambda saved, old: (
+        {"dev": {"type": "alignment", **_dev_set(saved), "lang": saved["lang"],
+                 "sentences": old["sentences"]}}, "dev/align_accuracy"),
+}
+
+
+def upgrade(saved: dict) -> dict:
+  """A config.json written before evaluators, as its config is written now
+  (the same experiment); a newer one as it is."""
+  if "evals" in saved or saved.get("recipe") not in _EVALS_OF_EVAL:
+    return saved
+  evals, select = _EVALS_OF_EVAL[saved["recipe"]](saved, saved["eval"])
+  # The bilingual recipe still reads `eval` (for its dev loss).
+  rest = {k: v for k, v in saved.items()
+          if k != "eval" or saved["recipe"] == "bilingual"}
+  return {**rest, "evals": evals, "select": select}
+
+
+def _read_saved(workdir: str) -> dict | None:
   path = os.path.join(workdir, CONFIG_FILE)
   if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    return upgrade(json.load(f))
+
+
+def read_config(workdir: str) -> ml_collections.ConfigDict:
+  """The workdir's config, whichever recipe made it."""
+  saved = _read_saved(workdir)
+  if saved is None:
     raise errors.NoCheckpointError(
         f"{workdir}: not a paraflax workdir (no {CONFIG_FILE}). Train first, "
         "e.g. paraflax train --config configs/gran.py --workdir " + workdir)
-  with open(path, encoding="utf-8") as f:
-    return ml_collections.ConfigDict(json.load(f))
+  return ml_collections.ConfigDict(saved)
 
 
 def load_config(workdir: str, recipe: str) -> ml_collections.ConfigDict:
@@ -55,11 +96,9 @@ def load_config(workdir: str, recipe: str) -> ml_collections.ConfigDict:
 def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
                           ) -> None:
   """Resuming with another config would mix two experiments in one run."""
-  path = os.path.join(workdir, CONFIG_FILE)
-  if not os.path.exists(path):
+  saved = _read_saved(workdir)
+  if saved is None:
     return
-  with open(path, encoding="utf-8") as f:
-    saved = json.load(f)
   now = json.loads(config.to_json())
   diff = sorted(k for k in set(saved) | set(now)
                 if k != "train_steps" and saved.get(k) != now.get(k))
