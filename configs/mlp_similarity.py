@@ -1,0 +1,43 @@
+r"""MLP similarity of a bilingual workdir (Kim et al. 2019): a classifier on
+[source; target] embeddings (2 hidden ReLU layers of 512), newstest_train_pool
+pairs as positives against the 60 % lowest-cosine pairs of the ParaCrawl v3
+sample (labels unused), or random pairs; Adam, the held-out loss picks the
+best checkpoint.
+
+Command (the flags set negatives, worst_fraction, epochs and seed; the run
+goes to W/mlp_similarity/, its encoders are W's):
+  paraflax train-mlp --workdir runs/bilingual_de_en [--negatives random]
+"""
+import ml_collections
+
+
+def get_config() -> ml_collections.ConfigDict:
+  c = ml_collections.ConfigDict()
+  c.recipe = "mlp_similarity"
+  c.seed = 0  # parameters, negatives, held-out split and batch order
+
+  c.hidden = 512
+  c.layers = 2
+  c.negatives = "worst"  # worst | random
+  c.worst_fraction = 0.6  # of the noisy corpus, for negatives="worst"
+  c.batch_size = 128
+  c.learning_rate = 1e-3
+  # Passes over the training examples; the run adds train_steps (epochs x
+  # batches per epoch) and dim (the embedding size) once they are embedded.
+  c.epochs = 10
+  # Share of the examples whose loss picks the best checkpoint; 0 keeps the
+  # last state.
+  c.heldout_fraction = 0.1
+
+  # The train loop's keys, in optimizer steps (de-en: ~180 per epoch).
+  c.eval_every = 100
+  c.log_every = 50
+  # train-mlp starts afresh every run (it embeds the examples again
+  # anyway), so only the final state is saved for resuming.
+  c.checkpoint = ml_collections.ConfigDict({"every": 0, "keep": 1})
+  # One device: the head is small, and its parameters then do not depend on
+  # how many devices are visible.
+  c.mesh = ml_collections.ConfigDict({"num_devices": 1})
+  c.partitioning = ml_collections.ConfigDict(
+      {"rules": ((".*", "replicate"),)})
+  return c
