@@ -218,8 +218,9 @@ def test_nothing_held_out_keeps_the_last_state(tmp_path):
 
 def test_batches_resume_where_they_stopped():
   x, y = _pairs(seed=3, n=64, m=64)
-  config = mlp.resolve(_config(), mlp.split((x, y), _config())[0])
-  recipe = mlp.MLPSimilarityRecipe(config, *mlp.split((x, y), config))
+  train, held = mlp.split((x, y), _config())
+  recipe = mlp.MLPSimilarityRecipe(mlp.resolve(_config(), train), train,
+                                   held)
   whole = list(itertools.islice(recipe.batches(0), 20))
   resumed = list(itertools.islice(recipe.batches(9), 11))
   for a, b in zip(whole[9:], resumed):
