@@ -264,8 +264,10 @@ COMMANDS: dict[str, Command] = {
         "train the MLP similarity of a bilingual workdir",
         "Positives: newstest_train_pool pairs; negatives: the "
         "--worst-fraction lowest-cosine pairs of the ParaCrawl v3 sample "
-        "(labels unused) or random pairs. Writes WORKDIR/"
-        "mlp_similarity.msgpack and mlp_similarity.json.",
+        "(labels unused) or random pairs; configs/mlp_similarity.py, whose "
+        "keys these flags set. Trains afresh into WORKDIR/mlp_similarity/ "
+        "(orbax checkpoints: the lowest held-out loss is used) and writes "
+        "WORKDIR/mlp_similarity.json.",
         (BILINGUAL_WORKDIR,
          setting("--negatives", choices=choices.MLP_NEGATIVES),
          setting("--worst-fraction", type=float),

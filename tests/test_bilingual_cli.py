@@ -128,9 +128,30 @@ def test_train_mlp_then_score_and_evaluate_everything(workdir, tmp_path,
                                                       capsys):
   own = tmp_path / "w"
   shutil.copytree(workdir, own)
-  assert cli.main(["train-mlp", "--workdir", str(own), "--epochs", "2"]) == 0
+  assert cli.main(["train-mlp", "--workdir", str(own), "--epochs", "2",
+                   "--seed", "3"]) == 0
   report = json.loads((own / "mlp_similarity.json").read_text())
-  assert report["lang"] == "de" and 1 <= len(report["epochs"]) <= 2
+  # The flags set the keys of configs/mlp_similarity.py; the held-out loss
+  # of every evaluation picks the state that is kept.
+  config = report["config"]
+  assert report["lang"] == "de" and (config["epochs"], config["seed"]) == (
+      2, 3)
+  assert report["evals"][-1]["step"] == config["train_steps"]
+  best = min(report["evals"], key=lambda e: e["heldout/loss"])
+  assert report["selected_step"] == best["step"]
+  assert (own / "mlp_similarity" / "best").is_dir()
+  # Another run replaces it whole: 1 epoch of twice the examples (as many
+  # random negatives as positives) is another step count.
+  assert cli.main(["train-mlp", "--workdir", str(own), "--epochs", "1",
+                   "--negatives", "random"]) == 0
+  report = json.loads((own / "mlp_similarity.json").read_text())
+  steps = report["config"]["train_steps"]
+  assert report["config"]["negatives"] == "random"
+  assert steps != config["train_steps"]
+  metrics = (own / "mlp_similarity" / "metrics.jsonl").read_text()
+  assert max(json.loads(line)["step"] for line in metrics.splitlines()) \
+      == steps
+  assert not (own / "mlp_similarity.partial").exists()
   rows = list(zip(_lines("de", 10), _lines("en", 10)))
   code, out = _score(own, tmp_path, _tsv(rows), *DE_EN, "--similarity",
                      "mlp")

@@ -237,10 +237,13 @@ def test_evaluate_all_and_table():
   assert len(table.splitlines()) == 4 and "P@25%" in table
 
 
-def test_train_mlp_on_text():
-  model, history = mlp_similarity.train_for_language(_trigrams, "fr", mlp_similarity.MLPConfig(
-      hidden=8, batch_size=512, epochs=1, heldout_fraction=0.0))
-  assert model.dim == 256 and len(history) == 1
+def test_train_mlp_on_text(tmp_path):
+  config = mlp_similarity.default_config(hidden=8, batch_size=512, epochs=1,
+                                         heldout_fraction=0.0)
+  evals = mlp_similarity.train_for_language(_trigrams, "fr", config,
+                                            str(tmp_path))
+  model, step = mlp_similarity.load_for_inference(str(tmp_path))
+  assert model.dim == 256 and evals == [{"step": step}]
   sample = paracrawl.load("v6", "fr")
   scores = paracrawl.score_sample(_trigrams, "fr", sample,
                                   {"mlp": {"model": model}})

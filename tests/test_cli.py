@@ -138,3 +138,20 @@ def test_resume_with_another_config_is_refused(workdir, capsys):
                    "--workdir", str(workdir)])
   assert code == cli.EXIT_BAD_INPUT
   assert "different config" in capsys.readouterr().err
+
+
+def _logged(workdir, step: int, key: str) -> float:
+  rows = [json.loads(l) for l in (workdir / "metrics.jsonl").read_text(
+      ).splitlines()]
+  return next(r[key] for r in rows if r["step"] == step and key in r)
+
+
+def test_eval_reruns_the_evaluators_of_the_config(workdir, capsys):
+  assert cli.main(["eval", "--workdir", str(workdir), "--only", "sts"]) == 0
+  assert "== sts (checkpoint step" in capsys.readouterr().out
+  saved = json.loads((workdir / "evals.json").read_text())
+  pearson = saved["sts"]["datasets"]["STSb.dev-tuning"]["pearson"]
+  # The same number the train loop logged for the checkpoint it kept.
+  assert pearson == pytest.approx(_logged(
+      workdir, saved["checkpoint_step"], "sts/STSb.dev-tuning/pearson"),
+      abs=1e-6)

@@ -191,3 +191,15 @@ def test_stop_choices_are_the_registry():
   for name in ("translate", "backtranslate"):
     stop, = [a for a in commands[name]._actions if a.dest == "stop"]  # pylint: disable=protected-access
     assert sorted(stop.choices) == sorted(beam_search.STOP_RULES)
+
+
+def test_eval_gives_the_bleu_the_train_loop_logged(workdir, capsys):
+  assert cli.main(["eval", "--workdir", str(workdir), "--only", "dev"]) == 0
+  assert "== dev (checkpoint step" in capsys.readouterr().out
+  saved = json.loads((workdir / "evals.json").read_text())
+  logged = [json.loads(l) for l in (workdir / "metrics.jsonl").read_text(
+      ).splitlines()]
+  bleu = next(r["dev/bleu"] for r in logged
+              if r["step"] == saved["checkpoint_step"] and "dev/bleu" in r)
+  assert saved["dev"]["bleu"] == pytest.approx(bleu, abs=1e-9)
+  assert saved["dev"]["n"] == 20

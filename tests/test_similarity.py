@@ -1,19 +1,33 @@
 """Similarities against numpy brute force, nearest-neighbour retrieval in
-both directions, and the MLP similarity: a plain MLP on [x; y], learning,
-determinism and its file."""
+both directions, and the MLP similarity on the train loop: a plain MLP on
+[x; y], learning, determinism, held-out selection and its workdir."""
+import itertools
+import json
+
 import jax
 import numpy as np
 import pytest
-from flax import serialization
 
 from paraflax import errors
 from paraflax.mining import similarity as sim
 from paraflax.recipes import mlp_similarity as mlp
+from paraflax.recipes import workdir as workdir_lib
 
 K = 3
-TINY = mlp.MLPConfig(hidden=32, layers=2, negatives="random", batch_size=32,
-                     learning_rate=3e-3, epochs=30, heldout_fraction=0.2,
-                     patience=3, seed=0)
+
+
+def _config(**values):
+  """configs/mlp_similarity.py, small: random negatives, quick steps."""
+  return mlp.default_config(**{
+      "hidden": 8, "batch_size": 16, "epochs": 2, "negatives": "random",
+      "heldout_fraction": 0.2, "eval_every": 4, "log_every": 4, **values})
+
+
+def _train(workdir, positives, config, **kwargs):
+  """(model, step it was saved at, evaluations) of one run."""
+  evals = mlp.train(positives, config, str(workdir), **kwargs)
+  model, step = mlp.load_for_inference(str(workdir))
+  return model, step, evals
 
 
 def _pairs(seed=0, n=30, m=24, d=8):
@@ -112,7 +126,7 @@ def _numpy_mlp(params, x, y):
 
 
 @pytest.fixture(scope="module")
-def toy():
+def toy(tmp_path_factory):
   """Target = a fixed rotation of the source plus noise: learnable, and
   cosine alone cannot see it."""
   rng = np.random.default_rng(0)
@@ -120,8 +134,11 @@ def toy():
   rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
   x = rng.normal(size=(600, d)).astype(np.float32)
   y = (x @ rotation + 0.1 * rng.normal(size=x.shape)).astype(np.float32)
-  model, history = mlp.train_mlp((x[:500], y[:500]), TINY)
-  return x[500:], y[500:], model, history
+  config = _config(hidden=32, batch_size=32, learning_rate=3e-3, epochs=30,
+                   eval_every=65)
+  model, _, evals = _train(tmp_path_factory.mktemp("toy"),
+                           (x[:500], y[:500]), config)
+  return x[500:], y[500:], model, evals
 
 
 def test_mlp_is_an_mlp_on_the_concatenation(toy):
@@ -144,46 +161,78 @@ def test_mlp_is_an_mlp_on_the_concatenation(toy):
 
 
 def test_mlp_learns_a_rotation(toy):
-  x, y, model, history = toy
-  assert history[-1]["train_loss"] < 0.5 * history[0]["train_loss"]
+  x, y, model, evals = toy
+  # 1,000 examples, 800 to train on: 25 steps per epoch.
+  assert [e["step"] for e in evals] == [65, 130, 195, 260, 325, 390, 455,
+                                        520, 585, 650, 715, 750]
+  # From ln 2 = 0.69 (a logit of 0) down.
+  assert min(e["heldout/loss"] for e in evals) < 0.2
   positive = sim.score("mlp", x, y, model=model)
   negative = sim.score("mlp", x, np.roll(y, 1, axis=0), model=model)
-  # Held-out pairs: nearly every parallel pair beats every shuffled one.
+  # Unseen pairs: nearly every parallel pair beats every shuffled one.
   assert np.mean(positive[:, None] > negative[None, :]) > 0.95
   assert np.mean(sim.nearest("mlp", x, y, model=model)[0]
                  == np.arange(len(x))) > 0.8
 
 
-def test_mlp_training_is_deterministic_for_a_seed():
+def test_mlp_training_is_deterministic_for_a_seed(tmp_path):
   x, y = _pairs(seed=2, n=80, m=80)
-  config = mlp.MLPConfig(hidden=16, batch_size=16, epochs=2,
-                         negatives="random", seed=5)
-  a, history_a = mlp.train_mlp((x, y), config)
-  b, history_b = mlp.train_mlp((x, y), config)
-  c, _ = mlp.train_mlp((x, y), mlp.MLPConfig(
-      hidden=16, batch_size=16, epochs=2, negatives="random", seed=6))
-  assert history_a == history_b
+  a, _, evals_a = _train(tmp_path / "a", (x, y), _config(seed=5))
+  b, _, evals_b = _train(tmp_path / "b", (x, y), _config(seed=5))
+  c, _, _ = _train(tmp_path / "c", (x, y), _config(seed=6))
+  assert evals_a == evals_b
   same = jax.tree.map(np.array_equal, a.params, b.params)
   assert all(jax.tree.leaves(same))
   assert not np.array_equal(sim.score("mlp", x, y, model=a),
                             sim.score("mlp", x, y, model=c))
 
 
-def test_mlp_epochs_and_early_stopping():
+def test_the_lowest_heldout_loss_is_kept(tmp_path):
   x, y = _pairs(seed=3, n=64, m=64)
-  fixed = mlp.MLPConfig(hidden=8, batch_size=16, epochs=3, negatives="random",
-                        heldout_fraction=0.0)
-  _, history = mlp.train_mlp((x, y), fixed)
-  assert [h["epoch"] for h in history] == [1, 2, 3]
-  assert all("heldout_loss" not in h for h in history)
-  # A learning rate far too high: the held-out loss stops improving early.
-  stopped = mlp.MLPConfig(hidden=8, batch_size=16, epochs=40,
-                          negatives="random", learning_rate=1.0, patience=1)
-  _, history = mlp.train_mlp((x, y), stopped)
-  assert len(history) < 40 and "heldout_loss" in history[0]
+  # A learning rate far too high: the held-out loss jumps around.
+  config = _config(learning_rate=1.0, epochs=8)
+  model, step, evals = _train(tmp_path / "w", (x, y), config)
+  losses = [e["heldout/loss"] for e in evals]
+  assert step == evals[int(np.argmin(losses))]["step"] < evals[-1]["step"]
+  # The restored parameters are those of that evaluation.
+  resolved = workdir_lib.load_config(str(tmp_path / "w"), mlp.RECIPE)
+  train, held = mlp.split((x, y), resolved)
+  recipe = mlp.MLPSimilarityRecipe(resolved, train, held)
+  assert recipe.evaluate(model.params)["heldout/loss"] == pytest.approx(
+      min(losses), rel=1e-6)
+  # 128 examples, 102 to train on: 7 batches of 16 per epoch.
+  assert resolved.train_steps == 8 * 7 and resolved.dim == 8
+  rows = [json.loads(line) for line in
+          (tmp_path / "w" / "metrics.jsonl").read_text().splitlines()]
+  assert {r["step"] for r in rows if "heldout/loss" in r} == {
+      e["step"] for e in evals}
 
 
-def test_worst_negatives_are_the_lowest_cosine_pairs():
+def test_nothing_held_out_keeps_the_last_state(tmp_path):
+  x, y = _pairs(seed=3, n=64, m=64)
+  _, step, evals = _train(tmp_path / "w", (x, y),
+                          _config(epochs=3, heldout_fraction=0.0))
+  assert evals == [{"step": s} for s in (4, 8, 12, 16, 20, 24)]
+  assert step == 3 * 8 and not (tmp_path / "w" / "best").exists()
+
+
+def test_batches_resume_where_they_stopped():
+  x, y = _pairs(seed=3, n=64, m=64)
+  train, held = mlp.split((x, y), _config())
+  recipe = mlp.MLPSimilarityRecipe(mlp.resolve(_config(), train), train,
+                                   held)
+  whole = list(itertools.islice(recipe.batches(0), 20))
+  resumed = list(itertools.islice(recipe.batches(9), 11))
+  for a, b in zip(whole[9:], resumed):
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+  # An epoch (7 batches) is every training example once, the last batch
+  # padded with rows of weight 0.
+  epoch = whole[:7]
+  assert sum(int((b["weight"] > 0).sum()) for b in epoch) == 102
+  assert not np.array_equal(whole[0]["src"], whole[7]["src"])
+
+
+def test_worst_negatives_are_the_lowest_cosine_pairs(tmp_path):
   rng = np.random.default_rng(4)
   x = rng.normal(size=(40, 8)).astype(np.float32)
   y = x.copy()
@@ -191,33 +240,26 @@ def test_worst_negatives_are_the_lowest_cosine_pairs():
   chosen = mlp.worst_pairs((x, y), 0.5)
   assert sorted(chosen) == list(range(0, 40, 2))
   assert len(mlp.worst_pairs((x, y), 0.6)) == 24
-  model, _ = mlp.train_mlp((x[1::2], y[1::2]), mlp.MLPConfig(
-      hidden=8, batch_size=8, epochs=1, worst_fraction=0.5), noisy=(x, y))
+  config = _config(negatives="worst", worst_fraction=0.5)
+  train, held = mlp.split((x[1::2], y[1::2]), config, noisy=(x, y))
+  assert len(train.label) + len(held.label) == 40
+  assert sum(train.label) + sum(held.label) == 20
+  negatives = np.concatenate([train.src[train.label == 0],
+                              held.src[held.label == 0]])
+  assert sorted(map(tuple, negatives)) == sorted(map(tuple, x[::2]))
+  model, _, _ = _train(tmp_path / "w", (x[1::2], y[1::2]), config,
+                       noisy=(x, y))
   assert model.dim == 8
 
 
-def test_mlp_file_round_trip(tmp_path, toy):
-  x, y, model, _ = toy
-  path = tmp_path / "mlp.msgpack"
-  mlp.save_mlp(model, path)
-  loaded = mlp.load_mlp(path)
-  assert (loaded.dim, loaded.head) == (model.dim, model.head)
-  np.testing.assert_array_equal(sim.score("mlp", x, y, model=loaded),
-                                sim.score("mlp", x, y, model=model))
-  (tmp_path / "bad").write_bytes(b"\xc1 not msgpack")
-  with pytest.raises(errors.DataError, match="bad"):
-    mlp.load_mlp(tmp_path / "bad")
-  with pytest.raises(errors.DataError, match="no such"):
-    mlp.load_mlp(tmp_path / "missing")
-  state = serialization.msgpack_restore(path.read_bytes())
-  (tmp_path / "resized").write_bytes(serialization.msgpack_serialize(
-      {**state, "dim": 5}))
-  with pytest.raises(errors.DataError, match="shapes do not match"):
-    mlp.load_mlp(tmp_path / "resized")
-  (tmp_path / "cut").write_bytes(serialization.msgpack_serialize(
-      {k: v for k, v in state.items() if k != "layers"}))
-  with pytest.raises(errors.DataError, match="damaged"):
-    mlp.load_mlp(tmp_path / "cut")
+def test_mlp_workdir_is_checked(tmp_path):
+  other = tmp_path / "other"
+  workdir_lib.save_config(str(other), mlp.default_config(
+      recipe="bilingual"))
+  with pytest.raises(errors.ConfigError, match="holds a 'bilingual' model"):
+    mlp.load_for_inference(str(other))
+  with pytest.raises(errors.NoCheckpointError):
+    mlp.load_for_inference(str(tmp_path / "missing"))
 
 
 def test_errors_say_what_to_fix(toy):
@@ -233,9 +275,9 @@ def test_errors_say_what_to_fix(toy):
   with pytest.raises(errors.DataError, match="trained on 8"):
     sim.score("mlp", x[:, :4], x[:, :4], model=toy[2])
   with pytest.raises(errors.ConfigError, match="noisy"):
-    mlp.train_mlp((x, x), mlp.MLPConfig(negatives="worst"))
+    mlp.split((x, x), _config(negatives="worst"))
   with pytest.raises(errors.ConfigError, match="unknown negatives"):
-    mlp.train_mlp((x, x), mlp.MLPConfig(negatives="hard"))
+    mlp.split((x, x), _config(negatives="hard"))
   nan = x.copy()
   nan[3, 0] = np.nan
   with pytest.raises(errors.DataError, match="row"):

@@ -1,54 +1,53 @@
-"""Training the MLP similarity of a bilingual workdir (Kim et al. 2019):
-a classifier on [source; target] embeddings, parallel pairs against the
-x%-worst cosine-scored pairs of a noisy corpus or random pairs."""
+"""The MLP similarity of a bilingual workdir (Kim et al. 2019) on the one
+train loop: a classifier on [source; target] embeddings, parallel pairs
+against the x%-worst cosine-scored pairs of a noisy corpus or random pairs.
+
+The examples are embedded once, up front; the loop then trains on batches
+of them, evaluates the held-out loss, and keeps the latest and the best
+(lowest held-out loss) state as orbax checkpoints. Config:
+configs/mlp_similarity.py; `train` adds the keys the examples decide.
+"""
 from __future__ import annotations
 
-import dataclasses
 import math
+import pathlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import ml_collections
 import numpy as np
 import optax
-from flax import serialization
 
+from paraflax import config as config_lib
 from paraflax import errors
-from paraflax import files
 from paraflax.data import corpora
 from paraflax.evaluation import paracrawl
 from paraflax.mining import knn
 from paraflax.mining import similarity
 from paraflax.models import heads
+from paraflax.recipes import workdir as workdir_lib
+from paraflax.training import checkpointing
+from paraflax.training import loop
+
+RECIPE = "mlp_similarity"
+CONFIG = pathlib.Path(__file__).resolve().parents[2] / "configs" / \
+    "mlp_similarity.py"
+# The loop keeps the checkpoint with the highest value of its select
+# metric; the negated loss (as scikit-learn's "neg_log_loss") puts the
+# lowest loss there.
+SELECT = "heldout/neg_loss"
 
 Embed = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
-
-
-@dataclasses.dataclass(frozen=True)
-class MLPConfig:
-  """How the MLP similarity is trained.
-
-  negatives: "worst" (the `worst_fraction` lowest-cosine pairs of the noisy
-  corpus; the paper found 60% best, with random pairs as good) or "random"
-  (each positive source with another positive's target).
-  heldout_fraction: share of the examples held out; after each epoch the
-  held-out loss picks the best epoch and `patience` epochs without
-  improvement stop training. 0 trains for exactly `epochs` epochs.
-  """
-  hidden: int = 512
-  layers: int = 2
-  negatives: str = "worst"
-  worst_fraction: float = 0.6
-  batch_size: int = 128
-  learning_rate: float = 1e-3
-  epochs: int = 10
-  heldout_fraction: float = 0.1
-  patience: int = 2
-  seed: int = 0
-
-
 Pairs = tuple[np.ndarray, np.ndarray]  # (source [N, d], target [N, d])
+
+
+def default_config(**values) -> ml_collections.ConfigDict:
+  """configs/mlp_similarity.py with `values` for some of its keys."""
+  config = config_lib.load_file(str(CONFIG))
+  config.update(values)
+  return config
 
 
 def worst_pairs(noisy: Pairs, fraction: float) -> np.ndarray:
@@ -61,7 +60,8 @@ def worst_pairs(noisy: Pairs, fraction: float) -> np.ndarray:
 
 
 def _worst_negatives(positives: Pairs, noisy: Pairs | None,
-                     config: MLPConfig, rng: np.random.Generator) -> Pairs:
+                     config: ml_collections.ConfigDict,
+                     rng: np.random.Generator) -> Pairs:
   del positives, rng  # The noisy corpus alone decides.
   if noisy is None:
     raise errors.ConfigError(
@@ -72,7 +72,8 @@ def _worst_negatives(positives: Pairs, noisy: Pairs | None,
 
 
 def _random_negatives(positives: Pairs, noisy: Pairs | None,
-                      config: MLPConfig, rng: np.random.Generator) -> Pairs:
+                      config: ml_collections.ConfigDict,
+                      rng: np.random.Generator) -> Pairs:
   del noisy, config
   # A random cycle: source order[i] meets the target of order[i + 1], so no
   # source meets its own translation.
@@ -86,39 +87,36 @@ NEGATIVES: dict[str, Callable[..., Pairs]] = {
 }
 
 
-class _Examples(NamedTuple):
+class Examples(NamedTuple):
   src: np.ndarray
   tgt: np.ndarray
   label: np.ndarray  # 1.0 parallel, 0.0 negative
   weight: np.ndarray
 
-  def take(self, index: np.ndarray) -> _Examples:
-    return _Examples(*(a[index] for a in self))
+  def take(self, index: np.ndarray) -> Examples:
+    return Examples(*(a[index] for a in self))
+
+  def batch(self, index: np.ndarray, size: int) -> dict[str, np.ndarray]:
+    """Rows `index` as one batch of `size` rows (one compiled step); the
+    missing rows are zeros of weight 0."""
+    missing = size - len(index)
+    return {name: np.concatenate([a[index], np.zeros(
+        (missing,) + a.shape[1:], a.dtype)])
+            for name, a in self._asdict().items()}
 
 
-def _examples(positives: Pairs, negatives: Pairs) -> _Examples:
+def _examples(positives: Pairs, negatives: Pairs) -> Examples:
   n_pos, n_neg = len(positives[0]), len(negatives[0])
   # Both classes weigh alike in the loss: a 2,000-pair noisy corpus gives
   # ~1,200 negatives against ~25,000 positives.
   weight = np.concatenate([np.full(n_pos, 0.5 / n_pos, np.float32),
                            np.full(n_neg, 0.5 / n_neg, np.float32)])
-  return _Examples(
+  return Examples(
       np.concatenate([positives[0], negatives[0]]).astype(np.float32),
       np.concatenate([positives[1], negatives[1]]).astype(np.float32),
       np.concatenate([np.ones(n_pos, np.float32),
                       np.zeros(n_neg, np.float32)]),
       weight * (n_pos + n_neg))
-
-
-def _batches(data: _Examples, size: int) -> Iterator[_Examples]:
-  """Fixed-size batches (one compiled step); the last is padded with rows of
-  weight 0."""
-  for start in range(0, len(data.label), size):
-    batch = data.take(np.arange(start, min(start + size, len(data.label))))
-    missing = size - len(batch.label)
-    yield _Examples(*(np.concatenate([a, np.zeros((missing,) + a.shape[1:],
-                                                  a.dtype)])
-                      for a in batch))
 
 
 def _check_pairs(pairs: Pairs, what: str) -> Pairs:
@@ -131,35 +129,22 @@ def _check_pairs(pairs: Pairs, what: str) -> Pairs:
   return src, tgt
 
 
-def _check_config(config: MLPConfig) -> None:
+def _check_config(config: ml_collections.ConfigDict) -> None:
   if config.negatives not in NEGATIVES:
     raise errors.ConfigError(f"unknown negatives {config.negatives!r}; use "
                              f"one of {sorted(NEGATIVES)}.")
   if not 0 <= config.heldout_fraction < 1:
     raise errors.ConfigError(f"heldout_fraction={config.heldout_fraction}; "
-                             "use 0 <= x < 1 (0: fixed epochs).")
+                             "use 0 <= x < 1 (0: keep the last state).")
   if min(config.hidden, config.layers, config.batch_size, config.epochs) < 1:
     raise errors.ConfigError("hidden, layers, batch_size and epochs must be "
                              "positive.")
 
 
-def train_mlp(positives: Pairs, config: MLPConfig = MLPConfig(), *,
-              noisy: Pairs | None = None
-              ) -> tuple[similarity.MLPSimilarity, list[dict[str, float]]]:
-  """Trains the MLP similarity with Adam; the same inputs and config give
-  the same parameters on the same hardware.
-
-  Args:
-    positives: (source, target) embeddings of parallel pairs.
-    config: see `MLPConfig`.
-    noisy: (source, target) embeddings of a noisy corpus, for
-      negatives="worst" (its labels, if any, are not used).
-
-  Returns:
-    The model (parameters of the best held-out epoch, or of the last epoch
-    when nothing is held out) and one {epoch, train_loss[, heldout_loss]}
-    per epoch run.
-  """
+def split(positives: Pairs, config: ml_collections.ConfigDict,
+          noisy: Pairs | None = None) -> tuple[Examples, Examples]:
+  """(train, held-out) examples: the positives, negatives as the config
+  says, shuffled by the seed; `heldout_fraction` of them held out."""
   _check_config(config)
   positives = _check_pairs(positives, "positive")
   if noisy is not None:
@@ -176,115 +161,136 @@ def train_mlp(positives: Pairs, config: MLPConfig = MLPConfig(), *,
     raise errors.ConfigError(f"heldout_fraction={config.heldout_fraction} "
                              f"of {len(order)} examples leaves none to train "
                              "on; lower it.")
-  held, train = data.take(order[:n_held]), data.take(order[n_held:])
-  dim = positives[0].shape[1]
-  head = heads.MLPHead(config.hidden, config.layers)
-  params = head.init(jax.random.PRNGKey(config.seed),
-                     jnp.zeros((1, dim)), jnp.zeros((1, dim)))
-  tx = optax.adam(config.learning_rate)
-
-  def loss_sums(p, batch: _Examples) -> tuple[jax.Array, jax.Array]:
-    logits = head.apply(p, batch.src, batch.tgt)
-    bce = optax.sigmoid_binary_cross_entropy(logits, batch.label)
-    return jnp.sum(bce * batch.weight), jnp.sum(batch.weight)
-
-  @jax.jit
-  def step(p, opt_state, batch: _Examples):
-    def mean_loss(p):
-      total, weight = loss_sums(p, batch)
-      return total / weight, (total, weight)
-    (_, sums), grads = jax.value_and_grad(mean_loss, has_aux=True)(p)
-    updates, opt_state = tx.update(grads, opt_state, p)
-    return optax.apply_updates(p, updates), opt_state, sums
-
-  heldout_sums = jax.jit(loss_sums)
-  opt_state = tx.init(params)
-  best, best_loss, stale, history = params, math.inf, 0, []
-  for epoch in range(1, config.epochs + 1):
-    sums = []
-    for batch in _batches(train.take(rng.permutation(len(train.label))),
-                          config.batch_size):
-      params, opt_state, batch_sums = step(params, opt_state, batch)
-      sums.append(batch_sums)
-    history.append({"epoch": epoch, "train_loss": _mean(sums)})
-    if not n_held:
-      best = params
-      continue
-    loss = _mean([heldout_sums(params, b)
-                  for b in _batches(held, config.batch_size)])
-    history[-1]["heldout_loss"] = loss
-    if loss < best_loss:
-      best, best_loss, stale = params, loss, 0
-    else:
-      stale += 1
-      if stale >= config.patience:
-        break
-  return similarity.MLPSimilarity(head, best, dim), history
+  return data.take(order[n_held:]), data.take(order[:n_held])
 
 
-def _mean(sums: list[tuple[jax.Array, jax.Array]]) -> float:
-  """The weighted mean loss from per-batch (loss sum, weight sum)."""
-  total, weight = np.sum(jax.device_get(sums), axis=0)
-  return float(total / weight)
+def resolve(config: ml_collections.ConfigDict, train: Examples
+            ) -> ml_collections.ConfigDict:
+  """The config with what the examples decide: `dim` (embedding size per
+  side) and `train_steps` (epochs x batches per epoch)."""
+  resolved = ml_collections.ConfigDict(config.to_dict())
+  resolved.dim = int(train.src.shape[1])
+  resolved.train_steps = config.epochs * math.ceil(
+      len(train.label) / config.batch_size)
+  resolved.lock()
+  return resolved
 
 
-# --- Files --------------------------------------------------------------
+class MLPSimilarityRecipe:
+  """Head, loss, batches and held-out loss for the train loop; built from a
+  resolved config (`resolve`), with examples to train, without to load."""
 
-_FORMAT = "paraflax-mlp-similarity-v1"
+  updates_per_call = 1
+  batch_axis = 0
+
+  def __init__(self, config: ml_collections.ConfigDict,
+               train: Examples | None = None, held: Examples | None = None):
+    self.config = config
+    self.head = heads.MLPHead(config.hidden, config.layers)
+    self.tx = optax.adam(config.learning_rate)
+    self.train_set, self.held = train, held
+    self.select_metric = SELECT if held is not None and len(held.label) \
+        else None
+    self._loss_sums = jax.jit(self._sums)
+
+  def init_state(self, key: jax.Array) -> dict[str, Any]:
+    dim = self.config.dim
+    params = self.head.init(key, jnp.zeros((1, dim)), jnp.zeros((1, dim)))
+    return {"step": jnp.zeros((), jnp.int32), "params": params,
+            "opt": self.tx.init(params)}
+
+  def _sums(self, params, batch: dict[str, jax.Array]
+            ) -> tuple[jax.Array, jax.Array]:
+    """(sum of weighted losses, sum of weights): padding rows add 0."""
+    logits = self.head.apply(params, batch["src"], batch["tgt"])
+    bce = optax.sigmoid_binary_cross_entropy(logits, batch["label"])
+    return jnp.sum(bce * batch["weight"]), jnp.sum(batch["weight"])
+
+  def _loss(self, params, batch: dict[str, jax.Array]
+            ) -> tuple[jax.Array, None]:
+    total, weight = self._sums(params, batch)
+    return total / weight, None
+
+  def train_step(self, state, batch: dict[str, jax.Array], key: jax.Array):
+    del key  # nothing random in a step
+    state, loss, _, grad_norm = loop.gradient_step(self.tx, self._loss, state,
+                                                   batch)
+    return state, {"loss": loss, "grad_norm": grad_norm}
+
+  def batches(self, start_step: int) -> Iterator[dict[str, np.ndarray]]:
+    """Epoch after epoch, each in its own order from (seed, epoch), so a
+    resumed run sees the batches an uninterrupted one would."""
+    size, n = self.config.batch_size, len(self.train_set.label)
+    per_epoch = math.ceil(n / size)
+    epoch, index = divmod(start_step, per_epoch)
+    while True:
+      order = np.random.default_rng((self.config.seed, epoch)).permutation(n)
+      for start in range(index * size, n, size):
+        yield self.train_set.batch(order[start:start + size], size)
+      epoch, index = epoch + 1, 0
+
+  def evaluate(self, params: Any) -> dict[str, float]:
+    if self.select_metric is None:
+      return {}
+    size, n = self.config.batch_size, len(self.held.label)
+    sums = [self._loss_sums(params, self.held.batch(np.arange(
+        start, min(start + size, n)), size)) for start in range(0, n, size)]
+    total, weight = np.sum(jax.device_get(sums), axis=0)
+    loss = float(total / weight)
+    return {"heldout/loss": loss, SELECT: -loss}
 
 
-def save_mlp(model: similarity.MLPSimilarity, path) -> None:
-  """msgpack of the sizes and parameters, written atomically."""
-  state = {"format": _FORMAT, "dim": model.dim, "hidden": model.head.hidden,
-           "layers": model.head.layers,
-           "params": serialization.to_state_dict(
-               jax.device_get(model.params))}
-  with files.atomic_output(path) as f:
-    f.write(serialization.msgpack_serialize(state))
+def train(positives: Pairs, config: ml_collections.ConfigDict, workdir: str,
+          *, noisy: Pairs | None = None) -> list[dict[str, float]]:
+  """Trains (or resumes) the MLP similarity in `workdir` with the one train
+  loop; the same inputs and config give the same parameters on the same
+  hardware.
 
+  Args:
+    positives: (source, target) embeddings of parallel pairs.
+    config: configs/mlp_similarity.py's keys.
+    workdir: gets config.json (resolved), checkpoints/ (latest), best/
+      (lowest held-out loss; none when nothing is held out) and metrics.
+    noisy: (source, target) embeddings of a noisy corpus, for
+      negatives="worst" (its labels, if any, are not used).
 
-def load_mlp(path) -> similarity.MLPSimilarity:
-  """A model written by `save_mlp`; anything else is a DataError."""
-  try:
-    with open(path, "rb") as f:
-      state = serialization.msgpack_restore(f.read())
-  except FileNotFoundError as e:
-    raise errors.DataError(f"{path}: no such MLP similarity file; train one "
-                           "first (train_mlp + save_mlp).") from e
-  except ValueError as e:  # msgpack's errors derive from ValueError
-    raise errors.DataError(f"{path}: not a msgpack file ({e}).") from e
-  if not isinstance(state, dict) or state.get("format") != _FORMAT:
-    raise errors.DataError(f"{path}: not an MLP similarity file (expected "
-                           f"format {_FORMAT!r}).")
-  try:
-    head = heads.MLPHead(int(state["hidden"]), int(state["layers"]))
-    dim = int(state["dim"])
-    template = jax.eval_shape(head.init, jax.random.PRNGKey(0),
-                              jnp.zeros((1, dim)), jnp.zeros((1, dim)))
-    params = serialization.from_state_dict(template, state["params"])
-    same = (jax.tree.structure(params) == jax.tree.structure(template)
-            and all(np.shape(a) == b.shape for a, b in zip(
-                jax.tree.leaves(params), jax.tree.leaves(template))))
-  except (KeyError, TypeError, ValueError) as e:
-    raise errors.DataError(f"{path}: damaged MLP similarity file ({e!r}); "
-                           "save it again.") from e
-  if not same:
-    raise errors.DataError(f"{path}: parameter shapes do not match its sizes "
-                           f"(dim {dim}, hidden {head.hidden}, layers "
-                           f"{head.layers}); save it again.")
-  return similarity.MLPSimilarity(head, jax.tree.map(jnp.asarray, params), dim)
+  Returns:
+    {step, heldout/loss, ...} per evaluation.
+  """
+  train_set, held = split(positives, config, noisy)
+  config = resolve(config, train_set)
+  workdir_lib.check_same_experiment(workdir, config)
+  workdir_lib.save_config(workdir, config)
+  evals = []
+  loop.train(MLPSimilarityRecipe(config, train_set, held), config, workdir,
+             on_eval=lambda step, values: evals.append(
+                 {"step": step, **values}))
+  return evals
 
 
 def train_for_language(embed: Embed, lang: str,
-                       config: MLPConfig = MLPConfig()
-                       ) -> tuple[similarity.MLPSimilarity, list[dict]]:
-  """The MLP similarity of `lang`-English as the issue sets it up.
+                       config: ml_collections.ConfigDict, workdir: str
+                       ) -> list[dict[str, float]]:
+  """`train` on the MLP similarity of `lang`-English as the issue sets it up.
 
   Positives: `newstest_train_pool` (corpus bitext_newstest_pool_{lang}_en).
   Noisy corpus for negatives="worst": the v3 sample's text, labels unused.
   """
   pool = corpora.read(corpora.get(f"bitext_newstest_pool_{lang}_en"), "train")
   noisy = paracrawl.load("v3", lang)
-  return train_mlp(
+  return train(
       (embed(pool["source"], lang), embed(pool["target"], "en")), config,
-      noisy=(embed(noisy.source, lang), embed(noisy.target, "en")))
+      workdir, noisy=(embed(noisy.source, lang), embed(noisy.target, "en")))
+
+
+def load_for_inference(workdir: str
+                       ) -> tuple[similarity.MLPSimilarity, int]:
+  """The best (else newest) MLP of a workdir `train` wrote, and its step."""
+  config = workdir_lib.load_config(workdir, RECIPE)
+  recipe = MLPSimilarityRecipe(config)
+  abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
+  state, step = checkpointing.restore_for_inference(workdir, abstract)
+  # Restored onto one device; uncommitted copies go wherever scoring puts
+  # the embeddings (split over a mesh).
+  params = jax.tree.map(jnp.asarray, jax.device_get(state["params"]))
+  return similarity.MLPSimilarity(recipe.head, params, config.dim), step

@@ -4,21 +4,21 @@ behind `paraflax score-pairs`, `align-eval` and `train-mlp`.
 Every similarity sees the non-English sentence as its source x and the
 English one as its target y, whatever order the user's files are in: the
 MLP similarity is not symmetric and was trained that way round. The MLP
-lives in the workdir (`MLP_FILE`), written by `paraflax train-mlp`.
+lives in its own workdir inside the bilingual one (`MLP_WORKDIR`), trained
+by `paraflax train-mlp` with configs/mlp_similarity.py.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+import ml_collections
 import numpy as np
 
 from paraflax import choices
-from paraflax import config as config_lib
 from paraflax import errors
 from paraflax import files
 from paraflax.data import readers
@@ -27,8 +27,9 @@ from paraflax.evaluation import bilingual as bilingual_eval
 from paraflax.mining import similarity
 from paraflax.recipes import embedders
 from paraflax.recipes import mlp_similarity
+from paraflax.recipes import workdir as workdir_lib
 
-MLP_FILE = "mlp_similarity.msgpack"
+MLP_WORKDIR = "mlp_similarity"
 MLP_REPORT = "mlp_similarity.json"
 ENGLISH = "en"
 
@@ -36,7 +37,6 @@ ENGLISH = "en"
 def workdir_languages(workdir: str) -> tuple[str, str]:
   """(the other language, English) of a bilingual workdir, from its config."""
   from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
   langs = bilingual.languages(workdir_lib.load_config(workdir, "bilingual"))
   return tuple(sorted(langs, key=lambda lang: lang == ENGLISH))
 
@@ -53,8 +53,8 @@ def open_workdir(workdir: str, src_lang: str, tgt_lang: str) -> bilingual_eval.E
   return bilingual_eval.Encoders(workdir, embed, other, step)
 
 
-def mlp_path(workdir: str) -> str:
-  return os.path.join(workdir, MLP_FILE)
+def mlp_workdir(workdir: str) -> str:
+  return os.path.join(workdir, MLP_WORKDIR)
 
 
 def context(name: str, workdir: str, *, k: int = 10) -> dict:
@@ -63,13 +63,13 @@ def context(name: str, workdir: str, *, k: int = 10) -> dict:
     return {"k": k}
   if name != "mlp":
     return {}
-  path = mlp_path(workdir)
-  if not os.path.exists(path):
+  path = mlp_workdir(workdir)
+  if not os.path.isdir(path):
     raise errors.DataError(
         f"{path}: no MLP similarity for this workdir yet. Train it with "
         f"`paraflax train-mlp --workdir {workdir}`, or pick another "
         "--similarity.")
-  return {"model": mlp_similarity.load_mlp(path)}
+  return {"model": mlp_similarity.load_for_inference(path)[0]}
 
 
 def read_pairs(path: str) -> list[tuple[str, str]]:
@@ -114,16 +114,24 @@ def align_errors(enc: bilingual_eval.Encoders, src: Sequence[str], tgt: Sequence
           for sim, ctx in similarities.items()]
 
 
-def train_mlp(enc: bilingual_eval.Encoders, config: mlp_similarity.MLPConfig) -> dict:
-  """Trains the workdir's MLP similarity (`mlp_similarity.train_for_language`: positives
-  from newstest_train_pool, negatives from ParaCrawl v3 text or random) and
-  writes it, with a JSON report of the config and epochs, into the workdir.
-  """
-  model, history = mlp_similarity.train_for_language(enc.embed, enc.lang,
-                                                    config)
-  mlp_similarity.save_mlp(model, mlp_path(enc.workdir))
+def train_mlp(enc: bilingual_eval.Encoders,
+              config: ml_collections.ConfigDict) -> dict:
+  """Trains the workdir's MLP similarity afresh (`mlp_similarity.
+  train_for_language`: positives from newstest_train_pool, negatives from
+  ParaCrawl v3 text or random) and writes a JSON report of the config and
+  evaluations beside it. A run replaces the previous one only once it is
+  complete; the embeddings are recomputed anyway, so nothing resumes."""
+  final = mlp_workdir(enc.workdir)
+  partial = final + ".partial"
+  shutil.rmtree(partial, ignore_errors=True)  # a killed run's leftovers
+  evals = mlp_similarity.train_for_language(enc.embed, enc.lang, config,
+                                            partial)
+  shutil.rmtree(final, ignore_errors=True)
+  os.rename(partial, final)
+  _, step = mlp_similarity.load_for_inference(final)
   report = {"lang": enc.lang, "checkpoint_step": enc.step,
-            "config": dataclasses.asdict(config), "epochs": history}
+            "config": workdir_lib.load_config(final, mlp_similarity.RECIPE)
+            .to_dict(), "selected_step": step, "evals": evals}
   files.write_text_atomic(os.path.join(enc.workdir, MLP_REPORT),
                           json.dumps(report, indent=2) + "\n")
   return report
@@ -156,7 +164,7 @@ def align_eval(workdir: str, src: str, tgt: str, src_lang: str,
   rows, _ = readers.read_parallel([src, tgt])
   enc = open_workdir(workdir, src_lang, tgt_lang)
   names = similarity or [s for s in choices.SIMILARITIES
-                         if s != "mlp" or os.path.exists(mlp_path(workdir))]
+                         if s != "mlp" or os.path.isdir(mlp_workdir(workdir))]
   sims = {name: context(name, workdir, k=k) for name in dict.fromkeys(names)}
   table = align_errors(enc, [r[0] for r in rows], [r[1] for r in rows],
                        src_lang, sims, seed=seed, name=os.path.basename(src))
@@ -175,16 +183,17 @@ def _open_both(workdir: str) -> bilingual_eval.Encoders:
 
 
 def train_mlp_for_workdir(workdir: str,
-                          config: Mapping[str, Any] | None = None) -> dict:
+                          config: ml_collections.ConfigDict | None = None
+                          ) -> dict:
   """`paraflax train-mlp`: the workdir's MLP similarity, trained and saved;
-  `config` holds `MLPConfig` fields (configs/mlp_similarity.py), None: the
-  defaults."""
-  report = train_mlp(_open_both(workdir), config_lib.fields_of(
-      mlp_similarity.MLPConfig, config))
-  for epoch in report["epochs"]:
+  `config` as configs/mlp_similarity.py makes it (None: that file)."""
+  report = train_mlp(_open_both(workdir),
+                     config or mlp_similarity.default_config())
+  for values in report["evals"]:
     print(", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
-                    for k, v in epoch.items()))
-  print(f"wrote {mlp_path(workdir)}", file=sys.stderr)
+                    for k, v in values.items() if k != mlp_similarity.SELECT))
+  print(f"wrote {mlp_workdir(workdir)} (step {report['selected_step']} "
+        "selected)", file=sys.stderr)
   return report
 
 
@@ -192,10 +201,10 @@ def eval_bilingual(workdir: str, k: int = 10, seed: int = 0) -> dict:
   """`paraflax eval-bilingual`: alignment and ParaCrawl tables, and plots;
   trains the MLP similarity first if the workdir has none."""
   enc = _open_both(workdir)
-  if not os.path.exists(mlp_path(workdir)):
+  if not os.path.isdir(mlp_workdir(workdir)):
     print("training the MLP similarity first (paraflax train-mlp defaults)",
           file=sys.stderr)
-    train_mlp(enc, mlp_similarity.MLPConfig())
+    train_mlp(enc, mlp_similarity.default_config())
   sims = {name: context(name, workdir, k=k) for name in choices.SIMILARITIES}
   report = bilingual_eval.evaluate(enc, sims, seed=seed)
   print(bilingual_eval.format_report(report))

@@ -56,7 +56,8 @@ _EVALS_OF_EVAL = {
 def upgrade(saved: dict) -> dict:
   """A config.json written before evaluators, as its config is written now
   (the same experiment); a newer one as it is."""
-  if "evals" in saved or saved.get("recipe") not in _EVALS_OF_EVAL:
+  if ("evals" in saved or "eval" not in saved
+      or saved.get("recipe") not in _EVALS_OF_EVAL):
     return saved
   evals, select = _EVALS_OF_EVAL[saved["recipe"]](saved, saved["eval"])
   # The bilingual recipe still reads `eval` (for its dev loss).
