@@ -49,7 +49,7 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
   # Imported here so that only the child, with XLA_FLAGS set, starts jax.
   import jax  # pylint: disable=g-import-not-at-top
   import jaxlib  # pylint: disable=g-import-not-at-top
-  from paraflax.data import pairs as pairs_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.data import batching  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import paraphrase, paraphrase_config  # pylint: disable=g-import-not-at-top
   from paraflax.training import loop  # pylint: disable=g-import-not-at-top
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
@@ -57,9 +57,9 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
   config = paraphrase_config.base("gran")
   config.mesh.num_devices = num_devices
   config.eval.sets = ()  # nothing but the train step runs
-  mesh = partitioning.make_mesh(config.mesh.num_devices)
+  mesh = partitioning.config_mesh(config)
   with tempfile.TemporaryDirectory() as workdir:
-    recipe = paraphrase.build(config, workdir, mesh.size)
+    recipe = paraphrase.build(config, workdir, mesh)
 
   # The same keys, shardings and jitted step as `loop.train`.
   init_key, train_key = jax.random.split(jax.random.key(config.seed))
@@ -94,7 +94,7 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
 
   timed = times[1:]
   median = statistics.median(timed)
-  padded = pairs_lib.padded_size(config.batch_size, mesh.size)
+  padded = batching.round_up(config.batch_size, mesh.size)
   return {
       "devices": mesh.size,
       "backend": jax.default_backend(),

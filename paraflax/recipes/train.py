@@ -26,8 +26,10 @@ def train(config: str, workdir: str, overrides: Sequence[str] = (),
   from paraflax import recipes  # pylint: disable=g-import-not-at-top
   from paraflax.training import loop  # pylint: disable=g-import-not-at-top
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
-  shards = partitioning.make_mesh(config.mesh.num_devices).size
-  recipe = recipes.build(config, workdir, shards)
+  # The one mesh of the run: the recipe's batches and inference (dev BLEU,
+  # embeddings) and the train step all use it.
+  mesh = partitioning.config_mesh(config)
+  recipe = recipes.build(config, workdir, mesh)
   loop.check_intervals(config, recipe.updates_per_call)
-  loop.train(recipe, config, workdir, on_eval=_report)
+  loop.train(recipe, config, workdir, on_eval=_report, mesh=mesh)
   print(f"done: {config.train_steps} steps in {workdir}", flush=True)
