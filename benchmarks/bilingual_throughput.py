@@ -92,24 +92,26 @@ def _timed(fn, calls: int) -> tuple[list[float], Any]:
   return times, out
 
 
-def _random_model(config, num_devices: int, subword_dir: str):
-  """Embedder and random parameters of the config's sizes; subwords trained
-  (once per run: the next child finds them in `subword_dir`) on the config's
-  training text, in the model's direction."""
+def _random_model(config, mesh, subword_dir: str):
+  """Embedder (over `mesh`) and random parameters of the config's sizes;
+  subwords trained (once per run: the next child finds them in
+  `subword_dir`) on the config's training text, in the model's direction."""
   import jax  # pylint: disable=g-import-not-at-top
   from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import bilingual, nmt  # pylint: disable=g-import-not-at-top
+  from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
 
-  config.mesh.num_devices = num_devices
-  start = time.perf_counter()
-  if not os.path.exists(os.path.join(subword_dir, nmt.TGT_SPM)):
+  def pairs():  # read only when the subwords are trained
     src, tgt = bilingual.DIRECTIONS[config.direction]
-    columns = [corpora.read(corpora.get(name), "train")
-               for name in config.data.train_tasks]
-    pairs = [p for c in columns for p in zip(c[src], c[tgt])]
-    nmt.train_subwords(config, subword_dir, pairs)
+    for name in config.data.train_tasks:
+      columns = corpora.read(corpora.get(name), "train")
+      yield from zip(columns[src], columns[tgt])
+
+  start = time.perf_counter()
+  subwords = sentencepiece_vocab.pair(subword_dir, pairs(),
+                                      **config.vocab.to_dict())
   subword_s = time.perf_counter() - start
-  recipe = bilingual.BilingualRecipe(config, *nmt.load_subwords(subword_dir))
+  recipe = bilingual.BilingualRecipe(config, *subwords, mesh=mesh)
   shapes = jax.eval_shape(recipe.init_state, jax.random.key(0))["params"]
   rng = np.random.default_rng(_SEED)
   params = jax.tree.map(
@@ -140,7 +142,7 @@ def _encode(embedder, params, texts: list[str], lang: str, calls: int,
             save: str) -> Result:
   """One side: compile apart (first pass of the warm-up minus the second),
   then `calls` timed calls over every sentence."""
-  from paraflax.data import bitext  # pylint: disable=g-import-not-at-top
+  from paraflax.data import batching  # pylint: disable=g-import-not-at-top
 
   start = time.perf_counter()
   seqs = embedder.tokenize(texts, lang)
@@ -148,7 +150,7 @@ def _encode(embedder, params, texts: list[str], lang: str, calls: int,
   tokens = sum(len(s) for s in seqs)
   # A batch is as wide as its longest sentence: one sentence of each padded
   # width compiles every shape the timed calls meet (one batch each).
-  by_width = {bitext.pad_batch([s], 1)[0].shape[1]: t
+  by_width = {batching.width(len(s)): t
               for s, t in zip(seqs, texts)}
   warmup, _ = _timed(lambda: [embedder(params, [t], lang)
                               for t in by_width.values()], 2)
@@ -165,13 +167,12 @@ def _encode(embedder, params, texts: list[str], lang: str, calls: int,
 
 
 def _score(pairs: int, dim: int, names: list[str], k: int, calls: int,
-           num_devices: int, save_dir: str) -> dict[str, Result]:
+           mesh, save_dir: str) -> dict[str, Result]:
   """Each similarity: one warm-up call (compiles), then `calls` timed."""
   import jax  # pylint: disable=g-import-not-at-top
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
   from paraflax.mining import similarity  # pylint: disable=g-import-not-at-top
   from paraflax.models import heads  # pylint: disable=g-import-not-at-top
-  from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
 
   rng = np.random.default_rng(_SEED)
   x = rng.standard_normal((pairs, dim), dtype=np.float32)
@@ -181,13 +182,12 @@ def _score(pairs: int, dim: int, names: list[str], k: int, calls: int,
       head, head.init(jax.random.key(_SEED), jnp.zeros((1, dim)),
                       jnp.zeros((1, dim))), dim)
   ctx = {"csls": {"k": k}, "mlp": {"model": mlp}}
-  mesh = partitioning.make_mesh(num_devices)
   out = {}
   for name in names:
     call = functools.partial(similarity.score, name, x, y, mesh=mesh,
                              **ctx.get(name, {}))
     times, scores = _timed(call, 1 + calls)
-    np.save(os.path.join(save_dir, f"scores-{name}-{num_devices}.npy"),
+    np.save(os.path.join(save_dir, f"scores-{name}-{mesh.size}.npy"),
             scores)
     median = statistics.median(times[1:])
     out[name] = {"pairs": pairs, "first_call_s": times[0],
@@ -203,15 +203,17 @@ def _measure(args: argparse.Namespace) -> Result:
   import jaxlib  # pylint: disable=g-import-not-at-top
   from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
+  from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
 
   n = args.child_devices
+  mesh = partitioning.make_mesh(n)  # the child's one mesh
   if args.workdir:
-    embedder, params, step = bilingual.load_for_inference(args.workdir, n)
+    embedder, params, step = bilingual.load_for_inference(args.workdir, mesh)
     source = {"params": f"{args.workdir}, checkpoint step {step}",
               "subwords": f"{args.workdir}'s"}
   else:
     embedder, params, source = _random_model(
-        config_lib.load(args.config, []), n,
+        config_lib.load(args.config, []), mesh,
         os.path.join(args.child_dir, "subwords"))
   texts = _texts(args.sentences)
   encoding = {lang: _encode(embedder, params, texts[lang], lang, args.calls,
@@ -220,8 +222,8 @@ def _measure(args: argparse.Namespace) -> Result:
               for lang in embedder.languages}
   encoding_rss = children.peak_rss_mib()
   dim = 2 * embedder.model.hidden
-  scoring = _score(args.pairs, dim, args.similarities, args.k, args.calls, n,
-                   args.child_dir)
+  scoring = _score(args.pairs, dim, args.similarities, args.k, args.calls,
+                   mesh, args.child_dir)
   return {"devices": embedder.mesh.size, "backend": jax.default_backend(),
           **source, "model": embedder.model.__class__.__name__,
           "word_dim": embedder.model.word_dim,

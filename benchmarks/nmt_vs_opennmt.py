@@ -38,10 +38,9 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from paraflax import files
-from paraflax.data import bitext, paths, readers, tasks
+from paraflax.data import batching, bitext, paths, readers, tasks
 from paraflax.decoding import beam_search as bs
 from paraflax.models import nmt as nmt_model
 from paraflax.recipes import nmt
@@ -109,17 +108,16 @@ def _ours_train(recipe, stream, steps: int):
       "final_loss": float(metrics["loss"])}
 
 
-def _batches(sources, batch: int):
-  """The length-sorted padded batches `Translator.translate` makes."""
-  order = np.argsort([len(s) for s in sources], kind="stable")
-  return [bitext.pad_batch([sources[i] for i in order[j:j + batch]], batch)
-          for j in range(0, len(order), batch)]
+def _batches(translator, sources, batch: int):
+  """The (ids, lengths) of the batches `Translator.translate` makes."""
+  return [(src, src_len) for _, src, src_len in batching.sorted_batches(
+      sources, batch, translator.mesh.size)]
 
 
 def _ours_decode(translator, params, sources, beam: int, batch: int,
                  stop: str) -> dict:
   search = translator.search_fn(beam, translator.alpha, stop)
-  batches = _batches(sources, batch)
+  batches = _batches(translator, sources, batch)
   start, widths = time.perf_counter(), set()
   for src, src_len in batches:  # one compile per padded source width
     if src.shape not in widths:
@@ -147,7 +145,7 @@ def _network_share(translator, params, sources, beam: int, batch: int
   """Seconds of one beam search (the median-length batch) vs. as many bare
   decoder steps on the same [batch * beam] rows: the rest is the search
   itself (log-softmax, top-k over K * V, gathers of the cache)."""
-  batches = _batches(sources, batch)
+  batches = _batches(translator, sources, batch)
   src, src_len = batches[len(batches) // 2]
   search = translator.search_fn(beam, translator.alpha)
   hyps = jax.device_get(search(params, src, src_len))
@@ -291,7 +289,8 @@ def main() -> None:
                                           for s in sources))
     vocab = max(src_sp.get_piece_size(), tgt_sp.get_piece_size())
 
-    recipe = nmt.NMTRecipe(config, src_sp, tgt_sp, stream)
+    recipe = nmt.NMTRecipe(config, src_sp, tgt_sp, stream,
+                           mesh=translator.mesh)
     fresh, ours_train = _ours_train(recipe, stream, args.train_steps)
     print("ours train", json.dumps(ours_train), flush=True)
     onmt_train = _onmt_train(args.onmt_bin, tmp, config, vocab,

@@ -50,7 +50,7 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
   # Imported here so that only the child, with XLA_FLAGS set, starts jax.
   import jax  # pylint: disable=g-import-not-at-top
   import jaxlib  # pylint: disable=g-import-not-at-top
-  from paraflax.data import pairs as pairs_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.data import batching  # pylint: disable=g-import-not-at-top
   from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
   from paraflax.training import loop  # pylint: disable=g-import-not-at-top
@@ -59,9 +59,9 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
   config = config_lib.load(_GRAN_CONFIG)
   config.mesh.num_devices = num_devices
   config.evals = {}  # nothing but the train step runs
-  mesh = partitioning.make_mesh(config.mesh.num_devices)
+  mesh = partitioning.config_mesh(config)
   with tempfile.TemporaryDirectory() as workdir:
-    recipe = paraphrase.build(config, workdir, mesh.size)
+    recipe = paraphrase.build(config, workdir, mesh)
 
   # The same keys, shardings and jitted step as `loop.train`.
   init_key, train_key = jax.random.split(jax.random.key(config.seed))
@@ -96,7 +96,7 @@ def _measure(num_devices: int, calls: int) -> dict[str, Any]:
 
   timed = times[1:]
   median = statistics.median(timed)
-  padded = pairs_lib.padded_size(config.batch_size, mesh.size)
+  padded = batching.round_up(config.batch_size, mesh.size)
   return {
       "devices": mesh.size,
       "backend": jax.default_backend(),

@@ -13,9 +13,9 @@ import pytest
 from paraflax import cli
 from paraflax.data import bitext
 from paraflax.data import paths
+from paraflax.data import sentencepiece_vocab
 from paraflax.models import bilingual as model_lib
 from paraflax.recipes import bilingual
-from paraflax.recipes import nmt
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
 from paraflax.training import loop
@@ -115,7 +115,7 @@ def _final_params(workdir):
   ckpt = checkpointing.Checkpoints(str(workdir), 3, None)
   recipe = bilingual.BilingualRecipe(
       workdir_lib.load_config(str(workdir), "bilingual"),
-      *nmt.load_subwords(str(workdir)))
+      *sentencepiece_vocab.load_pair(str(workdir)))
   state = ckpt.restore_latest(jax.eval_shape(recipe.init_state,
                                              jax.random.key(0)))
   ckpt.close()
@@ -148,7 +148,7 @@ def _one_step(recipe, config, initial, devices):
 def test_same_step_on_one_and_eight_devices(workdir):
   assert jax.device_count() == 8
   config = workdir_lib.load_config(str(workdir), "bilingual")
-  src_sp, tgt_sp = nmt.load_subwords(str(workdir))
+  src_sp, tgt_sp = sentencepiece_vocab.load_pair(str(workdir))
   data = bitext.encode(list(zip(_lines("de", 40), _lines("en", 40))),
                        src_sp.encode, tgt_sp.encode, 16, "truncate", "val")
   # 20 rows do not divide over 8 devices: padded to 24, padding masked.
@@ -190,7 +190,7 @@ def test_embed_picks_the_encoder_by_language(workdir, tmp_path):
 
 def test_word_vectors_start_whole_word_pieces(workdir, tmp_path):
   config = workdir_lib.load_config(str(workdir), "bilingual")
-  _, tgt_sp = nmt.load_subwords(str(workdir))
+  _, tgt_sp = sentencepiece_vocab.load_pair(str(workdir))
   word = next(p[1:] for p in map(tgt_sp.id_to_piece,
                                  range(tgt_sp.get_piece_size()))
               if p[1:].isalpha() and p[1:].islower() and p[0] == "\u2581")

@@ -10,6 +10,7 @@ from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import paths
 from paraflax.recipes import bilingual
+from paraflax.training import partitioning
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "configs" / "bilingual.py") + ":de"
@@ -23,7 +24,8 @@ SMALL = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
 
 def _recipe(tmp_path, *overrides) -> bilingual.BilingualRecipe:
   config = config_lib.load(CONFIG, [*SMALL, *overrides])
-  return bilingual.build(config, str(tmp_path / "w"), 1)
+  return bilingual.build(config, str(tmp_path / "w"),
+                         partitioning.make_mesh(1))
 
 
 def _texts(sp, ids_BxT: np.ndarray, lengths_B: np.ndarray) -> list[str]:

@@ -50,7 +50,8 @@ def embedders(tiny):
   """Embedders over 1, 3 and 8 devices; shared, so each compiles once.
   max_len 24: most lines are cut to 24 bytes, so few widths compile."""
   return {n: bilingual.Embedder(tiny[0], ("de", "en"), (_Bytes(), _Bytes()),
-                                24, n) for n in (1, 3, 8)}
+                                24, partitioning.make_mesh(n))
+          for n in (1, 3, 8)}
 
 
 def test_embeddings_same_on_one_and_eight_devices(tiny, embedders):

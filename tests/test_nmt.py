@@ -12,6 +12,7 @@ from paraflax import errors
 from paraflax.data import bitext
 from paraflax.data import paths
 from paraflax.recipes import nmt
+from paraflax.training import partitioning
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY_NMT = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
@@ -73,7 +74,8 @@ def test_translations_are_the_same_on_one_and_eight_devices(workdir,
   lines = val_files[0].read_text("utf-8").splitlines()[:20]
   results = []
   for devices in (1, 8):
-    translator, params, _ = nmt.load_translator(str(workdir), devices)
+    translator, params, _ = nmt.load_translator(
+        str(workdir), partitioning.make_mesh(devices))
     assert translator.mesh.size == devices
     sources = [translator.encode(s, f"val line {i}", "truncate")
                for i, s in enumerate(lines)]

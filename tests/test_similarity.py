@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from paraflax import errors
+from paraflax.mining import knn
 from paraflax.mining import similarity as sim
 from paraflax.recipes import mlp_similarity as mlp
 from paraflax.recipes import workdir as workdir_lib
@@ -86,7 +87,8 @@ def test_euclidean_uses_raw_vectors():
 
 def test_csls_neighbourhoods_are_the_k_nearest_means():
   x, y = _pairs()
-  r_x, r_y = sim.neighbourhood_means(x, y, K)
+  (sims_x, _), (sims_y, _) = knn.both_ways(x, y, K)
+  r_x, r_y = knn.neighbourhood_means(sims_x, sims_y)
   cos = _cos(x, y)
   np.testing.assert_allclose(r_x, np.sort(cos, 1)[:, ::-1][:, :K].mean(1),
                              atol=1e-6)

@@ -15,11 +15,11 @@ from typing import Literal
 import numpy as np
 
 from paraflax import errors
+from paraflax.data import batching
 
-PAD, EOS = 0, 1  # the sentencepiece layout of `sentencepiece_vocab`
+PAD, EOS = batching.PAD, 1  # the sentencepiece layout of `sentencepiece_vocab`
 BOS = PAD  # decoders start from the padding id (as T5 does)
 TooLong = Literal["skip", "truncate", "error"]
-_QUANTUM = 8
 
 
 def fit_length(ids: list[int], max_len: int, too_long: TooLong, where: str
@@ -64,19 +64,6 @@ def encode(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
   return EncodedBitext(tuple(src), tuple(tgt))
 
 
-def pad_batch(seqs: Sequence[np.ndarray], rows: int, longest: int = 0
-              ) -> tuple[np.ndarray, np.ndarray]:
-  """[rows, L] ids (L a multiple of 8, at least `longest`) and lengths;
-  extra rows are empty."""
-  longest = max([longest, 1] + [len(s) for s in seqs])
-  out = np.full((rows, -(-longest // _QUANTUM) * _QUANTUM), PAD, np.int32)
-  lengths = np.zeros((rows,), np.int32)
-  for i, s in enumerate(seqs):
-    out[i, :len(s)] = s
-    lengths[i] = len(s)
-  return out, lengths
-
-
 @dataclasses.dataclass(eq=False)  # hashed by identity for the epoch cache
 class BucketStream:
   data: EncodedBitext
@@ -98,22 +85,20 @@ class BucketStream:
     batches = []
     for start in range(0, len(order), size):
       chunk = order[start:start + size]
-      chunk = chunk[np.argsort([len(self.data.tgt[i]) for i in chunk],
-                               kind="stable")]
-      batches += [chunk[i:i + self.batch]
-                  for i in range(0, len(chunk), self.batch)]
+      batches += [chunk[rows] for rows in batching.sorted_chunks(
+          [len(self.data.tgt[i]) for i in chunk], self.batch)]
     return [batches[i] for i in rng.permutation(len(batches))]
 
   def get(self, step: int) -> dict[str, np.ndarray]:
     epoch, index = divmod(step, self.batches_per_epoch)
     rows = self._epoch(epoch)[index]
-    padded = -(-self.batch // self.shards) * self.shards
+    padded = batching.round_up(self.batch, self.shards)
     src = [self.data.src[i] for i in rows]
     tgt = [self.data.tgt[i] for i in rows]
     # One width for both sides: 8 step shapes to compile instead of 64.
     longest = max(len(x) for x in src + tgt)
-    src, src_len = pad_batch(src, padded, longest)
-    tgt_out, tgt_len = pad_batch(tgt, padded, longest)
+    src, src_len = batching.pad_batch(src, padded, longest)
+    tgt_out, tgt_len = batching.pad_batch(tgt, padded, longest)
     tgt_in = np.concatenate([np.full((padded, 1), BOS, np.int32),
                              tgt_out[:, :-1]], axis=1)
     return {"src": src, "src_len": src_len, "tgt_in": tgt_in,

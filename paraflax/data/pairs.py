@@ -13,9 +13,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from paraflax.data import batching
 from paraflax.data import words
-
-_LENGTH_QUANTUM = 8  # pad lengths to multiples of this: few distinct shapes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,11 +45,6 @@ def encode_pairs(pairs: Sequence[tuple[str, str]], vocab: words.WordVocab,
          for row, n in zip(x, lengths)]
   ids = np.asarray(ids, np.int32)
   return EncodedPairs(a, a_len, b, b_len, ids[:len(pairs)], ids[len(pairs):])
-
-
-def padded_size(batch: int, shards: int) -> int:
-  """Batch rounded up so that it splits evenly over the devices."""
-  return -(-batch // shards) * shards
 
 
 def _scramble(ids: np.ndarray, lengths: np.ndarray, p: float,
@@ -87,11 +81,10 @@ class MegabatchStream:
 
   def get(self, k: int) -> dict[str, np.ndarray]:
     idx = self.indices(k).reshape(self.megabatch, self.batch)
-    pad = padded_size(self.batch, self.shards) - self.batch
+    pad = batching.round_up(self.batch, self.shards) - self.batch
     p = self.pairs
-    longest = int(max(p.a_len[idx].max(), p.b_len[idx].max(), 1))
-    length = min(-(-longest // _LENGTH_QUANTUM) * _LENGTH_QUANTUM,
-                 p.a.shape[1])
+    longest = int(max(p.a_len[idx].max(), p.b_len[idx].max()))
+    length = min(batching.width(longest), p.a.shape[1])
     rng = np.random.default_rng([self.seed, 1, k])
     out = {"a": p.a[idx, :length], "a_len": p.a_len[idx],
            "b": p.b[idx, :length], "b_len": p.b_len[idx],

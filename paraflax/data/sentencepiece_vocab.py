@@ -2,6 +2,8 @@
 
 The cache key is a sha256 of the training lines and every trainer option, so a
 second `train` call with the same inputs returns the cached model at once.
+A seq2seq workdir keeps the (source, target) pair of its bitext as
+`SRC_MODEL` and `TGT_MODEL` (`pair`).
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import io
 import json
 import os
 import pathlib
+import shutil
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -30,6 +33,7 @@ _IDS = {"pad_id": 0, "eos_id": 1, "unk_id": 2, "bos_id": -1}
 _DETERMINISTIC = {"num_threads": 1, "input_sentence_size": 0,
                   "shuffle_input_sentence": False}
 _SEED = 0
+SRC_MODEL, TGT_MODEL = "src.spm.model", "tgt.spm.model"
 
 
 def _lines(texts_or_files: Iterable[str | os.PathLike],
@@ -95,3 +99,36 @@ def load(path: str | os.PathLike) -> seqio.SentencePieceVocabulary:
   quiet.tensorflow()  # seqio loads it
   import seqio  # pylint: disable=g-import-not-at-top  # heavy; only here
   return seqio.SentencePieceVocabulary(os.fspath(path))
+
+
+def _train_pair(folder: str, pairs: list[tuple[str, str]], *, size: int,
+                model_type: str, joint: bool) -> None:
+  options = {"vocab_size": size, "model_type": model_type,
+             "cache_dir": os.path.join(folder, "spm_cache"), "minloglevel": 2}
+  if joint:
+    src = tgt = train([s for p in pairs for s in p], **options)
+  else:
+    src = train([s for s, _ in pairs], **options)
+    tgt = train([t for _, t in pairs], **options)
+  for path, name in ((src, SRC_MODEL), (tgt, TGT_MODEL)):
+    shutil.copyfile(path, os.path.join(folder, name))
+
+
+def load_pair(folder: str) -> tuple[spm.SentencePieceProcessor,
+                                    spm.SentencePieceProcessor]:
+  """The (source, target) models kept in `folder`."""
+  return tuple(spm.SentencePieceProcessor(
+      model_file=os.path.join(folder, name)) for name in (SRC_MODEL, TGT_MODEL))
+
+
+def pair(folder: str, pairs: Iterable[tuple[str, str]], *, size: int,
+         model_type: str, joint: bool) -> tuple[spm.SentencePieceProcessor,
+                                                spm.SentencePieceProcessor]:
+  """`load_pair`, trained first on (source, target) `pairs` (read only
+  then) when `folder` has none: one `joint` model for both sides, or one
+  per side, of `size` pieces."""
+  if not os.path.exists(os.path.join(folder, TGT_MODEL)):
+    os.makedirs(folder, exist_ok=True)
+    _train_pair(folder, list(pairs), size=size, model_type=model_type,
+                joint=joint)
+  return load_pair(folder)

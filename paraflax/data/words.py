@@ -117,3 +117,14 @@ def load_word_vectors(path: str | os.PathLike, vocab: WordVocab,
           from e
     found[index] = True
   return table, found
+
+
+def fill_missing(table: np.ndarray, found: np.ndarray, seed: int
+                 ) -> np.ndarray:
+  """`load_word_vectors`' table with the words absent from the vector file
+  drawn at random, at the file's scale."""
+  rng = np.random.default_rng(seed)
+  scale = table[found].std() if found.any() else 0.1
+  table = table.copy()
+  table[~found] = rng.normal(0, scale, (int((~found).sum()), table.shape[1]))
+  return table.astype(np.float32)

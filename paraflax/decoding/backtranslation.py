@@ -19,23 +19,16 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import tqdm
 
 from paraflax import errors
+from paraflax.data import batching
 
 
 def check_beam(beam: int, nbest: int) -> None:
   if not 1 <= nbest <= beam:
     raise errors.ConfigError(f"need 1 <= nbest <= beam, got nbest={nbest}, "
                              f"beam={beam}.")
-
-
-def plan(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-  """Input indices in length-sorted batches; a pure function of the input."""
-  order = np.argsort(np.asarray(lengths), kind="stable")
-  return [order[i:i + batch_size].tolist()
-          for i in range(0, len(order), batch_size)]
 
 
 def _finished_prefix(path: str, batches: list[list[int]], nbest: int) -> int:
@@ -76,7 +69,9 @@ def run(translator: Any, params: Any, sources: Sequence[str],
   check_beam(beam, nbest)
   encoded = [translator.encode(s, f"{name} line {i + 1}", "truncate")
              for i, s in enumerate(sources)]
-  batches = plan([len(e) for e in encoded], batch_size)
+  # The plan is a pure function of the input: a rerun finds the same batches.
+  batches = [c.tolist() for c in batching.sorted_chunks(
+      [len(e) for e in encoded], batch_size)]
   start = _finished_prefix(output, batches, nbest)
   written = 0
   progress = tqdm.tqdm(total=len(sources), unit="sent", dynamic_ncols=True,

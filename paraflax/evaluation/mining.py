@@ -54,9 +54,8 @@ def _neighbours(e: Embedded, k: int, block: int):
     raise errors.DataError(f"{e.name}: gold pair(s) {sorted(bad)[:5]} lie "
                            f"outside the {len(e.src)} x {len(e.tgt)} "
                            "embeddings.")
-  names = (f"{e.name} src", f"{e.name} tgt")
-  return (knn.knn(e.src, e.tgt, k, block=block, names=names),
-          knn.knn(e.tgt, e.src, k, block=block, names=names[::-1]))
+  return knn.both_ways(e.src, e.tgt, k, block=block,
+                       names=(f"{e.name} src", f"{e.name} tgt"))
 
 
 def _prf(prefix: str, values: Sequence[float]) -> dict[str, float]:

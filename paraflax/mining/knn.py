@@ -250,3 +250,23 @@ def knn(queries: np.ndarray | jax.Array, corpus: np.ndarray | jax.Array,
     return np.zeros((0, k), np.float32), np.zeros((0, k), np.int32)
   sims, idx = (np.concatenate(p) for p in zip(*parts))
   return sims, idx
+
+
+Neighbours = tuple[np.ndarray, np.ndarray]  # `knn`'s similarities, indices
+
+
+def both_ways(x: np.ndarray | jax.Array, y: np.ndarray | jax.Array, k: int,
+              *, block: int = 8192, mesh: Mesh | None = None,
+              names: tuple[str, str] = ("x", "y")
+              ) -> tuple[Neighbours, Neighbours]:
+  """`knn` of x in y, then of y in x; `names` name x and y."""
+  return (knn(x, y, k, block=block, mesh=mesh, names=names),
+          knn(y, x, k, block=block, mesh=mesh, names=names[::-1]))
+
+
+def neighbourhood_means(fwd_sims_NxK: np.ndarray, bwd_sims_MxK: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+  """The mean similarity of each x to its k nearest y, and of each y to its
+  k nearest x (CSLS's r terms, the margin's neighbourhood), from the
+  similarities of `both_ways`, in their dtype."""
+  return fwd_sims_NxK.mean(axis=1), bwd_sims_MxK.mean(axis=1)

@@ -97,13 +97,11 @@ def score_candidates(x: np.ndarray | jax.Array, y: np.ndarray | jax.Array,
   x: [Nx, d] and y: [Ny, d] embeddings; `block` and `mesh` as in `knn.knn`.
   """
   _lookup(MARGINS, margin, "margin")  # before the k-NN
-  fwd = knn_lib.knn(x, y, k, block=block, mesh=mesh, names=("x", "y"))
-  bwd = knn_lib.knn(y, x, k, block=block, mesh=mesh, names=("y", "x"))
-  return from_neighbours(fwd, bwd, margin=margin)
+  return from_neighbours(*knn_lib.both_ways(x, y, k, block=block, mesh=mesh),
+                         margin=margin)
 
 
-def from_neighbours(fwd: tuple[np.ndarray, np.ndarray],
-                    bwd: tuple[np.ndarray, np.ndarray], *,
+def from_neighbours(fwd: knn_lib.Neighbours, bwd: knn_lib.Neighbours, *,
                     margin: str = "ratio") -> Candidates:
   """Candidates from k-NN results found elsewhere (a resumed run, faiss).
 
@@ -113,7 +111,7 @@ def from_neighbours(fwd: tuple[np.ndarray, np.ndarray],
   fn = _lookup(MARGINS, margin, "margin")
   (fwd_cos, fwd_index), (bwd_cos, bwd_index) = fwd, bwd
   fwd_cos, bwd_cos = fwd_cos.astype(np.float64), bwd_cos.astype(np.float64)
-  mean_x, mean_y = fwd_cos.mean(axis=1), bwd_cos.mean(axis=1)
+  mean_x, mean_y = knn_lib.neighbourhood_means(fwd_cos, bwd_cos)
   return Candidates(
       fwd_index=fwd_index, fwd_cos=fwd_cos,
       fwd_score=_margin_scores(fn, fwd_cos, mean_x, mean_y[fwd_index], "x"),

@@ -115,18 +115,6 @@ def _euclidean(x: np.ndarray, y: np.ndarray, mesh: Mesh | None
 # --- CSLS -------------------------------------------------------------------
 
 
-def neighbourhood_means(x: np.ndarray, y: np.ndarray, k: int,
-                        mesh: Mesh | None = None
-                        ) -> tuple[np.ndarray, np.ndarray]:
-  """r_y(x) [Nx]: mean cosine of each x to its k nearest y; r_x(y) [Ny].
-  The search runs over `mesh` (default: every device)."""
-  sims_x, _ = knn.knn(x, y, k, mesh=mesh, names=("source embeddings",
-                                                 "target embeddings"))
-  sims_y, _ = knn.knn(y, x, k, mesh=mesh, names=("target embeddings",
-                                                 "source embeddings"))
-  return sims_x.mean(axis=1), sims_y.mean(axis=1)
-
-
 def _csls_pairs(src: Features, tgt: Features) -> jax.Array:
   return 2 * jnp.sum(src[0] * tgt[0], axis=-1) - src[1] - tgt[1]
 
@@ -140,7 +128,9 @@ def _csls(x: np.ndarray, y: np.ndarray, mesh: Mesh | None, *, k: int = 10
           ) -> Prepared:
   # The neighbourhoods come from the real rows only: padding rows are added
   # after the search.
-  r_x, r_y = neighbourhood_means(x, y, k, mesh)
+  (sims_x, _), (sims_y, _) = knn.both_ways(
+      x, y, k, mesh=mesh, names=("source embeddings", "target embeddings"))
+  r_x, r_y = knn.neighbourhood_means(sims_x, sims_y)
   return Prepared((vectors.normalize(_rows(x, mesh)), _rows(r_x, mesh)),
                   (vectors.normalize(_rows(y, mesh)), _rows(r_y, mesh)),
                   _csls_pairs, _csls_grid)

@@ -5,18 +5,19 @@ import importlib
 
 from paraflax import errors
 
-# name -> module with `build(config, workdir, shards)`; imported on use.
+# name -> module with `build(config, workdir, mesh)`; imported on use.
 RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
            "nmt": "paraflax.recipes.nmt",
            "bilingual": "paraflax.recipes.bilingual"}
 
 
-def build(config, workdir: str, shards: int):
+def build(config, workdir: str, mesh):
+  """The recipe of `config.recipe`, its batches split over `mesh`."""
   if config.recipe not in RECIPES:
-    raise errors.ConfigError(f"unknown recipe {config.recipe!r}; set recipe to one "
-                      f"of {sorted(RECIPES)}.")
+    raise errors.ConfigError(f"unknown recipe {config.recipe!r}; set recipe "
+                             f"to one of {sorted(RECIPES)}.")
   return importlib.import_module(RECIPES[config.recipe]).build(
-      config, workdir, shards)
+      config, workdir, mesh)
 
 
 def updates_per_call(config) -> int:

@@ -6,15 +6,15 @@ Every batch holds B bitext pairs, decoded from the source encoder
 encoder (autoencoding); the loss is the mean of the two per-token
 cross-entropies. Without `data.mono_tasks` a batch autoencodes its own
 targets; with them the autoencoded sentences are drawn from the bitext
-targets and the monolingual text together. Subwords come from NMT's
-sentencepiece models, trained on the bitext and kept in the workdir.
+targets and the monolingual text together. Subwords come from sentencepiece
+models trained on the bitext and kept in the workdir, as for NMT
+(`sentencepiece_vocab.pair`).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
 import operator
-import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -22,18 +22,20 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 import numpy as np
+from jax.sharding import Mesh
 
 from paraflax import errors
 from paraflax import losses
+from paraflax.data import batching
 from paraflax.data import bitext
+from paraflax.data import sentencepiece_vocab
 from paraflax.data import words
 from paraflax.evaluation import evaluators
 from paraflax.models import bilingual as model_lib
-from paraflax.recipes import nmt
-from paraflax.recipes import paraphrase
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
 from paraflax.training import loop
+from paraflax.training import optimizers
 from paraflax.training import partitioning
 
 # direction -> the bitext features (source: non-English, target: English)
@@ -103,26 +105,25 @@ def mixed_stream(data: bitext.EncodedBitext,
 def _dev_batches(data: bitext.EncodedBitext, size: int
                  ) -> list[dict[str, np.ndarray]]:
   """Every dev pair once, in length-sorted batches of `size` rows."""
-  order = np.argsort([len(t) for t in data.tgt], kind="stable")
   chunks = [bitext.EncodedBitext(tuple(data.src[i] for i in rows),
                                  tuple(data.tgt[i] for i in rows))
-            for rows in (order[i:i + size]
-                         for i in range(0, len(order), size))]
+            for rows in batching.sorted_chunks([len(t) for t in data.tgt],
+                                               size)]
   # A chunk of at most `size` pairs is one epoch of one batch.
   return [mixed_stream(c, c.tgt, size, 1, 0).get(0) for c in chunks]
 
 
 class Embedder:
   """Text of either language in, sentence embeddings out; each batch is
-  split over the devices of a `data` mesh (`num_devices`, -1: all)."""
+  split over the devices of `mesh` (its `data` axis)."""
 
   def __init__(self, model: model_lib.BilingualAutoencoder,
                langs: Sequence[str], processors: Sequence[Any],
-               max_len: int, num_devices: int = -1):
+               max_len: int, mesh: Mesh):
     self.model, self.max_len = model, max_len
     self.encoders = {lang: (side, sp) for lang, side, sp
                      in zip(langs, model_lib.SIDES, processors)}
-    self.mesh = partitioning.make_mesh(num_devices)
+    self.mesh = mesh
     self._params = partitioning.replicated(self.mesh)
     data = partitioning.batch_sharding(self.mesh, 0)
     self._apply = {side: jax.jit(
@@ -157,14 +158,9 @@ class Embedder:
     # Once per call, not per batch: training may hold the parameters under
     # another sharding (fsdp rules, a smaller mesh), which jit would refuse.
     params = jax.device_put(params, self._params)
-    order = np.argsort([len(s) for s in seqs], kind="stable")
     out = np.zeros((len(texts), 2 * self.model.hidden), np.float32)
-    # Full-size batches, one compiled shape per length bucket, with rows a
-    # multiple of the mesh size; padding rows are empty and dropped.
-    padded = -(-_EMBED_BATCH // self.mesh.size) * self.mesh.size
-    for start in range(0, len(order), _EMBED_BATCH):
-      rows = order[start:start + _EMBED_BATCH]
-      ids, lengths = bitext.pad_batch([seqs[i] for i in rows], padded)
+    for rows, ids, lengths in batching.sorted_batches(seqs, _EMBED_BATCH,
+                                                      self.mesh.size):
       out[rows] = np.asarray(apply(params, ids, lengths))[:len(rows)]
     return out
 
@@ -174,7 +170,8 @@ def _mask(lengths_B: jax.Array, width: int) -> jax.Array:
 
 
 class BilingualRecipe:
-  """Model, loss, batches and dev evaluation for `paraflax train`."""
+  """Model, loss, batches and dev evaluation for `paraflax train`; embeds
+  over `mesh` (default: the config's)."""
 
   batch_axis = 0
   updates_per_call = 1
@@ -182,17 +179,19 @@ class BilingualRecipe:
   def __init__(self, config: ml_collections.ConfigDict, src_sp, tgt_sp,
                stream: MixedStream | None = None,
                dev: Sequence[tuple[str, str]] = (),
-               word_vectors: dict[str, np.ndarray] | None = None):
+               word_vectors: dict[str, np.ndarray] | None = None,
+               mesh: Mesh | None = None):
     self.config = config
     self.model = make_model(config, src_sp.get_piece_size(),
                             tgt_sp.get_piece_size())
-    self.tx = nmt.make_optimizer(config)
+    self.tx = optimizers.make(config.optimizer)
     self.stream = stream
     self.dev = list(dev)
     self.select_metric = config.select
     self.word_vectors = word_vectors or {}  # side -> initial table
-    self.embedder = Embedder(self.model, languages(config), (src_sp, tgt_sp),
-                             config.data.max_len, config.mesh.num_devices)
+    self.embedder = Embedder(
+        self.model, languages(config), (src_sp, tgt_sp), config.data.max_len,
+        partitioning.config_mesh(config) if mesh is None else mesh)
     self.dev_batches = _dev_batches(
         bitext.encode(self.dev, src_sp.encode, tgt_sp.encode,
                       config.data.max_len, "truncate", "dev"),
@@ -271,7 +270,7 @@ def _word_vectors(path: str, sp, config: ml_collections.ConfigDict
                   ) -> np.ndarray:
   table, found = words.load_word_vectors(path, _WholeWords(sp),
                                          config.model.word_dim)
-  return paraphrase.fill_missing(table, found, config.seed)
+  return words.fill_missing(table, found, config.seed)
 
 
 def _check_tasks(config: ml_collections.ConfigDict, tgt_lang: str) -> None:
@@ -303,16 +302,14 @@ def _pairs(config: ml_collections.ConfigDict, names: Sequence[str],
           for e in tasks.examples(name, split)]
 
 
-def build(config: ml_collections.ConfigDict, workdir: str, shards: int
+def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> BilingualRecipe:
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
   langs = languages(config)
   _check_tasks(config, langs[1])
   pairs = _pairs(config, config.data.train_tasks, "train")
-  os.makedirs(workdir, exist_ok=True)
-  if not os.path.exists(os.path.join(workdir, nmt.TGT_SPM)):
-    nmt.train_subwords(config, workdir, pairs)
-  src_sp, tgt_sp = nmt.load_subwords(workdir)
+  src_sp, tgt_sp = sentencepiece_vocab.pair(workdir, pairs,
+                                            **config.vocab.to_dict())
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")
   mono = [(e["text"], e["text"]) for name in config.data.mono_tasks
@@ -320,8 +317,8 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
   mono_ids = bitext.encode(mono, tgt_sp.encode, tgt_sp.encode,
                            config.data.max_len, config.data.too_long,
                            "mono").tgt
-  stream = mixed_stream(data, data.tgt + mono_ids, config.batch_size, shards,
-                        config.seed)
+  stream = mixed_stream(data, data.tgt + mono_ids, config.batch_size,
+                        mesh.size, config.seed)
   dev = _pairs(config, (config.data.dev_task,),
                config.data.dev_split)[:config.eval.sentences]
   vectors = {side: _word_vectors(config.word_vectors[lang], sp, config)
@@ -329,17 +326,15 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
                                        (src_sp, tgt_sp))
              if config.word_vectors[lang]}
   workdir_lib.save_config(workdir, config)
-  return BilingualRecipe(config, src_sp, tgt_sp, stream, dev, vectors)
+  return BilingualRecipe(config, src_sp, tgt_sp, stream, dev, vectors, mesh)
 
 
-def load_for_inference(workdir: str, num_devices: int | None = None
+def load_for_inference(workdir: str, mesh: Mesh | None = None
                        ) -> tuple[Embedder, Any, int]:
-  """The embedder and the best (else newest) parameters of a workdir; embeds
-  over `num_devices` (default: the config's mesh.num_devices)."""
+  """The embedder (over `mesh`, default: the config's) and the best (else
+  newest) parameters of a workdir, and their step."""
   config = workdir_lib.load_config(workdir, "bilingual")
-  if num_devices is not None:
-    config.mesh.num_devices = num_devices
-  recipe = BilingualRecipe(config, *nmt.load_subwords(workdir))
-  abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
-  state, step = checkpointing.restore_for_inference(workdir, abstract)
-  return recipe.embedder, state["params"], step
+  recipe = BilingualRecipe(config, *sentencepiece_vocab.load_pair(workdir),
+                           mesh=mesh)
+  params, step = checkpointing.restore_params(workdir, recipe.init_state)
+  return recipe.embedder, params, step

@@ -1,14 +1,13 @@
 """Attention NMT (X -> English) on the one train loop, with dev BLEU.
 
 Subwords come from sentencepiece models trained on the training bitext
-(joint or one per side, from the config) and kept in the workdir.
+(joint or one per side, from the config) and kept in the workdir
+(`sentencepiece_vocab.pair`).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-import os
-import shutil
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -16,11 +15,12 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 import numpy as np
-import optax
-import sentencepiece as spm
+from jax.sharding import Mesh
 
 from paraflax import losses
+from paraflax.data import batching
 from paraflax.data import bitext
+from paraflax.data import sentencepiece_vocab
 from paraflax.decoding import backtranslation
 from paraflax.decoding import beam_search as bs
 from paraflax.evaluation import evaluators
@@ -28,9 +28,8 @@ from paraflax.models import nmt
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
 from paraflax.training import loop
+from paraflax.training import optimizers
 from paraflax.training import partitioning
-
-SRC_SPM, TGT_SPM = "src.spm.model", "tgt.spm.model"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,22 +46,15 @@ def make_model(config: ml_collections.ConfigDict, src_vocab: int,
                           **config.model.to_dict())
 
 
-def make_optimizer(config: ml_collections.ConfigDict
-                   ) -> optax.GradientTransformation:
-  return optax.chain(optax.clip_by_global_norm(config.optimizer.clip_norm),
-                     optax.adam(config.optimizer.learning_rate))
-
-
 class Translator:
   """Batched, jitted beam search from text to text; each batch is split
-  over the devices of a `data` mesh (`num_devices`, -1: all)."""
+  over the devices of `mesh` (its `data` axis)."""
 
   def __init__(self, model: nmt.AttentionNMT, src_sp, tgt_sp,
-               max_len: int, max_output: int, alpha: float,
-               num_devices: int = -1):
+               max_len: int, max_output: int, alpha: float, mesh: Mesh):
     self.model, self.src_sp, self.tgt_sp = model, src_sp, tgt_sp
     self.max_len, self.max_output, self.alpha = max_len, max_output, alpha
-    self.mesh = partitioning.make_mesh(num_devices)
+    self.mesh = mesh
 
   @functools.lru_cache(maxsize=8)
   def search_fn(self, beam: int, alpha: float, stop: str = "exact"):
@@ -105,11 +97,8 @@ class Translator:
     `beam_search.STOP_RULES` name."""
     backtranslation.check_beam(beam, nbest)
     decode = self.search_fn(beam, alpha, stop)
-    order = np.argsort([len(s) for s in sources], kind="stable")
-    padded = -(-batch_size // self.mesh.size) * self.mesh.size
-    for start in range(0, len(order), batch_size):
-      rows = order[start:start + batch_size]
-      src, src_len = bitext.pad_batch([sources[i] for i in rows], padded)
+    for rows, src, src_len in batching.sorted_batches(sources, batch_size,
+                                                      self.mesh.size):
       hyps = jax.device_get(decode(params, src, src_len))
       for j, i in enumerate(rows):
         yield int(i), [self._hypothesis(hyps, j, k) for k in range(nbest)]
@@ -138,21 +127,24 @@ class Translator:
 
 
 class NMTRecipe:
-  """Model, loss, batches and dev BLEU for `paraflax train`."""
+  """Model, loss, batches and dev BLEU for `paraflax train`; decodes over
+  `mesh` (default: the config's)."""
 
   batch_axis = 0
   updates_per_call = 1
   def __init__(self, config: ml_collections.ConfigDict, src_sp, tgt_sp,
-               stream: bitext.BucketStream | None):
+               stream: bitext.BucketStream | None,
+               mesh: Mesh | None = None):
     self.config = config
     self.model = make_model(config, src_sp.get_piece_size(),
                             tgt_sp.get_piece_size())
-    self.tx = make_optimizer(config)
+    self.tx = optimizers.make(config.optimizer)
     self.stream = stream
     self.select_metric = config.select
-    self.translator = Translator(self.model, src_sp, tgt_sp,
-                                 config.data.max_len, config.decode.max_output,
-                                 config.decode.alpha, config.mesh.num_devices)
+    self.translator = Translator(
+        self.model, src_sp, tgt_sp, config.data.max_len,
+        config.decode.max_output, config.decode.alpha,
+        partitioning.config_mesh(config) if mesh is None else mesh)
 
   def init_state(self, key: jax.Array) -> dict[str, Any]:
     ids = jnp.zeros((1, 8), jnp.int32)
@@ -185,54 +177,27 @@ class NMTRecipe:
         translate=self.translator.translate_texts(params)))
 
 
-def train_subwords(config, workdir: str, pairs: Sequence[tuple[str, str]]):
-  """Trains (cached by content) the models and keeps copies in the workdir."""
-  from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
-  cache = os.path.join(workdir, "spm_cache")
-  kwargs = {"vocab_size": config.vocab.size,
-            "model_type": config.vocab.model_type, "cache_dir": cache,
-            "minloglevel": 2}
-  if config.vocab.joint:
-    src = tgt = sentencepiece_vocab.train(
-        [s for p in pairs for s in p], **kwargs)
-  else:
-    src = sentencepiece_vocab.train([s for s, _ in pairs], **kwargs)
-    tgt = sentencepiece_vocab.train([t for _, t in pairs], **kwargs)
-  for path, name in ((src, SRC_SPM), (tgt, TGT_SPM)):
-    shutil.copyfile(path, os.path.join(workdir, name))
-
-
-def load_subwords(workdir: str) -> tuple[spm.SentencePieceProcessor,
-                                         spm.SentencePieceProcessor]:
-  """The (source, target) sentencepiece models kept in `workdir`."""
-  return tuple(spm.SentencePieceProcessor(
-      model_file=os.path.join(workdir, name)) for name in (SRC_SPM, TGT_SPM))
-
-
-def build(config: ml_collections.ConfigDict, workdir: str, shards: int
+def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> NMTRecipe:
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
   pairs = [(e["source"], e["target"]) for name in config.data.train_tasks
            for e in tasks.examples(name, "train")]
-  os.makedirs(workdir, exist_ok=True)
-  if not os.path.exists(os.path.join(workdir, TGT_SPM)):
-    train_subwords(config, workdir, pairs)
-  src_sp, tgt_sp = load_subwords(workdir)
+  src_sp, tgt_sp = sentencepiece_vocab.pair(workdir, pairs,
+                                            **config.vocab.to_dict())
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")
-  stream = bitext.BucketStream(data, config.batch_size, shards, config.seed)
+  stream = bitext.BucketStream(data, config.batch_size, mesh.size,
+                               config.seed)
   workdir_lib.save_config(workdir, config)
-  return NMTRecipe(config, src_sp, tgt_sp, stream)
+  return NMTRecipe(config, src_sp, tgt_sp, stream, mesh)
 
 
-def load_translator(workdir: str, num_devices: int | None = None
+def load_translator(workdir: str, mesh: Mesh | None = None
                     ) -> tuple[Translator, Any, int]:
-  """The best checkpoint's translator; decodes over `num_devices` (default:
-  the config's mesh.num_devices)."""
+  """The best checkpoint's translator, decoding over `mesh` (default: the
+  config's), its parameters and their step."""
   config = workdir_lib.load_config(workdir, "nmt")
-  if num_devices is not None:
-    config.mesh.num_devices = num_devices
-  recipe = NMTRecipe(config, *load_subwords(workdir), stream=None)
-  abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
-  state, step = checkpointing.restore_for_inference(workdir, abstract)
-  return recipe.translator, state["params"], step
+  recipe = NMTRecipe(config, *sentencepiece_vocab.load_pair(workdir),
+                     stream=None, mesh=mesh)
+  params, step = checkpointing.restore_params(workdir, recipe.init_state)
+  return recipe.translator, params, step

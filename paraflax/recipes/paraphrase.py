@@ -17,15 +17,18 @@ import jax.numpy as jnp
 import ml_collections
 import numpy as np
 import optax
+from jax.sharding import Mesh
 
 from paraflax import errors
 from paraflax import losses
+from paraflax.data import batching
 from paraflax.data import pairs as pairs_lib
 from paraflax.data import words
 from paraflax.evaluation import evaluators
 from paraflax.models import encoders
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
+from paraflax.training import optimizers
 
 VOCAB_FILE = "vocab.txt"
 _EMBED_BATCH = 512
@@ -36,11 +39,6 @@ def make_model(config: ml_collections.ConfigDict, vocab_size: int
   kwargs = {k: v for k, v in config.model.items()
             if k not in ("name", "word_vectors")}
   return encoders.make(config.model.name, vocab_size, **kwargs)
-
-
-def make_optimizer(config: ml_collections.ConfigDict
-                   ) -> optax.GradientTransformation:
-  return optax.adam(config.optimizer.learning_rate)
 
 
 def _is_word_embedding(path) -> bool:
@@ -69,16 +67,10 @@ class Embedder:
 
   def __call__(self, params: Any, texts: Sequence[str]) -> np.ndarray:
     """[N, D] float32 in input order; batches are sorted by length."""
-    ids, lengths = self.vocab.encode_batch(texts, self.max_len)
-    order = np.argsort(lengths, kind="stable")
+    seqs = [self.vocab.encode(t)[:self.max_len] for t in texts]
     out = None
-    for start in range(0, len(texts), _EMBED_BATCH):
-      rows = order[start:start + _EMBED_BATCH]
-      width = max(8, -(-int(lengths[rows].max()) // 8) * 8)
-      # Full-size last batches keep one compiled shape per length bucket.
-      padded = np.resize(rows, _EMBED_BATCH)
-      emb = np.asarray(self._apply(params, ids[padded, :width],
-                                   lengths[padded]))[:len(rows)]
+    for rows, ids, lengths in batching.sorted_batches(seqs, _EMBED_BATCH):
+      emb = np.asarray(self._apply(params, ids, lengths))[:len(rows)]
       if out is None:
         out = np.zeros((len(texts), emb.shape[1]), np.float32)
       out[rows] = emb
@@ -97,7 +89,7 @@ class ParaphraseRecipe:
     self.config = config
     self.vocab = vocab
     self.model = make_model(config, len(vocab))
-    self.tx = make_optimizer(config)
+    self.tx = optimizers.make(config.optimizer)
     self.stream = stream
     self.updates_per_call = config.megabatch
     self.anchor_init = anchor_init
@@ -191,12 +183,11 @@ def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
   config = workdir_lib.load_config(workdir, "paraphrase")
   vocab = words.WordVocab.load(os.path.join(workdir, VOCAB_FILE))
   recipe = ParaphraseRecipe(config, vocab, stream=None)
-  abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
-  state, step = checkpointing.restore_for_inference(workdir, abstract)
-  return recipe.embedder, state["params"], step
+  params, step = checkpointing.restore_params(workdir, recipe.init_state)
+  return recipe.embedder, params, step
 
 
-def build(config: ml_collections.ConfigDict, workdir: str, shards: int
+def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> ParaphraseRecipe:
   """Reads the pairs of `config.data.task` (a seqio Task or Mixture), builds
   or reloads the vocabulary and returns a recipe ready for the train loop."""
@@ -222,20 +213,10 @@ def build(config: ml_collections.ConfigDict, workdir: str, shards: int
   if config.model.word_vectors:
     table, found = words.load_word_vectors(config.model.word_vectors, vocab,
                                            config.model.word_dim)
-    anchor_init = fill_missing(table, found, config.seed)
+    anchor_init = words.fill_missing(table, found, config.seed)
   stream = pairs_lib.MegabatchStream(
       pairs_lib.encode_pairs(pairs, vocab, config.data.max_len),
-      batch=config.batch_size, megabatch=config.megabatch, shards=shards,
+      batch=config.batch_size, megabatch=config.megabatch, shards=mesh.size,
       seed=config.seed, scramble=config.loss.scramble)
   save_workdir_files(workdir, config, vocab)
   return ParaphraseRecipe(config, vocab, stream, anchor_init)
-
-
-def fill_missing(table: np.ndarray, found: np.ndarray, seed: int
-                  ) -> np.ndarray:
-  """Words absent from the vector file start random, at the file's scale."""
-  rng = np.random.default_rng(seed)
-  scale = table[found].std() if found.any() else 0.1
-  table = table.copy()
-  table[~found] = rng.normal(0, scale, (int((~found).sum()), table.shape[1]))
-  return table.astype(np.float32)

@@ -30,7 +30,9 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   if distributed:
     jax.distributed.initialize()
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
-  shards = partitioning.make_mesh(config.mesh.num_devices).size
-  recipe = recipes.build(config, workdir, shards)
-  loop.train(recipe, config, workdir, on_eval=_report)
+  # The one mesh of the run: the recipe's batches and inference (dev BLEU,
+  # embeddings) and the train step all use it.
+  mesh = partitioning.config_mesh(config)
+  recipe = recipes.build(config, workdir, mesh)
+  loop.train(recipe, config, workdir, on_eval=_report, mesh=mesh)
   print(f"done: {config.train_steps} steps in {workdir}", flush=True)

@@ -7,8 +7,10 @@ which `embed` and `eval-sts` load.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
+import jax
 import orbax.checkpoint as ocp
 
 from paraflax.errors import NoCheckpointError
@@ -79,3 +81,12 @@ def restore_for_inference(workdir: str, abstract_state: Any) -> tuple[Any, int]:
       f"{workdir}: no checkpoint (looked in {workdir}/{BEST} and "
       f"{workdir}/{LATEST}). Train first: paraflax train --config "
       f"configs/gran.py --workdir {workdir}")
+
+
+def restore_params(workdir: str, init_state: Callable[[jax.Array], Any]
+                   ) -> tuple[Any, int]:
+  """The parameters of `restore_for_inference` and their step; the state's
+  shapes come from `init_state(key)` (traced, not run)."""
+  abstract = jax.eval_shape(init_state, jax.random.key(0))
+  state, step = restore_for_inference(workdir, abstract)
+  return state["params"], step

@@ -2,8 +2,9 @@
 
 A model family plugs in through a `Recipe`: how to initialise the state, the
 pure train step (jitted here with shardings), the host batches from a given
-step on, and an evaluation. The loop owns the rest: mesh, checkpoints and
-auto-resume, metrics, progress, the NaN guard and PRNG keys from the seed.
+step on, and an evaluation. The loop owns the rest: checkpoints and
+auto-resume, metrics, progress, the NaN guard and PRNG keys from the seed;
+the mesh comes from the caller, which built the recipe on the same one.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import jax
 import numpy as np
 import optax
 import tqdm
+from jax.sharding import Mesh
 
 from paraflax import errors
 from paraflax.training import checkpointing
@@ -98,10 +100,11 @@ def jit_train_step(recipe: Recipe, mesh, shardings):
 
 
 def train(recipe: Recipe, config: Any, workdir: str,
-          on_eval: Callable[[int, dict[str, float]], None] | None = None
-          ) -> State:
-  """Runs (or resumes) training until `config.train_steps` updates."""
-  mesh = partitioning.make_mesh(config.mesh.num_devices)
+          on_eval: Callable[[int, dict[str, float]], None] | None = None,
+          mesh: Mesh | None = None) -> State:
+  """Runs (or resumes) training until `config.train_steps` updates, over
+  `mesh` (default: the config's, `partitioning.config_mesh`)."""
+  mesh = partitioning.config_mesh(config) if mesh is None else mesh
   init_key, train_key = jax.random.split(jax.random.key(config.seed))
   abstract, shardings = state_shardings(recipe, config, mesh)
   ckpt = checkpointing.Checkpoints(workdir, config.checkpoint.keep,

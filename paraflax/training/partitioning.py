@@ -27,6 +27,11 @@ def make_mesh(num_devices: int = -1) -> Mesh:
   return Mesh(np.asarray(devices[:n]), (DATA,))
 
 
+def config_mesh(config) -> Mesh:
+  """The mesh of a config's `mesh.num_devices`."""
+  return make_mesh(config.mesh.num_devices)
+
+
 def _path_name(path) -> str:
   return "/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path)
 

@@ -1,0 +1,57 @@
+"""Padded batches of id sequences, the one way every model here is fed.
+
+Widths are multiples of `QUANTUM` and row counts multiples of the device
+count, so few shapes compile and every batch splits over the devices.
+Inference walks its inputs once in length-sorted batches: little padding,
+and a pure function of the lengths (back-translation resumes by it).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+PAD = 0  # the padding id of every vocabulary here (words, sentencepiece)
+QUANTUM = 8  # widths are multiples of this
+
+
+def round_up(n: int, multiple: int) -> int:
+  return -(-n // multiple) * multiple
+
+
+def width(longest: int) -> int:
+  """The padded width of a batch whose longest sequence is `longest`."""
+  return round_up(max(longest, 1), QUANTUM)
+
+
+def pad_batch(seqs: Sequence[Sequence[int]], rows: int, longest: int = 0
+              ) -> tuple[np.ndarray, np.ndarray]:
+  """[rows, width] ids (at least `longest` wide) and [rows] lengths; rows
+  past the sequences are empty."""
+  out = np.full((rows, width(max([longest] + [len(s) for s in seqs]))), PAD,
+                np.int32)
+  lengths = np.zeros((rows,), np.int32)
+  for i, s in enumerate(seqs):
+    out[i, :len(s)] = s
+    lengths[i] = len(s)
+  return out, lengths
+
+
+def sorted_chunks(lengths: Sequence[int], size: int) -> list[np.ndarray]:
+  """Indices by ascending length (ties in input order), `size` at a time."""
+  order = np.argsort(np.asarray(lengths), kind="stable")
+  return [order[i:i + size] for i in range(0, len(order), size)]
+
+
+def sorted_batches(seqs: Sequence[Sequence[int]], size: int,
+                   multiple: int = 1
+                   ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+  """(indices, ids, lengths) of every sequence once, by `sorted_chunks`.
+
+  Every batch has `size` rows rounded up to a `multiple` (the device count):
+  a short last batch is padded too, so one shape compiles per width.
+  """
+  rows = round_up(size, multiple)
+  for chunk in sorted_chunks([len(s) for s in seqs], size):
+    ids, lengths = pad_batch([seqs[i] for i in chunk], rows)
+    yield chunk, ids, lengths
