@@ -133,6 +133,31 @@ def test_eval_sts_prints_and_writes_the_table(workdir, capsys):
   assert -1 <= result["semeval_2012_2015"]["weighted_pearson"] <= 1
 
 
+@pytest.mark.parametrize("override, message", [
+    ("--config.train_steps=-40", "train_steps=-40 (use >= 1)"),
+    ("--config.checkpoint.keep=0", "checkpoint.keep=0 (use >= 1)"),
+    ("--config.eval_every=-8", "eval_every=-8 (use >= 0)"),
+])
+def test_loop_counts_out_of_range_stop_before_any_work(tmp_path, capsys,
+                                                       override, message):
+  code = cli.main(["train", "--config", str(ROOT / "configs" / "avg.py"),
+                   "--workdir", str(tmp_path / "w"), override])
+  assert code == cli.EXIT_BAD_INPUT
+  assert message in capsys.readouterr().err
+  assert not (tmp_path / "w").exists()
+
+
+def test_resume_past_train_steps_is_refused(workdir, tmp_path, capsys):
+  from tests.conftest import TINY  # pylint: disable=g-import-not-at-top
+  copy = tmp_path / "w"
+  shutil.copytree(workdir, copy)
+  code = cli.main(["train", "--config", str(ROOT / "configs" / "gran.py"),
+                   "--workdir", str(copy), *TINY, "--config.train_steps=24"])
+  assert code == cli.EXIT_BAD_INPUT
+  assert f"{copy} is trained to step 48, past train_steps=24" in \
+      capsys.readouterr().err
+
+
 def test_resume_with_another_config_is_refused(workdir, capsys):
   code = cli.main(["train", "--config", str(ROOT / "configs" / "avg.py"),
                    "--workdir", str(workdir)])

@@ -10,6 +10,8 @@ RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
 
 
 def build(config, workdir: str, shards: int):
+  from paraflax.training import loop  # pylint: disable=g-import-not-at-top
+  loop.check_counts(config)  # before the workdir gets any file
   if config.recipe not in RECIPES:
     from paraflax.config import ConfigError  # pylint: disable=g-import-not-at-top
     raise ConfigError(f"unknown recipe {config.recipe!r}; set recipe to one "

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import shutil
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ import optax
 import sentencepiece as spm
 
 from paraflax import backtranslation
+from paraflax import files
 from paraflax import losses
 from paraflax.data import bitext
 from paraflax.decoding import beam_search as bs
@@ -182,7 +182,8 @@ class NMTRecipe:
 
 
 def train_subwords(config, workdir: str, pairs: Sequence[tuple[str, str]]):
-  """Trains (cached by content) the models and keeps copies in the workdir."""
+  """Trains (cached by content) the models and keeps copies in the workdir;
+  the target model is copied last, so its presence means both are there."""
   from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
   cache = os.path.join(workdir, "spm_cache")
   kwargs = {"vocab_size": config.vocab.size,
@@ -195,7 +196,7 @@ def train_subwords(config, workdir: str, pairs: Sequence[tuple[str, str]]):
     src = sentencepiece_vocab.train([s for s, _ in pairs], **kwargs)
     tgt = sentencepiece_vocab.train([t for _, t in pairs], **kwargs)
   for path, name in ((src, SRC_SPM), (tgt, TGT_SPM)):
-    shutil.copyfile(path, os.path.join(workdir, name))
+    files.copy_atomic(path, os.path.join(workdir, name))
 
 
 def load_subwords(workdir: str) -> tuple[spm.SentencePieceProcessor,
