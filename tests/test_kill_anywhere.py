@@ -48,7 +48,8 @@ TRAIN = {
     "avg": ["--config", str(ROOT / "configs" / "avg.py"), *_AVG, *_STEPS],
     "gran": ["--config", str(ROOT / "configs" / "gran.py"), *TINY, *_STEPS],
     "nmt": ["--config", str(ROOT / "configs" / "nmt_de_en.py"), *TINY_NMT,
-            *_SHORT, "--config.eval.sentences=8"],
+            *_SHORT, "--config.eval.sentences=8",
+            "--config.data.max_len=16", "--config.decode.max_output=24"],
     "bilingual": ["--config", BILINGUAL_CONFIG, *BILINGUAL_TINY, *_SHORT],
 }
 # A fresh Avg or GRAN run writes config.json, vocab.txt (atomically: a temp
