@@ -1,14 +1,24 @@
 """Output files are written atomically: a temp name, then a rename.
 
-A killed job never leaves a half-written output under the final name.
+A killed job never leaves a half-written output under the final name. One
+policy holds for an output that is already there (`claim_output`): a rerun
+with the same settings resumes it, other settings are refused, and only an
+explicit overwrite replaces it.
 """
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 import tempfile
-from collections.abc import Iterator
-from typing import IO
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
+
+from paraflax import faults
+from paraflax.config import ConfigError
+
+_SHOWN_VALUE = 40  # longer settings (digests) are named, not shown
 
 from paraflax import errors
 
@@ -30,11 +40,13 @@ def atomic_output(path: str | os.PathLike, mode: str = "wb"
       f.flush()
       os.fsync(f.fileno())
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are shared
+    faults.moment("atomic.written")
     os.replace(tmp, path)
   except BaseException:
     with contextlib.suppress(FileNotFoundError):
       os.remove(tmp)
     raise
+  faults.moment("atomic.renamed")
 
 
 def _umask() -> int:
@@ -46,3 +58,69 @@ def _umask() -> int:
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
   with atomic_output(path, "w") as f:
     f.write(text)
+
+
+def copy_atomic(source: str | os.PathLike, path: str | os.PathLike) -> None:
+  with open(source, "rb") as src, atomic_output(path) as f:
+    shutil.copyfileobj(src, f)
+
+
+def settings_path(output: str) -> str:
+  """Where `claim_output` keeps the settings an output was made with."""
+  return output + ".meta.json"
+
+
+def claim_output(output: str, settings: dict[str, Any], *, overwrite: bool,
+                 leftovers: Sequence[str] = ()) -> None:
+  """Makes `output` this run's before any of it is written.
+
+  Work already there (the output, or `leftovers` such as a folder of
+  finished parts) made with the same `settings` is the caller's to resume;
+  work of other settings, or of unrecorded ones, stops the run with a
+  `ConfigError`. `overwrite` removes any of it instead. The settings are
+  recorded (atomically) before the caller writes, so whatever it writes is
+  covered by them.
+  """
+  meta = settings_path(output)
+  settings = json.loads(json.dumps(settings))  # as it will read back
+  saved = _read_json(meta)
+  if saved == settings and not overwrite:
+    return
+  present = [p for p in (output, *leftovers)
+             if os.path.isdir(p) or _size(p) > 0]
+  if present and not overwrite:
+    differs = ("it has no " + meta if saved is None
+               else "differs in " + _differences(saved, settings))
+    raise ConfigError(
+        f"{output} holds the output of another run ({differs}); this run "
+        "would change it. Rerun with the same settings to resume it, write "
+        "to a new output, or pass --overwrite to replace it.")
+  for path in present:
+    if os.path.isdir(path):
+      shutil.rmtree(path)
+    else:
+      os.remove(path)
+  write_text_atomic(meta, json.dumps(settings, indent=2, sort_keys=True)
+                    + "\n")
+
+
+def _size(path: str) -> int:
+  return os.path.getsize(path) if os.path.isfile(path) else 0
+
+
+def _read_json(path: str) -> Any:
+  if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _differences(saved: dict[str, Any], settings: dict[str, Any]) -> str:
+  changes = []
+  for key in sorted(saved.keys() | settings.keys()):
+    old, new = json.dumps(saved.get(key)), json.dumps(settings.get(key))
+    if old == new:
+      continue
+    changes.append(f"{key} {old} -> {new}"
+                   if len(old) + len(new) <= _SHOWN_VALUE else key)
+  return ", ".join(changes)

@@ -24,6 +24,15 @@ TINY = ("--config.data.task=paraphrase_en_generaltest2022_cs",
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
+# A de-en attention NMT small enough for CI, on real multi30k pairs.
+TINY_NMT = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
+            "--config.vocab.size=600", "--config.model.emb_dim=24",
+            "--config.model.hidden=24", "--config.model.attention_dim=24",
+            "--config.train_steps=30", "--config.eval_every=30",
+            "--config.checkpoint.every=30", "--config.log_every=10",
+            "--config.evals.dev.sentences=20", "--config.batch_size=32",
+            "--config.mesh.num_devices=1")
+
 # A de-en bilingual autoencoder small enough for CI, trained on real
 # multi30k pairs; one session fixture serves every test that needs it.
 BILINGUAL_CONFIG = str(ROOT / "configs" / "bilingual.py") + ":de"
@@ -59,6 +68,19 @@ def random_bilingual(src_vocab: int, tgt_vocab: int, word_dim: int,
   params = jax.tree.map(
       lambda s: rng.normal(0, 0.5, s.shape).astype(np.float32), shapes)
   return model, params
+
+
+def multi30k_val(folder: pathlib.Path, lines: int
+                 ) -> tuple[pathlib.Path, pathlib.Path]:
+  """The first `lines` multi30k val pairs, as plain de and en files."""
+  import gzip  # pylint: disable=g-import-not-at-top
+  from paraflax.data import paths  # pylint: disable=g-import-not-at-top
+  for lang in ("de", "en"):
+    with gzip.open(paths.data_path("multi30k_task1", f"val.{lang}.gz"),
+                   "rt", encoding="utf-8") as f:
+      kept = f.read().splitlines()[:lines]
+    (folder / f"val.{lang}").write_text("\n".join(kept) + "\n", "utf-8")
+  return folder / "val.de", folder / "val.en"
 
 
 def train_bilingual(workdir) -> int:

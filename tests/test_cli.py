@@ -85,8 +85,8 @@ def test_ragged_parallel_data_stops_training(tmp_path, monkeypatch, capsys):
   assert not (tmp_path / "w" / "checkpoints").exists()
 
 
-def _embed(workdir, tmp_path, content: bytes):
-  source, target = tmp_path / "in.txt", tmp_path / "out.f32"
+def _embed(workdir, tmp_path, content: bytes, output: str = "out.f32"):
+  source, target = tmp_path / "in.txt", tmp_path / output
   source.write_bytes(content)
   return cli.main(["embed", "--workdir", str(workdir), "--input", str(source),
                    "--output", str(target)]), target
@@ -96,10 +96,30 @@ def test_embed_keeps_row_order_and_shape(workdir, tmp_path):
   code, target = _embed(workdir, tmp_path, b"a dog runs .\nthe sky is blue\n")
   assert code == 0
   first = np.fromfile(target, "<f4").reshape(2, -1)
-  code, target = _embed(workdir, tmp_path, b"the sky is blue\na dog runs .\n")
+  code, target = _embed(workdir, tmp_path, b"the sky is blue\na dog runs .\n",
+                        "swapped.f32")
   swapped = np.fromfile(target, "<f4").reshape(2, -1)
   np.testing.assert_array_equal(first[::-1], swapped)
   assert first.shape == (2, 32)
+
+
+def test_embed_keeps_an_output_it_did_not_write(workdir, tmp_path, capsys,
+                                                caplog):
+  text = b"a dog runs .\nthe sky is blue\n"
+  assert _embed(workdir, tmp_path, text)[0] == 0
+  # A byte-order mark and CRLF endings are removed, with a word: the same
+  # embeddings, so the output is already there.
+  code, target = _embed(workdir, tmp_path, b"\xef\xbb\xbf"
+                        + text.replace(b"\n", b"\r\n"))
+  assert code == 0
+  assert "in.txt: removed the UTF-8 byte-order mark" in caplog.text
+  assert "in.txt: 2 line(s) end with CRLF" in caplog.text
+  written = target.read_bytes()
+  assert _embed(workdir, tmp_path, b"the sky is blue\n")[0] == \
+      cli.EXIT_BAD_INPUT
+  assert (f"{target} exists and holds other embeddings; write to a new "
+          "--output, or pass --overwrite") in capsys.readouterr().err
+  assert target.read_bytes() == written
 
 
 @pytest.mark.parametrize("content, message", [
@@ -131,6 +151,31 @@ def test_eval_sts_prints_and_writes_the_table(workdir, capsys):
   assert result["datasets"]["STS15.answers-forums"]["n"] == 375
   assert result["missing"] == ["STS12.MSRvid", "STS13.SMT"]
   assert -1 <= result["semeval_2012_2015"]["weighted_pearson"] <= 1
+
+
+@pytest.mark.parametrize("override, message", [
+    ("--config.train_steps=-40", "train_steps=-40 (use >= 1)"),
+    ("--config.checkpoint.keep=0", "checkpoint.keep=0 (use >= 1)"),
+    ("--config.eval_every=-8", "eval_every=-8 (use >= 0)"),
+])
+def test_loop_counts_out_of_range_stop_before_any_work(tmp_path, capsys,
+                                                       override, message):
+  code = cli.main(["train", "--config", str(ROOT / "configs" / "avg.py"),
+                   "--workdir", str(tmp_path / "w"), override])
+  assert code == cli.EXIT_BAD_INPUT
+  assert message in capsys.readouterr().err
+  assert not (tmp_path / "w").exists()
+
+
+def test_resume_past_train_steps_is_refused(workdir, tmp_path, capsys):
+  from tests.conftest import TINY  # pylint: disable=g-import-not-at-top
+  copy = tmp_path / "w"
+  shutil.copytree(workdir, copy)
+  code = cli.main(["train", "--config", str(ROOT / "configs" / "gran.py"),
+                   "--workdir", str(copy), *TINY, "--config.train_steps=24"])
+  assert code == cli.EXIT_BAD_INPUT
+  assert f"{copy} is trained to step 48, past train_steps=24" in \
+      capsys.readouterr().err
 
 
 def test_resume_with_another_config_is_refused(workdir, capsys):

@@ -60,8 +60,8 @@ def _rows(path: str) -> list[tuple[float, str, str]]:
   return [(float(s), a, b) for s, a, b in (l.split("\t") for l in lines)]
 
 
-def _expected(x, y, **kwargs) -> list[tuple[int, int]]:
-  pairs = margin.mine(x, y, 4, block=BLOCK, **kwargs)
+def _expected(x, y, k: int = 4, **kwargs) -> list[tuple[int, int]]:
+  pairs = margin.mine(x, y, k, block=BLOCK, **kwargs)
   return list(zip(pairs.src.tolist(), pairs.tgt.tolist()))
 
 
@@ -88,8 +88,8 @@ def test_with_texts_writes_the_sentences(corpus, retrieval):
 
 def test_fp16_files(corpus):
   x16, y16 = corpus.x.astype(np.float16), corpus.y.astype(np.float16)
-  embeddings_io.write(corpus.x_f32, x16, fp16=True)
-  embeddings_io.write(corpus.y_f32, y16, fp16=True)
+  embeddings_io.write(corpus.x_f32, x16, fp16=True, overwrite=True)
+  embeddings_io.write(corpus.y_f32, y16, fp16=True, overwrite=True)
   assert cli.main(_args(corpus, "--fp16")) == 0
   assert [(int(a), int(b)) for _, a, b in _rows(corpus.out)] == _expected(
       x16, y16)
@@ -118,9 +118,11 @@ def test_ivf(corpus):
                         "--nlist", "4", "--nprobe", "4")) == 0
   assert [(int(a), int(b)) for _, a, b in _rows(corpus.out)] == _expected(
       corpus.x, corpus.y)
+  approximate = corpus.out + ".ivf"
   assert cli.main(_args(corpus, "--backend", "faiss", "--faiss-index", "ivf",
-                        "--nlist", "3", "--nprobe", "2")) == 0
-  scores = [s for s, _, _ in _rows(corpus.out)]
+                        "--nlist", "3", "--nprobe", "2",
+                        out=approximate)) == 0
+  scores = [s for s, _, _ in _rows(approximate)]
   assert scores and scores == sorted(scores, reverse=True)
 
 
@@ -155,9 +157,10 @@ def test_resume_keeps_finished_blocks(corpus, monkeypatch):
   assert first == [0, 1, 2, 0]  # all of fwd, the first bwd block
   parts = pathlib.Path(corpus.out + ".parts")
   assert sorted(p.name for p in parts.iterdir()) == [
-      "bwd-000000.npz", "fwd-000000.npz", "fwd-000001.npz", "fwd-000002.npz",
-      "manifest.json"]
+      "bwd-000000.npz", "fwd-000000.npz", "fwd-000001.npz", "fwd-000002.npz"]
   assert not pathlib.Path(corpus.out).exists()
+  assert json.loads(pathlib.Path(corpus.out + ".meta.json").read_text())[
+      "k"] == 4
   second = _count_blocks(monkeypatch)
   assert cli.main(_args(corpus, texts=True)) == 0
   assert second == [1, 2]  # only the unfinished bwd blocks
@@ -166,15 +169,47 @@ def test_resume_keeps_finished_blocks(corpus, monkeypatch):
   assert not parts.exists()
 
 
-def test_another_run_never_reuses_finished_blocks(corpus, monkeypatch,
-                                                  capsys):
+def test_another_run_is_refused_and_keeps_finished_blocks(corpus,
+                                                          monkeypatch, capsys):
   _count_blocks(monkeypatch, fail_after=2)
   with pytest.raises(Killed):
     cli.main(_args(corpus))
+  parts = pathlib.Path(corpus.out + ".parts")
+  finished = sorted(parts.iterdir())
   computed = _count_blocks(monkeypatch)
-  assert cli.main(_args(corpus, "--k", "3")) == 0
-  assert "discarding" in capsys.readouterr().err
-  assert computed == [0, 1, 2, 0, 1, 2]
+  assert cli.main(_args(corpus, "--k", "3")) == cli.EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert f"{corpus.out} holds the output of another run (differs in k 4 -> 3)"\
+      in err and "--overwrite" in err
+  assert sorted(parts.iterdir()) == finished and computed == []
+  src, tgt = pipeline.load_sides((corpus.x_f32, corpus.y_f32), DIM, False,
+                                 (None, None))
+  options = pipeline.Options(k=3, block=BLOCK)
+  assert pipeline.mine(src, tgt, options, corpus.out, overwrite=True) > 0
+  assert computed == [0, 1, 2, 0, 1, 2]  # nothing of the k=4 run reused
+  assert [(int(a), int(b)) for _, a, b in _rows(corpus.out)] == _expected(
+      corpus.x, corpus.y, k=3)
+
+
+def test_a_finished_output_is_kept_or_refused(corpus, monkeypatch, capsys):
+  assert cli.main(_args(corpus)) == 0
+  mined = pathlib.Path(corpus.out).read_bytes()
+  computed = _count_blocks(monkeypatch)
+  assert cli.main(_args(corpus)) == 0  # the same settings: nothing to do
+  assert computed == [] and "already mined" in capsys.readouterr().err
+  assert cli.main(_args(corpus, "--margin", "distance")) == \
+      cli.EXIT_BAD_INPUT
+  assert 'margin "ratio" -> "distance"' in capsys.readouterr().err
+  assert pathlib.Path(corpus.out).read_bytes() == mined
+
+
+@pytest.mark.parametrize("threshold", ["nan", "inf", "-inf"])
+def test_threshold_must_be_finite(corpus, capsys, threshold):
+  assert cli.main(_args(corpus, f"--threshold={threshold}")) == \
+      cli.EXIT_BAD_INPUT
+  assert f"--threshold {float(threshold)}: use a finite score" in \
+      capsys.readouterr().err
+  assert not list(pathlib.Path(corpus.out).parent.glob("out.tsv*"))
 
 
 def _truncate(c):
@@ -185,7 +220,7 @@ def _truncate(c):
 def _nan_row(c):
   x = c.x.copy()
   x[7, 2] = np.nan
-  embeddings_io.write(c.x_f32, x)
+  embeddings_io.write(c.x_f32, x, overwrite=True)
 
 
 def _short_text(c):
@@ -250,7 +285,7 @@ def test_duplicates_are_mined_once_and_given_to_every_line(corpus):
   # Line 25 repeats line 3 of the source, text and embedding.
   x = corpus.x.copy()
   x[25] = x[3]
-  embeddings_io.write(corpus.x_f32, x)
+  embeddings_io.write(corpus.x_f32, x, overwrite=True)
   lines = [f"x sentence {i}" for i in range(N)]
   lines[25] = lines[3]
   pathlib.Path(corpus.x_txt).write_text("\n".join(lines) + "\n",
@@ -258,9 +293,10 @@ def test_duplicates_are_mined_once_and_given_to_every_line(corpus):
   assert cli.main(_args(corpus, texts=True)) == 0
   with_dedup = [r[1:] for r in _rows(corpus.out)]
   assert with_dedup.count(("x sentence 3", "y sentence 3")) == 2
-  assert cli.main(_args(corpus, "--no-dedup", texts=True)) == 0
+  lines = corpus.out + ".lines"
+  assert cli.main(_args(corpus, "--no-dedup", texts=True, out=lines)) == 0
   # Under `max` the two lines compete: only one gets the partner.
-  without = [r[1:] for r in _rows(corpus.out)]
+  without = [r[1:] for r in _rows(lines)]
   assert without.count(("x sentence 3", "y sentence 3")) == 1
 
 

@@ -1,8 +1,7 @@
 """NMT recipe, `translate` and `backtranslate` on a tiny model of real
 multi30k de-en (mechanics, not quality)."""
-import gzip
 import json
-import pathlib
+import shutil
 
 import numpy as np
 import pytest
@@ -10,18 +9,11 @@ import pytest
 from paraflax import cli
 from paraflax import errors
 from paraflax.data import bitext
-from paraflax.data import paths
 from paraflax.recipes import nmt
 from paraflax.training import partitioning
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-TINY_NMT = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
-            "--config.vocab.size=600", "--config.model.emb_dim=24",
-            "--config.model.hidden=24", "--config.model.attention_dim=24",
-            "--config.train_steps=30", "--config.eval_every=30",
-            "--config.checkpoint.every=30", "--config.log_every=10",
-            "--config.evals.dev.sentences=20", "--config.batch_size=32",
-            "--config.mesh.num_devices=1")
+from tests.conftest import ROOT
+from tests.conftest import TINY_NMT
+from tests.conftest import multi30k_val
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +28,7 @@ def workdir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def val_files(tmp_path_factory):
-  folder = tmp_path_factory.mktemp("val")
-  for lang in ("de", "en"):
-    with gzip.open(paths.data_path("multi30k_task1", f"val.{lang}.gz"),
-                   "rt", encoding="utf-8") as f:
-      lines = f.read().splitlines()[:70]
-    (folder / f"val.{lang}").write_text("\n".join(lines) + "\n", "utf-8")
-  return folder / "val.de", folder / "val.en"
+  return multi30k_val(tmp_path_factory.mktemp("val"), 70)
 
 
 def _translate(workdir, tmp_path, text: str, *extra):
@@ -133,6 +119,7 @@ def test_backtranslate_records_and_resume(workdir, val_files, tmp_path):
   killed = tmp_path / "killed.jsonl"
   killed.write_bytes(b"\n".join(lines[:2 * 16 * 2 + 5]) + b"\n"
                      + lines[2 * 16 * 2 + 5][:10])
+  shutil.copyfile(f"{straight}.meta.json", f"{killed}.meta.json")
   assert _backtranslate(workdir, val_files, killed) == 0
   assert killed.read_bytes() == data
   assert _backtranslate(workdir, val_files, killed) == 0  # nothing left

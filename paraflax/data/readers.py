@@ -2,10 +2,13 @@
 
 Every reader stops on bad input with a `DataError` naming the file, the line
 and the fix. Empty lines are counted and reported; they are dropped only when
-the caller asks for it (`empty="drop"`), never silently.
+the caller asks for it (`empty="drop"`), never silently. Every file is
+normalised the same way, with a warning naming it: a UTF-8 byte-order mark
+at its start is removed, and so is the CR of CRLF (Windows) line endings.
 """
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import gzip
 import json
@@ -56,6 +59,10 @@ def _read_bytes(path: str | os.PathLike) -> bytes:
 
 
 def _decode_lines(path: str, raw: bytes) -> list[str]:
+  if raw.startswith(codecs.BOM_UTF8):
+    raw = raw[len(codecs.BOM_UTF8):]
+    logging.warning("%s: removed the UTF-8 byte-order mark at its start",
+                    path)
   lines = raw.split(b"\n")
   if lines and lines[-1] == b"":
     lines.pop()
@@ -68,7 +75,12 @@ def _decode_lines(path: str, raw: bytes) -> list[str]:
           f"{path}:{number}: invalid UTF-8 (byte 0x{line[e.start]:02x} at "
           f"column {e.start + 1}). Re-encode the file as UTF-8, e.g. "
           f"`iconv -f latin1 -t utf-8 {os.path.basename(path)}`.") from e
-    out.append(text[:-1] if text.endswith("\r") else text)
+    out.append(text)
+  crlf = [n for n, text in enumerate(out, start=1) if text.endswith("\r")]
+  if crlf:
+    out = [text.removesuffix("\r") for text in out]
+    logging.warning("%s: %d line(s) end with CRLF (Windows), read without "
+                    "the CR, at line %s", path, len(crlf), _line_list(crlf))
   return out
 
 

@@ -12,7 +12,6 @@ import io
 import json
 import os
 import pathlib
-import shutil
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -111,7 +110,8 @@ def _train_pair(folder: str, pairs: list[tuple[str, str]], *, size: int,
     src = train([s for s, _ in pairs], **options)
     tgt = train([t for _, t in pairs], **options)
   for path, name in ((src, SRC_MODEL), (tgt, TGT_MODEL)):
-    shutil.copyfile(path, os.path.join(folder, name))
+    # Atomic, the target last: its presence means both are there.
+    files.copy_atomic(path, os.path.join(folder, name))
 
 
 def load_pair(folder: str) -> tuple[spm.SentencePieceProcessor,

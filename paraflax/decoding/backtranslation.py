@@ -9,19 +9,27 @@ included), the paper's "translation cost". Inputs are decoded in a fixed plan
 of length-sorted batches; each batch's records are appended in one write, so
 a killed run restarted with the same command skips the finished batches,
 drops a half-written one and ends with exactly the records of an
-uninterrupted run.
+uninterrupted run. The settings the records were made with (model, input,
+beam, nbest, alpha, stop rule, batch size) sit beside them in
+`OUT.jsonl.meta.json`; a run with other settings refuses to touch the records
+unless told to overwrite them.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 from collections.abc import Sequence
 from typing import Any
 
+import jax
+import numpy as np
 import tqdm
 
 from paraflax import errors
+from paraflax import faults
+from paraflax import files
 from paraflax.data import batching
 
 
@@ -31,31 +39,47 @@ def check_beam(beam: int, nbest: int) -> None:
                              f"beam={beam}.")
 
 
+def _model_digest(params: Any) -> str:
+  """Tells checkpoints (and workdirs) apart by their parameters."""
+  digest = hashlib.sha256()
+  for leaf in jax.tree.leaves(params):
+    leaf = np.asarray(leaf)
+    digest.update(f"{leaf.dtype}{leaf.shape}".encode() + leaf.tobytes())
+  return digest.hexdigest()
+
+
+def _edited(path: str, what: str) -> errors.DataError:
+  return errors.DataError(
+      f"{path}: {what} than this run writes, though the settings match: the "
+      "file was edited. Use a new --output, or --overwrite to replace it.")
+
+
 def _finished_prefix(path: str, batches: list[list[int]], nbest: int) -> int:
-  """How many leading batches `path` holds completely; cuts off the rest."""
+  """How many leading batches `path` holds completely; cuts off the rest,
+  which only a run killed inside a write leaves."""
   if not os.path.exists(path):
     return 0
   with open(path, "rb") as f:
     data = f.read()
   offset, done, line_start = 0, 0, 0
-  lines = data.split(b"\n")
-  complete = lines[:-1]  # the part after the last newline is unfinished
+  complete = data.split(b"\n")[:-1]  # after the last newline: a half line
   for batch in batches:
     need = len(batch) * nbest
     if line_start + need > len(complete):
       break
     ids = {json.loads(l)["id"] for l in complete[line_start:line_start + need]}
     if ids != set(batch):
-      raise errors.DataError(
-          f"{path}: holds other records than this run would write (batch "
-          f"{done + 1} differs). Use a new --output, or the same workdir, "
-          "input, beam, nbest and batch size as the run that wrote it.")
+      raise _edited(path, f"batch {done + 1} holds other records")
     offset += sum(len(l) + 1 for l in complete[line_start:line_start + need])
     line_start += need
     done += 1
   if offset < len(data):
-    logging.warning("%s: dropping %d bytes of an unfinished batch", path,
-                    len(data) - offset)
+    if done == len(batches):
+      raise _edited(path, "holds more records")
+    logging.warning("%s: a killed run left %d of the %d records of batch %d "
+                    "(%d bytes); dropping them, the batch is redone", path,
+                    len(complete) - line_start, len(batches[done]) * nbest,
+                    done + 1, len(data) - offset)
     with open(path, "r+b") as f:
       f.truncate(offset)
   return done
@@ -63,15 +87,26 @@ def _finished_prefix(path: str, batches: list[list[int]], nbest: int) -> int:
 
 def run(translator: Any, params: Any, sources: Sequence[str],
         references: Sequence[str], output: str, *, beam: int, nbest: int,
-        alpha: float, batch_size: int, name: str, stop: str = "exact"
-        ) -> int:
-  """Appends the records of every unfinished batch; returns records written."""
+        alpha: float, batch_size: int, name: str, stop: str = "exact",
+        overwrite: bool = False) -> int:
+  """Appends the records of every unfinished batch; returns records written.
+
+  Records of other settings in `output` are refused (a `ConfigError`) unless
+  `overwrite`, which deletes them first.
+  """
   check_beam(beam, nbest)
   encoded = [translator.encode(s, f"{name} line {i + 1}", "truncate")
              for i, s in enumerate(sources)]
   # The plan is a pure function of the input: a rerun finds the same batches.
   batches = [c.tolist() for c in batching.sorted_chunks(
       [len(e) for e in encoded], batch_size)]
+  files.claim_output(output, {
+      "model": _model_digest(params),
+      "input": hashlib.sha256(json.dumps([sources, references]).encode()
+                              ).hexdigest(),
+      "beam": beam, "nbest": nbest, "alpha": alpha, "stop": stop,
+      "batch_size": batch_size, "max_len": translator.max_len,
+      "max_output": translator.max_output}, overwrite=overwrite)
   start = _finished_prefix(output, batches, nbest)
   written = 0
   progress = tqdm.tqdm(total=len(sources), unit="sent", dynamic_ncols=True,
@@ -91,6 +126,7 @@ def run(translator: Any, params: Any, sources: Sequence[str],
       f.write("".join(lines))
       f.flush()
       os.fsync(f.fileno())
+      faults.moment("backtranslate.batch")
       written += len(lines)
       progress.update(len(batch))
   progress.close()

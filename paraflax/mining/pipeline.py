@@ -3,16 +3,18 @@
 load (or embed: `recipes.embedders.embed_sides`) -> deduplicate -> k-NN both ways, resumable
 -> margin scores -> candidate strategy -> TSV, written atomically.
 
-Finished k-NN query blocks are kept in `OUT.parts/` with a manifest that
-fingerprints the inputs and the search settings; rerunning the same command
-after a crash loads them and searches the rest, a different run discards
-them. The folder goes once the TSV is written.
+The settings (input fingerprints, search and scoring options) are recorded
+in `OUT.meta.json` before anything else is written. Finished k-NN query
+blocks are kept in `OUT.parts/`; rerunning the same command after a crash
+loads them and searches the rest, and once the TSV is written it has nothing
+left to do. A run with other settings is refused unless told to overwrite.
+The parts folder goes once the TSV is written.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
+import math
 import os
 import shutil
 import sys
@@ -53,6 +55,18 @@ class Options:
   nlist: int | None = None
   nprobe: int = 16
   dedup: bool | None = None  # None: on when both sides have texts
+
+  def __post_init__(self):
+    """Refuses what no corpus could make sense of, before any work."""
+    _check_choice(self.margin, margin.MARGINS, "--margin")
+    _check_choice(self.retrieval, margin.STRATEGIES, "--retrieval")
+    _check_choice(self.backend, BACKENDS, "--backend")
+    if self.block < 1:
+      raise errors.ConfigError(f"--block {self.block}: use a positive size.")
+    if self.threshold is not None and not math.isfinite(self.threshold):
+      raise errors.ConfigError(
+          f"--threshold {self.threshold}: use a finite score (or leave it "
+          "out to keep every pair).")
 
 
 # --- Inputs -----------------------------------------------------------------
@@ -119,16 +133,11 @@ BACKENDS: dict[str, Callable[..., Blocks]] = {"jax": _jax_blocks,
 
 
 class _Parts:
-  """Finished k-NN blocks of one run, kept until its output is written."""
+  """Finished k-NN blocks of one run, kept until its output is written;
+  `OUT.meta.json` says which run."""
 
-  def __init__(self, output: str, manifest: dict):
+  def __init__(self, output: str):
     self.dir = output + ".parts"
-    self._manifest = os.path.join(self.dir, "manifest.json")
-    self._text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    if os.path.isdir(self.dir) and _read_text(self._manifest) != self._text:
-      print(f"{self.dir}: finished blocks of another run (other inputs or "
-            "settings); discarding them", file=sys.stderr)
-      shutil.rmtree(self.dir)
 
   def _path(self, direction: str, b: int) -> str:
     return os.path.join(self.dir, f"{direction}-{b:06d}.npz")
@@ -144,21 +153,12 @@ class _Parts:
 
   def save(self, direction: str, b: int, sims: np.ndarray, idx: np.ndarray
            ) -> None:
-    if not os.path.exists(self._manifest):  # made on the first save only
-      files.write_text_atomic(self._manifest, self._text)
     with files.atomic_output(self._path(direction, b)) as f:
       np.savez(f, sims=sims, idx=idx)
 
   def remove(self) -> None:
     if os.path.isdir(self.dir):  # absent when nothing was saved
       shutil.rmtree(self.dir)
-
-
-def _read_text(path: str) -> str | None:
-  if not os.path.exists(path):
-    return None
-  with open(path, encoding="utf-8") as f:
-    return f.read()
 
 
 def _neighbours(direction: str, queries: np.ndarray, corpus: np.ndarray,
@@ -185,6 +185,15 @@ def _neighbours(direction: str, queries: np.ndarray, corpus: np.ndarray,
 
 def _digest(rows: np.ndarray | None) -> str:
   return "all" if rows is None else hashlib.sha256(rows.tobytes()).hexdigest()
+
+
+def _texts_digest(texts: list[str] | None) -> str | None:
+  if texts is None:
+    return None
+  digest = hashlib.sha256()
+  for text in texts:  # lines: no newline inside
+    digest.update(text.encode("utf-8") + b"\n")
+  return digest.hexdigest()
 
 
 def _unique(side: Side) -> tuple[np.ndarray, np.ndarray]:
@@ -226,30 +235,48 @@ def _write_tsv(output: str, pairs: margin.Mined, src_texts: list[str] | None,
               .encode("utf-8"))
 
 
-def mine(src: Side, tgt: Side, options: Options, output: str) -> int:
-  """Mines `src` against `tgt` into the TSV `output`; the pairs written."""
+def _settings(src: Side, tgt: Side, x: np.ndarray, y: np.ndarray,
+              rows: tuple[np.ndarray | None, np.ndarray | None],
+              options: Options) -> dict:
+  """Everything the TSV depends on."""
+  return {
+      "inputs": [src.fingerprint, tgt.fingerprint],
+      "texts": [_texts_digest(s.texts) for s in (src, tgt)],
+      "rows": [_digest(r) for r in rows],
+      "shapes": [list(x.shape), list(y.shape)],
+      "dtypes": [str(x.dtype), str(y.dtype)],
+      "k": options.k, "block": options.block, "backend": options.backend,
+      "faiss": [options.faiss_index, options.nlist, options.nprobe]
+               if options.backend == "faiss" else None,
+      "margin": options.margin, "retrieval": options.retrieval,
+      "threshold": options.threshold}
+
+
+def mine(src: Side, tgt: Side, options: Options, output: str, *,
+         overwrite: bool = False) -> int:
+  """Mines `src` against `tgt` into the TSV `output`; the pairs written.
+
+  Finished work of the same settings is resumed; an output (or parts) of
+  other settings is refused with a `ConfigError` unless `overwrite`.
+  """
   has_texts = src.texts is not None and tgt.texts is not None
   dedup = has_texts if options.dedup is None else options.dedup
-  _check_choice(options.margin, margin.MARGINS, "--margin")
-  _check_choice(options.retrieval, margin.STRATEGIES, "--retrieval")
-  _check_choice(options.backend, BACKENDS, "--backend")
   if dedup and not has_texts:
     raise errors.ConfigError("--dedup needs --src-text and --tgt-text: "
                              "duplicates are found by their sentence.")
-  if options.block < 1:
-    raise errors.ConfigError(f"--block {options.block}: use a positive size.")
   (x, x_lines), (y, y_lines) = (_unique(s) if dedup else (s.emb, None)
                                 for s in (src, tgt))
   _check_k(options.k, [(src, len(x)), (tgt, len(y))],
            "distinct sentences" if dedup else "embeddings")
-  parts = _Parts(output, {
-      "inputs": [src.fingerprint, tgt.fingerprint],
-      "rows": [_digest(x_lines), _digest(y_lines)],
-      "shapes": [list(x.shape), list(y.shape)], "dtypes": [str(x.dtype),
-                                                           str(y.dtype)],
-      "k": options.k, "block": options.block, "backend": options.backend,
-      "faiss": [options.faiss_index, options.nlist, options.nprobe]
-               if options.backend == "faiss" else None})
+  parts = _Parts(output)
+  files.claim_output(output, _settings(src, tgt, x, y, (x_lines, y_lines),
+                                       options),
+                     overwrite=overwrite, leftovers=(parts.dir,))
+  if os.path.exists(output):
+    print(f"{output}: already mined with these settings", file=sys.stderr)
+    parts.remove()  # left by a run killed after writing the TSV
+    with open(output, "rb") as f:
+      return sum(1 for _ in f)
   fwd = _neighbours("fwd", x, y, (src.name, tgt.name), options, parts)
   bwd = _neighbours("bwd", y, x, (tgt.name, src.name), options, parts)
   pairs = margin.select(margin.from_neighbours(fwd, bwd,

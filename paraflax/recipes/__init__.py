@@ -13,6 +13,8 @@ RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
 
 def build(config, workdir: str, mesh):
   """The recipe of `config.recipe`, its batches split over `mesh`."""
+  from paraflax.training import loop  # pylint: disable=g-import-not-at-top
+  loop.check_counts(config)  # before the workdir gets any file
   if config.recipe not in RECIPES:
     raise errors.ConfigError(f"unknown recipe {config.recipe!r}; set recipe "
                              f"to one of {sorted(RECIPES)}.")

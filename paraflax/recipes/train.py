@@ -25,6 +25,7 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   workdir_lib.check_same_experiment(workdir, config)
   from paraflax import recipes  # pylint: disable=g-import-not-at-top
   from paraflax.training import loop  # pylint: disable=g-import-not-at-top
+  loop.check_counts(config)
   loop.check_intervals(config, recipes.updates_per_call(config))
   import jax  # pylint: disable=g-import-not-at-top
   if distributed:

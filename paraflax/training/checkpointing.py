@@ -3,9 +3,16 @@
 `<workdir>/checkpoints` holds the last k states (a restarted job resumes from
 the newest); `<workdir>/best` holds the state with the best selection metric,
 which `embed` and `eval-sts` load.
+
+The regular checkpoint of a step is its commit point: the loop writes a
+step's metrics and best checkpoint first, and a resumed run removes best
+checkpoints newer than the step it resumes from (a killed run left them
+uncommitted), then redoes them, so a kill between any two writes resumes
+into the state of an uninterrupted run.
 """
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +20,7 @@ from typing import Any
 import jax
 import orbax.checkpoint as ocp
 
+from paraflax import faults
 from paraflax.errors import NoCheckpointError
 
 LATEST, BEST = "checkpoints", "best"
@@ -22,9 +30,13 @@ def _manager(workdir: str, kind: str, *, keep: int = 1,
              best_metric: str | None = None, create: bool = True
              ) -> ocp.CheckpointManager:
   options = ocp.CheckpointManagerOptions(
-      max_to_keep=keep, create=create,
+      # A writer clears the temp folders of saves that a kill interrupted.
+      max_to_keep=keep, create=create, cleanup_tmp_directories=create,
       best_fn=(lambda m: m[best_metric]) if best_metric else None,
-      best_mode="max")
+      best_mode="max",
+      # A best state must be on disk before the regular checkpoint of its
+      # step commits it.
+      enable_async_checkpointing=kind != BEST)
   return ocp.CheckpointManager(os.path.join(os.path.abspath(workdir), kind),
                                options=options)
 
@@ -37,6 +49,15 @@ class Checkpoints:
     self.best = _manager(workdir, BEST, best_metric=best_metric) \
         if best_metric else None
     self.best_metric = best_metric
+    self._drop_uncommitted_best()
+
+  def _drop_uncommitted_best(self) -> None:
+    resumed = self.latest_step() or 0
+    for step in self.best.all_steps() if self.best else ():
+      if step > resumed:
+        logging.info("best checkpoint %d is newer than the step %d this run "
+                     "resumes from; it is redone", step, resumed)
+        self.best.delete(step)
 
   def latest_step(self) -> int | None:
     return self.latest.latest_step()
@@ -48,6 +69,7 @@ class Checkpoints:
 
   def save(self, step: int, state: Any) -> None:
     self.latest.save(step, args=ocp.args.StandardSave(state), force=True)
+    faults.moment("checkpoint.saved")
 
   def save_if_best(self, step: int, state: Any, metrics: dict[str, float]
                    ) -> None:
@@ -55,6 +77,7 @@ class Checkpoints:
       self.best.save(step, args=ocp.args.StandardSave(state), force=True,
                      metrics={self.best_metric: float(
                          metrics[self.best_metric])})
+      faults.moment("best.saved")
 
   def close(self) -> None:
     for manager in (self.latest, self.best):

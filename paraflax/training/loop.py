@@ -54,7 +54,9 @@ def _check_finite(step: int, values: dict[str, float], last_saved: int | None
 
 
 def check_intervals(config: Any, updates_per_call: int) -> None:
-  """Steps advance by `updates_per_call`; every interval must land on one."""
+  """Counts that make sense, and steps advance by `updates_per_call`: every
+  interval must land on one."""
+  check_counts(config)
   named = {"train_steps": config.train_steps, "log_every": config.log_every,
            "eval_every": config.eval_every,
            "checkpoint.every": config.checkpoint.every}
@@ -64,6 +66,22 @@ def check_intervals(config: Any, updates_per_call: int) -> None:
         f"{', '.join(bad)} must be multiples of {updates_per_call} (one "
         "train step makes that many updates, e.g. a megabatch); now "
         + ", ".join(f"{k}={named[k]}" for k in bad) + ".")
+
+
+def check_counts(config: Any) -> None:
+  """What a recipe needs not be built to check: at least one step and one
+  kept checkpoint; an interval of 0 means only at the last step."""
+  least = {"train_steps": (config.train_steps, 1),
+           "checkpoint.keep": (config.checkpoint.keep, 1),
+           "log_every": (config.log_every, 0),
+           "eval_every": (config.eval_every, 0),
+           "checkpoint.every": (config.checkpoint.every, 0)}
+  bad = [f"{k}={v} (use >= {low})" for k, (v, low) in least.items()
+         if v < low]
+  if bad:
+    raise errors.ConfigError(
+        f"{', '.join(bad)}: set --config.<key> to a count in range; an "
+        "interval of 0 logs, evaluates or saves only at the last step.")
 
 
 def _every(step: int, interval: int, last: int) -> bool:
@@ -105,10 +123,17 @@ def train(recipe: Recipe, config: Any, workdir: str,
   """Runs (or resumes) training until `config.train_steps` updates, over
   `mesh` (default: the config's, `partitioning.config_mesh`)."""
   mesh = partitioning.config_mesh(config) if mesh is None else mesh
+  check_intervals(config, recipe.updates_per_call)
   init_key, train_key = jax.random.split(jax.random.key(config.seed))
   abstract, shardings = state_shardings(recipe, config, mesh)
   ckpt = checkpointing.Checkpoints(workdir, config.checkpoint.keep,
                                    recipe.select_metric)
+  if (ckpt.latest_step() or 0) > config.train_steps:
+    ckpt.close()
+    raise errors.ConfigError(
+        f"{workdir} is trained to step {ckpt.latest_step()}, past "
+        f"train_steps={config.train_steps}; set train_steps >= "
+        f"{ckpt.latest_step()} to resume it, or use a new --workdir.")
   if ckpt.latest_step() is not None:
     state = ckpt.restore_latest(jax.tree.map(
         lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),

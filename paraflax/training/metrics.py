@@ -5,6 +5,7 @@ import json
 import math
 import os
 
+from paraflax import faults
 from paraflax import files
 
 JSONL = "metrics.jsonl"
@@ -27,14 +28,17 @@ class MetricsWriter:
     if not os.path.exists(self.path):
       return
     with open(self.path, encoding="utf-8") as f:
-      kept = [line for line in f
-              if line.strip() and json.loads(line)["step"] <= step]
+      # A kill inside a write leaves a half row after the last newline.
+      rows = f.read().split("\n")[:-1]
+    kept = [row + "\n" for row in rows
+            if row.strip() and json.loads(row)["step"] <= step]
     files.write_text_atomic(self.path, "".join(kept))
 
   def write(self, step: int, values: dict[str, float]) -> None:
     row = {"step": step, **{k: float(v) for k, v in values.items()}}
     with open(self.path, "a", encoding="utf-8") as f:
       f.write(json.dumps(row, allow_nan=True) + "\n")
+    faults.moment("metrics.written")
     if self._tb is not None:
       self._tb.write_scalars(step, {k: v for k, v in row.items()
                                     if k != "step" and math.isfinite(v)})

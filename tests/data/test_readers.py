@@ -129,3 +129,19 @@ def test_stsb_dev_tuning_excludes_the_overlap():
   assert len(excluded) == 22
   assert tuning.lines == tuple(n for n in dev.lines if n not in excluded)
   assert len(tuning.scores) == 1500 - 22
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_bom_and_crlf_are_removed_the_same_way_and_reported(
+    cut, tmp_path, caplog, packed):
+  sample = cut("multi30k_task1/val.en.gz", 6)
+  expected, _ = readers.read_lines(sample)
+  raw = b"\xef\xbb\xbf" + "".join(l + "\r\n" for l in expected).encode()
+  path = tmp_path / ("windows.txt.gz" if packed else "windows.txt")
+  path.write_bytes(gzip.compress(raw) if packed else raw)
+  assert readers.read_lines(path)[0] == expected
+  assert f"{path}: removed the UTF-8 byte-order mark" in caplog.text
+  assert f"{path}: 6 line(s) end with CRLF (Windows)" in caplog.text
+  rows, _ = readers.read_parallel([path, sample])
+  assert rows == list(zip(expected, expected))
+

@@ -1,0 +1,86 @@
+"""Atomic writes and the one policy for an existing output."""
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from paraflax import faults
+from paraflax import files
+from paraflax.config import ConfigError
+
+SETTINGS = {"beam": 2, "model": "f" * 64}
+
+
+def test_a_new_output_records_its_settings(tmp_path):
+  output = str(tmp_path / "out.jsonl")
+  files.claim_output(output, SETTINGS, overwrite=False)
+  with open(files.settings_path(output), encoding="utf-8") as f:
+    assert json.load(f) == SETTINGS
+
+
+def test_the_same_settings_resume_and_keep_the_work(tmp_path):
+  output = tmp_path / "out.jsonl"
+  files.claim_output(str(output), SETTINGS, overwrite=False)
+  output.write_text("finished\n")
+  files.claim_output(str(output), dict(SETTINGS), overwrite=False)
+  assert output.read_text() == "finished\n"
+
+
+def test_other_settings_are_refused_and_the_work_kept(tmp_path):
+  output = tmp_path / "out.jsonl"
+  parts = tmp_path / "out.jsonl.parts"
+  files.claim_output(str(output), SETTINGS, overwrite=False)
+  parts.mkdir()
+  other = dict(SETTINGS, beam=3, model="e" * 64)
+  with pytest.raises(ConfigError) as e:
+    files.claim_output(str(output), other, overwrite=False,
+                       leftovers=[str(parts)])
+  assert str(e.value).startswith(f"{output} holds the output of another run "
+                                 "(differs in beam 2 -> 3, model);")
+  assert "--overwrite" in str(e.value) and parts.is_dir()
+  files.claim_output(str(output), other, overwrite=True,
+                     leftovers=[str(parts)])
+  assert not parts.exists()
+  assert json.loads(open(files.settings_path(str(output))).read()) == other
+
+
+def test_an_output_without_settings_is_refused_unless_overwritten(tmp_path):
+  output = tmp_path / "old.jsonl"
+  output.write_text("made by someone else\n")
+  with pytest.raises(ConfigError, match="it has no .*old.jsonl.meta.json"):
+    files.claim_output(str(output), SETTINGS, overwrite=False)
+  assert output.read_text() == "made by someone else\n"
+  files.claim_output(str(output), SETTINGS, overwrite=True)
+  assert not output.exists()
+
+
+def test_nothing_finished_means_nothing_to_refuse(tmp_path):
+  """A run killed before its first record leaves only the settings."""
+  output = tmp_path / "out.jsonl"
+  files.claim_output(str(output), SETTINGS, overwrite=False)
+  output.touch()
+  files.claim_output(str(output), dict(SETTINGS, beam=5), overwrite=False)
+  assert json.loads(open(files.settings_path(str(output))).read())[
+      "beam"] == 5
+
+
+@pytest.mark.parametrize("moment, left", [
+    ("atomic.written:2", ["a.txt"]),  # b.txt's temp file, not b.txt
+    ("atomic.renamed:2", ["a.txt", "b.txt"]),
+])
+def test_a_moment_kills_the_process_the_nth_time(tmp_path, moment, left):
+  code = ("from paraflax import files\n"
+          "for name in ('a.txt', 'b.txt', 'c.txt'):\n"
+          f"  files.write_text_atomic({str(tmp_path)!r} + '/' + name, name)\n")
+  done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        env=dict(os.environ, **{faults.ENV: moment}),
+                        check=False)
+  assert done.returncode == -signal.SIGKILL
+  assert sorted(p.name for p in tmp_path.iterdir()
+                if not p.name.startswith(".tmp-")) == left
+  assert subprocess.run([sys.executable, "-c", code], check=False,
+                        env={k: v for k, v in os.environ.items()
+                             if k != faults.ENV}).returncode == 0
