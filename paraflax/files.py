@@ -15,12 +15,10 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
+from paraflax import errors
 from paraflax import faults
-from paraflax.config import ConfigError
 
 _SHOWN_VALUE = 40  # longer settings (digests) are named, not shown
-
-from paraflax import errors
 
 
 @contextlib.contextmanager
@@ -91,7 +89,7 @@ def claim_output(output: str, settings: dict[str, Any], *, overwrite: bool,
   if present and not overwrite:
     differs = ("it has no " + meta if saved is None
                else "differs in " + _differences(saved, settings))
-    raise ConfigError(
+    raise errors.ConfigError(
         f"{output} holds the output of another run ({differs}); this run "
         "would change it. Rerun with the same settings to resume it, write "
         "to a new output, or pass --overwrite to replace it.")

@@ -9,7 +9,7 @@ import pytest
 
 from paraflax import faults
 from paraflax import files
-from paraflax.config import ConfigError
+from paraflax.errors import ConfigError
 
 SETTINGS = {"beam": 2, "model": "f" * 64}
 
