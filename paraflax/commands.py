@@ -64,6 +64,11 @@ BILINGUAL_WORKDIR = flag("--workdir", required=True,
                          help="a bilingual workdir")
 DIM = flag("--dim", type=int, help="embedding dimension (e.g. 1024 for "
            "LASER); required with embedding files")
+OVERWRITE = flag(
+    "--overwrite", action="store_true",
+    help="replace an output that holds the result of other settings or "
+    "inputs (without it such a run stops and keeps it; a rerun with the same "
+    "settings resumes or finds the output already written)")
 FP16 = flag("--fp16", action="store_true",
             help="the embedding files hold float16")
 
@@ -120,7 +125,7 @@ MINE_FLAGS = (
     setting("--block", type=int,
             help="queries per k-NN block, the unit of progress and "
             "resumption; bounds device memory"),
-    flag("--output", required=True, help="OUT.tsv"),
+    flag("--output", required=True, help="OUT.tsv"), OVERWRITE,
 )
 
 COMMANDS: dict[str, Command] = {
@@ -143,7 +148,8 @@ COMMANDS: dict[str, Command] = {
          flag("--output", required=True),
          flag("--lang", help="the input's language: required with a "
               "bilingual workdir (picks its source or target encoder); "
-              "optional with an English paraphrase workdir (must be en)"))),
+              "optional with an English paraphrase workdir (must be en)"),
+         OVERWRITE)),
     "translate": Command(
         "paraflax.recipes.translation:translate_file",
         "translate with a trained NMT model",
@@ -155,7 +161,7 @@ COMMANDS: dict[str, Command] = {
          flag("--beam", type=int, default=5),
          flag("--alpha", type=float, default=None,
               help="length normalisation (default: the config's)"),
-         flag("--batch-size", type=int, default=32), STOP)),
+         flag("--batch-size", type=int, default=32), STOP, OVERWRITE)),
     "backtranslate": Command(
         "paraflax.recipes.translation:backtranslate",
         "back-translate bitext into paraphrase pairs",
@@ -173,7 +179,7 @@ COMMANDS: dict[str, Command] = {
          flag("--src", help="non-English file (instead of --task)"),
          flag("--ref", help="English file line-aligned with --src"),
          flag("--empty-lines", choices=choices.EMPTY_LINES, default="error",
-              help="for --src/--ref: rows with an empty side"))),
+              help="for --src/--ref: rows with an empty side"), OVERWRITE)),
     "pair-stats": Command(
         "paraflax.evaluation.pair_stats:report_file",
         "statistics and random examples of a back-translated corpus",
@@ -183,7 +189,8 @@ COMMANDS: dict[str, Command] = {
         (flag("input", help="OUT.jsonl from paraflax backtranslate"),
          flag("--examples", type=int, default=10),
          flag("--seed", type=int, default=0),
-         flag("--json", dest="json_path", help="also write the statistics here"))),
+         flag("--json", dest="json_path", help="also write the statistics here"),
+         OVERWRITE)),
     "tasks": Command(
         "paraflax.data.corpora:print_catalogue",
         "list the registered data Tasks and Mixtures",
@@ -212,7 +219,7 @@ COMMANDS: dict[str, Command] = {
          flag("--distractors", type=int, default=4000,
               help="sentences without translation, per side (default: "
               "4000)"),
-         flag("--seed", type=int, default=0))),
+         flag("--seed", type=int, default=0), OVERWRITE)),
     "mining-eval": Command(
         "paraflax.evaluation.mining:evaluate_folders",
         "mining P/R/F1 on a dev and a test benchmark",
@@ -232,7 +239,8 @@ COMMANDS: dict[str, Command] = {
          FP16,
          flag("--k", type=int, default=4,
               help="neighbours per sentence (default: 4)"),
-         flag("--output", help="also write the table here as JSON"))),
+         flag("--output", help="also write the table here as JSON"),
+         OVERWRITE)),
     "score-pairs": Command(
         "paraflax.recipes.scoring:score_file",
         "score sentence pairs with a bilingual workdir",
@@ -244,7 +252,7 @@ COMMANDS: dict[str, Command] = {
         (BILINGUAL_WORKDIR, flag("--input", required=True, help="PAIRS.tsv"),
          flag("--output", required=True), *LANGS,
          flag("--similarity", choices=choices.SIMILARITIES, default="cosine",
-              help="(default: cosine)"), CSLS_K)),
+              help="(default: cosine)"), CSLS_K, OVERWRITE)),
     "align-eval": Command(
         "paraflax.recipes.scoring:align_eval",
         "sentence alignment recovery error of a bilingual workdir",
@@ -258,7 +266,8 @@ COMMANDS: dict[str, Command] = {
               help="repeat for several (default: cosine, euclidean, csls, "
               "and mlp once trained)"), CSLS_K,
          flag("--seed", type=int, default=0, help="of the shuffle"),
-         flag("--output", help="also write the rows here as JSON"))),
+         flag("--output", help="also write the rows here as JSON"),
+         OVERWRITE)),
     "train-mlp": Command(
         "paraflax.recipes.scoring:train_mlp_for_workdir",
         "train the MLP similarity of a bilingual workdir",

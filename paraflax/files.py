@@ -1,9 +1,10 @@
 """Output files are written atomically: a temp name, then a rename.
 
 A killed job never leaves a half-written output under the final name. One
-policy holds for an output that is already there (`claim_output`): a rerun
-with the same settings resumes it, other settings are refused, and only an
-explicit overwrite replaces it.
+policy holds for an output that is already there: a rerun with the same
+settings resumes it (`claim_output`, for outputs written in parts) or finds
+it already written (`write_once`, for outputs written whole), a run that
+would change it is refused, and only an explicit overwrite replaces it.
 """
 from __future__ import annotations
 
@@ -56,6 +57,40 @@ def _umask() -> int:
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
   with atomic_output(path, "w") as f:
     f.write(text)
+
+
+def check_output(path: str | os.PathLike) -> None:
+  """Fails before any work when `path` cannot be written as an output."""
+  path = os.fspath(path)
+  if os.path.isdir(path):
+    raise errors.DataError(f"{path}: is a directory; give the output a file "
+                           "path.")
+  folder = os.path.dirname(os.path.abspath(path))
+  while not os.path.exists(folder):
+    folder = os.path.dirname(folder)
+  if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+    raise errors.ConfigError(f"{path}: cannot be written ({folder} is not a "
+                             "writable folder); choose another path.")
+
+
+def write_once(path: str | os.PathLike, data: bytes | str, *,
+               overwrite: bool) -> bool:
+  """Writes `data` to `path` atomically; False when `path` holds it already
+  (a rerun of the same command). Other contents are refused with a
+  `ConfigError` unless `overwrite`: finished work is never lost silently."""
+  data = data.encode("utf-8") if isinstance(data, str) else data
+  path = os.fspath(path)
+  if os.path.isfile(path) and not overwrite:
+    if os.path.getsize(path) == len(data):
+      with open(path, "rb") as f:
+        if f.read() == data:
+          return False
+    raise errors.ConfigError(
+        f"{path} exists and holds another result; write to a new output, or "
+        "pass --overwrite to replace it.")
+  with atomic_output(path) as f:
+    f.write(data)
+  return True
 
 
 def copy_atomic(source: str | os.PathLike, path: str | os.PathLike) -> None:

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from paraflax import errors
 from paraflax import faults
 from paraflax import files
 from paraflax.errors import ConfigError
@@ -84,3 +85,24 @@ def test_a_moment_kills_the_process_the_nth_time(tmp_path, moment, left):
   assert subprocess.run([sys.executable, "-c", code], check=False,
                         env={k: v for k, v in os.environ.items()
                              if k != faults.ENV}).returncode == 0
+
+
+def test_write_once_keeps_what_is_there(tmp_path):
+  path = tmp_path / "out.txt"
+  assert files.write_once(path, "a\n", overwrite=False)
+  assert not files.write_once(path, "a\n", overwrite=False)  # a rerun
+  with pytest.raises(ConfigError, match=r"out\.txt exists and holds another "
+                     r"result; .*--overwrite"):
+    files.write_once(path, "b\n", overwrite=False)
+  assert path.read_text() == "a\n"
+  assert files.write_once(path, "b\n", overwrite=True)
+  assert path.read_text() == "b\n"
+
+
+def test_check_output_refuses_folders_and_unwritable_places(tmp_path):
+  files.check_output(tmp_path / "new" / "deeper" / "out.tsv")
+  with pytest.raises(errors.DataError, match="is a directory"):
+    files.check_output(tmp_path)
+  (tmp_path / "file").write_text("x")
+  with pytest.raises(ConfigError, match=r"file is not a writable folder"):
+    files.check_output(tmp_path / "file" / "out.tsv")

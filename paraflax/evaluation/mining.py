@@ -127,9 +127,12 @@ def to_json(rows: Sequence[dict], **meta) -> str:
 def evaluate_folders(dev: str, test: str, *, dev_src_emb: str,
                      dev_tgt_emb: str, test_src_emb: str, test_tgt_emb: str,
                      dim: int, fp16: bool = False, k: int = 4,
-                     output: str | None = None) -> list[dict]:
+                     output: str | None = None, overwrite: bool = False
+                     ) -> list[dict]:
   """`paraflax mining-eval`: prints the table of `evaluate` on two
   benchmark folders and their embedding files; also writes it to `output`."""
+  if output:
+    files.check_output(output)
   emb = {"dev_src_emb": dev_src_emb, "dev_tgt_emb": dev_tgt_emb,
          "test_src_emb": test_src_emb, "test_tgt_emb": test_tgt_emb}
   rows = evaluate(
@@ -138,6 +141,6 @@ def evaluate_folders(dev: str, test: str, *, dev_src_emb: str,
   print(f"mining P/R/F1 x 100, k={k}; dev {dev}, test {test}")
   print(format_table(rows))
   if output:
-    files.write_text_atomic(output, to_json(rows, k=k, dev=dev, test=test,
-                                            embeddings=emb))
+    files.write_once(output, to_json(rows, k=k, dev=dev, test=test,
+                                     embeddings=emb), overwrite=overwrite)
   return rows

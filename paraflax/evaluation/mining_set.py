@@ -243,14 +243,17 @@ def _recipe(lang: str, split: str, gold: int, distractors: int, seed: int,
 # --- Files ------------------------------------------------------------------
 
 
-def write(mining_set: MiningSet, folder: str | os.PathLike) -> None:
-  """src.txt, tgt.txt, gold.tsv and README in `folder`, each atomically."""
+def write(mining_set: MiningSet, folder: str | os.PathLike, *,
+          overwrite: bool = False) -> None:
+  """src.txt, tgt.txt, gold.tsv and README in `folder`, each atomically
+  (`files.write_once`: files of another set are refused unless
+  `overwrite`)."""
   folder = os.fspath(folder)
   gold = "".join(f"{s}\t{t}\n" for s, t in sorted(mining_set.gold))
   texts = ("".join(l + "\n" for l in mining_set.src),
            "".join(l + "\n" for l in mining_set.tgt), gold, mining_set.recipe)
   for name, text in zip(FILES, texts):
-    files.write_text_atomic(os.path.join(folder, name), text)
+    files.write_once(os.path.join(folder, name), text, overwrite=overwrite)
 
 
 def _index(path: str, number: int, text: str, lines: int | None,
@@ -303,10 +306,13 @@ def read(folder: str | os.PathLike) -> MiningSet:
 
 
 def build_folder(lang: str, split: str, output: str, *, gold: int = 1000,
-                 distractors: int = 4000, seed: int = 0) -> MiningSet:
+                 distractors: int = 4000, seed: int = 0,
+                 overwrite: bool = False) -> MiningSet:
   """`paraflax mining-set`: `build`, then `write` into `output`."""
+  if os.path.exists(output) and not os.path.isdir(output):
+    raise errors.ConfigError(f"{output}: is a file; give --output a folder.")
   built = build(lang, split, gold=gold, distractors=distractors, seed=seed)
-  write(built, output)
+  write(built, output, overwrite=overwrite)
   print(f"wrote {len(built.src)} x {len(built.tgt)} sentences with "
         f"{len(built.gold)} gold pairs to {output}", file=sys.stderr)
   return built

@@ -70,12 +70,16 @@ def format_report(stats: dict, examples: Sequence[dict]) -> str:
 
 
 def report_file(input: str, examples: int = 10, seed: int = 0,
-                json_path: str | None = None) -> dict:
+                json_path: str | None = None, overwrite: bool = False
+                ) -> dict:
   """`paraflax pair-stats`: prints the statistics and `examples` random
   pairs of a back-translation JSONL; also writes them to `json_path`."""
+  if json_path:
+    files.check_output(json_path)
   records = readers.read_jsonl(input, keys=KEYS)
   stats = summarize(records)
   print(format_report(stats, sample(records, examples, seed)))
   if json_path:
-    files.write_text_atomic(json_path, json.dumps(stats, indent=2) + "\n")
+    files.write_once(json_path, json.dumps(stats, indent=2) + "\n",
+                     overwrite=overwrite)
   return stats

@@ -49,17 +49,9 @@ def write(path: str, emb: np.ndarray, *, fp16: bool = False,
   """Writes `emb` as LASER does, atomically, so no half-written file; False
   when `path` holds these very embeddings already. Other contents of `path`
   are refused (a `ConfigError`) unless `overwrite`."""
-  emb = np.ascontiguousarray(emb, dtype(fp16))
-  if os.path.exists(path) and not overwrite:
-    if os.path.getsize(path) == emb.nbytes and np.array_equal(
-        np.fromfile(path, emb.dtype).reshape(emb.shape), emb):
-      return False
-    raise errors.ConfigError(
-        f"{path} exists and holds other embeddings; write to a new "
-        "--output, or pass --overwrite to replace it.")
-  with files.atomic_output(path) as f:
-    f.write(emb.tobytes())
-  return True
+  return files.write_once(path, np.ascontiguousarray(emb, dtype(fp16)
+                                                     ).tobytes(),
+                          overwrite=overwrite)
 
 
 def fingerprint(path: str) -> str:

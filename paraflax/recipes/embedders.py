@@ -15,6 +15,7 @@ import numpy as np
 
 from paraflax import config as config_lib
 from paraflax import errors
+from paraflax import files
 from paraflax.data import readers
 from paraflax.mining import embeddings_io
 from paraflax.mining import knn
@@ -89,9 +90,10 @@ def embed_sides(workdir: str, text_paths: Sequence[str | None],
 
 
 def embed_file(workdir: str, input: str, output: str,
-               lang: str | None = None) -> None:
+               lang: str | None = None, overwrite: bool = False) -> None:
   """`paraflax embed`: one sentence per line of `input` in, a raw float32
   N x d matrix (LASER's format) out."""
+  files.check_output(output)
   texts, _ = readers.read_lines(
       input, fix="Remove them: every line is a sentence to embed.")
   if not texts:
@@ -99,9 +101,10 @@ def embed_file(workdir: str, input: str, output: str,
                            "Give one sentence per line.")
   embed, step = load(workdir, [lang])
   emb = embed(texts, lang)
-  embeddings_io.write(output, emb)
-  print(f"wrote {emb.shape[0]} x {emb.shape[1]} float32 to {output} "
-        f"(checkpoint step {step})", file=sys.stderr)
+  wrote = embeddings_io.write(output, emb, overwrite=overwrite)
+  print(f"{'wrote' if wrote else 'already there:'} {emb.shape[0]} x "
+        f"{emb.shape[1]} float32 in {output} (checkpoint step {step})",
+        file=sys.stderr)
 
 
 def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
@@ -109,11 +112,12 @@ def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
                dim: int | None = None, fp16: bool = False,
                src_text: str | None = None, tgt_text: str | None = None,
                workdir: str | None = None, src_lang: str | None = None,
-               tgt_lang: str | None = None) -> int:
+               tgt_lang: str | None = None, overwrite: bool = False) -> int:
   """`paraflax mine`: embedding files (or texts embedded by `workdir`) in,
   the TSV of mined pairs out; `config` holds `pipeline.Options` fields
   (configs/mine.py), None: the defaults."""
   options = config_lib.fields_of(pipeline.Options, config)
+  files.check_output(output)
   texts = (src_text, tgt_text)
   if workdir and (src_emb or tgt_emb):
     raise errors.ConfigError(
@@ -123,7 +127,7 @@ def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
     src, tgt = embed_sides(workdir, texts, (src_lang, tgt_lang))
   else:
     src, tgt = pipeline.load_sides((src_emb, tgt_emb), dim, fp16, texts)
-  written = pipeline.mine(src, tgt, options, output)
+  written = pipeline.mine(src, tgt, options, output, overwrite=overwrite)
   print(f"mined {written} pairs from {len(src.emb)} x {len(tgt.emb)} "
         f"sentences into {output}", file=sys.stderr)
   return written

@@ -99,9 +99,11 @@ def score_pairs(enc: bilingual_eval.Encoders, pairs: Sequence[tuple[str, str]],
   return similarity.score(name, x, y, **ctx)
 
 
-def write_scores(path: str, scores: np.ndarray) -> None:
+def write_scores(path: str, scores: np.ndarray, *, overwrite: bool = False
+                 ) -> None:
   # 9 significant digits give back the float32 exactly, so no ties appear.
-  files.write_text_atomic(path, "".join(f"{s:.9g}\n" for s in scores))
+  files.write_once(path, "".join(f"{s:.9g}\n" for s in scores),
+                   overwrite=overwrite)
 
 
 def align_errors(enc: bilingual_eval.Encoders, src: Sequence[str], tgt: Sequence[str],
@@ -141,9 +143,10 @@ def train_mlp(enc: bilingual_eval.Encoders,
 
 
 def score_file(workdir: str, input: str, output: str, src_lang: str,
-               tgt_lang: str, similarity: str = "cosine", k: int = 10
-               ) -> None:
+               tgt_lang: str, similarity: str = "cosine", k: int = 10,
+               overwrite: bool = False) -> None:
   """`paraflax score-pairs`: one float per `source<TAB>target` line."""
+  files.check_output(output)
   pairs = read_pairs(input)
   if not pairs:
     raise errors.DataError(
@@ -152,15 +155,18 @@ def score_file(workdir: str, input: str, output: str, src_lang: str,
   enc = open_workdir(workdir, src_lang, tgt_lang)
   scores = score_pairs(enc, pairs, src_lang, similarity,
                        context(similarity, workdir, k=k))
-  write_scores(output, scores)
+  write_scores(output, scores, overwrite=overwrite)
   print(f"scored {len(scores)} pairs by {similarity} into {output} "
         f"(checkpoint step {enc.step})", file=sys.stderr)
 
 
 def align_eval(workdir: str, src: str, tgt: str, src_lang: str,
                tgt_lang: str, similarity: Sequence[str] | None = None,
-               k: int = 10, seed: int = 0, output: str | None = None) -> None:
+               k: int = 10, seed: int = 0, output: str | None = None,
+               overwrite: bool = False) -> None:
   """`paraflax align-eval`: alignment recovery errors of two files."""
+  if output:
+    files.check_output(output)
   rows, _ = readers.read_parallel([src, tgt])
   enc = open_workdir(workdir, src_lang, tgt_lang)
   names = similarity or [s for s in choices.SIMILARITIES
@@ -175,7 +181,8 @@ def align_eval(workdir: str, src: str, tgt: str, src_lang: str,
     print("(no mlp: run `paraflax train-mlp` on the workdir to add it)",
           file=sys.stderr)
   if output:
-    files.write_text_atomic(output, json.dumps(table, indent=2) + "\n")
+    files.write_once(output, json.dumps(table, indent=2) + "\n",
+                     overwrite=overwrite)
 
 
 def _open_both(workdir: str) -> bilingual_eval.Encoders:

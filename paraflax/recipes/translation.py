@@ -13,11 +13,12 @@ from paraflax.recipes import nmt
 
 def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
                    alpha: float | None = None, batch_size: int = 32,
-                   stop: str = "exact") -> None:
+                   stop: str = "exact", overwrite: bool = False) -> None:
   """The 1-best translation of every line of `input`, line by line; empty
   lines stay empty, lines over data.max_len subwords are truncated."""
   if beam < 1:
     raise errors.ConfigError(f"--beam {beam}: the beam must be >= 1.")
+  files.check_output(output)
   lines, _ = readers.read_lines(input, empty="keep")
   translator, params, step = nmt.load_translator(workdir)
   todo = [i for i, line in enumerate(lines) if line.strip()]
@@ -28,7 +29,8 @@ def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
   out = [""] * len(lines)
   for i, text in zip(todo, translate([lines[i] for i in todo], beam)):
     out[i] = text
-  files.write_text_atomic(output, "".join(line + "\n" for line in out))
+  files.write_once(output, "".join(line + "\n" for line in out),
+                   overwrite=overwrite)
   print(f"translated {len(todo)} lines to {output} (checkpoint step {step}, "
         f"beam {beam}); {len(lines) - len(todo)} empty lines left empty, "
         f"{truncated} truncated at {translator.max_len} subwords",
@@ -56,17 +58,19 @@ def backtranslate(workdir: str, output: str, *, beam: int = 50,
                   batch_size: int = 16, stop: str = "exact",
                   task: str | None = None, split: str = "train",
                   src: str | None = None, ref: str | None = None,
-                  empty_lines: str = "error") -> int:
+                  empty_lines: str = "error", overwrite: bool = False
+                  ) -> int:
   """Appends the n-best back-translations of a bitext's non-English side to
   the JSONL `output`, resuming a killed run; returns the records written."""
   backtranslation.check_beam(beam, nbest)
+  files.check_output(output)
   rows, name = _bitext(task, split, src, ref, empty_lines)
   translator, params, step = nmt.load_translator(workdir)
   written = backtranslation.run(
       translator, params, [r[0] for r in rows], [r[1] for r in rows], output,
       beam=beam, nbest=nbest,
       alpha=translator.alpha if alpha is None else alpha,
-      batch_size=batch_size, name=name, stop=stop)
+      batch_size=batch_size, name=name, stop=stop, overwrite=overwrite)
   print(f"{len(rows)} inputs, {written} records appended to {output} "
         f"(checkpoint step {step}, beam {beam}, nbest {nbest})",
         file=sys.stderr)
