@@ -132,6 +132,7 @@ class NMTRecipe:
 
   batch_axis = 0
   updates_per_call = 1
+
   def __init__(self, config: ml_collections.ConfigDict, src_sp, tgt_sp,
                stream: bitext.BucketStream | None,
                mesh: Mesh | None = None):
