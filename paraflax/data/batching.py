@@ -7,12 +7,23 @@ and a pure function of the lengths (back-translation resumes by it).
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 PAD = 0  # the padding id of every vocabulary here (words, sentencepiece)
 QUANTUM = 8  # widths are multiples of this
+
+
+def report_longer(lengths: Sequence[int], max_len: int, unit: str) -> int:
+  """Says how many inputs are longer than `max_len` (and so cut to it):
+  nothing is truncated silently. Returns the count."""
+  longer = sum(n > max_len for n in lengths)
+  if longer:
+    logging.warning("%d of %d inputs are longer than data.max_len=%d %s and "
+                    "were truncated", longer, len(lengths), max_len, unit)
+  return longer
 
 
 def round_up(n: int, multiple: int) -> int:

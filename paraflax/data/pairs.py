@@ -8,7 +8,6 @@ uninterrupted run would have seen.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -34,11 +33,8 @@ def encode_pairs(pairs: Sequence[tuple[str, str]], vocab: words.WordVocab,
                  max_len: int) -> EncodedPairs:
   a, a_len = vocab.encode_batch([p[0] for p in pairs], max_len)
   b, b_len = vocab.encode_batch([p[1] for p in pairs], max_len)
-  full = [len(words.tokenize(s)) for p in pairs for s in p]
-  truncated = sum(n > max_len for n in full)
-  if truncated:
-    logging.warning("%d of %d sentences are longer than data.max_len=%d "
-                    "words and were truncated", truncated, len(full), max_len)
+  batching.report_longer([len(words.tokenize(s)) for p in pairs for s in p],
+                         max_len, "words")
   uid: dict[bytes, int] = {}
   ids = [uid.setdefault(row[:n].tobytes(), len(uid))
          for x, lengths in ((a, a_len), (b, b_len))

@@ -95,6 +95,9 @@ def run(translator: Any, params: Any, sources: Sequence[str],
   `overwrite`, which deletes them first.
   """
   check_beam(beam, nbest)
+  batching.report_longer([len(translator.src_sp.encode(s)) + 1
+                          for s in sources], translator.max_len,
+                         "subwords (with EOS)")
   encoded = [translator.encode(s, f"{name} line {i + 1}", "truncate")
              for i, s in enumerate(sources)]
   # The plan is a pure function of the input: a rerun finds the same batches.

@@ -147,8 +147,10 @@ class Embedder:
           f"no {lang!r} encoder: this bilingual model embeds "
           f"{' and '.join(map(repr, self.encoders))}; choose one of them.")
     sp = self.encoders[lang][1]
-    return [bitext.fit_length(sp.encode(t) + [bitext.EOS], self.max_len,
-                              "truncate", "") for t in texts]
+    full = [sp.encode(t) + [bitext.EOS] for t in texts]
+    batching.report_longer([len(s) for s in full], self.max_len,
+                           "subwords (with EOS)")
+    return [bitext.fit_length(s, self.max_len, "truncate", "") for s in full]
 
   def __call__(self, params: Any, texts: Sequence[str], lang: str
                ) -> np.ndarray:

@@ -67,7 +67,9 @@ class Embedder:
 
   def __call__(self, params: Any, texts: Sequence[str]) -> np.ndarray:
     """[N, D] float32 in input order; batches are sorted by length."""
-    seqs = [self.vocab.encode(t)[:self.max_len] for t in texts]
+    seqs = [self.vocab.encode(t) for t in texts]
+    batching.report_longer([len(s) for s in seqs], self.max_len, "words")
+    seqs = [s[:self.max_len] for s in seqs]
     out = None
     for rows, ids, lengths in batching.sorted_batches(seqs, _EMBED_BATCH):
       emb = np.asarray(self._apply(params, ids, lengths))[:len(rows)]

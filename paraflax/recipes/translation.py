@@ -6,6 +6,7 @@ import sys
 
 from paraflax import errors
 from paraflax import files
+from paraflax.data import batching
 from paraflax.data import readers
 from paraflax.decoding import backtranslation
 from paraflax.recipes import nmt
@@ -22,8 +23,9 @@ def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
   lines, _ = readers.read_lines(input, empty="keep")
   translator, params, step = nmt.load_translator(workdir)
   todo = [i for i, line in enumerate(lines) if line.strip()]
-  truncated = sum(len(translator.src_sp.encode(lines[i])) >= translator.max_len
-                  for i in todo)
+  truncated = batching.report_longer(
+      [len(translator.src_sp.encode(lines[i])) + 1 for i in todo],
+      translator.max_len, "subwords (with EOS)")
   translate = translator.translate_texts(params, alpha=alpha, stop=stop,
                                          batch_size=batch_size)
   out = [""] * len(lines)

@@ -45,3 +45,13 @@ def test_sorted_batches_cover_every_sequence_once(multiple):
   assert sorted(seen) == list(range(50))
   assert [len(seqs[i]) for i in seen] == sorted(lengths.tolist())
   assert widths == sorted(widths)
+
+
+def test_longer_inputs_are_counted_and_said(caplog):
+  with caplog.at_level("WARNING"):
+    assert batching.report_longer([3, 9, 10, 11], 10, "words") == 1
+  assert ("1 of 4 inputs are longer than data.max_len=10 words and were "
+          "truncated") in caplog.text
+  caplog.clear()
+  assert batching.report_longer([3], 10, "words") == 0
+  assert not caplog.text
