@@ -39,9 +39,19 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   c.model.hidden = 256
   c.model.attention_dim = 256
   c.model.cell = "gru"  # gru | lstm
+  # OpenNMT-py's `rnn` decoder (issue 17; both off: Bahdanau / Sennrich):
+  # input_feeding: the RNN first, then attention with its new state, the
+  # attentional vector fed back at the next step (OpenNMT's input_feed 1).
+  c.model.input_feeding = False
+  # The decoder's start state: "mean_tanh", tanh(W mean(encoder states)); or
+  # "final", ReLU(W [final forward; final backward]) (OpenNMT's bridge).
+  c.model.bridge = "mean_tanh"
 
   c.loss = ml_collections.ConfigDict()
   c.loss.label_smoothing = 0.1
+  # The summed loss over "tokens" of the batch, or over its "sentences"
+  # (OpenNMT-py's default normalization: sents).
+  c.loss.normalize = "tokens"
 
   c.optimizer = ml_collections.ConfigDict(  # Adam
       {"learning_rate": 1e-3, "clip_norm": 1.0})

@@ -81,10 +81,10 @@ def test_scores_are_the_models_log_probabilities(cell):
   np.testing.assert_allclose(hyps.logprobs, hyps.token_logprobs.sum(-1),
                              atol=1e-4)
   assert bool((jnp.diff(hyps.scores, axis=1) <= 1e-6).all()), "not sorted"
-  ended = hyps.lengths < MAX_LEN
   last = jnp.take_along_axis(hyps.tokens, (hyps.lengths - 1)[..., None],
                              -1)[..., 0]
-  assert bool(jnp.where(ended, last == EOS, True).all())
+  np.testing.assert_array_equal(hyps.ended, last == EOS)
+  assert bool(jnp.where(hyps.ended, True, hyps.lengths == MAX_LEN).all())
 
 
 def test_beams_are_distinct():
@@ -156,3 +156,45 @@ def test_same_hypotheses_on_one_and_eight_devices():
     results.append(jax.device_get(fn(params, src, src_len)))
   np.testing.assert_array_equal(results[0].tokens, results[1].tokens)
   np.testing.assert_allclose(results[0].scores, results[1].scores, atol=1e-5)
+
+
+def _loop_after_first_token(prev_N: jax.Array) -> jax.Array:
+  """Logits of a decoder that may end only right after BOS and otherwise
+  prefers token 3 forever (the looping a young model shows)."""
+  table = jnp.full((V, V), -1.0).at[:, EOS].set(-30.0).at[:, 3].set(2.0)
+  return table.at[BOS, EOS].set(0.0)[prev_N]
+
+
+def test_the_search_says_which_hypotheses_hit_max_len():
+  """Only one of K hypotheses ends: the other slots are the best live beams,
+  scored as if they ended at max_len and marked not ended (they used to be
+  stray candidates scored NEG_INF)."""
+  step = lambda cache, prev: (_loop_after_first_token(prev), cache)
+  hyps = bs.beam_search(step, jnp.zeros((2 * 3, 1)), batch=2, beam=3,
+                        bos=BOS, eos=EOS, max_len=MAX_LEN, alpha=0.6)
+  np.testing.assert_array_equal(hyps.ended, [[True, False, False]] * 2)
+  np.testing.assert_array_equal(hyps.lengths, [[1, MAX_LEN, MAX_LEN]] * 2)
+  assert bool((hyps.tokens[:, 0, 0] == EOS).all())
+  assert not bool((hyps.tokens[:, 1:] == EOS).any())
+  assert bool((hyps.tokens[:, 1, 1:] == 3).all())  # the loop
+  np.testing.assert_allclose(hyps.logprobs, hyps.token_logprobs.sum(-1),
+                             atol=1e-4)
+  np.testing.assert_allclose(
+      hyps.scores[:, 1:],
+      hyps.logprobs[:, 1:] / bs.brevity_penalty(0.6, MAX_LEN), rtol=1e-6)
+  assert bool((jnp.diff(hyps.scores[:, 1:], axis=1) <= 0).all())
+
+
+def test_a_hypothesis_may_end_at_the_last_step():
+  """EOS written at position max_len - 1 counts as ended."""
+  def step(cache, prev):
+    del prev
+    count = cache + 1  # tokens generated, EOS only allowed at the last
+    logits = jnp.zeros((count.shape[0], V)).at[:, EOS].set(
+        jnp.where(count == MAX_LEN, 50.0, -50.0))
+    return logits, count
+
+  hyps = bs.beam_search(step, jnp.zeros((3,), jnp.int32), batch=1, beam=3,
+                        bos=BOS, eos=EOS, max_len=MAX_LEN)
+  assert bool(hyps.ended.all()) and bool((hyps.lengths == MAX_LEN).all())
+  assert bool((hyps.tokens[..., -1] == EOS).all())

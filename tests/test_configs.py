@@ -397,3 +397,20 @@ def test_mine_takes_another_config_file(monkeypatch, tmp_path):
       commands.COMMANDS["mine"], target=f"{__name__}:_record"))
   assert cli.main(["mine", "--config", str(path), "--output", "o"]) == 0
   assert SEEN["config"].k == 8
+
+
+def test_a_config_saved_before_the_opennmt_keys_resumes(tmp_path):
+  """A config.json written with evaluators but before model.input_feeding,
+  model.bridge and loss.normalize (issue 17) is the same experiment."""
+  from paraflax.recipes import workdir  # pylint: disable=g-import-not-at-top
+  config = config_lib.load(_spec("nmt:de"))
+  saved = json.loads(config.to_json())
+  for block, key in (("model", "input_feeding"), ("model", "bridge"),
+                     ("loss", "normalize")):
+    del saved[block][key]
+  assert workdir.upgrade(saved) == json.loads(config.to_json())
+  (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(saved))
+  workdir.check_same_experiment(str(tmp_path), config)
+  config.model.input_feeding = True
+  with pytest.raises(errors.ConfigError, match="differs in: model"):
+    workdir.check_same_experiment(str(tmp_path), config)

@@ -28,11 +28,23 @@ def _references():
 
 def test_bleu_of_the_references_is_100():
   refs = _references()
-  model = evaluators.Model(
-      translate=lambda texts, beam: [refs[t] for t in texts])
+  model = evaluators.Model(translate=lambda texts, beam: evaluators.Translations(
+      [refs[t] for t in texts], [i != 7 for i in range(len(texts))]))
   report = evaluators.run({"dev": DEV}, model)["dev"]
-  assert report.metrics == {"bleu": pytest.approx(100.0)}
+  assert report.metrics == {"bleu": pytest.approx(100.0),
+                            "length_ratio": pytest.approx(1.0),
+                            "hit_max_output": pytest.approx(2.0)}  # 1 of 50
   assert report.details["n"] == 50
+  assert "2.0 % cut at the output limit" in report.table
+
+
+def test_bleu_reports_the_length_ratio():
+  refs = _references()
+  model = evaluators.Model(translate=lambda texts, beam: evaluators.Translations(
+      [f"{refs[t]} {refs[t]}" for t in texts], [True] * len(texts)))
+  report = evaluators.run({"dev": DEV}, model)["dev"]
+  assert report.metrics["length_ratio"] == pytest.approx(2.0, abs=0.01)
+  assert report.metrics["hit_max_output"] == 0.0
 
 
 def test_alignment_finds_the_translation_it_is_given():

@@ -1,8 +1,11 @@
 """NMT recipe, `translate` and `backtranslate` on a tiny model of real
 multi30k de-en (mechanics, not quality)."""
 import json
+import re
 import shutil
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -21,8 +24,9 @@ def workdir(tmp_path_factory):
   path = tmp_path_factory.mktemp("nmt") / "w"
   assert cli.main(["train", "--config", f"{ROOT}/configs/nmt.py:de",
                    "--workdir", str(path), *TINY_NMT]) == 0
-  assert json.loads((path / "metrics.jsonl").read_text().splitlines()[-1])[
-      "dev/bleu"] >= 0
+  last = json.loads((path / "metrics.jsonl").read_text().splitlines()[-1])
+  assert last["dev/bleu"] >= 0 and last["dev/length_ratio"] >= 0
+  assert 0 <= last["dev/hit_max_output"] <= 100
   return path
 
 
@@ -48,10 +52,12 @@ def test_translate_one_line_out_per_line_in(workdir, tmp_path):
   out = target.read_text("utf-8").split("\n")[:-1]
   assert len(out) == 4 and out[1] == ""
   code, target = _translate(workdir, tmp_path,
-                            "\n".join(lines[::-1]) + "\n", "--beam", "3")
+                            "\n".join(lines[::-1]) + "\n", "--beam", "3",
+                            "--overwrite")
   assert target.read_text("utf-8").split("\n")[:-1] == out[::-1]
   code, target = _translate(workdir, tmp_path, "\n".join(lines) + "\n",
-                            "--beam", "3", "--stop", "k_finished")
+                            "--beam", "3", "--stop", "k_finished",
+                            "--overwrite")
   assert code == 0 and len(target.read_text("utf-8").split("\n")) == 5
 
 
@@ -71,6 +77,34 @@ def test_translations_are_the_same_on_one_and_eight_devices(workdir,
     assert [h.text for h in hyps] == [h.text for h in results[1][i]]
     np.testing.assert_allclose([h.score for h in hyps],
                                [h.score for h in results[1][i]], atol=1e-5)
+
+
+_UNENDED = (r"(\d+) of {} translations \(\d+\.\d %\) hit "
+            r"decode.max_output=100 without ending")
+
+
+def test_translate_says_how_many_hit_max_output(workdir, tmp_path, capsys):
+  code, _ = _translate(workdir, tmp_path, "Ein Mann.\n\nZwei Hunde.\n")
+  assert code == 0
+  assert re.search(_UNENDED.format(2), capsys.readouterr().err)
+
+
+def test_the_translator_marks_cut_hypotheses(workdir):
+  """With EOS made impossible every 1-best is cut at max_output, and said to
+  be."""
+  translator, params, _ = nmt.load_translator(str(workdir))
+  texts = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]
+  logits = params["decoder"]["logits"]
+  never_ends = dict(params, decoder=dict(params["decoder"], logits=dict(
+      logits, bias=logits["bias"].at[bitext.EOS].add(-1e4))))
+  assert translator.translate_texts(never_ends)(texts, 2).ended == [
+      False, False]
+  sources = [translator.encode(t, "t", "truncate") for t in texts]
+  for _, hyps in translator.translate(never_ends, sources, beam=2, nbest=2):
+    assert [(h.ended, h.tokens) for h in hyps] == [(False, 100)] * 2
+  assert translator.unended_note(2, 2) == (
+      "2 of 2 translations (100.0 %) hit decode.max_output=100 without "
+      "ending")
 
 
 @pytest.mark.parametrize("content, extra, message", [
@@ -102,9 +136,11 @@ def _backtranslate(workdir, val_files, output, *extra):
                    *extra])
 
 
-def test_backtranslate_records_and_resume(workdir, val_files, tmp_path):
+def test_backtranslate_records_and_resume(workdir, val_files, tmp_path,
+                                         capsys):
   straight = tmp_path / "straight.jsonl"
   assert _backtranslate(workdir, val_files, straight) == 0
+  assert re.search(_UNENDED.format(70), capsys.readouterr().err)
   data = straight.read_bytes()
   records = [json.loads(l) for l in data.splitlines()]
   assert len(records) == 70 * 2
@@ -192,3 +228,128 @@ def test_eval_gives_the_bleu_the_train_loop_logged(workdir, capsys):
               if r["step"] == saved["checkpoint_step"] and "dev/bleu" in r)
   assert saved["dev"]["bleu"] == pytest.approx(bleu, abs=1e-9)
   assert saved["dev"]["n"] == 20
+
+
+# ------------------------------------ OpenNMT-py's choices (issue 17), keys
+
+
+def _tiny(cell="gru", **options):
+  from paraflax.models import nmt as nmt_model  # pylint: disable=g-import-not-at-top
+  model = nmt_model.AttentionNMT(src_vocab=30, tgt_vocab=20, emb_dim=8,
+                                 hidden=6, attention_dim=5, cell=cell,
+                                 **options)
+  src = np.array([[5, 6, 7, 1, 0, 0], [8, 9, 10, 11, 12, 1]], np.int32)
+  src_len = np.array([4, 6], np.int32)
+  tgt_in = np.array([[0, 3, 4, 5], [0, 6, 7, 8]], np.int32)
+  params = model.init(jax.random.key(0), src, src_len, tgt_in)["params"]
+  return model, params, (src, src_len, tgt_in)
+
+
+def _stepwise_logits(model, params, src, src_len, tgt_in):
+  from paraflax.models import nmt as nmt_model  # pylint: disable=g-import-not-at-top
+  encoded = model.apply({"params": params}, src, src_len,
+                        method=nmt_model.AttentionNMT.encode)
+  carry = model.apply({"params": params}, encoded,
+                      method=nmt_model.AttentionNMT.init_carry)
+  out = []
+  for t in range(tgt_in.shape[1]):
+    logits, carry = model.apply({"params": params}, encoded, carry,
+                                tgt_in[:, t],
+                                method=nmt_model.AttentionNMT.decode_step)
+    out.append(logits)
+  return np.stack(out, 1), carry
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_input_feeding_feeds_the_attentional_vector(cell):
+  model, params, batch = _tiny(cell, input_feeding=True)
+  plain_model, plain, _ = _tiny(cell)
+  assert "attentional" in params["decoder"]
+  assert "readout" not in params["decoder"]
+  assert "readout" in plain["decoder"]  # the paper's default is unchanged
+  # rnn input: [y_prev (8); attentional vector (6)]
+  kernel = params["decoder"]["rnn"]
+  first = kernel["ir" if cell == "gru" else "ii"]["kernel"]
+  assert first.shape == (8 + 6, 6)
+  logits = model.apply({"params": params}, *batch)
+  assert logits.shape == (2, 4, 20)
+  stepwise, (_, feed) = _stepwise_logits(model, params, *batch)
+  np.testing.assert_allclose(logits, stepwise, atol=1e-5)
+  assert feed.shape == (2, 6) and bool(jnp.any(feed != 0))
+  # The fed vector is what the logits are made of.
+  np.testing.assert_allclose(
+      stepwise[:, -1], feed @ params["decoder"]["logits"]["kernel"]
+      + params["decoder"]["logits"]["bias"], atol=1e-5)
+  assert plain_model.apply({"params": plain}, *batch).shape == logits.shape
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_the_final_bridge_starts_from_the_last_real_states(cell):
+  from paraflax.models import nmt as nmt_model  # pylint: disable=g-import-not-at-top
+  model, params, (src, src_len, tgt_in) = _tiny(cell, bridge_type="final")
+  encoded = model.apply({"params": params}, src, src_len,
+                        method=nmt_model.AttentionNMT.encode)
+  carry = model.apply({"params": params}, encoded,
+                      method=nmt_model.AttentionNMT.init_carry)
+  h = carry[1] if cell == "lstm" else carry
+  states, hidden = encoded["states"], 6
+  last = np.concatenate([states[np.arange(2), src_len - 1, :hidden],
+                         states[:, 0, hidden:]], -1)  # fwd at end, bwd at 0
+  np.testing.assert_allclose(encoded["final_h"], last, atol=1e-6)
+  np.testing.assert_allclose(h, jax.nn.relu(
+      last @ params["bridge"]["kernel"] + params["bridge"]["bias"]),
+                             atol=1e-6)
+  if cell == "lstm":
+    assert "bridge_c" in params and bool(jnp.any(carry[0] != 0))
+  # Padding after the source changes nothing.
+  wider = np.pad(src, ((0, 0), (0, 3)))
+  again = model.apply({"params": params}, wider, src_len,
+                      method=nmt_model.AttentionNMT.encode)
+  np.testing.assert_allclose(again["final_h"], encoded["final_h"], atol=1e-6)
+  assert model.apply({"params": params}, src, src_len, tgt_in).shape == (
+      2, 4, 20)
+  with pytest.raises(ValueError, match="model.bridge"):
+    _tiny(cell, bridge_type="last")
+
+
+class _Vocab:
+  def get_piece_size(self) -> int:
+    return 20
+
+
+def _recipe(**loss):
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  config = config_lib.load(f"{ROOT}/configs/nmt.py:de")
+  config.model.update(emb_dim=8, hidden=6, attention_dim=5)
+  config.loss.update(loss)
+  return nmt.NMTRecipe(config, _Vocab(), _Vocab(), None,
+                       partitioning.make_mesh(1))
+
+
+def test_loss_normalize_divides_by_tokens_or_sentences():
+  batch = {"src": np.array([[5, 6, 1, 0], [7, 1, 0, 0], [0, 0, 0, 0]],
+                           np.int32),
+           "src_len": np.array([3, 2, 0], np.int32),
+           "tgt_out": np.array([[3, 1, 0, 0], [4, 5, 6, 1], [0, 0, 0, 0]],
+                               np.int32),
+           "tgt_len": np.array([2, 4, 0], np.int32)}  # a padding row
+  batch["tgt_in"] = np.concatenate([np.zeros((3, 1), np.int32),
+                                    batch["tgt_out"][:, :-1]], 1)
+  tokens, sentences = _recipe(), _recipe(normalize="sentences")
+  params = tokens.init_state(jax.random.key(0))["params"]
+  per_token, count = tokens._loss(params, batch)  # pylint: disable=protected-access
+  per_sentence, _ = sentences._loss(params, batch)  # pylint: disable=protected-access
+  assert float(count) == 6
+  np.testing.assert_allclose(per_sentence, per_token * 6 / 2, rtol=1e-6)
+  logprobs = jax.nn.log_softmax(tokens.model.apply({"params": params},
+                                                   batch["src"],
+                                                   batch["src_len"],
+                                                   batch["tgt_in"]))
+  nll = -np.take_along_axis(np.asarray(logprobs), batch["tgt_out"][..., None],
+                            -1)[..., 0]
+  smooth = -np.asarray(logprobs).mean(-1)
+  mask = np.arange(4)[None] < batch["tgt_len"][:, None]
+  want = np.sum((0.9 * nll + 0.1 * smooth) * mask) / 2  # EOS scored, pad not
+  np.testing.assert_allclose(per_sentence, want, rtol=1e-5)
+  with pytest.raises(errors.ConfigError, match="loss.normalize"):
+    _recipe(normalize="words")

@@ -21,7 +21,7 @@ import json
 import logging
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -85,11 +85,17 @@ def _finished_prefix(path: str, batches: list[list[int]], nbest: int) -> int:
   return done
 
 
+class Written(NamedTuple):
+  records: int  # appended by this run
+  inputs: int  # decoded by this run (a resumed run skips finished batches)
+  unended: int  # of those, 1-best hypotheses cut at the output limit
+
+
 def run(translator: Any, params: Any, sources: Sequence[str],
         references: Sequence[str], output: str, *, beam: int, nbest: int,
         alpha: float, batch_size: int, name: str, stop: str = "exact",
-        overwrite: bool = False) -> int:
-  """Appends the records of every unfinished batch; returns records written.
+        overwrite: bool = False) -> Written:
+  """Appends the records of every unfinished batch; returns what it wrote.
 
   Records of other settings in `output` are refused (a `ConfigError`) unless
   `overwrite`, which deletes them first.
@@ -111,7 +117,7 @@ def run(translator: Any, params: Any, sources: Sequence[str],
       "batch_size": batch_size, "max_len": translator.max_len,
       "max_output": translator.max_output}, overwrite=overwrite)
   start = _finished_prefix(output, batches, nbest)
-  written = 0
+  written, inputs, unended = 0, 0, 0
   progress = tqdm.tqdm(total=len(sources), unit="sent", dynamic_ncols=True,
                        initial=sum(len(b) for b in batches[:start]))
   with open(output, "a", encoding="utf-8") as f:
@@ -131,6 +137,8 @@ def run(translator: Any, params: Any, sources: Sequence[str],
       os.fsync(f.fileno())
       faults.moment("backtranslate.batch")
       written += len(lines)
+      inputs += len(batch)
+      unended += sum(not results[j][0].ended for j in range(len(batch)))
       progress.update(len(batch))
   progress.close()
-  return written
+  return Written(written, inputs, unended)

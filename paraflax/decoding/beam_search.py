@@ -58,10 +58,11 @@ class BeamState:
 @flax.struct.dataclass
 class Hypotheses:
   tokens: jax.Array  # [B, K, L], EOS included, zero padded after it
-  lengths: jax.Array  # [B, K] tokens up to and including EOS
+  lengths: jax.Array  # [B, K] tokens up to and including EOS (or max_len)
   scores: jax.Array  # [B, K] normalised log-prob, best first
   logprobs: jax.Array  # [B, K] total log-prob
   token_logprobs: jax.Array  # [B, K, L], zero after EOS
+  ended: jax.Array  # [B, K] in EOS; False: cut at max_len, still going
   steps: jax.Array  # decoder steps the search ran (at least max(lengths))
 
 
@@ -169,24 +170,28 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
 
   state = lax.while_loop(not_done, advance,
                          _init(cache, batch, beam, max_len))
-  # An input with no finished hypothesis (max_len reached) returns its live
-  # beams, scored as if they ended there.
-  none = ~state.finished_flags.any(axis=1, keepdims=True)
-  pick = lambda fin, live: jnp.where(
-      none.reshape(none.shape + (1,) * (fin.ndim - 2)), live, fin)
+  # The K best of each input: hypotheses that ended in EOS first, then, where
+  # fewer than K ended by max_len, live beams scored as if they ended there
+  # (before, those slots held stray candidates scored NEG_INF).
   live_scores = state.live_logprobs / brevity_penalty(alpha, max_len)
-  tokens = pick(state.finished_seqs, state.live_seqs)
-  ended = jnp.cumsum(tokens == eos, axis=2) - (tokens == eos) > 0
-  lengths = jnp.where(none, max_len, jnp.sum(~ended & (
-      jnp.arange(max_len) < state.step), axis=2))
+  flags = jnp.concatenate([state.finished_flags,
+                           jnp.zeros_like(state.finished_flags)], 1)
+  pool_scores = jnp.concatenate([state.finished_scores, live_scores], 1)
+  slot = lax.broadcasted_iota(jnp.int32, flags.shape, 1)
+  pick = lax.sort((~flags, -pool_scores, slot), dimension=1, num_keys=2,
+                  is_stable=True)[-1][:, :beam]
+  take = lambda fin, live: _gather(jnp.concatenate([fin, live], 1), pick)
+  tokens = take(state.finished_seqs, state.live_seqs)
+  after_eos = jnp.cumsum(tokens == eos, axis=2) - (tokens == eos) > 0
+  lengths = jnp.sum(~after_eos & (jnp.arange(max_len) < state.step), axis=2)
   keep = jnp.arange(max_len)[None, None] < lengths[..., None]
   return Hypotheses(
       tokens=jnp.where(keep, tokens, 0), lengths=lengths,
-      scores=pick(state.finished_scores, live_scores),
-      logprobs=pick(state.finished_logprobs, state.live_logprobs),
-      token_logprobs=jnp.where(keep, pick(state.finished_token_logprobs,
+      scores=_gather(pool_scores, pick),
+      logprobs=take(state.finished_logprobs, state.live_logprobs),
+      token_logprobs=jnp.where(keep, take(state.finished_token_logprobs,
                                           state.live_token_logprobs), 0.0),
-      steps=state.step)
+      ended=_gather(flags, pick), steps=state.step)
 
 
 def greedy(step_fn: StepFn, cache: Any, *, batch: int, bos: int, eos: int,

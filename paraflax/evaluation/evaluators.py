@@ -28,13 +28,18 @@ from paraflax.mining import similarity
 ENGLISH = "en"
 
 
+class Translations(NamedTuple):
+  texts: list[str]  # 1-best translations
+  ended: list[bool]  # False: the search cut it at its output limit
+
+
 @dataclasses.dataclass(frozen=True)
 class Model:
   """What a trained model offers to evaluators; None where it cannot."""
   # (texts, language) -> [N, d] embeddings.
   embed: Callable[[Sequence[str], str], np.ndarray] | None = None
   # (texts, beam) -> 1-best translations (the config's length penalty).
-  translate: Callable[[Sequence[str], int], list[str]] | None = None
+  translate: Callable[[Sequence[str], int], Translations] | None = None
 
 
 class Report(NamedTuple):
@@ -78,18 +83,25 @@ def sts(model: Model, *, sets: Sequence[str] = sts_lib.DEFAULT_SETS
 def bleu(model: Model, *, task: str, split: str, sentences: int = 0,
          beam: int = 4) -> Report:
   """Corpus BLEU (sacrebleu, 13a) of the 1-best translations (beam search
-  of width `beam`) of the first `sentences` pairs of a bitext Task (0: all).
+  of width `beam`) of the first `sentences` pairs of a bitext Task (0: all),
+  the hypothesis / reference length ratio, and the % of translations the
+  search cut at its output limit (a model that loops shows there first).
   """
   import sacrebleu  # pylint: disable=g-import-not-at-top
   translate = _needs(model, "translate", "bleu")
   pairs = _first(task, split, sentences)
   out = translate([s for s, _ in pairs], beam)
-  score = sacrebleu.corpus_bleu(out, [[t for _, t in pairs]])
-  return Report({"bleu": score.score},
+  score = sacrebleu.corpus_bleu(out.texts, [[t for _, t in pairs]])
+  found = {"bleu": score.score,
+           "length_ratio": score.sys_len / max(score.ref_len, 1),
+           "hit_max_output": 100.0 * out.ended.count(False) / max(len(pairs),
+                                                                 1)}
+  return Report(found,
                 f"BLEU {score.score:.2f} on {len(pairs)} pairs of "
-                f"{task}:{split} ({score})",
-                {"bleu": score.score, "signature": str(score), "n":
-                 len(pairs)})
+                f"{task}:{split} ({score}); length ratio "
+                f"{found['length_ratio']:.3f}, {found['hit_max_output']:.1f} % "
+                "cut at the output limit without ending",
+                {**found, "signature": str(score), "n": len(pairs)})
 
 
 def alignment(model: Model, *, task: str, split: str, lang: str,

@@ -17,6 +17,7 @@ import ml_collections
 import numpy as np
 from jax.sharding import Mesh
 
+from paraflax import errors
 from paraflax import losses
 from paraflax.data import batching
 from paraflax.data import bitext
@@ -38,12 +39,21 @@ class Hypothesis:
   score: float  # length-normalised log-prob (what the beam ranks by)
   logprob: float  # total log-prob, EOS included
   tokens: int  # subwords, EOS included
+  ended: bool  # in EOS; False: cut at max_output
+
+
+# How the summed token loss of a batch is divided: by its target tokens, or
+# by its sentences (OpenNMT-py's default `normalization: sents`), which weighs
+# long sentences more and makes gradients ~(tokens per sentence) times larger
+# before clipping.
+NORMALIZE = ("tokens", "sentences")
 
 
 def make_model(config: ml_collections.ConfigDict, src_vocab: int,
                tgt_vocab: int) -> nmt.AttentionNMT:
+  settings = config.model.to_dict()
   return nmt.AttentionNMT(src_vocab=src_vocab, tgt_vocab=tgt_vocab,
-                          **config.model.to_dict())
+                          bridge_type=settings.pop("bridge"), **settings)
 
 
 class Translator:
@@ -104,26 +114,36 @@ class Translator:
         yield int(i), [self._hypothesis(hyps, j, k) for k in range(nbest)]
 
   def translate_texts(self, params: Any, *, alpha: float | None = None,
-                      **options) -> Callable[[Sequence[str], int], list[str]]:
+                      **options
+                      ) -> Callable[[Sequence[str], int],
+                                    evaluators.Translations]:
     """(texts, beam) -> their 1-best translations (sources over max_len
     subwords truncated); `alpha` defaults to the config's, `options` are
     `translate`'s (batch_size, stop)."""
-    def run(texts: Sequence[str], beam: int) -> list[str]:
+    def run(texts: Sequence[str], beam: int) -> evaluators.Translations:
       sources = [self.encode(t, f"input {i + 1}", "truncate")
                  for i, t in enumerate(texts)]
-      out = [""] * len(texts)
+      out = evaluators.Translations([""] * len(texts), [True] * len(texts))
       for i, (best,) in self.translate(
           params, sources, beam=beam,
           alpha=self.alpha if alpha is None else alpha, **options):
-        out[i] = best.text
+        out.texts[i], out.ended[i] = best.text, best.ended
       return out
     return run
+
+  def unended_note(self, unended: int, total: int) -> str:
+    """How many 1-best translations the search cut at max_output, for logs:
+    a model that loops ("able to be able to ...") shows there."""
+    share = 100.0 * unended / max(total, 1)
+    return (f"{unended} of {total} translations ({share:.1f} %) hit "
+            f"decode.max_output={self.max_output} without ending")
 
   def _hypothesis(self, hyps: bs.Hypotheses, row: int, k: int) -> Hypothesis:
     n = int(hyps.lengths[row, k])
     ids = [int(t) for t in hyps.tokens[row, k, :n] if t != bitext.EOS]
     return Hypothesis(self.tgt_sp.decode(ids), float(hyps.scores[row, k]),
-                      float(hyps.logprobs[row, k]), n)
+                      float(hyps.logprobs[row, k]), n,
+                      bool(hyps.ended[row, k]))
 
 
 class NMTRecipe:
@@ -139,6 +159,10 @@ class NMTRecipe:
     self.config = config
     self.model = make_model(config, src_sp.get_piece_size(),
                             tgt_sp.get_piece_size())
+    if config.loss.normalize not in NORMALIZE:
+      raise errors.ConfigError(
+          f"loss.normalize={config.loss.normalize!r}; use one of "
+          f"{', '.join(NORMALIZE)}.")
     self.tx = optimizers.make(config.optimizer)
     self.stream = stream
     self.select_metric = config.select
@@ -161,6 +185,8 @@ class NMTRecipe:
             < batch["tgt_len"][:, None])
     total, count = losses.token_cross_entropy(
         logits, batch["tgt_out"], mask, self.config.loss.label_smoothing)
+    if self.config.loss.normalize == "sentences":
+      return total / jnp.maximum(jnp.sum(batch["tgt_len"] > 0), 1), count
     return total / jnp.maximum(count, 1.0), count
 
   def train_step(self, state, batch: dict[str, jax.Array], key: jax.Array):

@@ -28,14 +28,16 @@ def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
       translator.max_len, "subwords (with EOS)")
   translate = translator.translate_texts(params, alpha=alpha, stop=stop,
                                          batch_size=batch_size)
+  found = translate([lines[i] for i in todo], beam)
   out = [""] * len(lines)
-  for i, text in zip(todo, translate([lines[i] for i in todo], beam)):
+  for i, text in zip(todo, found.texts):
     out[i] = text
   files.write_once(output, "".join(line + "\n" for line in out),
                    overwrite=overwrite)
   print(f"translated {len(todo)} lines to {output} (checkpoint step {step}, "
         f"beam {beam}); {len(lines) - len(todo)} empty lines left empty, "
-        f"{truncated} truncated at {translator.max_len} subwords",
+        f"{truncated} truncated at {translator.max_len} subwords; "
+        + translator.unended_note(found.ended.count(False), len(todo)),
         file=sys.stderr)
 
 
@@ -68,12 +70,13 @@ def backtranslate(workdir: str, output: str, *, beam: int = 50,
   files.check_output(output)
   rows, name = _bitext(task, split, src, ref, empty_lines)
   translator, params, step = nmt.load_translator(workdir)
-  written = backtranslation.run(
+  done = backtranslation.run(
       translator, params, [r[0] for r in rows], [r[1] for r in rows], output,
       beam=beam, nbest=nbest,
       alpha=translator.alpha if alpha is None else alpha,
       batch_size=batch_size, name=name, stop=stop, overwrite=overwrite)
-  print(f"{len(rows)} inputs, {written} records appended to {output} "
-        f"(checkpoint step {step}, beam {beam}, nbest {nbest})",
-        file=sys.stderr)
-  return written
+  print(f"{len(rows)} inputs, {done.records} records appended to {output} "
+        f"(checkpoint step {step}, beam {beam}, nbest {nbest}); of the "
+        f"{done.inputs} decoded by this run, "
+        + translator.unended_note(done.unended, done.inputs), file=sys.stderr)
+  return done.records

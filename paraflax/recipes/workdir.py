@@ -53,9 +53,13 @@ _EVALS_OF_EVAL = {
 }
 
 
-def upgrade(saved: dict) -> dict:
-  """A config.json written before evaluators, as its config is written now
-  (the same experiment); a newer one as it is."""
+# Keys added to a recipe's config since, per block, with the values that
+# ran before them (issue 17: OpenNMT-py's choices, off).
+_ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
+                  "loss": {"normalize": "tokens"}}}
+
+
+def _with_evals(saved: dict) -> dict:
   if ("evals" in saved or "eval" not in saved
       or saved.get("recipe") not in _EVALS_OF_EVAL):
     return saved
@@ -64,6 +68,15 @@ def upgrade(saved: dict) -> dict:
   rest = {k: v for k, v in saved.items()
           if k != "eval" or saved["recipe"] == "bilingual"}
   return {**rest, "evals": evals, "select": select}
+
+
+def upgrade(saved: dict) -> dict:
+  """A config.json written before evaluators or before keys of `_ADDED`, as
+  its config is written now (the same experiment); a newer one as it is."""
+  saved = _with_evals(saved)
+  for block, keys in _ADDED.get(saved.get("recipe"), {}).items():
+    saved = {**saved, block: {**keys, **saved.get(block, {})}}
+  return saved
 
 
 def _read_saved(workdir: str) -> dict | None:
