@@ -76,6 +76,12 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
       "dev": {"type": "alignment", "task": c.data.dev_task,
               "split": c.data.dev_split, "lang": lang, "sentences": 1000},
   })
+  # After training (`paraflax eval`): the paper's tables without the MLP
+  # similarity (`paraflax eval-bilingual` trains it and adds it).
+  c.evals.tests = {"type": "alignment_recovery", "lang": lang,
+                   "in_training": False}
+  c.evals.paracrawl = {"type": "paracrawl", "lang": lang,
+                       "in_training": False}
   c.select = "dev/align_accuracy"  # picks the best checkpoint
   c.update(common.loop(eval_every=500, log_every=50, checkpoint_every=500))
   return c

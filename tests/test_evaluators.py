@@ -83,3 +83,20 @@ def test_in_training_by_default():
 def test_mistakes_are_config_errors(evals, names, message):
   with pytest.raises(errors.ConfigError, match=message):
     evaluators.run(evals, evaluators.Model(), names)
+
+
+def test_the_bilingual_tables_as_evaluators():
+  evals = {"tests": {"type": "alignment_recovery", "lang": "de",
+                     "sets": ("multi30k_test_2016_flickr",),
+                     "similarities": ("cosine", "csls")},
+           "paracrawl": {"type": "paracrawl", "lang": "de",
+                         "releases": ("v6",), "similarities": ("cosine",)}}
+  reports = evaluators.run(evals, evaluators.Model(embed=_bag_of_words))
+  metrics = evaluators.metrics(reports)
+  assert set(metrics) >= {
+      "tests/multi30k_test_2016_flickr/cosine/error",
+      "tests/multi30k_test_2016_flickr/csls/error",
+      "paracrawl/v6/cosine/auc", "paracrawl/v6/bicleaner/precision"}
+  # German bags of words rarely meet their English translation's words.
+  assert 50 < metrics["tests/multi30k_test_2016_flickr/cosine/error"] <= 100
+  assert "multi30k_test_2016_flickr" in reports["tests"].table

@@ -22,6 +22,8 @@ import numpy as np
 
 from paraflax import errors
 from paraflax.data import corpora
+from paraflax.evaluation import alignment as alignment_lib
+from paraflax.evaluation import paracrawl as paracrawl_lib
 from paraflax.evaluation import sts as sts_lib
 from paraflax.mining import similarity
 
@@ -120,8 +122,44 @@ def alignment(model: Model, *, task: str, split: str, lang: str,
                                        "n": len(pairs)})
 
 
+UNTRAINED_SIMILARITIES = ("cosine", "euclidean", "csls")
+
+
+def _contexts(names: Sequence[str], k: int) -> dict[str, dict]:
+  return {name: {"k": k} if name == "csls" else {} for name in names}
+
+
+def alignment_recovery(model: Model, *, lang: str,
+                       sets: Sequence[str] | None = None,
+                       similarities: Sequence[str] = UNTRAINED_SIMILARITIES,
+                       k: int = 10, seed: int = 0) -> Report:
+  """Alignment recovery error (%) on the parallel test sets of `lang`-en
+  (default: all; `alignment.TEST_SETS`), both ways, by each similarity."""
+  embed = _needs(model, "embed", "alignment_recovery")
+  rows = alignment_lib.evaluate(embed, lang, _contexts(similarities, k),
+                                sets, seed=seed)
+  return Report({f"{r['set']}/{r['similarity']}/error": r["mean"]
+                 for r in rows}, alignment_lib.format_table(rows),
+                {"rows": rows})
+
+
+def paracrawl(model: Model, *, lang: str,
+              releases: Sequence[str] = paracrawl_lib.RELEASES,
+              similarities: Sequence[str] = UNTRAINED_SIMILARITIES,
+              k: int = 10) -> Report:
+  """ParaCrawl pairs scored by each similarity against the human labels:
+  ROC-AUC and precision at the top 25 %, beside the bundled filters."""
+  embed = _needs(model, "embed", "paracrawl")
+  rows = paracrawl_lib.evaluate_all(embed, _contexts(similarities, k),
+                                    releases=releases, langs=(lang,))
+  return Report({f"{r['release']}/{r['scorer']}/{key}": r[key]
+                 for r in rows for key in ("auc", "precision")},
+                paracrawl_lib.format_table(rows), {"rows": rows})
+
+
 EVALUATORS: dict[str, Callable[..., Report]] = {
-    "sts": sts, "bleu": bleu, "alignment": alignment}
+    "sts": sts, "bleu": bleu, "alignment": alignment,
+    "alignment_recovery": alignment_recovery, "paracrawl": paracrawl}
 
 
 def in_training(evals: Mapping[str, Mapping]) -> list[str]:

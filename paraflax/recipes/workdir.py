@@ -49,7 +49,11 @@ _EVALS_OF_EVAL = {
                      "in_training": False}}, "dev/bleu"),
     "bilingual": lambda saved, old: (
         {"dev": {"type": "alignment", **_dev_set(saved), "lang": saved["lang"],
-                 "sentences": old["sentences"]}}, "dev/align_accuracy"),
+                 "sentences": old["sentences"]},
+         "tests": {"type": "alignment_recovery", "lang": saved["lang"],
+                   "in_training": False},
+         "paracrawl": {"type": "paracrawl", "lang": saved["lang"],
+                       "in_training": False}}, "dev/align_accuracy"),
 }
 
 
