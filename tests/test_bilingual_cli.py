@@ -114,7 +114,11 @@ def test_align_eval_table_in_either_file_order(workdir, tmp_path, capsys):
     assert f"{r['mean']:.2f}" in printed
   # English given first: still reported de->en, en->de.
   assert _align(workdir, tmp_path, en, de, *EN_DE, "--k", "3", "--output",
-                str(out), "--similarity", "cosine") == 0
+                str(out), "--similarity", "cosine") == cli.EXIT_BAD_INPUT
+  assert "--overwrite" in capsys.readouterr().err  # other rows: kept
+  assert json.loads(out.read_text()) == rows
+  assert _align(workdir, tmp_path, en, de, *EN_DE, "--k", "3", "--output",
+                str(out), "--similarity", "cosine", "--overwrite") == 0
   assert json.loads(out.read_text()) == rows[:1]
 
 
