@@ -19,7 +19,8 @@ from paraflax.data import corpora
 from paraflax.data import readers
 
 tf = quiet.tensorflow()
-import seqio  # pylint: disable=g-import-not-at-top,wrong-import-position  # loads TensorFlow: after the quiet load
+# seqio loads TensorFlow: only after the quiet load above.
+import seqio  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _BATCH = 4096
 

@@ -18,7 +18,8 @@ from paraflax import quiet
 from paraflax.data import corpora
 
 quiet.tensorflow()
-import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top,wrong-import-position  # after the quiet load
+# tfds loads TensorFlow: only after the quiet load above.
+import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _PREFIX = "bitext_"
 

@@ -43,7 +43,8 @@ def score(embed: Embed, sets: Sequence[sts_data.StsSet]
     keep = x.scored()
     e1 = table[[row[s] for s in x.sentence1]][keep]
     e2 = table[[row[s] for s in x.sentence2]][keep]
-    out[x.name] = correlations(np.asarray(vectors.cosine(e1, e2)), x.scores[keep])
+    out[x.name] = correlations(np.asarray(vectors.cosine(e1, e2)),
+                               x.scores[keep])
   return out
 
 

@@ -1,6 +1,7 @@
 """`paraflax mine`: embeddings in, margin-scored sentence pairs out.
 
-load (or embed: `recipes.embedders.embed_sides`) -> deduplicate -> k-NN both ways, resumable
+load (or embed: `recipes.embedders.embed_sides`) -> deduplicate -> k-NN
+both ways, resumable
 -> margin scores -> candidate strategy -> TSV, written atomically.
 
 The settings (input fingerprints, search and scoring options) are recorded

@@ -73,7 +73,8 @@ def load(workdir: str, langs: Sequence[str | None], flags: str = "--lang"
 
 
 def embed_sides(workdir: str, text_paths: Sequence[str | None],
-                langs: Sequence[str | None]) -> tuple[pipeline.Side, pipeline.Side]:
+                langs: Sequence[str | None]
+                ) -> tuple[pipeline.Side, pipeline.Side]:
   """Both text files embedded with the encoder of `workdir`."""
   if None in text_paths or None in langs:
     raise errors.ConfigError("--workdir needs --src-text, --tgt-text, "

@@ -41,7 +41,8 @@ def workdir_languages(workdir: str) -> tuple[str, str]:
   return tuple(sorted(langs, key=lambda lang: lang == ENGLISH))
 
 
-def open_workdir(workdir: str, src_lang: str, tgt_lang: str) -> bilingual_eval.Encoders:
+def open_workdir(workdir: str, src_lang: str, tgt_lang: str
+                 ) -> bilingual_eval.Encoders:
   """The encoders of `workdir`, once both languages are its two, one each."""
   langs = (src_lang, tgt_lang)
   if src_lang == tgt_lang or ENGLISH not in langs:
@@ -106,7 +107,8 @@ def write_scores(path: str, scores: np.ndarray, *, overwrite: bool = False
                    overwrite=overwrite)
 
 
-def align_errors(enc: bilingual_eval.Encoders, src: Sequence[str], tgt: Sequence[str],
+def align_errors(enc: bilingual_eval.Encoders, src: Sequence[str],
+                 tgt: Sequence[str],
                  src_lang: str, similarities: Mapping[str, Mapping], *,
                  seed: int = 0, name: str = "") -> list[dict]:
   """Alignment recovery error rows (`alignment.format_table`), xx <-> en."""

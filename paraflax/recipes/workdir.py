@@ -32,7 +32,8 @@ def save_config(workdir: str, config: ml_collections.ConfigDict) -> None:
 
 
 def _dev_set(saved: dict) -> dict:
-  return {"task": saved["data"]["dev_task"], "split": saved["data"]["dev_split"]}
+  data = saved["data"]
+  return {"task": data["dev_task"], "split": data["dev_split"]}
 
 
 # Before evaluators (2026-11-23), a config's `eval` block named what the loop
