@@ -91,21 +91,19 @@ class Model:
                 ) -> list[str] | list[list[nmt.Hypothesis]]:
     """Translations into English, in input order: the 1-best texts when
     `nbest` is 1, else each input's `nbest` Hypothesis(text, score, logprob,
-    tokens, ended), best first. Inputs over data.max_len subwords are
-    truncated; `alpha` (length normalisation) defaults to the config's;
-    `stop` as `paraflax translate --stop`."""
+    tokens, ended), best first. An empty input gets "" (none); inputs over
+    data.max_len subwords are truncated. `alpha` (length normalisation)
+    defaults to the config's; `stop` as `paraflax translate --stop`."""
     if self._translator is None:
       raise self._cannot("translate", "'nmt'")
+    from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
     translator, params, _ = self._translator
-    sources = [translator.encode(t, f"input {i + 1}", "truncate")
-               for i, t in enumerate(texts)]
-    found: list[Any] = [None] * len(sources)
-    for i, hyps in translator.translate(
-        params, sources, beam=beam, nbest=nbest,
-        alpha=translator.alpha if alpha is None else alpha,
-        batch_size=batch_size, stop=stop):
-      found[i] = hyps
-    return [h[0].text for h in found] if nbest == 1 else found
+    found = translation.translate_texts(
+        translator, params, list(texts), beam=beam, nbest=nbest, alpha=alpha,
+        batch_size=batch_size, stop=stop)
+    if nbest == 1:
+      return [hyps[0].text if hyps else "" for hyps in found]
+    return found
 
   def score_pairs(self, src: Sequence[str], tgt: Sequence[str],
                   similarity: str = "cosine", *, src_lang: str | None = None,
