@@ -15,7 +15,8 @@ import importlib
 # name -> the module that defines it
 _API = {name: "paraflax.api" for name in (
     "Model", "load", "train", "mine", "candidates", "best_threshold",
-    "mining_benchmark", "tasks", "task", "examples")}
+    "mining_benchmark", "tasks", "task", "examples", "data_dir",
+    "fetch_data")}
 _API.update({name: "paraflax.errors" for name in (
     "ConfigError", "DataError", "NoCheckpointError")})
 _API.update({"MARGINS": "paraflax.choices", "RETRIEVALS": "paraflax.choices",

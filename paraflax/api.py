@@ -16,6 +16,7 @@ do what was asked), `paraflax.DataError` (an input that cannot be used) and
 from __future__ import annotations
 
 import os
+import pathlib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -228,3 +229,20 @@ def examples(name: str, split: str) -> list[dict[str, str | float]]:
   Python strings (and a float STS `score`)."""
   from paraflax.data import tasks as tasks_lib  # pylint: disable=g-import-not-at-top
   return tasks_lib.examples(name, split)
+
+
+def data_dir() -> pathlib.Path:
+  """Where the corpora are read: $PARAFLAX_DATA_DIR, else ../shared/data
+  beside the checkout (it may not exist)."""
+  from paraflax.data import paths  # pylint: disable=g-import-not-at-top
+  return paths.data_dir()
+
+
+def fetch_data(root: str | os.PathLike, mirror: str | None = None
+               ) -> pathlib.Path:
+  """Downloads the public corpora a de-en model and its mining benchmark
+  need (Multi30k, WMT news test sets) into `root`, checked by sha256, and
+  returns it: set PARAFLAX_DATA_DIR to it. `mirror`: a base URL serving
+  the same files (see `paraflax.data.download`)."""
+  from paraflax.data import download  # pylint: disable=g-import-not-at-top
+  return download.fetch(root, mirror)
