@@ -101,9 +101,16 @@ def test_mine_finds_the_planted_pairs():
     paraflax.mine(x, y, retrieval="both")
 
 
-def test_tasks_are_listed():
+def test_tasks_are_listed_and_registered():
   listed = paraflax.tasks()
   assert "bitext_multi30k_de_en" in listed
+  task = paraflax.task("bitext_multi30k_de_en")
+  assert task.name == "bitext_multi30k_de_en"
+  assert "validation" in task.splits
+  val = paraflax.examples("bitext_multi30k_de_en", "validation")
+  assert len(val) == 1014 and set(val[0]) == {"source", "target"}
+  with pytest.raises(paraflax.ConfigError, match="paraflax.tasks()"):
+    paraflax.task("no_such_task")
 
 
 # --- Notebooks and scripts use the public API only -------------------------
