@@ -1,0 +1,37 @@
+"""Paraphrastic sentence embeddings, NMT and bitext mining in JAX/Flax.
+
+The public API (`__all__`, documented in `paraflax.api` and the README's
+"Python" section):
+
+    model = paraflax.load(workdir)      # .embed, .translate, .score_pairs
+    paraflax.train(config, workdir)
+    paraflax.mine(x, y, k=4, margin="ratio", retrieval="max")
+
+Names are imported on first use, so `import paraflax` is quick and loads
+neither TensorFlow nor jax.
+"""
+import importlib
+
+# name -> the module that defines it
+_API = {name: "paraflax.api" for name in (
+    "Model", "load", "train", "mine", "candidates", "best_threshold",
+    "mining_benchmark", "tasks", "task", "examples", "data_dir",
+    "fetch_data")}
+_API.update({name: "paraflax.errors" for name in (
+    "ConfigError", "DataError", "NoCheckpointError")})
+_API.update({"MARGINS": "paraflax.choices", "RETRIEVALS": "paraflax.choices",
+             "SIMILARITIES": "paraflax.choices"})
+
+__all__ = sorted(_API)
+
+
+def __getattr__(name: str):
+  if name not in _API:
+    raise AttributeError(f"module 'paraflax' has no attribute {name!r}")
+  value = getattr(importlib.import_module(_API[name]), name)
+  globals()[name] = value  # later lookups skip __getattr__
+  return value
+
+
+def __dir__() -> list[str]:
+  return sorted(set(globals()) | set(_API))

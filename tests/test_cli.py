@@ -103,6 +103,21 @@ def test_embed_keeps_row_order_and_shape(workdir, tmp_path):
   assert first.shape == (2, 32)
 
 
+def test_the_api_embeds_as_the_command(workdir, tmp_path):
+  import paraflax  # pylint: disable=g-import-not-at-top
+  code, target = _embed(workdir, tmp_path, b"a dog runs .\nthe sky is blue\n")
+  assert code == 0
+  model = paraflax.load(workdir)
+  assert model.recipe == "paraphrase" and model.languages == ("en",)
+  np.testing.assert_array_equal(
+      model.embed(["a dog runs .", "the sky is blue"]),
+      np.fromfile(target, "<f4").reshape(2, -1))
+  with pytest.raises(paraflax.ConfigError, match="cannot embed 'de'"):
+    model.embed(["ein Hund"], lang="de")
+  with pytest.raises(paraflax.ConfigError, match="'bilingual'"):
+    model.score_pairs(["a"], ["b"])
+
+
 def test_embed_keeps_an_output_it_did_not_write(workdir, tmp_path, capsys,
                                                 caplog):
   text = b"a dog runs .\nthe sky is blue\n"

@@ -61,6 +61,27 @@ def test_translate_one_line_out_per_line_in(workdir, tmp_path):
   assert code == 0 and len(target.read_text("utf-8").split("\n")) == 5
 
 
+def test_the_api_translates_as_the_command(workdir, tmp_path):
+  import paraflax  # pylint: disable=g-import-not-at-top
+  lines = ["Ein Mann fährt Fahrrad.", "", "Zwei Hunde spielen im Schnee."]
+  code, target = _translate(workdir, tmp_path, "\n".join(lines) + "\n",
+                            "--beam", "3")
+  assert code == 0
+  model = paraflax.load(workdir)
+  assert model.recipe == "nmt" and model.languages == ()
+  assert model.translate(lines, beam=3) == \
+      target.read_text("utf-8").split("\n")[:-1]
+  nbest = model.translate(lines, beam=3, nbest=2)
+  assert [len(h) for h in nbest] == [2, 0, 2]
+  assert nbest[0][0].score >= nbest[0][1].score
+  with pytest.raises(paraflax.ConfigError, match="nbest"):
+    model.translate(lines, beam=2, nbest=3)
+  with pytest.raises(paraflax.ConfigError, match="'paraphrase' or"):
+    model.embed(lines)
+  with pytest.raises(paraflax.ConfigError, match="'bilingual'"):
+    model.score_pairs(lines, lines)
+
+
 def test_translations_are_the_same_on_one_and_eight_devices(workdir,
                                                            val_files):
   lines = val_files[0].read_text("utf-8").splitlines()[:20]

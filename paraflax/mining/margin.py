@@ -164,6 +164,21 @@ def max_score(c: Candidates) -> Mined:
   return Mined(*(a[keep] for a in union))
 
 
+def every_candidate(c: Candidates) -> Mined:
+  """Each distinct (src, tgt) candidate pair once (a sentence and one of its
+  k neighbours, either way), with its margin score, by descending score."""
+  k = c.fwd_index.shape[1]
+  src = np.concatenate([np.repeat(np.arange(len(c.fwd_index)), k),
+                        c.bwd_index.ravel()])
+  tgt = np.concatenate([c.fwd_index.ravel(),
+                        np.repeat(np.arange(len(c.bwd_index)), k)])
+  score = np.concatenate([c.fwd_score.ravel(), c.bwd_score.ravel()])
+  _, first = np.unique(np.stack([src, tgt], axis=1), axis=0,
+                       return_index=True)
+  return _ordered(Mined(src[first].astype(np.int64),
+                        tgt[first].astype(np.int64), score[first]))
+
+
 STRATEGIES: dict[str, Callable[[Candidates], Mined]] = {
     "fwd": forward, "bwd": backward, "intersect": intersect, "max": max_score}
 

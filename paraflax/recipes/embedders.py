@@ -25,21 +25,24 @@ from paraflax.recipes import workdir as workdir_lib
 EmbedFn = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
 
 
-def _paraphrase(workdir: str, langs: Sequence[str | None], flags: str
-                ) -> tuple[EmbedFn, int]:
+def _paraphrase_check(workdir: str, langs: Sequence[str | None],
+                      flags: str) -> None:
   other = sorted({lang for lang in langs if lang not in (None, "en")})
   if other:
     raise errors.ConfigError(
         f"{workdir} holds an English paraphrase encoder (recipe "
         f"'paraphrase'), which cannot embed {other[0]!r} text: use a "
         f"bilingual workdir, or set {flags} to en.")
+
+
+def _paraphrase_load(workdir: str) -> tuple[EmbedFn, int]:
   from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
   embedder, params, step = paraphrase.load_for_inference(workdir)
   return (lambda texts, lang: embedder(params, texts)), step
 
 
-def _bilingual(workdir: str, langs: Sequence[str | None], flags: str
-               ) -> tuple[EmbedFn, int]:
+def _bilingual_check(workdir: str, langs: Sequence[str | None],
+                     flags: str) -> None:
   from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
   known = bilingual.languages(workdir_lib.load_config(workdir, "bilingual"))
   for lang in langs:
@@ -48,28 +51,43 @@ def _bilingual(workdir: str, langs: Sequence[str | None], flags: str
           f"{workdir} holds a bilingual model of {' and '.join(known)}: "
           f"set {flags} to {' or '.join(known)} to pick its encoder (got "
           f"{'none' if lang is None else repr(lang)}).")
+
+
+def _bilingual_load(workdir: str) -> tuple[EmbedFn, int]:
+  from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
   embedder, params, step = bilingual.load_for_inference(workdir)
   return (lambda texts, lang: embedder(params, texts, lang)), step
 
 
-# recipe -> (workdir, languages to embed, the flags that name them)
-#   -> (embed function, checkpoint step)
-EMBEDDERS: dict[str, Callable[[str, Sequence[str | None], str],
-                              tuple[EmbedFn, int]]] = {
-    "paraphrase": _paraphrase, "bilingual": _bilingual}
+# recipe -> (check: (workdir, languages to embed, the flags that name them)
+#   raises if the encoder cannot embed one; load: workdir -> (embed
+#   function, checkpoint step))
+EMBEDDERS: dict[str, tuple[Callable[[str, Sequence[str | None], str], None],
+                           Callable[[str], tuple[EmbedFn, int]]]] = {
+    "paraphrase": (_paraphrase_check, _paraphrase_load),
+    "bilingual": (_bilingual_check, _bilingual_load)}
 
 
-def load(workdir: str, langs: Sequence[str | None], flags: str = "--lang"
-         ) -> tuple[EmbedFn, int]:
-  """The encoder of `workdir`, checked to embed every language in `langs`
-  (None: the workdir's only language, for monolingual encoders); `flags`
-  names the settings that chose `langs`, for the error message."""
+def check(workdir: str, langs: Sequence[str | None], flags: str = "--lang"
+          ) -> str:
+  """Raises ConfigError unless `workdir` holds an encoder that embeds every
+  language in `langs` (None: the workdir's only language, for monolingual
+  encoders); `flags` names the settings that chose `langs`, for the
+  message. Reads only the config; returns the recipe."""
   recipe = workdir_lib.read_config(workdir).recipe
   if recipe not in EMBEDDERS:
     raise errors.ConfigError(
         f"{workdir} holds a {recipe!r} model, which does not embed "
         f"sentences; use a {' or '.join(map(repr, EMBEDDERS))} workdir.")
-  return EMBEDDERS[recipe](workdir, langs, flags)
+  EMBEDDERS[recipe][0](workdir, langs, flags)
+  return recipe
+
+
+def load(workdir: str, langs: Sequence[str | None], flags: str = "--lang"
+         ) -> tuple[EmbedFn, int]:
+  """The encoder of `workdir`, checked first (`check`) to embed every
+  language in `langs`."""
+  return EMBEDDERS[check(workdir, langs, flags)][1](workdir)
 
 
 def embed_sides(workdir: str, text_paths: Sequence[str | None],

@@ -41,16 +41,23 @@ def workdir_languages(workdir: str) -> tuple[str, str]:
   return tuple(sorted(langs, key=lambda lang: lang == ENGLISH))
 
 
-def open_workdir(workdir: str, src_lang: str, tgt_lang: str
-                 ) -> bilingual_eval.Encoders:
-  """The encoders of `workdir`, once both languages are its two, one each."""
+def check_languages(workdir: str, src_lang: str, tgt_lang: str) -> str:
+  """The non-English language of the pairs, once both languages are the
+  workdir's two, one each (reads only the config)."""
   langs = (src_lang, tgt_lang)
   if src_lang == tgt_lang or ENGLISH not in langs:
     raise errors.ConfigError(
         f"--src-lang {src_lang} --tgt-lang {tgt_lang}: give the workdir's "
         "two languages, English and the other one, one on each side.")
-  embed, step = embedders.load(workdir, langs, "--src-lang / --tgt-lang")
-  other = src_lang if tgt_lang == ENGLISH else tgt_lang
+  embedders.check(workdir, langs, "--src-lang / --tgt-lang")
+  return src_lang if tgt_lang == ENGLISH else tgt_lang
+
+
+def open_workdir(workdir: str, src_lang: str, tgt_lang: str
+                 ) -> bilingual_eval.Encoders:
+  """The encoders of `workdir`, once both languages are its two, one each."""
+  other = check_languages(workdir, src_lang, tgt_lang)
+  embed, step = embedders.load(workdir, [])
   return bilingual_eval.Encoders(workdir, embed, other, step)
 
 

@@ -3,6 +3,8 @@ translator over a file, or over the non-English side of a bitext."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from paraflax import errors
 from paraflax import files
@@ -10,6 +12,28 @@ from paraflax.data import batching
 from paraflax.data import readers
 from paraflax.decoding import backtranslation
 from paraflax.recipes import nmt
+
+
+def translate_texts(translator: nmt.Translator, params: Any,
+                    texts: Sequence[str], *, beam: int = 5, nbest: int = 1,
+                    alpha: float | None = None, batch_size: int = 32,
+                    stop: str = "exact") -> list[list[nmt.Hypothesis]]:
+  """The `nbest` best translations of each text, best first, in input
+  order (`paraflax.Model.translate` and `paraflax translate`): an empty
+  text gets none; texts over data.max_len subwords are truncated. `alpha`
+  defaults to the config's."""
+  if beam < 1:
+    raise errors.ConfigError(f"--beam {beam}: the beam must be >= 1.")
+  todo = [i for i, text in enumerate(texts) if text.strip()]
+  sources = [translator.encode(texts[i], f"input {i + 1}", "truncate")
+             for i in todo]
+  found: list[list[nmt.Hypothesis]] = [[] for _ in texts]
+  for j, hyps in translator.translate(
+      params, sources, beam=beam, nbest=nbest,
+      alpha=translator.alpha if alpha is None else alpha,
+      batch_size=batch_size, stop=stop):
+    found[todo[j]] = hyps
+  return found
 
 
 def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
@@ -26,18 +50,15 @@ def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
   truncated = batching.report_longer(
       [len(translator.src_sp.encode(lines[i])) + 1 for i in todo],
       translator.max_len, "subwords (with EOS)")
-  translate = translator.translate_texts(params, alpha=alpha, stop=stop,
-                                         batch_size=batch_size)
-  found = translate([lines[i] for i in todo], beam)
-  out = [""] * len(lines)
-  for i, text in zip(todo, found.texts):
-    out[i] = text
-  files.write_once(output, "".join(line + "\n" for line in out),
-                   overwrite=overwrite)
+  found = translate_texts(translator, params, lines, beam=beam, alpha=alpha,
+                          batch_size=batch_size, stop=stop)
+  best = [hyps[0] for hyps in found if hyps]
+  files.write_once(output, "".join((hyps[0].text if hyps else "") + "\n"
+                                   for hyps in found), overwrite=overwrite)
   print(f"translated {len(todo)} lines to {output} (checkpoint step {step}, "
         f"beam {beam}); {len(lines) - len(todo)} empty lines left empty, "
         f"{truncated} truncated at {translator.max_len} subwords; "
-        + translator.unended_note(found.ended.count(False), len(todo)),
+        + translator.unended_note(sum(not h.ended for h in best), len(todo)),
         file=sys.stderr)
 
 

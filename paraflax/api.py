@@ -1,0 +1,248 @@
+"""paraflax from Python: the functions the command line calls, for scripts
+and notebooks.
+
+    import paraflax
+    model = paraflax.load("runs/bi_de_en")       # whatever its recipe
+    x = model.embed(["Guten Morgen."], lang="de")  # [1, d] float32
+    y = model.embed(["Good morning."], lang="en")
+    pairs = paraflax.mine(x, y, k=1)              # (src, tgt, score)
+
+Every name here is re-exported by `paraflax` (in `paraflax.__all__`) and
+imported only when first used, so `import paraflax` loads neither TensorFlow
+nor jax. Errors are `paraflax.ConfigError` (a setting or a model that cannot
+do what was asked), `paraflax.DataError` (an input that cannot be used) and
+`paraflax.NoCheckpointError` (a workdir with nothing to restore).
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from paraflax import choices
+from paraflax import errors
+
+if TYPE_CHECKING:  # only for the annotations: importing them loads jax
+  import numpy as np
+  from paraflax.evaluation import mining_set
+  from paraflax.mining import margin as margin_lib
+  from paraflax.recipes import nmt
+
+Pair = tuple[int, int]
+
+
+class Model:
+  """A trained workdir, restored from its best checkpoint (else its newest).
+
+  `recipe` names what it holds: "paraphrase" (an English sentence encoder),
+  "bilingual" (one encoder per language, into one space) or "nmt" (a
+  translator into English). Methods the recipe cannot serve raise
+  ConfigError saying which recipe can.
+  """
+
+  def __init__(self, workdir: str | os.PathLike):
+    from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+    self.workdir = os.fspath(workdir)
+    self.config = workdir_lib.read_config(self.workdir)
+    self.recipe: str = self.config.recipe
+    self.step: int = -1  # the restored checkpoint's step
+    self._embed = None
+    self._translator = None
+    if self.recipe == "nmt":
+      from paraflax.recipes import nmt as nmt_lib  # pylint: disable=g-import-not-at-top
+      self._translator = nmt_lib.load_translator(self.workdir)
+      self.step = self._translator[2]
+    else:
+      from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+      embedders.check(self.workdir, [])  # a recipe that embeds
+      self._embed, self.step = embedders.load(self.workdir, [])
+
+  def __repr__(self) -> str:
+    return (f"paraflax.Model({self.workdir!r}, recipe={self.recipe!r}, "
+            f"step={self.step})")
+
+  @property
+  def languages(self) -> tuple[str, ...]:
+    """The languages `embed` reads (none for an nmt model)."""
+    if self.recipe == "bilingual":
+      from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
+      return tuple(bilingual.languages(self.config))
+    return ("en",) if self.recipe == "paraphrase" else ()
+
+  def _cannot(self, what: str, recipes: str) -> errors.ConfigError:
+    return errors.ConfigError(
+        f"{self.workdir} holds a {self.recipe!r} model, which cannot {what}; "
+        f"load a {recipes} workdir.")
+
+  def embed(self, texts: Sequence[str], lang: str | None = None
+            ) -> np.ndarray:
+    """[len(texts), d] float32 sentence embeddings. `lang` picks a bilingual
+    model's encoder (required there); a paraphrase model embeds English
+    (None or "en")."""
+    if self._embed is None:
+      raise self._cannot("embed sentences", "'paraphrase' or 'bilingual'")
+    from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+    embedders.check(self.workdir, [lang], "lang")
+    return self._embed(list(texts), lang)
+
+  def translate(self, texts: Sequence[str], beam: int = 5, nbest: int = 1,
+                alpha: float | None = None, batch_size: int = 32,
+                stop: str = "exact"
+                ) -> list[str] | list[list[nmt.Hypothesis]]:
+    """Translations into English, in input order: the 1-best texts when
+    `nbest` is 1, else each input's `nbest` Hypothesis(text, score, logprob,
+    tokens, ended), best first. An empty input gets "" (none); inputs over
+    data.max_len subwords are truncated. `alpha` (length normalisation)
+    defaults to the config's; `stop` as `paraflax translate --stop`."""
+    if self._translator is None:
+      raise self._cannot("translate", "'nmt'")
+    from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
+    translator, params, _ = self._translator
+    found = translation.translate_texts(
+        translator, params, list(texts), beam=beam, nbest=nbest, alpha=alpha,
+        batch_size=batch_size, stop=stop)
+    if nbest == 1:
+      return [hyps[0].text if hyps else "" for hyps in found]
+    return found
+
+  def score_pairs(self, src: Sequence[str], tgt: Sequence[str],
+                  similarity: str = "cosine", *, src_lang: str | None = None,
+                  tgt_lang: str | None = None, k: int = 10) -> np.ndarray:
+    """[N] float32 scores of the pairs (src[i], tgt[i]), higher = more
+    likely a translation, as `paraflax score-pairs`. By default `src` is in
+    the non-English language and `tgt` in English; `similarity` is one of
+    cosine, euclidean, csls (its `k` neighbours among the other side) or mlp
+    (after `paraflax train-mlp`). Needs a bilingual model."""
+    if self.recipe != "bilingual":
+      raise self._cannot("score sentence pairs", "'bilingual'")
+    if len(src) != len(tgt):
+      raise errors.DataError(f"{len(src)} source and {len(tgt)} target "
+                             "sentences: give one target per source.")
+    if similarity not in choices.SIMILARITIES:
+      raise errors.ConfigError(f"similarity={similarity!r}; use one of "
+                               f"{', '.join(choices.SIMILARITIES)}.")
+    from paraflax.evaluation import bilingual as bilingual_eval  # pylint: disable=g-import-not-at-top
+    from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+    default = scoring.workdir_languages(self.workdir)
+    src_lang, tgt_lang = src_lang or default[0], tgt_lang or default[1]
+    other = scoring.check_languages(self.workdir, src_lang, tgt_lang)
+    enc = bilingual_eval.Encoders(self.workdir, self._embed, other, self.step)
+    return scoring.score_pairs(enc, list(zip(src, tgt)), src_lang, similarity,
+                               scoring.context(similarity, self.workdir, k=k))
+
+
+def load(workdir: str | os.PathLike) -> Model:
+  """The model trained in `workdir`, whatever its recipe."""
+  return Model(workdir)
+
+
+def train(config: Any, workdir: str | os.PathLike,
+          overrides: Sequence[str] = ()) -> Model:
+  """Trains (or resumes) `config` in `workdir` as `paraflax train` does and
+  returns the trained model. `config`: a ConfigDict, or a config file
+  ("configs/bilingual.py", "configs/bilingual.py:de"); `overrides`:
+  "--config.key=value" strings, applied after it."""
+  from paraflax.recipes import train as train_lib  # pylint: disable=g-import-not-at-top
+  train_lib.train(os.fspath(config) if isinstance(config, os.PathLike)
+                  else config, os.fspath(workdir), overrides)
+  return load(workdir)
+
+
+def _check_mining(margin: str, retrieval: str) -> None:
+  if margin not in choices.MARGINS:
+    raise errors.ConfigError(f"margin={margin!r}; use one of "
+                             f"{', '.join(choices.MARGINS)}.")
+  if retrieval not in choices.RETRIEVALS:
+    raise errors.ConfigError(f"retrieval={retrieval!r}; use one of "
+                             f"{', '.join(choices.RETRIEVALS)}.")
+
+
+def mine(x: Any, y: Any, k: int = 4, margin: str = "ratio",
+         retrieval: str = "max", threshold: float | None = None
+         ) -> margin_lib.Mined:
+  """Margin-based mining (Artetxe & Schwenk 2019) of embeddings x [Nx, d]
+  and y [Ny, d], exact k-NN both ways: the pairs as (src, tgt, score)
+  arrays, src and tgt indexing x and y, by descending score. `margin`: ratio,
+  distance or absolute; `retrieval`: fwd, bwd, intersect or max (each
+  sentence at most once); pairs under `threshold` are dropped."""
+  _check_mining(margin, retrieval)
+  from paraflax.mining import margin as margin_lib  # pylint: disable=g-import-not-at-top
+  return margin_lib.mine(x, y, k, margin=margin, strategy=retrieval,
+                         threshold=threshold)
+
+
+def candidates(x: Any, y: Any, k: int = 4, margin: str = "ratio"
+               ) -> margin_lib.Mined:
+  """Every pair that `mine` chooses from (a sentence and one of its k
+  nearest neighbours, either way) once, with its margin score."""
+  _check_mining(margin, "max")
+  from paraflax.mining import margin as margin_lib  # pylint: disable=g-import-not-at-top
+  return margin_lib.every_candidate(
+      margin_lib.score_candidates(x, y, k, margin=margin))
+
+
+def best_threshold(pairs: margin_lib.Mined, gold: Iterable[Pair]
+                   ) -> tuple[float, float, float, float]:
+  """(threshold, precision, recall, F1) at the F1-optimal threshold of
+  `pairs` (from `mine` or `candidates`) against the gold (src, tgt) pairs
+  (BUCC's rule); inf and zeros when no pair is gold."""
+  from paraflax.mining import margin as margin_lib  # pylint: disable=g-import-not-at-top
+  return margin_lib.best_threshold(pairs.score, pairs.src, pairs.tgt,
+                                   set(gold))
+
+
+def mining_benchmark(lang: str, split: str, gold: int = 1000,
+                     distractors: int = 4000, seed: int = 0
+                     ) -> mining_set.MiningSet:
+  """A mining benchmark as `paraflax mining-set` writes it: .src
+  (non-English) and .tgt (English) sentences, the .gold (src, tgt) index
+  pairs hidden among them, and the .recipe that made them."""
+  from paraflax.evaluation import mining_set as mining_set_lib  # pylint: disable=g-import-not-at-top
+  return mining_set_lib.build(lang, split, gold=gold, distractors=distractors,
+                              seed=seed)
+
+
+def tasks() -> dict[str, str]:
+  """The registered seqio Task and Mixture names, each with its features and
+  splits (`paraflax tasks`); nothing heavy is loaded."""
+  from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
+  return corpora.catalogue()
+
+
+def task(name: str) -> Any:
+  """The seqio Task (or Mixture) `name`, registered first (loads
+  TensorFlow)."""
+  from paraflax.data import tasks as tasks_lib  # pylint: disable=g-import-not-at-top
+  tasks_lib.register()
+  import seqio  # pylint: disable=g-import-not-at-top
+  if name in seqio.MixtureRegistry.names():
+    return seqio.MixtureRegistry.get(name)
+  if name not in seqio.TaskRegistry.names():
+    raise errors.ConfigError(f"unknown Task or Mixture {name!r}; "
+                             "paraflax.tasks() lists them.")
+  return seqio.TaskRegistry.get(name)
+
+
+def examples(name: str, split: str) -> list[dict[str, str | float]]:
+  """All examples of a Task or Mixture's `split` in file order, as dicts of
+  Python strings (and a float STS `score`)."""
+  from paraflax.data import tasks as tasks_lib  # pylint: disable=g-import-not-at-top
+  return tasks_lib.examples(name, split)
+
+
+def data_dir() -> pathlib.Path:
+  """Where the corpora are read: $PARAFLAX_DATA_DIR, else ../shared/data
+  beside the checkout (it may not exist)."""
+  from paraflax.data import paths  # pylint: disable=g-import-not-at-top
+  return paths.data_dir()
+
+
+def fetch_data(root: str | os.PathLike, mirror: str | None = None
+               ) -> pathlib.Path:
+  """Downloads the public corpora a de-en model and its mining benchmark
+  need (Multi30k, WMT news test sets) into `root`, checked by sha256, and
+  returns it: set PARAFLAX_DATA_DIR to it. `mirror`: a base URL serving
+  the same files (see `paraflax.data.download`)."""
+  from paraflax.data import download  # pylint: disable=g-import-not-at-top
+  return download.fetch(root, mirror)
