@@ -3,11 +3,12 @@ bare matrix-product time as a roofline.
 
 One mining run is N x N: k-NN both ways (k = 4, cosine), ratio margin
 scores, `max` retrieval. Methods, each size of each in its own child process:
-  ours           `knn.knn` both ways, `margin.from_neighbours`, `select` max,
+  ours           `knn.both_ways_blocks` (one product for both directions)
+                 and `merge_columns`, `margin.from_neighbours`, `select` max,
                  on each of `--devices` simulated CPU devices;
   faiss          what a LASER user writes: `faiss.normalize_L2`, exact
                  `IndexFlatIP` search both ways, margin and max in numpy;
-  roofline_jax   the two N x N x d products alone, as [block, d] x [d, block]
+  roofline_jax   the one N x N x d product alone, as [block, d] x [d, block]
                  tiles with the `einsum` of `knn` (1 device);
   roofline_blas  the same tiles through numpy's BLAS (`np.matmul`).
 The roofline is the faster of the two: a lower bound for any exact method.
@@ -98,17 +99,20 @@ def _ours(x: np.ndarray, y: np.ndarray, k: int, block: int,
 
   mesh = partitioning.make_mesh(num_devices)
   # One query block against the whole corpus has the shapes of the timed
-  # run (both directions share them: both sides have N rows). The second
-  # call finds the search compiled, so first - second is the compile time.
+  # run. The second call finds the search compiled, so first - second is the
+  # compile time.
   warmup = []
   for _ in range(2):
     start = time.perf_counter()
-    knn.knn(x[:block], y, k, block=block, mesh=mesh)
+    list(knn.both_ways_blocks(x[:block], y, k, block=block, mesh=mesh))
     warmup.append(time.perf_counter() - start)
+  # knn_fwd_s: the one pass that finds both directions; knn_bwd_s: the host
+  # merge of the y rows' top-k over the x blocks.
   times = [time.perf_counter()]
-  fwd = knn.knn(x, y, k, block=block, mesh=mesh, names=("x", "y"))
+  parts = list(knn.both_ways_blocks(x, y, k, block=block, mesh=mesh))
+  fwd = tuple(np.concatenate([p[i] for p in parts]) for i in (1, 2))
   times.append(time.perf_counter())
-  bwd = knn.knn(y, x, k, block=block, mesh=mesh, names=("y", "x"))
+  bwd = knn.merge_columns(((p[3], p[4]) for p in parts), k)
   times.append(time.perf_counter())
   pairs = margin.select(margin.from_neighbours(fwd, bwd, margin=_MARGIN),
                         _RETRIEVAL)
@@ -171,7 +175,7 @@ def _faiss(x: np.ndarray, y: np.ndarray, k: int) -> tuple[Result, np.ndarray]:
 
 def _roofline(x: np.ndarray, y: np.ndarray, block: int, backend: str
               ) -> Result:
-  """Both N x N x d products, tile by tile, each tile waited for."""
+  """The N x N x d product, tile by tile, each tile waited for."""
   if backend == "jax":
     import jax  # pylint: disable=g-import-not-at-top
     import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
@@ -201,10 +205,9 @@ def _roofline(x: np.ndarray, y: np.ndarray, block: int, backend: str
       product(q, c)
   warmup = time.perf_counter() - start
   start = time.perf_counter()
-  for queries, corpus in ((x_tiles, y_tiles), (y_tiles, x_tiles)):
-    for q in queries:
-      for c in corpus:
-        product(q, c)
+  for q in x_tiles:
+    for c in y_tiles:
+      product(q, c)
   return {"devices": 1, "warmup_s": warmup, "compile_s": None,
           "total_s": time.perf_counter() - start,
           "tile_rows": max(len(t) for t in x_tiles), **versions}
@@ -225,7 +228,9 @@ def _measure(args: argparse.Namespace) -> Result:
     np.save(args.child_pairs, pairs)
   return {"method": args.child, "n": args.child_size, "status": "ok",
           **result, "pairs": None if pairs is None else len(pairs),
-          "gflop_per_s": 4 * args.child_size**2 * args.dim
+          # faiss multiplies twice (once per direction), the others once.
+          "gflop_per_s": (4 if args.child == "faiss" else 2)
+                         * args.child_size**2 * args.dim
                          / result["total_s"] / 1e9,
           "inputs_rss_mib": inputs_rss, "peak_rss_mib": children.peak_rss_mib()}
 
@@ -360,9 +365,10 @@ def main(argv: list[str] | None = None) -> None:
       "embeddings": _EMBEDDINGS, "dim": args.dim, "k": args.k,
       "margin": _MARGIN, "retrieval": _RETRIEVAL, "block": args.block,
       "max_seconds": args.max_seconds,
-      "roofline": "the two N x N x d float32 products as [block, d] x "
+      "roofline": "the one N x N x d float32 product as [block, d] x "
                   "[d, block] tiles, each waited for: jax einsum (1 device) "
                   "and numpy matmul (BLAS); the faster is the roofline",
+      "load_average": os.getloadavg(),
       "cpu_count": os.cpu_count(), "platform": platform.platform(),
       "results": []}
   results = report["results"]
@@ -389,6 +395,8 @@ def main(argv: list[str] | None = None) -> None:
       _ratios(rows)
       results += rows
       _growth(results)
+      # Others' jobs share the cores: their load shows in the times.
+      report["load_average_after"] = os.getloadavg()
       # After every size: a run stopped later keeps what it measured.
       files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
   print(_table(results))

@@ -20,7 +20,7 @@ from paraflax.mining import knn
 from paraflax.mining import margin
 from paraflax.mining import pipeline
 
-N, DIM, BLOCK = 40, 8, 16  # 3 query blocks each way
+N, DIM, BLOCK = 40, 8, 16  # 3 source blocks (jax: both ways at once)
 
 
 def _vectors(n: int = N, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +126,7 @@ def test_ivf(corpus):
   assert scores and scores == sorted(scores, reverse=True)
 
 
-_KNN_BLOCKS = knn.knn_blocks  # before any test wraps it
+_KNN_BLOCKS = knn.both_ways_blocks  # before any test wraps it
 
 
 class Killed(Exception):
@@ -145,25 +145,25 @@ def _count_blocks(monkeypatch, fail_after: int | None = None) -> list[int]:
       computed.append(item[0])
       yield item
 
-  monkeypatch.setattr(knn, "knn_blocks", counting)
+  monkeypatch.setattr(knn, "both_ways_blocks", counting)
   return computed
 
 
 def test_resume_keeps_finished_blocks(corpus, monkeypatch):
   assert cli.main(_args(corpus, texts=True, out=corpus.out + ".whole")) == 0
-  first = _count_blocks(monkeypatch, fail_after=4)
+  first = _count_blocks(monkeypatch, fail_after=2)
   with pytest.raises(Killed):
     cli.main(_args(corpus, texts=True))
-  assert first == [0, 1, 2, 0]  # all of fwd, the first bwd block
+  assert first == [0, 1]
   parts = pathlib.Path(corpus.out + ".parts")
   assert sorted(p.name for p in parts.iterdir()) == [
-      "bwd-000000.npz", "fwd-000000.npz", "fwd-000001.npz", "fwd-000002.npz"]
+      "both-000000.npz", "both-000001.npz"]
   assert not pathlib.Path(corpus.out).exists()
   assert json.loads(pathlib.Path(corpus.out + ".meta.json").read_text())[
       "k"] == 4
   second = _count_blocks(monkeypatch)
   assert cli.main(_args(corpus, texts=True)) == 0
-  assert second == [1, 2]  # only the unfinished bwd blocks
+  assert second == [2]  # only the unfinished block
   assert (pathlib.Path(corpus.out).read_bytes()
           == pathlib.Path(corpus.out + ".whole").read_bytes())
   assert not parts.exists()
@@ -171,7 +171,7 @@ def test_resume_keeps_finished_blocks(corpus, monkeypatch):
 
 def test_another_run_is_refused_and_keeps_finished_blocks(corpus,
                                                           monkeypatch, capsys):
-  _count_blocks(monkeypatch, fail_after=2)
+  _count_blocks(monkeypatch, fail_after=1)
   with pytest.raises(Killed):
     cli.main(_args(corpus))
   parts = pathlib.Path(corpus.out + ".parts")
@@ -186,7 +186,7 @@ def test_another_run_is_refused_and_keeps_finished_blocks(corpus,
                                  (None, None))
   options = pipeline.Options(k=3, block=BLOCK)
   assert pipeline.mine(src, tgt, options, corpus.out, overwrite=True) > 0
-  assert computed == [0, 1, 2, 0, 1, 2]  # nothing of the k=4 run reused
+  assert computed == [0, 1, 2]  # nothing of the k=4 run reused
   assert [(int(a), int(b)) for _, a, b in _rows(corpus.out)] == _expected(
       corpus.x, corpus.y, k=3)
 

@@ -1,15 +1,17 @@
 """`paraflax mine`: embeddings in, margin-scored sentence pairs out.
 
-load (or embed: `recipes.embedders.embed_sides`) -> deduplicate -> k-NN
-both ways, resumable
--> margin scores -> candidate strategy -> TSV, written atomically.
+load (or embed: `recipes.embedders.embed_sides`) -> deduplicate -> k-NN both
+ways (jax: one product for both), resumable -> margin scores -> candidate
+strategy -> TSV, written atomically.
 
 The settings (input fingerprints, search and scoring options) are recorded
 in `OUT.meta.json` before anything else is written. Finished k-NN query
-blocks are kept in `OUT.parts/`; rerunning the same command after a crash
-loads them and searches the rest, and once the TSV is written it has nothing
-left to do. A run with other settings is refused unless told to overwrite.
-The parts folder goes once the TSV is written.
+blocks are kept in `OUT.parts/` (jax: per source block, its rows' neighbours
+and the targets' top-k among its rows, merged in block order at the end);
+rerunning the same command after a crash loads them and searches the rest,
+and once the TSV is written it has nothing left to do. A run with other
+settings is refused unless told to overwrite. The parts folder goes once
+the TSV is written.
 """
 from __future__ import annotations
 
@@ -106,30 +108,6 @@ def _load_side(emb_path: str, dim: int, fp16: bool, text_path: str | None
   return Side(emb, texts, emb_path, embeddings_io.fingerprint(emb_path))
 
 
-# --- k-NN backends ----------------------------------------------------------
-
-Blocks = Iterator[tuple[int, np.ndarray, np.ndarray]]
-
-
-def _jax_blocks(queries: np.ndarray, corpus: np.ndarray, options: Options,
-                names: tuple[str, str], skip: Collection[int]) -> Blocks:
-  return knn.knn_blocks(queries, corpus, options.k, block=options.block,
-                        names=names, skip=skip)
-
-
-def _faiss_blocks(queries: np.ndarray, corpus: np.ndarray, options: Options,
-                  names: tuple[str, str], skip: Collection[int]) -> Blocks:
-  from paraflax.mining import faiss_knn  # pylint: disable=g-import-not-at-top
-  return faiss_knn.knn_blocks(
-      queries, corpus, options.k, block=options.block,
-      index=options.faiss_index, nlist=options.nlist, nprobe=options.nprobe,
-      names=names, skip=skip)
-
-
-BACKENDS: dict[str, Callable[..., Blocks]] = {"jax": _jax_blocks,
-                                              "faiss": _faiss_blocks}
-
-
 # --- Resumable k-NN ---------------------------------------------------------
 
 
@@ -140,45 +118,96 @@ class _Parts:
   def __init__(self, output: str):
     self.dir = output + ".parts"
 
-  def _path(self, direction: str, b: int) -> str:
-    return os.path.join(self.dir, f"{direction}-{b:06d}.npz")
+  def _path(self, kind: str, b: int) -> str:
+    return os.path.join(self.dir, f"{kind}-{b:06d}.npz")
 
-  def load(self, direction: str, total: int
-           ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+  def load(self, kind: str, total: int) -> dict[int, dict[str, np.ndarray]]:
     done = {}
     for b in range(total):
-      if os.path.exists(self._path(direction, b)):
-        with np.load(self._path(direction, b)) as part:
-          done[b] = part["sims"], part["idx"]
+      if os.path.exists(self._path(kind, b)):
+        with np.load(self._path(kind, b)) as part:
+          done[b] = dict(part)
     return done
 
-  def save(self, direction: str, b: int, sims: np.ndarray, idx: np.ndarray
-           ) -> None:
-    with files.atomic_output(self._path(direction, b)) as f:
-      np.savez(f, sims=sims, idx=idx)
+  def save(self, kind: str, b: int, **arrays: np.ndarray) -> None:
+    with files.atomic_output(self._path(kind, b)) as f:
+      np.savez(f, **arrays)
 
   def remove(self) -> None:
     if os.path.isdir(self.dir):  # absent when nothing was saved
       shutil.rmtree(self.dir)
 
 
-def _neighbours(direction: str, queries: np.ndarray, corpus: np.ndarray,
-                names: tuple[str, str], options: Options, parts: _Parts
-                ) -> tuple[np.ndarray, np.ndarray]:
-  """k-NN of every query row; each finished block is saved at once."""
-  total = knn.num_blocks(len(queries), options.block)
-  done = parts.load(direction, total)
-  blocks = BACKENDS[options.backend](queries, corpus, options, names,
-                                     skip=done.keys())
+def _resumed(kind: str, total: int, parts: _Parts,
+             blocks: Callable[[Collection[int]], Iterator[tuple[int, dict]]]
+             ) -> list[dict[str, np.ndarray]]:
+  """Every block's arrays, from `parts` or from `blocks(skip)`; each
+  finished block is saved at once."""
+  done = parts.load(kind, total)
+  todo = blocks(done.keys())  # checks the inputs before any progress bar
   with tqdm.tqdm(total=total, initial=len(done), unit="block",
-                 desc=f"k-NN {direction}", dynamic_ncols=True) as progress:
-    for b, sims, idx in blocks:
-      parts.save(direction, b, sims, idx)
-      done[b] = sims, idx
+                 desc=f"k-NN {kind}", dynamic_ncols=True) as progress:
+    for b, arrays in todo:
+      parts.save(kind, b, **arrays)
+      done[b] = arrays
       progress.update()
-  sims, idx = (np.concatenate(p)
-               for p in zip(*(done[b] for b in range(total))))
+  return [done[b] for b in range(total)]
+
+
+def _rows(done: list[dict[str, np.ndarray]]) -> knn.Neighbours:
+  """The blocks' query rows' neighbours, in row order."""
+  sims, idx = (np.concatenate([p[key] for p in done])
+               for key in ("sims", "idx"))
   return sims, idx
+
+
+def _jax_both_ways(x: np.ndarray, y: np.ndarray, options: Options,
+                   names: tuple[str, str], parts: _Parts
+                   ) -> tuple[knn.Neighbours, knn.Neighbours]:
+  """Both directions from one pass over x blocks (`knn.both_ways_blocks`):
+  a part holds the block's x neighbours and its y columns' top-k."""
+
+  def blocks(skip):
+    found = knn.both_ways_blocks(x, y, options.k, block=options.block,
+                                 names=names, skip=skip)
+    return ((b, {"sims": sims, "idx": idx, "col_sims": col_sims,
+                 "col_idx": col_idx})
+            for b, sims, idx, col_sims, col_idx in found)
+
+  done = _resumed("both", knn.num_blocks(len(x), options.block), parts,
+                  blocks)
+  bwd = knn.merge_columns(((p["col_sims"], p["col_idx"]) for p in done),
+                          options.k)
+  return _rows(done), bwd
+
+
+def _faiss_neighbours(direction: str, queries: np.ndarray,
+                      corpus: np.ndarray, names: tuple[str, str],
+                      options: Options, parts: _Parts) -> knn.Neighbours:
+  from paraflax.mining import faiss_knn  # pylint: disable=g-import-not-at-top
+
+  def blocks(skip):
+    found = faiss_knn.knn_blocks(
+        queries, corpus, options.k, block=options.block,
+        index=options.faiss_index, nlist=options.nlist,
+        nprobe=options.nprobe, names=names, skip=skip)
+    return ((b, {"sims": sims, "idx": idx}) for b, sims, idx in found)
+
+  return _rows(_resumed(
+      direction, knn.num_blocks(len(queries), options.block), parts, blocks))
+
+
+def _faiss_both_ways(x: np.ndarray, y: np.ndarray, options: Options,
+                     names: tuple[str, str], parts: _Parts
+                     ) -> tuple[knn.Neighbours, knn.Neighbours]:
+  """faiss searches each direction on its own."""
+  return (_faiss_neighbours("fwd", x, y, names, options, parts),
+          _faiss_neighbours("bwd", y, x, names[::-1], options, parts))
+
+
+BothWays = Callable[..., tuple[knn.Neighbours, knn.Neighbours]]
+BACKENDS: dict[str, BothWays] = {"jax": _jax_both_ways,
+                                 "faiss": _faiss_both_ways}
 
 
 # --- Mining -----------------------------------------------------------------
@@ -278,8 +307,8 @@ def mine(src: Side, tgt: Side, options: Options, output: str, *,
     parts.remove()  # left by a run killed after writing the TSV
     with open(output, "rb") as f:
       return sum(1 for _ in f)
-  fwd = _neighbours("fwd", x, y, (src.name, tgt.name), options, parts)
-  bwd = _neighbours("bwd", y, x, (tgt.name, src.name), options, parts)
+  fwd, bwd = BACKENDS[options.backend](x, y, options, (src.name, tgt.name),
+                                       parts)
   pairs = margin.select(margin.from_neighbours(fwd, bwd,
                                                margin=options.margin),
                         options.retrieval, options.threshold)
