@@ -1,23 +1,38 @@
-"""colabs/mined_pairs.ipynb runs top to bottom, here with a tiny model that
-it trains itself, and shows its table and figures."""
+"""The notebooks in colabs/ run top to bottom, here with tiny models that
+they train themselves, and show their tables and figures."""
 import os
+import re
 import shlex
 import sys
 
 import nbclient
 import nbformat
+import pytest
 from jupyter_client import manager
 
 from tests.conftest import BILINGUAL_TINY
 from tests.conftest import ROOT
+from tests.conftest import TINY
+from tests.conftest import TINY_NMT
 
 NOTEBOOK = ROOT / "colabs" / "mined_pairs.ipynb"
-STEPS = 8
-# The tiny model's data and size; the notebook sets the step intervals.
+PARAPHRASES = ROOT / "colabs" / "paraphrases.ipynb"
+STEPS = 8  # a multiple of TINY's megabatch
+# The tiny models' data and sizes; the notebooks set the step intervals.
 _INTERVALS = tuple(f"--config.{k}=" for k in
                    ("train_steps", "eval_every", "checkpoint.every",
                     "log_every"))
-OVERRIDES = [o for o in BILINGUAL_TINY if not o.startswith(_INTERVALS)]
+
+
+def _tiny(overrides) -> list[str]:
+  return [o for o in overrides if not o.startswith(_INTERVALS)]
+
+
+OVERRIDES = _tiny(BILINGUAL_TINY)
+# Short decodes of 4 dev sentences: an untrained model runs to max_output.
+NMT_OVERRIDES = _tiny(TINY_NMT) + ["--config.evals.dev.sentences=4",
+                                   "--config.decode.max_output=20"]
+GRAN_OVERRIDES = _tiny(TINY)
 
 
 def _outputs(nb, kind: str) -> list:
@@ -37,30 +52,78 @@ def test_kernel_is_this_python():
   assert cmd[0] == sys.executable
 
 
-def test_committed_without_outputs():
-  nb = nbformat.read(NOTEBOOK, as_version=4)
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "colabs").glob("*.ipynb")), ids=lambda p: p.name)
+def test_committed_without_outputs(path):
+  nb = nbformat.read(path, as_version=4)
   nbformat.validate(nb)
   for cell in nb.cells:
     if cell.cell_type == "code":
       assert not cell.outputs and cell.execution_count is None
 
 
-def test_runs_top_to_bottom(tmp_path):
-  nb = nbformat.read(NOTEBOOK, as_version=4)
-  env = dict(os.environ,
-             PARAFLAX_COLAB_WORKDIR=str(tmp_path / "w"),
-             PARAFLAX_COLAB_TRAIN_STEPS=str(STEPS),
-             PARAFLAX_COLAB_OVERRIDES=shlex.join(OVERRIDES),
-             PARAFLAX_COLAB_GOLD="100", PARAFLAX_COLAB_DISTRACTORS="200")
+def _execute(nb, tmp_path, **settings) -> None:
+  env = dict(os.environ, **settings)
   # One device, as a user's kernel has (conftest simulates 8 for the tests).
   env.pop("XLA_FLAGS", None)
   client = nbclient.NotebookClient(
       nb, kernel_name="python3", timeout=600,
       resources={"metadata": {"path": str(tmp_path)}})
   client.execute(env=env)  # raises CellExecutionError on any error
+
+
+def _setup_cell(path) -> str:
+  nb = nbformat.read(path, as_version=4)
+  return next(c.source for c in nb.cells
+              if c.cell_type == "code" and "fetch_data" in c.source)
+
+
+def test_notebooks_share_the_setup_cell():
+  # tests/test_download.py runs mined_pairs' setup cell without data.
+  assert _setup_cell(PARAPHRASES) == _setup_cell(NOTEBOOK)
+
+
+def test_runs_top_to_bottom(tmp_path):
+  nb = nbformat.read(NOTEBOOK, as_version=4)
+  _execute(nb, tmp_path,
+           PARAFLAX_COLAB_WORKDIR=str(tmp_path / "w"),
+           PARAFLAX_COLAB_TRAIN_STEPS=str(STEPS),
+           PARAFLAX_COLAB_OVERRIDES=shlex.join(OVERRIDES),
+           PARAFLAX_COLAB_GOLD="100", PARAFLAX_COLAB_DISTRACTORS="200")
   text = _text(nb)
   assert "holds no checkpoint: training a small model" in text
   assert f"at step {STEPS}" in text
   tables = [o["data"]["text/html"] for o in _outputs(nb, "text/html")]
   assert len(tables) == 1 and tables[0].count("<tr>") > 5  # head + pairs
   assert len(_outputs(nb, "image/png")) == 2  # histogram, P/R/F1 curves
+
+
+def test_paraphrases_runs_top_to_bottom(tmp_path):
+  nb = nbformat.read(PARAPHRASES, as_version=4)
+  _execute(nb, tmp_path,
+           PARAFLAX_COLAB_NMT_WORKDIR=str(tmp_path / "nmt"),
+           PARAFLAX_COLAB_NMT_STEPS=str(STEPS),
+           PARAFLAX_COLAB_NMT_OVERRIDES=shlex.join(NMT_OVERRIDES),
+           PARAFLAX_COLAB_GRAN_WORKDIR=str(tmp_path / "gran"),
+           PARAFLAX_COLAB_GRAN_STEPS=str(STEPS),
+           PARAFLAX_COLAB_GRAN_OVERRIDES=shlex.join(GRAN_OVERRIDES),
+           PARAFLAX_COLAB_CORPUS="100")
+  text = _text(nb)
+  assert text.count("holds no checkpoint: training a small model") == 2
+  assert f"translator: {tmp_path / 'nmt'} at step {STEPS}" in text
+  assert f"encoder: {tmp_path / 'gran'} at step {STEPS}" in text
+  # The n-best table: a header and 3 ranked rows for each of the 3 pairs.
+  assert "Back-translations (3-best, beam 5" in text
+  assert text.count("rank    cost    score  translation") == 3
+  assert text.count("] German:    ") == 3
+  # rank, cost (NLL per subword, >= 0), score (a log-prob, <= 0).
+  ranked = re.findall(r"^ {7}([1-3])  +(\d+\.\d{3})  +(-\d+\.\d{3})  ",
+                      text, re.M)
+  assert len(ranked) >= 3 and {r for r, _, _ in ranked} >= {"1"}
+  assert "Nearest neighbours (cosine) among 100 Multi30k" in text
+  assert text.count("cos(reference, best translation) = ") == 3
+  # Each pair's reference (in both tables) and translation, K=3 neighbours.
+  assert text.count("    reference: ") == 6
+  assert text.count("    translation: ") == 3
+  assert len(re.findall(r"^ {6}[1-3]\. -?\d\.\d{3}  ", text, re.M)) == 18
+  assert len(_outputs(nb, "image/png")) == 1  # the bar chart
