@@ -1,0 +1,61 @@
+"""A full disk while a command writes: one message with the fix, no temp
+file left, finished work kept. Runs on a small tmpfs where the test may
+mount one, and is skipped with the reason where it may not."""
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from paraflax import cli
+from paraflax.mining import embeddings_io
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+  target = tmp_path / "small"
+  target.mkdir()
+  if os.geteuid() != 0:
+    pytest.skip("mounting a tmpfs needs root")
+  mounted = subprocess.run(
+      ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(target)],
+      capture_output=True, text=True, check=False)
+  if mounted.returncode:
+    pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+  yield target
+  subprocess.run(["umount", str(target)], check=False)
+
+
+def _temp_files(folder: pathlib.Path) -> list[str]:
+  return [p.name for p in folder.rglob("*") if p.name.startswith(".tmp-")]
+
+
+def _check_message(capsys, command: str) -> None:
+  err = capsys.readouterr().err
+  assert "Traceback" not in err
+  assert f"paraflax {command}: error: " in err
+  assert "No space left on device. Fix: the disk is full" in err
+  assert "rerun the same command" in err
+
+
+def test_mining_set_on_a_full_disk(small_disk, capsys):
+  out = small_disk / "set"
+  assert cli.main(["mining-set", "--lang", "de", "--split", "dev",
+                   "--output", str(out)]) == cli.EXIT_BAD_INPUT
+  _check_message(capsys, "mining-set")
+  assert not _temp_files(small_disk)
+
+
+def test_mine_on_a_full_disk(small_disk, tmp_path, capsys):
+  rng = np.random.default_rng(0)
+  for name in ("x.f32", "y.f32"):
+    embeddings_io.write(str(tmp_path / name),
+                        rng.normal(size=(3000, 8)).astype(np.float32))
+  out = small_disk / "out.tsv"
+  assert cli.main(["mine", "--src-emb", str(tmp_path / "x.f32"), "--tgt-emb",
+                   str(tmp_path / "y.f32"), "--dim", "8", "--block", "500",
+                   "--output", str(out)]) == cli.EXIT_BAD_INPUT
+  _check_message(capsys, "mine")
+  assert not _temp_files(small_disk)
+  assert not out.exists()
