@@ -11,19 +11,21 @@ RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
            "bilingual": "paraflax.recipes.bilingual"}
 
 
+def _module(config):
+  if config.recipe not in RECIPES:
+    raise errors.ConfigError(f"unknown recipe {config.recipe!r}; set recipe "
+                             f"to one of {sorted(RECIPES)}.")
+  return importlib.import_module(RECIPES[config.recipe])
+
+
 def build(config, workdir: str, mesh):
   """The recipe of `config.recipe`, its batches split over `mesh`."""
   from paraflax.training import loop  # pylint: disable=g-import-not-at-top
   loop.check_counts(config)  # before the workdir gets any file
-  if config.recipe not in RECIPES:
-    raise errors.ConfigError(f"unknown recipe {config.recipe!r}; set recipe "
-                             f"to one of {sorted(RECIPES)}.")
-  return importlib.import_module(RECIPES[config.recipe]).build(
-      config, workdir, mesh)
+  return _module(config).build(config, workdir, mesh)
 
 
 def updates_per_call(config) -> int:
-  """Optimizer updates one train step makes, from the config alone (the
-  paraphrase recipe makes one per mini-batch of its megabatch), so that the
-  intervals are checked before any data is loaded."""
-  return config.megabatch if config.recipe == "paraphrase" else 1
+  """Optimizer updates one train step of `config.recipe` makes, from the
+  config alone, so that the intervals are checked before any data loads."""
+  return _module(config).updates_per_call(config)

@@ -340,3 +340,8 @@ def load_for_inference(workdir: str, mesh: Mesh | None = None
                            mesh=mesh)
   params, step = checkpointing.restore_params(workdir, recipe.init_state)
   return recipe.embedder, params, step
+
+
+def updates_per_call(config: ml_collections.ConfigDict) -> int:
+  del config  # one update per step, whatever the settings
+  return BilingualRecipe.updates_per_call

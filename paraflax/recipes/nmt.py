@@ -228,3 +228,8 @@ def load_translator(workdir: str, mesh: Mesh | None = None
                      stream=None, mesh=mesh)
   params, step = checkpointing.restore_params(workdir, recipe.init_state)
   return recipe.translator, params, step
+
+
+def updates_per_call(config: ml_collections.ConfigDict) -> int:
+  del config  # one update per step, whatever the settings
+  return NMTRecipe.updates_per_call

@@ -79,6 +79,11 @@ class Embedder:
     return out
 
 
+def updates_per_call(config: ml_collections.ConfigDict) -> int:
+  """One optimizer update per mini-batch of a megabatch."""
+  return config.megabatch
+
+
 class ParaphraseRecipe:
   """Model, loss, batches and evaluation for `paraflax train`."""
 
@@ -93,7 +98,7 @@ class ParaphraseRecipe:
     self.model = make_model(config, len(vocab))
     self.tx = optimizers.make(config.optimizer)
     self.stream = stream
-    self.updates_per_call = config.megabatch
+    self.updates_per_call = updates_per_call(config)
     self.anchor_init = anchor_init
     self.select_metric = config.select
     self.embedder = Embedder(self.model, vocab, config.data.max_len)
