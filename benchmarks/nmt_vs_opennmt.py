@@ -54,19 +54,19 @@ _ONMT_STEP = re.compile(r"Step\s+\d+/\s*\d+;.*bsz:\s*[\d.]+/\s*([\d.]+)/"
 _ONMT_TIME = re.compile(r"Total translation time \(s\): ([\d.]+)")
 
 
-def _pieces(sp, ids) -> str:
+def as_pieces(sp, ids) -> str:
   """Subword ids (EOS-terminated) as the space-separated pieces OpenNMT-py
   reads; it adds its own EOS."""
   return " ".join(sp.id_to_piece(int(i)) for i in ids[:-1])
 
 
-def _write(path: str, lines) -> str:
+def write_lines(path: str, lines) -> str:
   with open(path, "w", encoding="utf-8") as f:
     f.writelines(line + "\n" for line in lines)
   return path
 
 
-def _run(cmd: list[str], log: str) -> str:
+def run_logged(cmd: list[str], log: str) -> str:
   # OpenNMT-py 3.0.4 checkpoints pickle argparse.Namespace, which torch >= 2.6
   # no longer loads by default; these are checkpoints this run just wrote.
   env = dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1")
@@ -182,7 +182,8 @@ def _network_share(translator, params, sources, beam: int, batch: int
 # ----------------------------------------------------------- OpenNMT-py side
 
 
-def _onmt_config(tmp: str, config, vocab: int, steps: int) -> str:
+def onmt_config(tmp: str, config, vocab: int, steps: int,
+                save_every: int = 0) -> str:
   lines = {
       "save_data": f"{tmp}/onmt", "overwrite": "true",
       "src_vocab": f"{tmp}/vocab.src", "tgt_vocab": f"{tmp}/vocab.tgt",
@@ -196,22 +197,23 @@ def _onmt_config(tmp: str, config, vocab: int, steps: int) -> str:
       "optim": "adam", "learning_rate": config.optimizer.learning_rate,
       "max_grad_norm": config.optimizer.clip_norm,
       "label_smoothing": config.loss.label_smoothing,
-      "train_steps": steps, "save_checkpoint_steps": steps,
+      "train_steps": steps, "save_checkpoint_steps": save_every or steps,
+      "keep_checkpoint": -1,
       "valid_steps": 10 * steps, "report_every": _REPORT_EVERY,
       "num_workers": 0}
   body = "".join(f"{k}: {v}\n" for k, v in lines.items())
   body += (f"data:\n  corpus_1:\n    path_src: {tmp}/train.src\n"
            f"    path_tgt: {tmp}/train.tgt\n")
-  return _write(f"{tmp}/onmt.yaml", [body])
+  return write_lines(f"{tmp}/onmt.yaml", [body])
 
 
 def _onmt_train(bin_dir: str, tmp: str, config, vocab: int, steps: int
                 ) -> dict:
-  cfg = _onmt_config(tmp, config, vocab, steps)
-  _run([f"{bin_dir}/onmt_build_vocab", "-config", cfg, "-n_sample", "-1"],
+  cfg = onmt_config(tmp, config, vocab, steps)
+  run_logged([f"{bin_dir}/onmt_build_vocab", "-config", cfg, "-n_sample", "-1"],
        f"{tmp}/build_vocab.log")
   start = time.perf_counter()
-  log = _run([f"{bin_dir}/onmt_train", "-config", cfg], f"{tmp}/train.log")
+  log = run_logged([f"{bin_dir}/onmt_train", "-config", cfg], f"{tmp}/train.log")
   wall = time.perf_counter() - start
   intervals = [(float(b), float(r)) for b, r in _ONMT_STEP.findall(log)][1:]
   if not intervals:
@@ -227,7 +229,7 @@ def _onmt_train(bin_dir: str, tmp: str, config, vocab: int, steps: int
 def _onmt_decode(bin_dir: str, tmp: str, src: str, steps: int, beam: int,
                  batch: int, config) -> dict:
   out = f"{tmp}/out.beam{beam}.txt"
-  log = _run([f"{bin_dir}/onmt_translate", "-model",
+  log = run_logged([f"{bin_dir}/onmt_translate", "-model",
               f"{tmp}/model_step_{steps}.pt", "-src", src, "-output", out,
               "-beam_size", str(beam), "-batch_size", str(batch),
               "-batch_type", "sents", "-max_length",
@@ -243,7 +245,7 @@ def _onmt_decode(bin_dir: str, tmp: str, src: str, steps: int, beam: int,
           "output_subwords_per_s": subwords / seconds}
 
 
-def _onmt_versions(bin_dir: str) -> dict:
+def onmt_versions(bin_dir: str) -> dict:
   code = ("import json, torch, importlib.metadata as m; print(json.dumps("
           "{'torch': torch.__version__, 'OpenNMT-py': m.version('OpenNMT-py'),"
           " 'torch_threads': torch.get_num_threads()}))")
@@ -283,9 +285,9 @@ def main() -> None:
              for i, s in enumerate(lines[:args.sentences])]
 
   with tempfile.TemporaryDirectory(prefix="nmt_vs_opennmt_") as tmp:
-    _write(f"{tmp}/train.src", (_pieces(src_sp, s) for s in data.src))
-    _write(f"{tmp}/train.tgt", (_pieces(tgt_sp, t) for t in data.tgt))
-    test_src = _write(f"{tmp}/test.src", (_pieces(src_sp, s)
+    write_lines(f"{tmp}/train.src", (as_pieces(src_sp, s) for s in data.src))
+    write_lines(f"{tmp}/train.tgt", (as_pieces(tgt_sp, t) for t in data.tgt))
+    test_src = write_lines(f"{tmp}/test.src", (as_pieces(src_sp, s)
                                           for s in sources))
     vocab = max(src_sp.get_piece_size(), tgt_sp.get_piece_size())
 
@@ -322,7 +324,7 @@ def main() -> None:
       "model": config.model.to_dict(), "vocab_size": vocab,
       "train_pairs": len(data), "jax": jax.__version__,
       "backend": jax.default_backend(), "cpu_count": os.cpu_count(),
-      "platform": platform.platform(), **_onmt_versions(args.onmt_bin),
+      "platform": platform.platform(), **onmt_versions(args.onmt_bin),
       "train": {"ours": ours_train, "opennmt": onmt_train,
                 "target_tokens_per_s_ratio_ours_over_opennmt":
                     ours_train["target_tokens_per_s"]

@@ -6,7 +6,7 @@ imported to list them; they use these names, and `tests/test_commands.py`
 checks that each registry and its tuple here match.
 """
 
-STOP_RULES = ("exact", "k_finished")  # decoding.beam_search.STOP_RULES
+STOP_RULES = ("exact", "k_finished", "best_ended")  # decoding.beam_search.STOP_RULES
 MARGINS = ("ratio", "distance", "absolute")  # mining.margin.MARGINS
 RETRIEVALS = ("fwd", "bwd", "intersect", "max")  # mining.margin.STRATEGIES
 KNN_BACKENDS = ("jax", "faiss")  # mining.pipeline.BACKENDS

@@ -50,8 +50,10 @@ WORKDIR = flag("--workdir", required=True)
 STOP = flag(
     "--stop", choices=choices.STOP_RULES, default="exact",
     help="when a beam search ends: 'exact' (the true n best up to the "
-    "maximum length; slow with length normalisation) or 'k_finished' (once "
-    "beam-many hypotheses have ended; faster, may miss a longer better one)")
+    "maximum length; slow with length normalisation), 'k_finished' (once "
+    "beam-many hypotheses have ended; faster, may miss a longer better one) "
+    "or 'best_ended' (once the best candidate of a step has ended and "
+    "--nbest have, as OpenNMT-py; fastest)")
 LANGS = (
     flag("--src-lang", required=True,
          help="language of the first column / --src (e.g. de)"),

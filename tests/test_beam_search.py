@@ -38,7 +38,7 @@ def _source(batch=8):
 
 
 def _decode(model, params, src, src_len, beam, alpha=0.0, active=None,
-            stop="exact"):
+            stop="exact", nbest=1):
   encoded = model.apply({"params": params}, src, src_len,
                         method=nmt.AttentionNMT.encode)
   carry = model.apply({"params": params}, encoded,
@@ -53,7 +53,7 @@ def _decode(model, params, src, src_len, beam, alpha=0.0, active=None,
 
   return bs.beam_search(step, cache, batch=src.shape[0], beam=beam, bos=BOS,
                         eos=EOS, max_len=MAX_LEN, alpha=alpha,
-                        active=active, stop=stop), step
+                        active=active, stop=stop, nbest=nbest), step
 
 
 def _teacher_forced_logprobs(model, params, src, src_len, tokens):
@@ -134,6 +134,37 @@ def test_k_finished_stops_sooner_and_never_beats_exact():
   assert int(quick.steps) < int(exact.steps)
   assert (quick.lengths < MAX_LEN).all()  # every kept hypothesis ended
   assert (quick.scores[:, 0] <= exact.scores[:, 0] + 1e-6).all()
+
+
+def test_best_ended_stops_when_the_best_candidate_ends():
+  """OpenNMT-py's rule: an input is done once the best candidate of a step
+  is EOS and `nbest` hypotheses have ended; its 1-best is that candidate
+  or a better one, and it never runs longer than k_finished."""
+  model, params = _model_and_params()
+  src, src_len = _source()
+  one, _ = _decode(model, params, src, src_len, beam=3, alpha=2.0,
+                   stop="best_ended")
+  k, _ = _decode(model, params, src, src_len, beam=3, alpha=2.0,
+                 stop="k_finished")
+  assert int(one.steps) <= int(k.steps)
+  assert bool(one.ended[:, 0].all())
+  greedy, _ = _decode(model, params, src, src_len, beam=1)
+  g1, _ = _decode(model, params, src, src_len, beam=1, stop="best_ended")
+  np.testing.assert_array_equal(g1.tokens, greedy.tokens)
+  three, _ = _decode(model, params, src, src_len, beam=3, alpha=2.0,
+                     stop="best_ended", nbest=3)
+  assert bool(three.ended.all()) and int(three.steps) >= int(one.steps)
+
+
+def test_best_ended_waits_while_the_best_candidate_loops():
+  """A step's best candidate that is not EOS keeps the search going, even
+  after a worse hypothesis ended: the looping model runs to max_len and
+  the search says so."""
+  step = lambda cache, prev: (_loop_after_first_token(prev), cache)
+  hyps = bs.beam_search(step, jnp.zeros((2 * 3, 1)), batch=2, beam=3,
+                        bos=BOS, eos=EOS, max_len=MAX_LEN, alpha=0.0,
+                        stop="best_ended")
+  assert int(hyps.steps) == MAX_LEN
 
 
 def test_length_penalty_prefers_longer_hypotheses():

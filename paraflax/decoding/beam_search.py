@@ -4,7 +4,8 @@
 a leading axis N = batch * beam. Each step keeps the top 2K candidates so that
 K stay alive after some end in EOS; a `lax.while_loop` stops as soon as no
 live beam can beat the finished ones (or, with `stop="k_finished"`, once K
-have finished). Returns the K best hypotheses per input with their
+have finished; with `stop="best_ended"`, once the best candidate of a step
+has ended and `nbest` have finished, as OpenNMT-py). Returns the K best hypotheses per input with their
 length-normalised scores, total and per-token log-probabilities.
 """
 from __future__ import annotations
@@ -52,6 +53,7 @@ class BeamState:
   finished_seqs: jax.Array  # [B, K, L]
   finished_token_logprobs: jax.Array  # [B, K, L]
   finished_flags: jax.Array  # [B, K]
+  best_ended: jax.Array  # [B] the best candidate of some step was EOS
   cache: Any  # leaves [B*K, ...]
 
 
@@ -78,11 +80,14 @@ def _init(cache: Any, batch: int, beam: int, max_len: int) -> BeamState:
       finished_logprobs=jnp.full((batch, beam), NEG_INF),
       finished_seqs=jnp.zeros((batch, beam, max_len), jnp.int32),
       finished_token_logprobs=zeros,
-      finished_flags=jnp.zeros((batch, beam), bool), cache=cache)
+      finished_flags=jnp.zeros((batch, beam), bool),
+      best_ended=jnp.zeros((batch,), bool), cache=cache)
 
 
-def _exact_done(state: BeamState, alpha: float, max_len: int) -> jax.Array:
+def _exact_done(state: BeamState, alpha: float, max_len: int, nbest: int
+                ) -> jax.Array:
   """[B]: no live beam can beat the worst of K finished hypotheses."""
+  del nbest
   # Log-probs only fall; at max length the penalty is largest, so this
   # bounds every live beam's final score from above.
   best_live = state.live_logprobs[:, 0] / brevity_penalty(alpha, max_len)
@@ -93,27 +98,41 @@ def _exact_done(state: BeamState, alpha: float, max_len: int) -> jax.Array:
   return worst_finished >= best_live
 
 
-def _k_finished_done(state: BeamState, alpha: float, max_len: int
-                     ) -> jax.Array:
+def _k_finished_done(state: BeamState, alpha: float, max_len: int,
+                     nbest: int) -> jax.Array:
   """[B]: K hypotheses have finished (Hugging Face's early_stopping=True)."""
-  del alpha, max_len
+  del alpha, max_len, nbest
   return state.finished_flags.all(axis=1)
 
 
+def _best_ended_done(state: BeamState, alpha: float, max_len: int,
+                     nbest: int) -> jax.Array:
+  """[B]: the best candidate of a step ended in EOS and `nbest` hypotheses
+  have finished (OpenNMT-py's BeamSearch)."""
+  del alpha, max_len
+  return state.best_ended & (state.finished_flags.sum(axis=1) >= nbest)
+
+
 # When an input's search ends. "exact" returns the true K best up to max_len
-# but with alpha > 0 its bound is loose and the loop often runs to max_len;
-# "k_finished" stops far sooner and may miss a better, longer hypothesis.
-STOP_RULES = {"exact": _exact_done, "k_finished": _k_finished_done}
+# but with alpha > 0 its bound is loose and the loop often runs to max_len,
+# where a young model's loops ("to be able to be able ...") outscore the
+# shorter ended hypotheses; "k_finished" stops far sooner and may miss a
+# better, longer hypothesis; "best_ended" stops sooner still, when the
+# search's own best candidate ends.
+STOP_RULES = {"exact": _exact_done, "k_finished": _k_finished_done,
+              "best_ended": _best_ended_done}
 
 
 def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
                 bos: int, eos: int, max_len: int, alpha: float = 0.0,
-                active: jax.Array | None = None, stop: str = "exact"
-                ) -> Hypotheses:
+                active: jax.Array | None = None, stop: str = "exact",
+                nbest: int = 1) -> Hypotheses:
   """`cache` leaves must already be repeated K times ([B*K, ...]).
 
   `active` [B] marks real inputs; the others (padding rows of the last
-  batch) never keep the search running. `stop` names a STOP_RULES entry.
+  batch) never keep the search running. `stop` names a STOP_RULES entry;
+  `nbest` is how many hypotheses the caller keeps ("best_ended" waits for
+  that many to finish).
   """
   if active is None:
     active = jnp.ones((batch,), bool)
@@ -121,7 +140,7 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
 
   def not_done(state: BeamState) -> jax.Array:
     return (state.step < max_len) & ~jnp.all(
-        done(state, alpha, max_len) | ~active)
+        done(state, alpha, max_len, nbest) | ~active)
 
   def advance(state: BeamState) -> BeamState:
     i = state.step
@@ -166,6 +185,7 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
         finished_token_logprobs=pool(state.finished_token_logprobs,
                                      token_lps),
         finished_flags=pool(state.finished_flags, ended_BxJ),
+        best_ended=state.best_ended | ended_BxJ[:, 0],
         cache=_gather_flat(cache, live_parent, beam))
 
   state = lax.while_loop(not_done, advance,

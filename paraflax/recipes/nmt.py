@@ -67,7 +67,8 @@ class Translator:
     self.mesh = mesh
 
   @functools.lru_cache(maxsize=8)
-  def search_fn(self, beam: int, alpha: float, stop: str = "exact"):
+  def search_fn(self, beam: int, alpha: float, stop: str = "exact",
+                nbest: int = 1):
     """Jitted `(params, src [B, S], src_len [B]) -> Hypotheses`."""
     model = self.model
 
@@ -87,7 +88,8 @@ class Translator:
       return bs.beam_search(step, bs.repeat_for_beams(carry, beam),
                             batch=src.shape[0], beam=beam, bos=bitext.BOS,
                             eos=bitext.EOS, max_len=self.max_output,
-                            alpha=alpha, active=src_len > 0, stop=stop)
+                            alpha=alpha, active=src_len > 0, stop=stop,
+                            nbest=nbest)
 
     data = partitioning.batch_sharding(self.mesh, 0)
     return jax.jit(run, in_shardings=(partitioning.replicated(self.mesh),
@@ -106,7 +108,7 @@ class Translator:
     """Yields (input index, n best) in length-sorted batches; `stop` is a
     `beam_search.STOP_RULES` name."""
     backtranslation.check_beam(beam, nbest)
-    decode = self.search_fn(beam, alpha, stop)
+    decode = self.search_fn(beam, alpha, stop, nbest)
     for rows, src, src_len in batching.sorted_batches(sources, batch_size,
                                                       self.mesh.size):
       hyps = jax.device_get(decode(params, src, src_len))

@@ -1,0 +1,158 @@
+"""What the NMT learns per step, beside OpenNMT-py on the same subwords: dev
+BLEU at equal steps (issue 17).
+
+  python benchmarks/nmt_learning_vs_opennmt.py --onmt-bin /path/to/onmt/bin \
+      --workdirs runs/a runs/b ... [--steps 1500] [--every 500] \
+      [--output benchmarks/results/nmt_learning_vs_opennmt.json]
+
+Our side: each `--workdirs` entry is a finished `paraflax train` run of
+`configs/nmt.py` (any variant); its dev figures are read from
+`W/metrics.jsonl` (the config's in-training `dev` eval: first 500 lines of
+newstest2013, beam 4) and, where `paraflax eval --workdir W --only dev_all`
+has run, from `W/evals.json` (all of newstest2013, beam 5).
+
+OpenNMT-py's side: trained `--steps` steps from scratch with the settings of
+`nmt_vs_opennmt.py` (same sizes, batch, optimizer, label smoothing, seed) on
+the first workdir's training pairs cut into its subwords, saved every
+`--every` steps. Each checkpoint translates the same dev lines the same way
+(beam 4, GNMT length penalty alpha 0.6, `decode.max_output`), and the last
+one all of newstest2013 at beam 5. Its pieces are joined back into text by
+the target sentencepiece model and scored by sacrebleu (13a) against the
+same references our evaluator uses.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+
+import nmt_vs_opennmt as peer  # benchmarks/nmt_vs_opennmt.py, beside this script
+import sacrebleu
+
+from paraflax import files
+from paraflax.data import bitext, tasks
+from paraflax.recipes import nmt
+from paraflax.recipes import workdir as workdir_lib
+
+
+def _ours(workdir: str) -> dict:
+  """The in-training dev curve and the full-test figures of one run."""
+  curve = {}
+  with open(os.path.join(workdir, "metrics.jsonl"), encoding="utf-8") as f:
+    for line in f:
+      row = json.loads(line)
+      if "dev/bleu" in row:
+        curve[row["step"]] = {k[4:]: v for k, v in row.items()
+                              if k.startswith("dev/")}
+  config = workdir_lib.load_config(workdir, "nmt")
+  evals = os.path.join(workdir, "evals.json")
+  full = None
+  if os.path.exists(evals):
+    full = json.load(open(evals, encoding="utf-8")).get("dev_all")
+  return {"workdir": workdir, "model": config.model.to_dict(),
+          "loss": config.loss.to_dict(), "dev": curve, "dev_all": full}
+
+
+def _score(sp, out_path: str, references: list[str], max_output: int
+           ) -> dict:
+  pieces = [line.split() for line in
+            open(out_path, encoding="utf-8").read().splitlines()]
+  texts = [sp.decode_pieces(p) for p in pieces]
+  score = sacrebleu.corpus_bleu(texts, [references])
+  # OpenNMT-py's max_length counts output pieces without EOS.
+  hit = sum(len(p) >= max_output for p in pieces)
+  return {"bleu": score.score, "length_ratio": score.sys_len
+          / max(score.ref_len, 1), "hit_max_output": 100.0 * hit
+          / max(len(pieces), 1), "signature": str(score), "n": len(texts)}
+
+
+def _translate(bin_dir: str, tmp: str, src: str, step: int, beam: int,
+               config, name: str) -> str:
+  out = f"{tmp}/{name}.step{step}.beam{beam}.txt"
+  peer.run_logged([f"{bin_dir}/onmt_translate", "-model",
+                   f"{tmp}/model_step_{step}.pt", "-src", src, "-output", out,
+                   "-beam_size", str(beam), "-batch_size", "32",
+                   "-batch_type", "sents", "-max_length",
+                   str(config.decode.max_output), "-length_penalty", "wu",
+                   "-alpha", str(config.decode.alpha), "-gpu", "-1"],
+                  f"{tmp}/translate.{name}.{step}.log")
+  return out
+
+
+def _opennmt(bin_dir: str, workdir: str, steps: int, every: int) -> dict:
+  config = workdir_lib.load_config(workdir, "nmt")
+  translator, _, _ = nmt.load_translator(workdir)
+  src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
+  pairs = [(e["source"], e["target"]) for name in config.data.train_tasks
+           for e in tasks.examples(name, "train")]
+  data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
+                       config.data.max_len, config.data.too_long, "train")
+  dev_eval, all_eval = config.evals.dev, config.evals.dev_all
+  test = [(e["source"], e["target"])
+          for e in tasks.examples(all_eval.task, all_eval.split)]
+  dev = test[:dev_eval.sentences]
+  vocab = max(src_sp.get_piece_size(), tgt_sp.get_piece_size())
+
+  def source_pieces(rows):
+    return (peer.as_pieces(src_sp, translator.encode(
+        s, f"{all_eval.split} line {i + 1}", "truncate"))
+            for i, (s, _) in enumerate(rows))
+
+  with tempfile.TemporaryDirectory(prefix="nmt_learning_") as tmp:
+    peer.write_lines(f"{tmp}/train.src",
+                     (peer.as_pieces(src_sp, s) for s in data.src))
+    peer.write_lines(f"{tmp}/train.tgt",
+                     (peer.as_pieces(tgt_sp, t) for t in data.tgt))
+    dev_src = peer.write_lines(f"{tmp}/dev.src", source_pieces(dev))
+    all_src = peer.write_lines(f"{tmp}/all.src", source_pieces(test))
+    cfg = peer.onmt_config(tmp, config, vocab, steps, every)
+    peer.run_logged([f"{bin_dir}/onmt_build_vocab", "-config", cfg,
+                     "-n_sample", "-1"], f"{tmp}/build_vocab.log")
+    start = time.perf_counter()
+    peer.run_logged([f"{bin_dir}/onmt_train", "-config", cfg],
+                    f"{tmp}/train.log")
+    wall = time.perf_counter() - start
+    curve = {}
+    for step in range(every, steps + 1, every):
+      out = _translate(bin_dir, tmp, dev_src, step, dev_eval.beam, config,
+                       "dev")
+      curve[step] = _score(tgt_sp, out, [t for _, t in dev],
+                           config.decode.max_output)
+      print(f"opennmt step {step} dev", json.dumps(curve[step]), flush=True)
+    out = _translate(bin_dir, tmp, all_src, steps, all_eval.beam, config,
+                     "all")
+    full = _score(tgt_sp, out, [t for _, t in test], config.decode.max_output)
+  print("opennmt dev_all", json.dumps(full), flush=True)
+  return {"train_pairs": len(data), "train_wall_s": wall, "dev": curve,
+          "dev_all": full}
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--onmt-bin", required=True,
+                      help="bin/ of a venv with OpenNMT-py 3.0.4 and torch")
+  parser.add_argument("--workdirs", nargs="+", required=True,
+                      help="finished `paraflax train` runs of configs/nmt.py")
+  parser.add_argument("--steps", type=int, default=1500)
+  parser.add_argument("--every", type=int, default=500)
+  parser.add_argument("--output",
+                      default="benchmarks/results/nmt_learning_vs_opennmt.json")
+  args = parser.parse_args()
+  opennmt = _opennmt(args.onmt_bin, args.workdirs[0], args.steps, args.every)
+  report = {
+      "benchmark": "nmt_learning_vs_opennmt",
+      "command": " ".join(["python"] + sys.argv),
+      "cpu_count": os.cpu_count(), "platform": platform.platform(),
+      **peer.onmt_versions(args.onmt_bin),
+      # Read after OpenNMT-py's run, so runs of ours may end meanwhile.
+      "opennmt": opennmt, "ours": [_ours(w) for w in args.workdirs]}
+  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+  print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+  main()
