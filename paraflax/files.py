@@ -146,15 +146,16 @@ def _edited(path: str, what: str) -> errors.DataError:
 
 
 def finished_prefix(path: str, sizes: Sequence[int], *, unit: str,
-                    fits: Callable[[int, list[bytes]], bool]) -> int:
+                    fits: Callable[[int, list[bytes]], bool] | None = None
+                    ) -> int:
   """How many leading units `path` holds whole, unit i being `sizes[i]`
   lines appended in one write; cuts off the rest, which only a run killed
   inside a write leaves. An output claimed by `claim_output` resumes from
   there.
 
-  `fits(i, lines)` says whether unit i holds what this run would write;
-  one that does not, or lines beyond the last unit, mean the file was
-  edited (a `DataError`). Reads one unit at a time: memory does not grow
+  `fits(i, lines)`, if given, says whether unit i holds what this run
+  would write; one that does not, or lines beyond the last unit, mean the
+  file was edited (a `DataError`). Reads one unit at a time: memory does not grow
   with the file.
   """
   if not os.path.exists(path):
@@ -166,7 +167,7 @@ def finished_prefix(path: str, sizes: Sequence[int], *, unit: str,
       whole = [l for l in lines if l.endswith(b"\n")]  # else a half line
       if len(whole) < size:
         break
-      if not fits(done, lines):
+      if fits and not fits(done, lines):
         raise _edited(path, f"{unit} {done + 1} holds other records")
       offset += sum(map(len, lines))
       done += 1

@@ -208,7 +208,7 @@ def _task(config: ml_collections.ConfigDict) -> str:
         config.seed)
   if data_filter is not None or max_pairs:
     raise errors.ConfigError(
-        f"data.filter and data.max_pairs select back-translated pairs; "
+        "data.filter and data.max_pairs select back-translated pairs; "
         f"data.task={config.data.task!r} is not one. Use "
         "data.task=backtranslated:SCORED.jsonl, or unset them.")
   return config.data.task
