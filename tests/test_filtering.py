@@ -223,6 +223,17 @@ def test_another_input_is_refused_and_the_output_kept(bt, straight, tmp_path):
   assert len(out.read_text().splitlines()) == 4
 
 
+def test_an_output_with_more_records_than_the_input_is_refused(
+    bt, straight, tmp_path):
+  out = tmp_path / "scored.jsonl"
+  out.write_bytes(straight.read_bytes() + straight.read_bytes()[:200] + b"\n")
+  (tmp_path / "scored.jsonl.meta.json").write_bytes(
+      (bt.parent / "straight.jsonl.meta.json").read_bytes())
+  refused = _run(_score_argv(bt, out))
+  assert refused.returncode == cli.EXIT_BAD_INPUT
+  assert "holds more records than this run writes" in refused.stderr
+
+
 def test_memory_is_flat_in_the_records(tmp_path, monkeypatch):
   """The input is streamed: no reader that loads a whole file is used."""
   from paraflax.data import readers  # pylint: disable=g-import-not-at-top
