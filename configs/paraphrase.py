@@ -36,6 +36,12 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   c.data.max_len = 40  # words; longer sentences are truncated (and counted)
   c.data.vocab_min_count = 1
   c.data.vocab_max_size = 0  # 0: no limit
+  # With data.task=backtranslated:SCORED.jsonl (paraflax score-paraphrases):
+  # None, dict(score=NAME, lo=X, hi=Y) (lo <= score <= hi) or
+  # dict(score="random"); then exactly max_pairs pairs, drawn by the seed
+  # (0: all). See paraflax/data/filters.py.
+  c.data.filter = None
+  c.data.max_pairs = 0
 
   c.model = ml_collections.ConfigDict()
   c.model.name = encoder

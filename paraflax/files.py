@@ -9,11 +9,13 @@ would change it is refused, and only an explicit overwrite replaces it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from paraflax import errors
@@ -135,6 +137,50 @@ def claim_output(output: str, settings: dict[str, Any], *, overwrite: bool,
       os.remove(path)
   write_text_atomic(meta, json.dumps(settings, indent=2, sort_keys=True)
                     + "\n")
+
+
+def _edited(path: str, what: str) -> errors.DataError:
+  return errors.DataError(
+      f"{path}: {what} than this run writes, though the settings match: the "
+      "file was edited. Use a new --output, or --overwrite to replace it.")
+
+
+def finished_prefix(path: str, sizes: Sequence[int], *, unit: str,
+                    fits: Callable[[int, list[bytes]], bool] | None = None
+                    ) -> int:
+  """How many leading units `path` holds whole, unit i being `sizes[i]`
+  lines appended in one write; cuts off the rest, which only a run killed
+  inside a write leaves. An output claimed by `claim_output` resumes from
+  there.
+
+  `fits(i, lines)`, if given, says whether unit i holds what this run
+  would write; one that does not, or lines beyond the last unit, mean the
+  file was edited (a `DataError`). Reads one unit at a time: memory does not grow
+  with the file.
+  """
+  if not os.path.exists(path):
+    return 0
+  done, offset = 0, 0
+  with open(path, "rb") as f:
+    for size in sizes:
+      lines = list(itertools.islice(f, size))
+      whole = [l for l in lines if l.endswith(b"\n")]  # else a half line
+      if len(whole) < size:
+        break
+      if fits and not fits(done, lines):
+        raise _edited(path, f"{unit} {done + 1} holds other records")
+      offset += sum(map(len, lines))
+      done += 1
+  left = os.path.getsize(path) - offset
+  if left:
+    if done == len(sizes):
+      raise _edited(path, "holds more records")
+    logging.warning("%s: a killed run left %d of the %d records of %s %d "
+                    "(%d bytes); dropping them, the %s is redone", path,
+                    len(whole), sizes[done], unit, done + 1, left, unit)
+    with open(path, "r+b") as f:
+      f.truncate(offset)
+  return done
 
 
 def _size(path: str) -> int:

@@ -62,6 +62,29 @@ def _train(tmp, *extra: str, workdir: str | None = None) -> list[str]:
           workdir or str(tmp / "out"), *extra]
 
 
+_BT = {"id": 0, "reference": "a man plays", "translation": "a man is playing",
+       "rank": 0, "cost": 0.5, "source": "x"}
+_SCORED = {**_BT, "scores": {"length": 4.0, "cost": 0.5, "overlap_1": 0.67,
+                             "overlap_2": 0.5, "overlap_3": 0.0, "bleu": 0.3}}
+
+
+def _jsonl(tmp: pathlib.Path, *records: dict | str) -> str:
+  return _write(tmp, "bt.jsonl", "".join(
+      (r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+
+
+def _score(tmp: pathlib.Path, *records: dict | str) -> list[str]:
+  return ["score-paraphrases", "--input", _jsonl(tmp, *records), "--output",
+          str(tmp / "out")]
+
+
+def _train_filtered(tmp: pathlib.Path, data_filter: str, *records: dict,
+                    max_pairs: int = 0) -> list[str]:
+  return _train(tmp, f"--config.data.task=backtranslated:{_jsonl(tmp, *records)}",
+                f"--config.data.filter={data_filter}",
+                f"--config.data.max_pairs={max_pairs}")
+
+
 def _read_only_dir(tmp: pathlib.Path) -> str:
   path = tmp / "ro"
   path.mkdir()
@@ -196,6 +219,42 @@ CASES: dict[str, Case] = {
         lambda t: ["backtranslate", "--workdir", _fake_workdir(t, "nmt"),
                    "--output", str(t / "out"), "--task", "bitext_nothing"],
         r"bitext_nothing"),
+    # --- score-paraphrases and filtered back-translations ----------------
+    "score-paraphrases: not JSON": Case(
+        lambda t: _score(t, _BT, "nope"), r"bt\.jsonl:2: not JSON",
+        outputs=("out", "out.meta.json")),
+    "score-paraphrases: no translation": Case(
+        lambda t: _score(t, _BT, {"reference": "a", "cost": 1.0}),
+        r"bt\.jsonl:2: record lacks \['translation'\]\. Score the output of "
+        r"`paraflax backtranslate`", outputs=("out", "out.meta.json")),
+    "score-paraphrases: no cost": Case(
+        lambda t: _score(t, {"reference": "a", "translation": "b"}),
+        r"bt\.jsonl:1: record lacks \['cost'\]",
+        outputs=("out", "out.meta.json")),
+    "score-paraphrases: empty line": Case(
+        lambda t: _score(t, _BT, "", _BT), r"bt\.jsonl:2: empty line",
+        outputs=("out", "out.meta.json")),
+    "train: filter on an unknown score": Case(
+        lambda t: _train_filtered(t, "{'score': 'ppl', 'lo': 0, 'hi': 1}",
+                                  _SCORED),
+        r"the score is one of length, cost, overlap_1, overlap_2, "
+        r"overlap_3, bleu, random"),
+    "train: filter with lo above hi": Case(
+        lambda t: _train_filtered(t, "{'score': 'bleu', 'lo': 0.5, 'hi': 0.2}",
+                                  _SCORED), r"lo 0\.5 > hi 0\.2"),
+    "train: filter keeps fewer than max_pairs": Case(
+        lambda t: _train_filtered(t, "{'score': 'length', 'lo': 0, 'hi': 9}",
+                                  _SCORED, _SCORED, max_pairs=3),
+        r"bt\.jsonl: data\.filter length in \[0, 9\] keeps 2 pairs, fewer "
+        r"than data\.max_pairs=3"),
+    "train: filter on an unscored file": Case(
+        lambda t: _train_filtered(t, "{'score': 'bleu', 'lo': 0, 'hi': 1}",
+                                  _BT),
+        r"bt\.jsonl:1: the record has no scores\.bleu.*paraflax "
+        r"score-paraphrases"),
+    "train: filter on a catalogued Task": Case(
+        lambda t: _train(t, "--config.data.max_pairs=10"),
+        r"data\.task='paraphrase_en_human' is not one"),
     # --- bilingual scoring --------------------------------------------------
     "score-pairs: line without a tab": Case(
         lambda t: ["score-pairs", "--workdir", _fake_workdir(t, "bilingual"),

@@ -26,6 +26,7 @@ def _registry(module: str, name: str):
     (choices.MLP_NEGATIVES, "paraflax.recipes.mlp_similarity", "NEGATIVES"),
     (choices.MINING_LANGS, "paraflax.evaluation.mining_set", "SIDES"),
     (choices.MINING_SPLITS, "paraflax.evaluation.mining_set", "GOLD_SETS"),
+    (choices.PARAPHRASE_SCORES, "paraflax.filtering.scores", "SCORERS"),
 ])
 def test_choices_match_registries(offered, module, name):
   assert sorted(offered) == sorted(_registry(module, name))

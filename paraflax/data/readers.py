@@ -15,7 +15,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 from paraflax import errors
@@ -40,22 +40,40 @@ def _line_list(numbers: Sequence[int]) -> str:
   return shown + (f" (and {more} more)" if more > 0 else "")
 
 
-def _read_bytes(path: str | os.PathLike) -> bytes:
-  path = os.fspath(path)
+def _check_readable(path: str) -> None:
   if not os.path.exists(path):
     raise errors.DataError(f"{path}: file not found. Check the path, or set "
                     "PARAFLAX_DATA_DIR to the folder that holds the corpora.")
   if os.path.isdir(path):
     raise errors.DataError(f"{path}: is a directory, expected a text file.")
+
+
+def _corrupt_gzip(path: str, e: Exception) -> errors.DataError:
+  return errors.DataError(f"{path}: corrupt gzip file ({e}). Re-download or "
+                          "re-compress it.")
+
+
+def _read_bytes(path: str | os.PathLike) -> bytes:
+  path = os.fspath(path)
+  _check_readable(path)
   with open(path, "rb") as f:
     raw = f.read()
   if raw[:2] == _GZIP_MAGIC:
     try:
       raw = gzip.decompress(raw)
     except (OSError, EOFError) as e:
-      raise errors.DataError(f"{path}: corrupt gzip file ({e}). Re-download or "
-                      "re-compress it.") from e
+      raise _corrupt_gzip(path, e) from e
   return raw
+
+
+def _decode(path: str, number: int, line: bytes) -> str:
+  try:
+    return line.decode("utf-8")
+  except UnicodeDecodeError as e:
+    raise errors.DataError(
+        f"{path}:{number}: invalid UTF-8 (byte 0x{line[e.start]:02x} at "
+        f"column {e.start + 1}). Re-encode the file as UTF-8, e.g. "
+        f"`iconv -f latin1 -t utf-8 {os.path.basename(path)}`.") from e
 
 
 def _decode_lines(path: str, raw: bytes) -> list[str]:
@@ -66,16 +84,8 @@ def _decode_lines(path: str, raw: bytes) -> list[str]:
   lines = raw.split(b"\n")
   if lines and lines[-1] == b"":
     lines.pop()
-  out = []
-  for number, line in enumerate(lines, start=1):
-    try:
-      text = line.decode("utf-8")
-    except UnicodeDecodeError as e:
-      raise errors.DataError(
-          f"{path}:{number}: invalid UTF-8 (byte 0x{line[e.start]:02x} at "
-          f"column {e.start + 1}). Re-encode the file as UTF-8, e.g. "
-          f"`iconv -f latin1 -t utf-8 {os.path.basename(path)}`.") from e
-    out.append(text)
+  out = [_decode(path, number, line)
+         for number, line in enumerate(lines, start=1)]
   crlf = [n for n, text in enumerate(out, start=1) if text.endswith("\r")]
   if crlf:
     out = [text.removesuffix("\r") for text in out]
@@ -188,20 +198,54 @@ def parse_score(path: str, number: int, text: str) -> float:
         from e
 
 
-def read_jsonl(path: str | os.PathLike, *, keys: Sequence[str]
+def _record(path: str, number: int, line: str, keys: Sequence[str],
+            fix: str) -> dict:
+  try:
+    record = json.loads(line)
+  except json.JSONDecodeError as e:
+    raise errors.DataError(f"{path}:{number}: not JSON ({e.msg}). A killed writer "
+                    "leaves a half line: rerun it to finish the file.") from e
+  missing = [k for k in keys if not isinstance(record, dict) or k not in record]
+  if missing:
+    raise errors.DataError(f"{path}:{number}: record lacks {missing}. {fix}"
+                           .rstrip())
+  return record
+
+
+def read_jsonl(path: str | os.PathLike, *, keys: Sequence[str], fix: str = ""
                ) -> list[dict]:
-  """One JSON object per line, each with at least `keys`."""
+  """One JSON object per line, each with at least `keys`; `fix` ends the
+  message on a record without them."""
   path = os.fspath(path)
   lines, _ = read_lines(path)
-  out = []
-  for number, line in enumerate(lines, start=1):
-    try:
-      record = json.loads(line)
-    except json.JSONDecodeError as e:
-      raise errors.DataError(f"{path}:{number}: not JSON ({e.msg}). A killed writer "
-                      "leaves a half line: rerun it to finish the file.") from e
-    missing = [k for k in keys if not isinstance(record, dict) or k not in record]
-    if missing:
-      raise errors.DataError(f"{path}:{number}: record lacks {missing}.")
-    out.append(record)
-  return out
+  return [_record(path, number, line, keys, fix)
+          for number, line in enumerate(lines, start=1)]
+
+
+def _raw_lines(path: str) -> Iterator[bytes]:
+  """The lines of a file (gzipped or not) as bytes, one at a time."""
+  _check_readable(path)
+  with open(path, "rb") as f:
+    gzipped = f.read(2) == _GZIP_MAGIC
+  try:
+    with (gzip.open if gzipped else open)(path, "rb") as f:
+      yield from f
+  except (OSError, EOFError) as e:
+    if not gzipped:
+      raise
+    raise _corrupt_gzip(path, e) from e
+
+
+def iter_jsonl(path: str | os.PathLike, *, keys: Sequence[str],
+               fix: str = "") -> Iterator[dict]:
+  """`read_jsonl` one record at a time, for files that may not fit in
+  memory: the same checks, stopping at the first bad line."""
+  path = os.fspath(path)
+  for number, raw in enumerate(_raw_lines(path), start=1):
+    if number == 1:
+      raw = raw.removeprefix(codecs.BOM_UTF8)
+    line = _decode(path, number, raw)
+    if not line.strip():
+      raise errors.DataError(f"{path}:{number}: empty line. Remove it: every "
+                             "line is one record.")
+    yield _record(path, number, line, keys, fix)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from paraflax import errors
 from paraflax import quiet
 from paraflax.data import corpora
+from paraflax.data import filters
 from paraflax.data import readers
 
 tf = quiet.tensorflow()
@@ -72,25 +74,50 @@ def register() -> None:
 BACKTRANSLATED = "backtranslated:"
 
 
-def _backtranslated_fn(path: str, split: str, shuffle_files: bool
-                       ) -> tf.data.Dataset:
+def _score_of(path: str, line: int, record: dict, score: str) -> float:
+  try:
+    return float(record["scores"][score])
+  except (KeyError, TypeError) as e:
+    raise errors.DataError(
+        f"{path}:{line}: the record has no scores.{score}, which data.filter "
+        "bounds. Score the file first (paraflax score-paraphrases --input "
+        f"{path} --output SCORED.jsonl) and train on SCORED.jsonl.") from e
+
+
+def _backtranslated_fn(path: str, score: str | None, split: str,
+                       shuffle_files: bool) -> tf.data.Dataset:
   del split, shuffle_files
   records = readers.read_jsonl(path, keys=("reference", "translation", "rank"))
-  best = [r for r in records if r["rank"] == 0]
-  return tf.data.Dataset.from_tensor_slices({
-      "sentence1": tf.constant([r["reference"] for r in best], tf.string),
-      "sentence2": tf.constant([r["translation"] for r in best], tf.string)})
+  best = [(line, r) for line, r in enumerate(records, start=1)
+          if r["rank"] == 0]
+  columns = {
+      "sentence1": tf.constant([r["reference"] for _, r in best], tf.string),
+      "sentence2": tf.constant([r["translation"] for _, r in best],
+                               tf.string)}
+  if score:  # float64: the bounds compare as they read in the config
+    columns[filters.SCORE] = tf.constant(
+        [_score_of(path, line, r, score) for line, r in best], tf.float64)
+  return tf.data.Dataset.from_tensor_slices(columns)
 
 
-def register_backtranslated(path: str) -> str:
+def register_backtranslated(path: str, data_filter: dict | None = None,
+                            max_pairs: int = 0, seed: int = 0) -> str:
   """A Task of (English reference, 1-best translation) pairs from a
-  `paraflax backtranslate` JSONL; returns its registered name."""
+  `paraflax backtranslate` JSONL, or from a scored one through
+  `data.filter` and `data.max_pairs` (`data/filters.py`); returns its
+  registered name, which differs with any of the four."""
+  spec = filters.parse(data_filter, max_pairs)
   path = os.path.abspath(path)
-  name = "paraphrase_en_bt_" + hashlib.sha256(path.encode()).hexdigest()[:12]
+  key = json.dumps([path, spec, max_pairs, seed]) if spec or max_pairs \
+      else path  # unfiltered: the name it always had
+  name = "paraphrase_en_bt_" + hashlib.sha256(key.encode()).hexdigest()[:12]
   if name not in seqio.TaskRegistry.names():
+    score = spec.score if spec is not None and spec.bounded else None
     seqio.TaskRegistry.add(
         name, source=seqio.FunctionDataSource(
-            functools.partial(_backtranslated_fn, path), splits=("train",)),
+            functools.partial(_backtranslated_fn, path, score),
+            splits=("train",)),
+        preprocessors=filters.preprocessors(spec, max_pairs, seed, path),
         output_features={f: _feature(tf.string) for f in corpora.PARAPHRASE})
   return name
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -48,41 +47,13 @@ def _model_digest(params: Any) -> str:
   return digest.hexdigest()
 
 
-def _edited(path: str, what: str) -> errors.DataError:
-  return errors.DataError(
-      f"{path}: {what} than this run writes, though the settings match: the "
-      "file was edited. Use a new --output, or --overwrite to replace it.")
-
-
 def _finished_prefix(path: str, batches: list[list[int]], nbest: int) -> int:
-  """How many leading batches `path` holds completely; cuts off the rest,
-  which only a run killed inside a write leaves."""
-  if not os.path.exists(path):
-    return 0
-  with open(path, "rb") as f:
-    data = f.read()
-  offset, done, line_start = 0, 0, 0
-  complete = data.split(b"\n")[:-1]  # after the last newline: a half line
-  for batch in batches:
-    need = len(batch) * nbest
-    if line_start + need > len(complete):
-      break
-    ids = {json.loads(l)["id"] for l in complete[line_start:line_start + need]}
-    if ids != set(batch):
-      raise _edited(path, f"batch {done + 1} holds other records")
-    offset += sum(len(l) + 1 for l in complete[line_start:line_start + need])
-    line_start += need
-    done += 1
-  if offset < len(data):
-    if done == len(batches):
-      raise _edited(path, "holds more records")
-    logging.warning("%s: a killed run left %d of the %d records of batch %d "
-                    "(%d bytes); dropping them, the batch is redone", path,
-                    len(complete) - line_start, len(batches[done]) * nbest,
-                    done + 1, len(data) - offset)
-    with open(path, "r+b") as f:
-      f.truncate(offset)
-  return done
+  """How many leading batches `path` holds completely (each batch's records
+  are one append); cuts off the rest."""
+  return files.finished_prefix(
+      path, [len(batch) * nbest for batch in batches], unit="batch",
+      fits=lambda i, lines: {json.loads(l)["id"] for l in lines}
+      == set(batches[i]))
 
 
 class Written(NamedTuple):

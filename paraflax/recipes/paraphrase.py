@@ -194,6 +194,26 @@ def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
   return recipe.embedder, params, step
 
 
+def _task(config: ml_collections.ConfigDict) -> str:
+  """The Task `config.data` names: a back-translation JSONL gets its own,
+  through `data.filter` and `data.max_pairs`; a catalogued Task has none."""
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  data_filter = config.data.get("filter")
+  if isinstance(data_filter, ml_collections.ConfigDict):
+    data_filter = data_filter.to_dict()
+  max_pairs = config.data.get("max_pairs", 0)
+  if config.data.task.startswith(tasks.BACKTRANSLATED):
+    return tasks.register_backtranslated(
+        config.data.task[len(tasks.BACKTRANSLATED):], data_filter, max_pairs,
+        config.seed)
+  if data_filter is not None or max_pairs:
+    raise errors.ConfigError(
+        "data.filter and data.max_pairs select back-translated pairs; "
+        f"data.task={config.data.task!r} is not one. Use "
+        "data.task=backtranslated:SCORED.jsonl, or unset them.")
+  return config.data.task
+
+
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> ParaphraseRecipe:
   """Reads the pairs of `config.data.task` (a seqio Task or Mixture), builds
@@ -207,7 +227,7 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
         "Mixture; `paraflax tasks` lists them (e.g. paraphrase_en_human), "
         "or use backtranslated:OUT.jsonl for `paraflax backtranslate` "
         "output.")
-  examples = tasks.examples(config.data.task, config.data.split)
+  examples = tasks.examples(_task(config), config.data.split)
   pairs = [(e["sentence1"], e["sentence2"]) for e in examples]
   vocab_path = os.path.join(workdir, VOCAB_FILE)
   if os.path.exists(vocab_path):  # resuming: the ids must not move

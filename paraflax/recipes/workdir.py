@@ -59,9 +59,11 @@ _EVALS_OF_EVAL = {
 
 
 # Keys added to a recipe's config since, per block, with the values that
-# ran before them (issue 17: OpenNMT-py's choices, off).
+# ran before them (issue 17: OpenNMT-py's choices, off; issue 11: no filter
+# of back-translated pairs, all of them).
 _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
-                  "loss": {"normalize": "tokens"}}}
+                  "loss": {"normalize": "tokens"}},
+          "paraphrase": {"data": {"filter": None, "max_pairs": 0}}}
 
 
 def _with_evals(saved: dict) -> dict:

@@ -1,0 +1,81 @@
+"""`paraflax score-paraphrases`: every record of a back-translation JSONL
+with a `scores` object added, in one streaming pass.
+
+Memory stays flat in the number of records: the input is read twice line
+by line (first to check every record and fingerprint the file, so bad
+input stops the run before it writes anything; then to score), and the
+output is appended in blocks of `BLOCK` records, one write each. A run
+killed anywhere and rerun with the same command resumes after the last
+whole block (`files.finished_prefix`, as `paraflax backtranslate` does) and
+ends with the bytes of an uninterrupted run; a run over another input or
+other scorers refuses the output unless `--overwrite`
+(`files.claim_output`).
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import sys
+from collections.abc import Iterator
+
+import tqdm
+
+from paraflax import faults
+from paraflax import files
+from paraflax.data import readers
+from paraflax.filtering import scores
+
+BLOCK = 1000  # records per append: the unit of progress and resumption
+KEYS = ("reference", "translation", "cost")
+_FIX = ("Score the output of `paraflax backtranslate`, whose records have "
+        "reference, translation and cost.")
+
+
+def _records(path: str) -> Iterator[dict]:
+  return readers.iter_jsonl(path, keys=KEYS, fix=_FIX)
+
+
+def _survey(path: str) -> tuple[str, int]:
+  """The sha256 of the input's records and their number; stops at the
+  first bad line."""
+  digest, count = hashlib.sha256(), 0
+  for record in _records(path):
+    digest.update(json.dumps(record, sort_keys=True).encode() + b"\n")
+    count += 1
+  return digest.hexdigest(), count
+
+
+def _line(record: dict) -> str:
+  """The record as it came, plus (or with a fresh) `scores`."""
+  return json.dumps({**record, "scores": scores.score(record)},
+                    ensure_ascii=False) + "\n"
+
+
+def score_file(input: str, output: str, overwrite: bool = False) -> int:
+  """Writes `output`: each record of `input` with its scores
+  (`filtering.scores.SCORERS`), in input order; returns the records
+  written by this run."""
+  files.check_output(output)
+  digest, count = _survey(input)
+  files.claim_output(output, {"input": digest, "scores": list(scores.SCORERS)},
+                     overwrite=overwrite)
+  sizes = [min(BLOCK, count - start) for start in range(0, count, BLOCK)]
+  # The input's digest is in the settings: the records cannot differ.
+  done = files.finished_prefix(output, sizes, unit="block")
+  start = sum(sizes[:done])
+  progress = tqdm.tqdm(total=count, initial=start, unit="rec",
+                       dynamic_ncols=True)
+  records = itertools.islice(_records(input), start, None)
+  with open(output, "a", encoding="utf-8") as f:
+    for size in sizes[done:]:
+      f.write("".join(_line(r) for r in itertools.islice(records, size)))
+      f.flush()
+      os.fsync(f.fileno())
+      faults.moment("score_paraphrases.block")
+      progress.update(size)
+  progress.close()
+  print(f"{count} records in {input}, {count - start} scored by this run "
+        f"into {output} ({', '.join(scores.SCORERS)})", file=sys.stderr)
+  return count - start
