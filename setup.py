@@ -31,6 +31,9 @@ setuptools.setup(
         "sacrebleu>=2.6,<2.7",
         "matplotlib>=3.11,<3.12",
         "faiss-cpu>=1.15.1,<1.16",
+        # Queries n-gram LMs (lm_ppl); launch/build_kenlm.sh builds the
+        # trainer, lmplz, from the same version's source.
+        "kenlm>=0.3.0,<0.4",
     ],
     # nbclient runs colabs/ notebooks in an ipykernel of this interpreter.
     extras_require={"test": ["pytest>=9,<10", "nbclient>=0.11,<0.12",

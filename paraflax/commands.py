@@ -198,11 +198,36 @@ COMMANDS: dict[str, Command] = {
         "score back-translated paraphrase pairs for filtering",
         "Writes every record of a `paraflax backtranslate` JSONL unchanged "
         "plus a `scores` object: " + ", ".join(choices.PARAPHRASE_SCORES)
-        + " (lowercased word tokens; translation against reference). One "
+        + " (lowercased word tokens; translation against reference; lm_ppl "
+        "with --lm). One "
         "streaming pass; rerunning the same command resumes.",
         (flag("--input", required=True, help="BT.jsonl from paraflax "
               "backtranslate"),
-         flag("--output", required=True, help="SCORED.jsonl"), OVERWRITE)),
+         flag("--output", required=True, help="SCORED.jsonl"),
+         flag("--lm", help="a KenLM model from `paraflax train-lm`: adds "
+              "lm_ppl, the perplexity of the translation's tokens and </s>"),
+         OVERWRITE)),
+    "train-lm": Command(
+        "paraflax.filtering.lm:train_lm",
+        "train an n-gram LM (KenLM lmplz) for the lm_ppl score",
+        "Estimates a modified Kneser-Ney n-gram LM with KenLM's lmplz on "
+        "the lowercased word tokens the paraphrase models use (one sentence "
+        "per line in; empty lines dropped) and writes it whole (binary: "
+        "KenLM's probing format; arpa: text). lmplz and build_binary come "
+        "from launch/build_kenlm.sh. A rerun with the same input and "
+        "settings does nothing.",
+        (flag("--input", required=True, help="TXT, one sentence per line"),
+         flag("--output", required=True, help="the LM file"),
+         flag("--order", type=int, default=3, help="n-gram order "
+              "(default: 3, the paper's)"),
+         flag("--format", choices=choices.LM_FORMATS, default="binary",
+              help="(default: binary, which loads fastest)"),
+         flag("--memory", default="1G", help="lmplz's and build_binary's "
+              "memory for sorting (-S; default: 1G)"),
+         flag("--discount-fallback", action="store_true",
+              help="lmplz --discount_fallback: default discounts where the "
+              "counts of counts cannot estimate them (tiny corpora)"),
+         OVERWRITE)),
     "tasks": Command(
         "paraflax.data.corpora:print_catalogue",
         "list the registered data Tasks and Mixtures",

@@ -12,8 +12,9 @@ from paraflax import cli
 from paraflax import commands
 
 
-def _registry(module: str, name: str):
-  return tuple(getattr(importlib.import_module(module), name))
+def _registry(module: str, *names: str):
+  return tuple(item for name in names
+               for item in getattr(importlib.import_module(module), name))
 
 
 @pytest.mark.parametrize("offered, module, name", [
@@ -26,10 +27,13 @@ def _registry(module: str, name: str):
     (choices.MLP_NEGATIVES, "paraflax.recipes.mlp_similarity", "NEGATIVES"),
     (choices.MINING_LANGS, "paraflax.evaluation.mining_set", "SIDES"),
     (choices.MINING_SPLITS, "paraflax.evaluation.mining_set", "GOLD_SETS"),
-    (choices.PARAPHRASE_SCORES, "paraflax.filtering.scores", "SCORERS"),
+    (choices.PARAPHRASE_SCORES, "paraflax.filtering.scores",
+     ("SCORERS", "OPTIONAL")),
+    (choices.LM_FORMATS, "paraflax.filtering.lm", "FORMATS"),
 ])
 def test_choices_match_registries(offered, module, name):
-  assert sorted(offered) == sorted(_registry(module, name))
+  names = (name,) if isinstance(name, str) else name
+  assert sorted(offered) == sorted(_registry(module, *names))
 
 
 @pytest.mark.parametrize("name", sorted(commands.COMMANDS))

@@ -10,6 +10,11 @@ whole block (`files.finished_prefix`, as `paraflax backtranslate` does) and
 ends with the bytes of an uninterrupted run; a run over another input or
 other scorers refuses the output unless `--overwrite`
 (`files.claim_output`).
+
+Scorers that need a resource (`scores.OPTIONAL`: `--lm`) are built by
+`_resourced` before the output is claimed, so a bad resource stops the run
+before it writes; the resource's digest joins the settings, so a rerun
+with another one (or without it) is refused like one over another input.
 """
 from __future__ import annotations
 
@@ -18,13 +23,15 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 
 import tqdm
 
 from paraflax import faults
 from paraflax import files
 from paraflax.data import readers
+from paraflax.filtering import lm as lm_lib
 from paraflax.filtering import scores
 
 BLOCK = 1000  # records per append: the unit of progress and resumption
@@ -47,19 +54,43 @@ def _survey(path: str) -> tuple[str, int]:
   return digest.hexdigest(), count
 
 
-def _line(record: dict) -> str:
+class Resourced(NamedTuple):
+  scorer: scores.Scorer
+  resource: str  # digest of what it was built from (an LM file, ...)
+
+
+def _resourced(lm: str | None) -> dict[str, Resourced]:
+  """The scorers of `scores.OPTIONAL` this run's flags ask for."""
+  built = {}
+  if lm is not None:
+    built["lm_ppl"] = Resourced(lm_lib.perplexity_scorer(lm),
+                                lm_lib.sha256(lm))
+  return built
+
+
+def _settings(digest: str, resourced: Mapping[str, Resourced]) -> dict:
+  settings = {"input": digest, "scores": [*scores.SCORERS, *resourced]}
+  if resourced:  # without: the settings of runs made before OPTIONAL was
+    settings["resources"] = {k: v.resource for k, v in resourced.items()}
+  return settings
+
+
+def _line(record: dict, extra: Mapping[str, scores.Scorer]) -> str:
   """The record as it came, plus (or with a fresh) `scores`."""
-  return json.dumps({**record, "scores": scores.score(record)},
+  return json.dumps({**record, "scores": scores.score(record, extra)},
                     ensure_ascii=False) + "\n"
 
 
-def score_file(input: str, output: str, overwrite: bool = False) -> int:
+def score_file(input: str, output: str, overwrite: bool = False,
+               lm: str | None = None) -> int:
   """Writes `output`: each record of `input` with its scores
-  (`filtering.scores.SCORERS`), in input order; returns the records
-  written by this run."""
+  (`filtering.scores.SCORERS`, and `lm_ppl` under the KenLM model `lm`),
+  in input order; returns the records written by this run."""
   files.check_output(output)
   digest, count = _survey(input)
-  files.claim_output(output, {"input": digest, "scores": list(scores.SCORERS)},
+  resourced = _resourced(lm)
+  extra = {name: r.scorer for name, r in resourced.items()}
+  files.claim_output(output, _settings(digest, resourced),
                      overwrite=overwrite)
   sizes = [min(BLOCK, count - start) for start in range(0, count, BLOCK)]
   # The input's digest is in the settings: the records cannot differ.
@@ -70,12 +101,14 @@ def score_file(input: str, output: str, overwrite: bool = False) -> int:
   records = itertools.islice(_records(input), start, None)
   with open(output, "a", encoding="utf-8") as f:
     for size in sizes[done:]:
-      f.write("".join(_line(r) for r in itertools.islice(records, size)))
+      f.write("".join(_line(r, extra)
+                      for r in itertools.islice(records, size)))
       f.flush()
       os.fsync(f.fileno())
       faults.moment("score_paraphrases.block")
       progress.update(size)
   progress.close()
   print(f"{count} records in {input}, {count - start} scored by this run "
-        f"into {output} ({', '.join(scores.SCORERS)})", file=sys.stderr)
+        f"into {output} ({', '.join([*scores.SCORERS, *extra])})",
+        file=sys.stderr)
   return count - start

@@ -3,16 +3,19 @@ the quantities the paper filters on.
 
 Tokens are the paraphrase encoders' lowercased word tokens
 (`data.words.tokenize`), so a length bound means what the model sees.
-Every scorer takes a `Pair` and returns a float; `SCORERS` names them, and
-`choices.PARAPHRASE_SCORES` lists the same names for the layers below this
-one (the data filters) and for `--help`.
+Every scorer takes a `Pair` and returns a float; `SCORERS` names those
+every run computes, `OPTIONAL` those that need a per-run resource named by
+a flag (built by `score_paraphrases.score_file`), and
+`choices.PARAPHRASE_SCORES` lists both for the layers below this one (the
+data filters) and for `--help`.
 """
 from __future__ import annotations
 
 import collections
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import NamedTuple
 
 from paraflax.data import words
@@ -80,7 +83,18 @@ SCORERS: dict[str, Callable[[Pair], float]] = {
 }
 
 
-def score(record: dict) -> dict[str, float]:
-  """Every score of one back-translation record, by name."""
+Scorer = Callable[[Pair], float]
+
+# Scorers of a resource the run is given, by flag; one line each.
+OPTIONAL = (
+    "lm_ppl",  # --lm: filtering.lm.perplexity_scorer
+)
+
+
+def score(record: dict, extra: Mapping[str, Scorer] = MappingProxyType({})
+          ) -> dict[str, float]:
+  """Every score of one back-translation record, by name: `SCORERS`, then
+  `extra` (some of `OPTIONAL`, built for this run)."""
   pair = pair_of(record)
-  return {name: scorer(pair) for name, scorer in SCORERS.items()}
+  return {name: scorer(pair)
+          for name, scorer in {**SCORERS, **extra}.items()}

@@ -1,0 +1,182 @@
+"""n-gram language models of the paraphrase filters (the paper's `lm_ppl`).
+
+`train_lm` estimates a modified Kneser-Ney LM with KenLM's `lmplz` (the
+paper's tool), which `launch/build_kenlm.sh` builds into the venv; the
+`kenlm` module, which can only query, scores with it. Both sides see the
+same text: the paraphrase models' lowercased word tokens
+(`data.words.tokenize`) joined by single spaces, so the LM's vocabulary is
+the encoders'. `tokenize` never yields `<s>`, `</s>` or `<unk>` whole (it
+splits `<` and `>` off), so no input collides with KenLM's symbols.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+
+from paraflax import errors
+from paraflax import files
+from paraflax.data import readers
+from paraflax.data import words
+from paraflax.filtering import scores
+
+FORMATS = ("binary", "arpa")  # choices.LM_FORMATS
+TOOLS = ("lmplz", "build_binary")
+_BUILD = ("Build KenLM's tools into the venv: launch/build_kenlm.sh (the "
+          "README's set-up commands run it).")
+_STDERR_SHOWN = 1500  # characters of a failed tool's stderr in the message
+
+
+def sentence(text: str) -> str:
+  """What the LM is trained and queried on."""
+  return " ".join(words.tokenize(text))
+
+
+def tool(name: str) -> str:
+  """A KenLM program: beside this Python (the venv's bin, where
+  launch/build_kenlm.sh puts it), else on PATH."""
+  beside = os.path.join(os.path.dirname(sys.executable), name)
+  found = beside if os.access(beside, os.X_OK) else shutil.which(name)
+  if not found:
+    raise errors.ConfigError(f"KenLM's `{name}` was not found beside "
+                             f"{sys.executable} nor on PATH. {_BUILD}")
+  return found
+
+
+def sha256(path: str) -> str:
+  digest = hashlib.sha256()
+  with open(path, "rb") as f:
+    for chunk in iter(lambda: f.read(1 << 20), b""):
+      digest.update(chunk)
+  return digest.hexdigest()
+
+
+def _run(command: list[str], *, stdin: Iterator[str] | None = None,
+         stdout: int | None = None, fix: str = "") -> None:
+  """Runs a KenLM tool, feeding it `stdin` line by line through a pipe
+  (no tokenized copy of the corpus on disk); a failure raises with the
+  tool's own last words, which say more than its exit code."""
+  with tempfile.TemporaryFile() as err:
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE if stdin is not None else None,
+        stdout=stdout, stderr=err)
+    if stdin is not None:
+      try:
+        for line in stdin:
+          process.stdin.write(line.encode("utf-8"))
+        process.stdin.close()
+      except BrokenPipeError:  # the tool stopped early; its stderr says why
+        pass
+      except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    if process.wait() == 0:
+      return
+    err.seek(0)
+    said = err.read().decode("utf-8", "replace").strip()[-_STDERR_SHOWN:]
+  raise errors.DataError(
+      f"{os.path.basename(command[0])} failed (exit {process.returncode}): "
+      f"{said}\n{fix}".rstrip())
+
+
+def _sentences(path: str) -> list[str]:
+  """The input's lines as the LM sees them; empty lines are dropped (with
+  a warning). Held in memory: LM corpora here are references (the paper:
+  40,000), far below the encoders' data."""
+  lines, _ = readers.read_lines(path, empty="drop",
+                                fix="Empty lines are dropped.")
+  if not lines:
+    raise errors.DataError(f"{path}: no sentence to train a language model "
+                           "on; give one sentence per line.")
+  return [sentence(line) + "\n" for line in lines]
+
+
+def _estimate(lmplz: str, lines: list[str], input: str, order: int,
+              arpa: str, memory: str, discount_fallback: bool) -> None:
+  """lmplz: sentences -> an ARPA file."""
+  command = [lmplz, "--order", str(order), "--memory", memory,
+             "--temp_prefix", os.path.dirname(arpa) + os.sep]
+  if discount_fallback:
+    command.append("--discount_fallback")
+  with open(arpa, "wb") as out:
+    _run(command, stdin=iter(lines), stdout=out.fileno(),
+         fix=f"Input: {input}. A small corpus whose counts of counts do not "
+         "allow modified Kneser-Ney discounts needs --discount-fallback.")
+
+
+def train_lm(input: str, output: str, order: int = 3, format: str = "binary",
+             memory: str = "1G", discount_fallback: bool = False,
+             overwrite: bool = False) -> None:
+  """Writes `output`: an `order`-gram modified Kneser-Ney LM of `input`'s
+  lines, tokenized as `sentence` does, in KenLM's binary (probing) format
+  or as ARPA text.
+
+  The output appears whole or not at all (built in a temporary folder
+  beside it, then renamed; a SIGKILL may leave that `.tmp-lm-*` folder,
+  never a partial LM). A rerun with the same input and settings finds
+  it written and does nothing; other settings are refused unless
+  `overwrite` (`files.claim_output`).
+  """
+  if format not in FORMATS:
+    raise errors.ConfigError(f"--format {format}: one of {', '.join(FORMATS)}")
+  if order < 1:
+    raise errors.ConfigError(f"--order {order}: give an n-gram order >= 1.")
+  files.check_output(output)
+  lines = _sentences(input)  # a missing, empty or bad input stops here
+  tools = [tool(t) for t in TOOLS[:1 if format == "arpa" else 2]]
+  settings = {"input": sha256(input), "order": order, "format": format,
+              "discount_fallback": discount_fallback,
+              "tokens": "paraflax.data.words.tokenize, space-joined"}
+  files.claim_output(output, settings, overwrite=overwrite)
+  if os.path.isfile(output):
+    print(f"{output}: already written by this command; nothing to do",
+          file=sys.stderr)
+    return
+  folder = os.path.dirname(os.path.abspath(output))
+  with tempfile.TemporaryDirectory(dir=folder, prefix=".tmp-lm-") as tmp:
+    arpa = os.path.join(tmp, "lm.arpa")
+    _estimate(tools[0], lines, input, order, arpa, memory, discount_fallback)
+    made = arpa
+    if format == "binary":
+      made = os.path.join(tmp, "lm.binary")
+      _run([tools[1], "-S", memory, arpa, made],
+           fix="The ARPA file lmplz wrote could not be converted.")
+    files.copy_atomic(made, output)
+  print(f"{output}: {order}-gram modified Kneser-Ney LM ({format}) of "
+        f"{input}", file=sys.stderr)
+
+
+def load(path: str):
+  """The `kenlm.Model` of an LM file (binary or ARPA); a missing file or
+  one that is not a KenLM LM stops with a `DataError` naming it."""
+  try:
+    import kenlm  # pylint: disable=import-outside-toplevel
+  except ImportError as e:
+    raise errors.ConfigError(
+        "The kenlm module is not installed: pip install -c constraints.txt "
+        "-e . installs it.") from e
+  if not os.path.isfile(path):
+    raise errors.DataError(f"{path}: no such LM file (--lm); train one "
+                           "with paraflax train-lm.")
+  try:
+    return kenlm.Model(path)
+  except (OSError, RuntimeError) as e:
+    raise errors.DataError(
+        f"{path}: not a KenLM language model (ARPA or binary): "
+        f"{str(e).strip().splitlines()[-1] if str(e).strip() else e}. "
+        "Train one with paraflax train-lm.") from e
+
+
+def perplexity_scorer(path: str) -> Callable[[scores.Pair], float]:
+  """The `lm_ppl` scorer: the perplexity of a pair's translation under the
+  LM of `path`, KenLM's own `Model.perplexity`: 10 ** (-log10 P / N), P
+  the probability of the translation's tokens and of </s>, each given its
+  n-gram history from <s>, N the tokens plus one (</s> is predicted, <s>
+  only conditions). An empty translation: the perplexity of </s> alone."""
+  model = load(path)
+  return lambda pair: model.perplexity(" ".join(pair.translation))
