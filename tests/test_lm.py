@@ -11,12 +11,15 @@ train-lm never run.
 import json
 import os
 import pathlib
+import subprocess
+import sys
 
 import kenlm
 import pytest
 
 from paraflax import cli
 from paraflax import errors
+from paraflax import faults
 from paraflax.filtering import lm
 from paraflax.filtering import score_paraphrases
 from paraflax.filtering import scores
@@ -149,6 +152,26 @@ def test_rerun_does_nothing_other_settings_refused_overwrite_replaces(
   assert kenlm.Model(str(other)).order == 3
   # lmplz is deterministic: the same settings give the same bytes.
   assert other.read_bytes() == before
+
+
+# The meta file is the first atomic write, the LM the second.
+@pytest.mark.parametrize("crash_at", ["train_lm.estimated:1",
+                                      "atomic.written:2", "atomic.renamed:2"])
+def test_killed_anywhere_leaves_no_half_lm_and_reruns_to_the_same(
+    tmp_path, corpus, models, crash_at):
+  out = tmp_path / "lm.binary"
+  argv = [sys.executable, "-m", "paraflax.cli", "train-lm", "--input",
+          str(corpus), "--output", str(out), "--discount-fallback"]
+  env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+  killed = subprocess.run(argv, env={**env, faults.ENV: crash_at},
+                          capture_output=True, text=True, timeout=120)
+  assert killed.returncode == -9, killed.stderr
+  whole = pathlib.Path(models["binary"]).read_bytes()
+  assert not out.exists() or out.read_bytes() == whole
+  rerun = subprocess.run(argv, env=env, capture_output=True, text=True,
+                         timeout=120)
+  assert rerun.returncode == 0, rerun.stderr
+  assert out.read_bytes() == whole
 
 
 def test_cli_train_lm_and_score_paraphrases_with_lm(tmp_path, corpus):

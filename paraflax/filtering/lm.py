@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 
 from paraflax import errors
+from paraflax import faults
 from paraflax import files
 from paraflax.data import readers
 from paraflax.data import words
@@ -141,6 +142,7 @@ def train_lm(input: str, output: str, order: int = 3, format: str = "binary",
   with tempfile.TemporaryDirectory(dir=folder, prefix=".tmp-lm-") as tmp:
     arpa = os.path.join(tmp, "lm.arpa")
     _estimate(tools[0], lines, input, order, arpa, memory, discount_fallback)
+    faults.moment("train_lm.estimated")
     made = arpa
     if format == "binary":
       made = os.path.join(tmp, "lm.binary")
