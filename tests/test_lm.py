@@ -8,7 +8,9 @@ These tests need KenLM's `lmplz` and `build_binary`, which
 run it). Without them they fail, saying so: a skip would let CI pass with
 train-lm never run.
 """
+import collections
 import json
+import math
 import os
 import pathlib
 import subprocess
@@ -104,6 +106,83 @@ def _by_hand(arpa: str, text: str) -> float:
     total += _log10_prob(table, tuple(context[-(order - 1):] + [word]))
     context.append(word)
   return 10 ** (-total / (len(tokens) + 1))
+
+
+# --- modified Kneser-Ney from the counts, as lmplz estimates it ----------
+# (Heafield et al. 2013; Chen & Goodman 1998), to check that train-lm's
+# ARPA file is that estimate of the tokens it was given.
+FALLBACK = (0.5, 1.0, 1.5)  # lmplz's --discount_fallback
+
+
+def _adjusted_counts(sentences: list[str], order: int) -> dict:
+  """Raw counts for the top order and n-grams that start with <s>; the
+  number of distinct left extensions for the rest."""
+  raw = collections.Counter()
+  for text in sentences:
+    tokens = ["<s>", *text.split(), "</s>"]
+    for n in range(1, order + 1):
+      for i in range(len(tokens) - n + 1):
+        raw[tuple(tokens[i:i + n])] += 1
+  left = collections.Counter(g[1:] for g in raw if len(g) > 1)
+  adjusted = {g: c if len(g) == order or g[0] == "<s>" else left[g]
+              for g, c in raw.items()}
+  adjusted[("<unk>",)] = 0
+  del adjusted[("<s>",)]  # a context only, never predicted
+  return adjusted
+
+
+def _discounts(adjusted: dict, n: int) -> tuple[float, ...]:
+  """D1, D2, D3+ from the counts of counts t_k of order n; lmplz's
+  fallback where they do not give 0 <= D_k <= k."""
+  t = collections.Counter(a for g, a in adjusted.items() if len(g) == n)
+  if not (t[1] and t[2] and t[3]):
+    return FALLBACK
+  y = t[1] / (t[1] + 2 * t[2])
+  d = tuple(k - (k + 1) * y * t[k + 1] / t[k] for k in (1, 2, 3))
+  return d if all(0 <= x <= k for x, k in zip(d, (1, 2, 3))) else FALLBACK
+
+
+def _modified_kn(sentences: list[str], order: int) -> tuple[dict, dict]:
+  """n-gram -> interpolated p(w | h); context -> backoff weight gamma(h):
+  p = (a(hw) - D(a(hw))) / sum_x a(hx) + gamma(h) p(w | h minus its first
+  word), down to the uniform 1 / |vocabulary without <s>|."""
+  adjusted = _adjusted_counts(sentences, order)
+  discounts = {n: _discounts(adjusted, n) for n in range(1, order + 1)}
+  def discount(gram):
+    a = adjusted[gram]
+    return discounts[len(gram)][min(a, 3) - 1] if a else 0.0
+  children = collections.defaultdict(list)
+  for gram in adjusted:
+    children[gram[:-1]].append(gram)
+  total = {h: sum(adjusted[g] for g in kids) for h, kids in children.items()}
+  gamma = {h: sum(map(discount, kids)) / total[h]
+           for h, kids in children.items()}
+  vocabulary = sum(len(g) == 1 for g in adjusted)
+  prob = {}
+  for gram in sorted(adjusted, key=len):
+    lower = prob[gram[1:]] if len(gram) > 1 else 1 / vocabulary
+    prob[gram] = ((adjusted[gram] - discount(gram)) / total[gram[:-1]]
+                  + gamma[gram[:-1]] * lower)
+  return prob, gamma
+
+
+def test_the_arpa_file_is_the_modified_kn_estimate_of_the_tokens(models):
+  table, order = _arpa(models["arpa"])
+  sentences = [lm.sentence(line) for line in CORPUS.splitlines()]
+  adjusted = _adjusted_counts(sentences, order)
+  # Both of lmplz's paths: discounts estimated (1- and 2-grams), fallback
+  # (3-grams: D3+ < 0, lmplz says "Substituting fallback discounts").
+  assert [_discounts(adjusted, n) == FALLBACK for n in (1, 2, 3)] == [
+      False, False, True]
+  prob, gamma = _modified_kn(sentences, order)
+  # Every n-gram but <s> (log10 p 0 in the file, never predicted).
+  assert set(prob) == set(table) - {("<s>",)}
+  for gram, p in prob.items():
+    assert table[gram][0] == pytest.approx(math.log10(p), abs=1e-5), gram
+  for context, weight in gamma.items():
+    if context and weight > 0:  # the file's backoffs are log10 gamma
+      assert table[context][1] == pytest.approx(math.log10(weight),
+                                                abs=1e-5), context
 
 
 def _record(translation: str, i: int = 0) -> dict:
