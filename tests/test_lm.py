@@ -1,7 +1,9 @@
-"""`paraflax train-lm` and the `lm_ppl` score: the score is KenLM's own
-perplexity and the backoff arithmetic of the ARPA file done by hand, the
-LM output follows the project's output rules, and bad inputs stop before
-anything is written.
+"""`paraflax train-lm` and the `lm_ppl` score: the ARPA file train-lm
+writes is the modified Kneser-Ney estimate computed here from the toy
+corpus's counts; the score is KenLM's own perplexity and the backoff
+arithmetic of that ARPA file done by hand; the LM output follows the
+project's output rules (a kill anywhere, reruns, --overwrite); bad inputs
+stop before anything is written.
 
 These tests need KenLM's `lmplz` and `build_binary`, which
 `launch/build_kenlm.sh` builds (the README's set-up commands and .ci/run
