@@ -194,15 +194,20 @@ COMMANDS: dict[str, Command] = {
          flag("--json", dest="json_path", help="also write the statistics here"),
          OVERWRITE)),
     "score-paraphrases": Command(
-        "paraflax.filtering.score_paraphrases:score_file",
+        "paraflax.recipes.score_paraphrases:score_file",
         "score back-translated paraphrase pairs for filtering",
         "Writes every record of a `paraflax backtranslate` JSONL unchanged "
         "plus a `scores` object: " + ", ".join(choices.PARAPHRASE_SCORES)
-        + " (lowercased word tokens; translation against reference). One "
-        "streaming pass; rerunning the same command resumes.",
+        + " (lowercased word tokens; translation against reference; "
+        "ref_prob with --classifier-workdir). One streaming pass; rerunning "
+        "the same command resumes.",
         (flag("--input", required=True, help="BT.jsonl from paraflax "
               "backtranslate"),
-         flag("--output", required=True, help="SCORED.jsonl"), OVERWRITE)),
+         flag("--output", required=True, help="SCORED.jsonl"),
+         flag("--classifier-workdir",
+              help="a workdir of configs/ref_classifier.py: adds ref_prob, "
+              "the probability that the translation is a reference (best "
+              "checkpoint)"), OVERWRITE)),
     "tasks": Command(
         "paraflax.data.corpora:print_catalogue",
         "list the registered data Tasks and Mixtures",

@@ -13,7 +13,10 @@ from paraflax import commands
 
 
 def _registry(module: str, name: str):
-  return tuple(getattr(importlib.import_module(module), name))
+  names = tuple(getattr(importlib.import_module(module), name))
+  # Scores whose resource a flag names (ref_prob) sit beside the registry.
+  return names + tuple(getattr(importlib.import_module(module), "OPTIONAL",
+                               ()))
 
 
 @pytest.mark.parametrize("offered, module, name", [

@@ -7,9 +7,9 @@ input stops the run before it writes anything; then to score), and the
 output is appended in blocks of `BLOCK` records, one write each. A run
 killed anywhere and rerun with the same command resumes after the last
 whole block (`files.finished_prefix`, as `paraflax backtranslate` does) and
-ends with the bytes of an uninterrupted run; a run over another input or
-other scorers refuses the output unless `--overwrite`
-(`files.claim_output`).
+ends with the bytes of an uninterrupted run; a run over another input,
+other scorers or another resource of a block scorer (another classifier
+checkpoint) refuses the output unless `--overwrite` (`files.claim_output`).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import tqdm
 
@@ -47,20 +47,40 @@ def _survey(path: str) -> tuple[str, int]:
   return digest.hexdigest(), count
 
 
-def _line(record: dict) -> str:
-  """The record as it came, plus (or with a fresh) `scores`."""
-  return json.dumps({**record, "scores": scores.score(record)},
-                    ensure_ascii=False) + "\n"
+def _lines(records: list[dict],
+           block_scorers: Sequence[scores.BlockScorer]) -> str:
+  """The records as they came, each plus (or with a fresh) `scores`."""
+  pairs = [scores.pair_of(r) for r in records]
+  extra = {b.name: b.score(pairs) for b in block_scorers}
+  return "".join(json.dumps({**record, "scores": {
+      **scores.score_pair(pair),
+      **{name: float(values[i]) for name, values in extra.items()}}},
+                            ensure_ascii=False) + "\n"
+                 for i, (record, pair) in enumerate(zip(records, pairs)))
 
 
-def score_file(input: str, output: str, overwrite: bool = False) -> int:
+def _settings(digest: str, block_scorers: Sequence[scores.BlockScorer]
+              ) -> dict:
+  names = [b.name for b in block_scorers]
+  unknown = sorted(set(names) - set(scores.OPTIONAL))
+  if unknown or len(set(names)) < len(names):
+    raise ValueError(f"block scorers {names}: each once, of "
+                     f"{scores.OPTIONAL}")
+  settings = {"input": digest, "scores": list(scores.SCORERS) + names}
+  if block_scorers:  # without, the settings of files scored before them
+    settings["resources"] = {b.name: b.identity for b in block_scorers}
+  return settings
+
+
+def score_file(input: str, output: str, overwrite: bool = False,
+               block_scorers: Sequence[scores.BlockScorer] = ()) -> int:
   """Writes `output`: each record of `input` with its scores
-  (`filtering.scores.SCORERS`), in input order; returns the records
-  written by this run."""
+  (`filtering.scores.SCORERS`, and those of `block_scorers`), in input
+  order; returns the records written by this run."""
   files.check_output(output)
   digest, count = _survey(input)
-  files.claim_output(output, {"input": digest, "scores": list(scores.SCORERS)},
-                     overwrite=overwrite)
+  settings = _settings(digest, block_scorers)
+  files.claim_output(output, settings, overwrite=overwrite)
   sizes = [min(BLOCK, count - start) for start in range(0, count, BLOCK)]
   # The input's digest is in the settings: the records cannot differ.
   done = files.finished_prefix(output, sizes, unit="block")
@@ -70,12 +90,12 @@ def score_file(input: str, output: str, overwrite: bool = False) -> int:
   records = itertools.islice(_records(input), start, None)
   with open(output, "a", encoding="utf-8") as f:
     for size in sizes[done:]:
-      f.write("".join(_line(r) for r in itertools.islice(records, size)))
+      f.write(_lines(list(itertools.islice(records, size)), block_scorers))
       f.flush()
       os.fsync(f.fileno())
       faults.moment("score_paraphrases.block")
       progress.update(size)
   progress.close()
   print(f"{count} records in {input}, {count - start} scored by this run "
-        f"into {output} ({', '.join(scores.SCORERS)})", file=sys.stderr)
+        f"into {output} ({', '.join(settings['scores'])})", file=sys.stderr)
   return count - start

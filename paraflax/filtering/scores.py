@@ -3,9 +3,11 @@ the quantities the paper filters on.
 
 Tokens are the paraphrase encoders' lowercased word tokens
 (`data.words.tokenize`), so a length bound means what the model sees.
-Every scorer takes a `Pair` and returns a float; `SCORERS` names them, and
-`choices.PARAPHRASE_SCORES` lists the same names for the layers below this
-one (the data filters) and for `--help`.
+Every scorer takes a `Pair` and returns a float; `SCORERS` names them.
+Scores that need a resource of the run (a trained classifier, an LM file)
+are `BlockScorer`s, built above this room from the command's flags and
+named in `OPTIONAL`. `choices.PARAPHRASE_SCORES` lists both kinds of name
+for the layers below this one (the data filters) and for `--help`.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import collections
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from paraflax.data import words
 
@@ -80,7 +82,28 @@ SCORERS: dict[str, Callable[[Pair], float]] = {
 }
 
 
-def score(record: dict) -> dict[str, float]:
-  """Every score of one back-translation record, by name."""
-  pair = pair_of(record)
+# Scores a BlockScorer computes; written only when the command is given its
+# resource (ref_prob: --classifier-workdir).
+OPTIONAL = ("ref_prob",)
+
+
+class BlockScorer(NamedTuple):
+  """One OPTIONAL score from a resource loaded once per run, computed a
+  block of pairs at a time (a model scores a batch faster than one pair at
+  a time)."""
+  name: str  # the key in `scores`, one of OPTIONAL
+  # What tells this resource from another (checkpoint step, parameter
+  # digest): it goes into the output's settings, so that a rerun with
+  # another resource is refused instead of mixing two in one file.
+  identity: dict[str, Any]
+  score: Callable[[Sequence[Pair]], Sequence[float]]  # one float per pair
+
+
+def score_pair(pair: Pair) -> dict[str, float]:
+  """Every score of SCORERS of one pair, by name."""
   return {name: scorer(pair) for name, scorer in SCORERS.items()}
+
+
+def score(record: dict) -> dict[str, float]:
+  """Every score of SCORERS of one back-translation record, by name."""
+  return score_pair(pair_of(record))
