@@ -18,7 +18,11 @@ Command:
   paraflax eval --workdir runs/refclf          # dev and test accuracy
   paraflax score-paraphrases --input bt.jsonl --output bt.scored.jsonl \
     --classifier-workdir runs/refclf
-Time and results: see README.md, "Filtering back-translated paraphrases".
+Time (2 CPU cores, 2026-11-23): avg, 8,000 train ids of 5-best lists,
+2,000 steps: 62 s.
+Results: avg, random negatives, on the first 10,000 Multi30k de-en train
+pairs back-translated by a weak NMT (dev BLEU 6.2): test accuracy 77.55 %,
+dev 78.35 % (README.md, "Filtering back-translated paraphrases").
 """
 import ml_collections
 

@@ -315,7 +315,7 @@ def test_no_filter_keeps_the_task_it_always_was(scored):
 @pytest.mark.parametrize("data_filter, max_pairs, message", [
     (dict(score="ppl", lo=0, hi=1), 0,
      r"the score is one of length, cost, overlap_1, overlap_2, overlap_3, "
-     r"bleu, random"),
+     r"bleu, ref_prob, random"),
     (dict(score="length", lo=5, hi=2), 0, r"lo 5 > hi 2"),
     (dict(score="length", lo=5), 0, r"give exactly score, lo and hi"),
     (dict(score="random"), 0, r"set data\.max_pairs > 0"),

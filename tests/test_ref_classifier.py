@@ -19,6 +19,7 @@ from paraflax.recipes import evaluate
 from paraflax.recipes import ref_classifier
 from paraflax.recipes import score_paraphrases
 from paraflax.recipes import train as train_lib
+from paraflax.training import checkpointing
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "configs" / "ref_classifier.py")
@@ -176,6 +177,20 @@ def test_training_improves_accuracy_on_a_separable_set(workdir, bt):
   assert saved["test"]["n"] == 2 * 4 and saved["dev"]["positives"] == 4
   assert reports["dev"].metrics["accuracy"] == 100.0 > before
   assert reports["test"].metrics["accuracy"] == 100.0
+
+
+def test_a_resumed_run_ends_where_an_uninterrupted_one_does(workdir, bt,
+                                                           tmp_path):
+  config = _config(input=bt, negative="hardest")
+  config.train_steps = 15
+  train_lib.train(config, str(tmp_path / "w"))
+  config.train_steps = 30
+  train_lib.train(config, str(tmp_path / "w"))  # resumes from step 15
+  straight = _config(input=bt, negative="hardest")
+  train_lib.train(straight, str(tmp_path / "straight"))
+  digests = [checkpointing.params_digest(ref_classifier.load_for_inference(
+      str(tmp_path / name))[1]) for name in ("w", "straight")]
+  assert digests[0] == digests[1]
 
 
 def test_ref_prob_is_the_classifiers_softmax(workdir, bt, tmp_path):

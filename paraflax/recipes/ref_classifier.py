@@ -15,7 +15,6 @@ Dev and test sentences are every reference and its best-ranked translation
 """
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
@@ -223,10 +222,9 @@ class RefClassifierRecipe:
   def batch(self, index: np.ndarray) -> dict[str, np.ndarray]:
     """Groups `index` as one batch of `batch_size` rows (one compiled
     shape); the missing rows are empty, of weight 0."""
-    size = self.config.batch_size
-    out = {name: np.zeros((size,) + a.shape[1:], a.dtype)
-           for name, a in self.train_set._asdict().items()}
+    size, out = self.config.batch_size, {}
     for name, a in self.train_set._asdict().items():
+      out[name] = np.zeros((size,) + a.shape[1:], a.dtype)
       out[name][:len(index)] = a[index]
     out["weight"] = (np.arange(size) < len(index)).astype(np.float32)
     return out
@@ -234,14 +232,10 @@ class RefClassifierRecipe:
   def batches(self, start_step: int) -> Iterator[dict[str, np.ndarray]]:
     """Epoch after epoch, each in its own order from (seed, epoch), so a
     resumed run sees the batches an uninterrupted one would."""
-    size, n = self.config.batch_size, len(self.train_set.ref)
-    per_epoch = math.ceil(n / size)
-    epoch, index = divmod(start_step, per_epoch)
-    while True:
-      order = np.random.default_rng((self.config.seed, epoch)).permutation(n)
-      for start in range(index * size, n, size):
-        yield self.batch(order[start:start + size])
-      epoch, index = epoch + 1, 0
+    for index in batching.epoch_indices(len(self.train_set.ref),
+                                        self.config.batch_size,
+                                        self.config.seed, start_step):
+      yield self.batch(index)
 
   def labelled(self, split: str) -> tuple[list[str], np.ndarray]:
     if split not in self.splits:
