@@ -18,6 +18,7 @@ from paraflax.mining import embeddings_io
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 AVG = str(ROOT / "configs" / "avg.py")
+REF_CLASSIFIER = str(ROOT / "configs" / "ref_classifier.py")
 
 
 @dataclasses.dataclass
@@ -234,6 +235,36 @@ CASES: dict[str, Case] = {
     "score-paraphrases: empty line": Case(
         lambda t: _score(t, _BT, "", _BT), r"bt\.jsonl:2: empty line",
         outputs=("out", "out.meta.json")),
+    "score-paraphrases: classifier workdir missing": Case(
+        lambda t: [*_score(t, _BT), "--classifier-workdir", str(t / "nope")],
+        r"nope: no such directory\. Train a classifier there first: "
+        r"paraflax train --config configs/ref_classifier\.py:avg",
+        outputs=("out", "out.meta.json")),
+    "score-paraphrases: classifier workdir of another recipe": Case(
+        lambda t: [*_score(t, _BT), "--classifier-workdir",
+                   _fake_workdir(t, "paraphrase")],
+        r"holds a 'paraphrase' model; this command needs a 'ref_classifier' "
+        r"workdir", outputs=("out", "out.meta.json")),
+    "score-paraphrases: classifier workdir never trained": Case(
+        lambda t: [*_score(t, _BT), "--classifier-workdir",
+                   _fake_workdir(t, "ref_classifier")],
+        r"w: no vocab\.txt and no checkpoint; train the classifier first",
+        outputs=("out", "out.meta.json")),
+    "train: ref_classifier without data.input": Case(
+        lambda t: ["train", "--config", f"{REF_CLASSIFIER}:avg", "--workdir",
+                   str(t / "out")], r"data\.input is not set"),
+    "train: ref_classifier input missing": Case(
+        lambda t: ["train", "--config", f"{REF_CLASSIFIER}:lstm",
+                   "--workdir", str(t / "out"),
+                   f"--config.data.input={t / 'nope.jsonl'}"],
+        r"data\.input=\S*nope\.jsonl: no such file\. Give the "
+        r"back-translation JSONL"),
+    "train: ref_classifier input without rank": Case(
+        lambda t: ["train", "--config", f"{REF_CLASSIFIER}:avg", "--workdir",
+                   str(t / "out"), "--config.data.input=" + _jsonl(
+                       t, {k: v for k, v in _BT.items() if k != "rank"})],
+        r"bt\.jsonl:1: record lacks \['rank'\]\. Give the output of "
+        r"`paraflax backtranslate`"),
     "train: filter on an unknown score": Case(
         lambda t: _train_filtered(t, "{'score': 'ppl', 'lo': 0, 'hi': 1}",
                                   _SCORED),

@@ -140,6 +140,11 @@ def _check_config(config: ml_collections.ConfigDict) -> None:
         "data.input is not set: give the back-translation JSONL with n-best "
         "lists, --config.data.input=BT.jsonl (from paraflax backtranslate "
         "--nbest 5).")
+  if not os.path.isfile(config.data.input):
+    raise errors.ConfigError(
+        f"data.input={config.data.input}: no such file. Give the "
+        "back-translation JSONL with n-best lists (paraflax backtranslate "
+        "--nbest 5 --output BT.jsonl).")
   if config.data.negative not in NEGATIVES:
     raise errors.ConfigError(
         f"data.negative={config.data.negative!r}; use one of "
@@ -303,8 +308,14 @@ def load_for_inference(workdir: str) -> tuple[RefProb, Any, int]:
         "paraflax train --config configs/ref_classifier.py:avg --workdir "
         f"{workdir} --config.data.input=BT.jsonl")
   config = workdir_lib.load_config(workdir, RECIPE)
-  vocab = words.WordVocab.load(os.path.join(workdir, paraphrase.VOCAB_FILE))
-  recipe = RefClassifierRecipe(config, vocab)
+  vocab_path = os.path.join(workdir, paraphrase.VOCAB_FILE)
+  if not os.path.exists(vocab_path):  # training stopped before its data
+    raise errors.NoCheckpointError(
+        f"{workdir}: no {paraphrase.VOCAB_FILE} and no checkpoint; train "
+        f"the classifier first: paraflax train --config "
+        f"configs/ref_classifier.py:avg --workdir {workdir} "
+        "--config.data.input=BT.jsonl")
+  recipe = RefClassifierRecipe(config, words.WordVocab.load(vocab_path))
   params, step = checkpointing.restore_params(workdir, recipe.init_state)
   return recipe.prob, params, step
 
