@@ -15,6 +15,7 @@ from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import nbest
 from paraflax.data import words
+from paraflax.filtering import score_paraphrases as filtering_score
 from paraflax.recipes import evaluate
 from paraflax.recipes import ref_classifier
 from paraflax.recipes import score_paraphrases
@@ -232,6 +233,23 @@ def test_a_rerun_with_another_classifier_or_none_is_refused(workdir, bt,
     score_paraphrases.score_file(bt, out, classifier_workdir=str(other))
   assert score_paraphrases.score_file(bt, out, overwrite=True,
                                       classifier_workdir=str(other)) == 120
+
+
+def test_a_cut_output_resumes_to_the_bytes_of_a_whole_run(workdir, bt,
+                                                          tmp_path,
+                                                          monkeypatch):
+  """Blocks of 7 records: ref_prob of a block does not depend on what ran
+  before it, so a run resumed after a kill writes the same bytes."""
+  monkeypatch.setattr(filtering_score, "BLOCK", 7)
+  whole, cut = tmp_path / "whole.jsonl", tmp_path / "cut.jsonl"
+  score_paraphrases.score_file(bt, str(whole), classifier_workdir=str(workdir))
+  lines = whole.read_text().splitlines(keepends=True)
+  cut.write_text("".join(lines[:24]) + lines[24][:30])  # mid-block 4
+  (tmp_path / "cut.jsonl.meta.json").write_text(
+      (tmp_path / "whole.jsonl.meta.json").read_text())
+  assert score_paraphrases.score_file(
+      bt, str(cut), classifier_workdir=str(workdir)) == 120 - 21
+  assert cut.read_bytes() == whole.read_bytes()
 
 
 # --- bad input ----------------------------------------------------------------
