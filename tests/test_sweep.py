@@ -185,3 +185,16 @@ def test_the_paper_grids_load_at_both_scales():
     assert paper[0].config.data.max_pairs == 24000
     assert paper[0].config.train_steps == 1920
     assert paper[0].config.data.task == "backtranslated:x.jsonl"
+
+
+def test_a_point_that_fails_leaves_the_others_and_the_table(scored, tmp_path,
+                                                            capsys):
+  few = "data.filter={'score': 'length', 'lo': 0, 'hi': 3}"  # < 100 pairs
+  config = _write_sweep(tmp_path / "few.py", scored, points=(few,))
+  assert cli.main(_argv(config, tmp_path / "w")) == 2
+  assert "1 sweep point(s) failed (filter-length-0-3)" in (
+      capsys.readouterr().err)
+  [row] = _table(tmp_path / "w")["points"]
+  assert row["status"].startswith("failed: ") and "data.max_pairs" in (
+      row["status"])
+  assert "failed: " in (tmp_path / "w" / "results.md").read_text()

@@ -267,7 +267,9 @@ def markdown(rows: Sequence[dict], columns: Sequence[str]) -> str:
   for r in rows:
     shown = "<br>".join(f"`{o}`" for o in r["overrides"]) or "(base)"
     if r["status"] != "finished":
-      cells = [r["status"]] + ["-"] * (len(head) - 3)
+      # A failure's message is one cell of the table.
+      status = r["status"].replace("|", "\\|").replace("\n", " ")
+      cells = [status] + ["-"] * (len(head) - 3)
     else:
       cells = [str(r["checkpoint_step"]), _cell(r["selected"]),
                *(_cell(r["columns"][c]) for c in columns)]
