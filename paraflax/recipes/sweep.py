@@ -211,12 +211,15 @@ def run_point(workdir: str, point: Point) -> dict:
   return record
 
 
-def _finished(workdir: str, point: Point) -> dict | None:
-  path = _record_path(workdir, point)
+def _read(path: str) -> Any:
   if not os.path.exists(path):
     return None
   with open(path, encoding="utf-8") as f:
     return json.load(f)
+
+
+def _finished(workdir: str, point: Point) -> dict | None:
+  return _read(_record_path(workdir, point))
 
 
 def _claim(workdir: str, all_points: Sequence[Point], overwrite: bool
@@ -232,8 +235,15 @@ def _claim(workdir: str, all_points: Sequence[Point], overwrite: bool
   if os.path.isdir(workdir):  # folders of points this sweep no longer has
     leftovers += [e.path for e in os.scandir(workdir)
                   if e.is_dir() and e.path not in leftovers]
-  files.claim_output(os.path.join(workdir, RESULTS + ".json"), settings,
-                     overwrite=overwrite, leftovers=leftovers)
+  output = os.path.join(workdir, RESULTS + ".json")
+  try:
+    files.claim_output(output, settings, overwrite=overwrite,
+                       leftovers=leftovers)
+  except errors.ConfigError:
+    # Workers started together: another may have claimed the workdir and
+    # made its first point between our reading the record and our look.
+    if _read(files.settings_path(output)) != json.loads(json.dumps(settings)):
+      raise
 
 
 # --- the table ----------------------------------------------------------------
