@@ -16,9 +16,8 @@ MLP_NEGATIVES = ("worst", "random")  # recipes.mlp_similarity.NEGATIVES
 MINING_LANGS = ("de", "fr", "cs")  # evaluation.mining_set.SIDES
 MINING_SPLITS = ("dev", "test")  # evaluation.mining_set.GOLD_SETS
 EMPTY_LINES = ("error", "drop")  # data.readers.EmptyPolicy, less "keep"
-# filtering.scores.SCORERS + OPTIONAL; also what data.filter may name
-# (data/filters.py)
+# filtering.scores.SCORERS and .OPTIONAL (those need a flag of
+# score-paraphrases); also what data.filter may name (data/filters.py)
 PARAPHRASE_SCORES = ("length", "cost", "overlap_1", "overlap_2", "overlap_3",
-                     "bleu",
-                     "lm_ppl")
+                     "bleu", "ref_prob", "lm_ppl")
 LM_FORMATS = ("binary", "arpa")  # filtering.lm.FORMATS

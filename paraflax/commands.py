@@ -194,16 +194,20 @@ COMMANDS: dict[str, Command] = {
          flag("--json", dest="json_path", help="also write the statistics here"),
          OVERWRITE)),
     "score-paraphrases": Command(
-        "paraflax.filtering.score_paraphrases:score_file",
+        "paraflax.recipes.score_paraphrases:score_file",
         "score back-translated paraphrase pairs for filtering",
         "Writes every record of a `paraflax backtranslate` JSONL unchanged "
         "plus a `scores` object: " + ", ".join(choices.PARAPHRASE_SCORES)
-        + " (lowercased word tokens; translation against reference; lm_ppl "
-        "with --lm). One "
+        + " (lowercased word tokens; translation against reference; "
+        "ref_prob with --classifier-workdir, lm_ppl with --lm). One "
         "streaming pass; rerunning the same command resumes.",
         (flag("--input", required=True, help="BT.jsonl from paraflax "
               "backtranslate"),
          flag("--output", required=True, help="SCORED.jsonl"),
+         flag("--classifier-workdir",
+              help="a workdir of configs/ref_classifier.py: adds ref_prob, "
+              "the probability that the translation is a reference (best "
+              "checkpoint)"),
          flag("--lm", help="a KenLM model from `paraflax train-lm`: adds "
               "lm_ppl, the perplexity of the translation's tokens and </s>"),
          OVERWRITE)),
@@ -340,6 +344,34 @@ COMMANDS: dict[str, Command] = {
         (WORKDIR, flag("--only", action="append",
                        help="an evaluator of config.evals; repeat for "
                        "several (default: all)"))),
+    "sweep": Command(
+        "paraflax.recipes.sweep:sweep",
+        "train and evaluate every point of a sweep config",
+        "Each point of a sweep config (configs/sweeps/: a base config and a "
+        "grid of --config.key=value overrides) is trained in "
+        "WORKDIR/<point> and evaluated by its config's evals on the best "
+        "checkpoint; then WORKDIR/results.json, results.md (one row per "
+        "point: overrides, the selected dev metric, the test metrics) and "
+        "results.png. Rerunning skips finished points and resumes the "
+        "unfinished one; --config.key=value here sets the sweep config's "
+        "keys (e.g. --config.max_pairs=24000).",
+        (flag("--workdir", required=True,
+              help="one folder per point, and the results"),
+         flag("--worker", type=int, default=None,
+              help="train only the points k with k %% WORKERS == WORKER "
+              "and write no table (one process per host or device); then "
+              "run without --worker, or with --report-only, for the table"),
+         flag("--workers", type=int, default=1,
+              help="how many workers split the points (default: 1)"),
+         flag("--dry-run", action="store_true",
+              help="print the points and their workdirs; train nothing"),
+         flag("--report-only", action="store_true",
+              help="write the table from the finished points; train "
+              "nothing"),
+         flag("--overwrite", action="store_true",
+              help="start afresh over a workdir that holds another sweep "
+              "(its points are removed); give it to one process only")),
+        config=True),
     "eval-sts": Command(
         "paraflax.recipes.evaluate:eval_sts", "STS table of a trained model",
         "Prints the STS table and writes it to <workdir>/sts.json.",

@@ -18,6 +18,7 @@ from paraflax.mining import embeddings_io
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 AVG = str(ROOT / "configs" / "avg.py")
+REF_CLASSIFIER = str(ROOT / "configs" / "ref_classifier.py")
 
 
 @dataclasses.dataclass
@@ -71,6 +72,11 @@ _SCORED = {**_BT, "scores": {"length": 4.0, "cost": 0.5, "overlap_1": 0.67,
 def _jsonl(tmp: pathlib.Path, *records: dict | str) -> str:
   return _write(tmp, "bt.jsonl", "".join(
       (r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+
+
+def _text(tmp: pathlib.Path, name: str, text: str) -> str:
+  (tmp / name).write_text(text, encoding="utf-8")
+  return str(tmp / name)
 
 
 def _score(tmp: pathlib.Path, *records: dict | str) -> list[str]:
@@ -234,11 +240,58 @@ CASES: dict[str, Case] = {
     "score-paraphrases: empty line": Case(
         lambda t: _score(t, _BT, "", _BT), r"bt\.jsonl:2: empty line",
         outputs=("out", "out.meta.json")),
+    "score-paraphrases: classifier workdir missing": Case(
+        lambda t: [*_score(t, _BT), "--classifier-workdir", str(t / "nope")],
+        r"nope: no such directory\. Train a classifier there first: "
+        r"paraflax train --config configs/ref_classifier\.py:avg",
+        outputs=("out", "out.meta.json")),
+    "score-paraphrases: classifier workdir of another recipe": Case(
+        lambda t: [*_score(t, _BT), "--classifier-workdir",
+                   _fake_workdir(t, "paraphrase")],
+        r"holds a 'paraphrase' model; this command needs a 'ref_classifier' "
+        r"workdir", outputs=("out", "out.meta.json")),
+    "score-paraphrases: classifier workdir never trained": Case(
+        lambda t: [*_score(t, _BT), "--classifier-workdir",
+                   _fake_workdir(t, "ref_classifier")],
+        r"w: no vocab\.txt and no checkpoint; train the classifier first",
+        outputs=("out", "out.meta.json")),
+    "score-paraphrases: LM file missing": Case(
+        lambda t: [*_score(t, _BT), "--lm", str(t / "nope.lm")],
+        r"nope\.lm: no such LM file \(--lm\); train one with paraflax "
+        r"train-lm", outputs=("out", "out.meta.json")),
+    "score-paraphrases: a text file as LM": Case(
+        lambda t: [*_score(t, _BT), "--lm", _text(t, "refs.txt", "a b\n")],
+        r"refs\.txt: not a KenLM language model \(ARPA or binary\)",
+        outputs=("out", "out.meta.json")),
+    "train-lm: input missing": Case(
+        lambda t: ["train-lm", "--input", str(t / "refs.txt"), "--output",
+                   str(t / "out")], r"refs\.txt: file not found",
+        outputs=("out", "out.meta.json")),
+    "train-lm: only empty lines": Case(
+        lambda t: ["train-lm", "--input", _text(t, "refs.txt", "\n \n"),
+                   "--output", str(t / "out")],
+        r"refs\.txt: no sentence to train a language model on",
+        outputs=("out", "out.meta.json")),
+    "train: ref_classifier without data.input": Case(
+        lambda t: ["train", "--config", f"{REF_CLASSIFIER}:avg", "--workdir",
+                   str(t / "out")], r"data\.input is not set"),
+    "train: ref_classifier input missing": Case(
+        lambda t: ["train", "--config", f"{REF_CLASSIFIER}:lstm",
+                   "--workdir", str(t / "out"),
+                   f"--config.data.input={t / 'nope.jsonl'}"],
+        r"data\.input=\S*nope\.jsonl: no such file\. Give the "
+        r"back-translation JSONL"),
+    "train: ref_classifier input without rank": Case(
+        lambda t: ["train", "--config", f"{REF_CLASSIFIER}:avg", "--workdir",
+                   str(t / "out"), "--config.data.input=" + _jsonl(
+                       t, {k: v for k, v in _BT.items() if k != "rank"})],
+        r"bt\.jsonl:1: record lacks \['rank'\]\. Give the output of "
+        r"`paraflax backtranslate`"),
     "train: filter on an unknown score": Case(
         lambda t: _train_filtered(t, "{'score': 'ppl', 'lo': 0, 'hi': 1}",
                                   _SCORED),
         r"the score is one of length, cost, overlap_1, overlap_2, "
-        r"overlap_3, bleu, random"),
+        r"overlap_3, bleu, ref_prob, lm_ppl, random"),
     "train: filter with lo above hi": Case(
         lambda t: _train_filtered(t, "{'score': 'bleu', 'lo': 0.5, 'hi': 0.2}",
                                   _SCORED), r"lo 0\.5 > hi 0\.2"),

@@ -90,7 +90,7 @@ def test_identical_sentences_and_the_models_tokens():
 
 
 def test_the_scorers_are_the_offered_names():
-  assert (*scores.SCORERS, *scores.OPTIONAL) == choices.PARAPHRASE_SCORES
+  assert tuple(scores.SCORERS) + scores.OPTIONAL == choices.PARAPHRASE_SCORES
 
 
 # --- score-paraphrases ----------------------------------------------------------
@@ -280,8 +280,7 @@ def _bounds(values: list[float]) -> list[tuple[float, float]]:
           (v[0] - 1, v[-1] + 1)]
 
 
-# The scores every scored file has; lm_ppl's: tests/test_lm.py.
-@pytest.mark.parametrize("score", tuple(scores.SCORERS))
+@pytest.mark.parametrize("score", list(scores.SCORERS))  # what every file has
 def test_a_filter_keeps_exactly_the_pairs_inside_its_bounds(scored, score):
   best = _best(scored)
   for lo, hi in _bounds([r["scores"][score] for r in best]):
@@ -316,7 +315,7 @@ def test_no_filter_keeps_the_task_it_always_was(scored):
 @pytest.mark.parametrize("data_filter, max_pairs, message", [
     (dict(score="ppl", lo=0, hi=1), 0,
      r"the score is one of length, cost, overlap_1, overlap_2, overlap_3, "
-     r"bleu, lm_ppl, random"),
+     r"bleu, ref_prob, lm_ppl, random"),
     (dict(score="length", lo=5, hi=2), 0, r"lo 5 > hi 2"),
     (dict(score="length", lo=5), 0, r"give exactly score, lo and hi"),
     (dict(score="random"), 0, r"set data\.max_pairs > 0"),

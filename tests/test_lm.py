@@ -25,8 +25,8 @@ from paraflax import cli
 from paraflax import errors
 from paraflax import faults
 from paraflax.filtering import lm
-from paraflax.filtering import score_paraphrases
 from paraflax.filtering import scores
+from paraflax.recipes import score_paraphrases
 
 
 # Tiny on purpose: its counts of counts cannot estimate modified-KN
@@ -195,11 +195,12 @@ def _record(translation: str, i: int = 0) -> dict:
 def test_lm_ppl_is_kenlms_perplexity_and_the_arpa_arithmetic(models):
   arpa = kenlm.Model(models["arpa"])
   assert arpa.order == 3
+  pairs = [scores.pair_of(_record(text)) for text in QUERIES]
   for fmt, path in models.items():
-    extra = {"lm_ppl": lm.perplexity_scorer(path)}
-    for text in QUERIES:
-      got = scores.score(_record(text), extra)["lm_ppl"]
-      tokens = " ".join(scores.pair_of(_record(text)).translation)
+    scorer = lm.perplexity_scorer(path)
+    assert scorer.name == "lm_ppl"
+    for text, pair, got in zip(QUERIES, pairs, scorer.score(pairs)):
+      tokens = " ".join(pair.translation)
       assert got == pytest.approx(arpa.perplexity(tokens), rel=1e-5), (fmt,
                                                                        text)
       assert got == pytest.approx(_by_hand(models["arpa"], text),
@@ -270,7 +271,7 @@ def test_cli_train_lm_and_score_paraphrases_with_lm(tmp_path, corpus):
   assert [r["scores"]["lm_ppl"] for r in rows] == pytest.approx(
       [query.perplexity(lm.sentence(t)) for t in QUERIES])
   meta = json.loads(pathlib.Path(f"{out}.meta.json").read_text())
-  assert meta["resources"] == {"lm_ppl": lm.sha256(str(model))}
+  assert meta["resources"] == {"lm_ppl": {"sha256": lm.sha256(str(model))}}
   written = out.read_bytes()
   assert cli.main([*argv, "--lm", str(model)]) == 0  # resumes: all done
   # Without --lm, or with another LM, the scores would differ: refused.

@@ -8,6 +8,7 @@ and a pure function of the lengths (back-translation resumes by it).
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -66,3 +67,18 @@ def sorted_batches(seqs: Sequence[Sequence[int]], size: int,
   for chunk in sorted_chunks([len(s) for s in seqs], size):
     ids, lengths = pad_batch([seqs[i] for i in chunk], rows)
     yield chunk, ids, lengths
+
+
+def epoch_indices(n: int, size: int, seed: int, start_step: int
+                  ) -> Iterator[np.ndarray]:
+  """Row indices of `size`-row batches over `n` examples from batch
+  `start_step` on, epoch after epoch, each epoch in its own order drawn from
+  (seed, epoch): a resumed run sees the batches an uninterrupted one would.
+  The last batch of an epoch may be short."""
+  per_epoch = math.ceil(n / size)
+  epoch, index = divmod(start_step, per_epoch)
+  while True:
+    order = np.random.default_rng((seed, epoch)).permutation(n)
+    for start in range(index * size, n, size):
+      yield order[start:start + size]
+    epoch, index = epoch + 1, 0

@@ -42,6 +42,11 @@ class Model:
   embed: Callable[[Sequence[str], str], np.ndarray] | None = None
   # (texts, beam) -> 1-best translations (the config's length penalty).
   translate: Callable[[Sequence[str], int], Translations] | None = None
+  # texts -> [N] probability of class 1 (a sentence classifier).
+  classify: Callable[[Sequence[str]], np.ndarray] | None = None
+  # split name -> (texts, [N] labels 0 / 1) of the model's own data, for a
+  # classifier whose config holds its data (e.g. a split by id of a file).
+  labelled: Callable[[str], tuple[Sequence[str], np.ndarray]] | None = None
 
 
 class Report(NamedTuple):
@@ -157,9 +162,24 @@ def paracrawl(model: Model, *, lang: str,
                 paracrawl_lib.format_table(rows), {"rows": rows})
 
 
+def accuracy(model: Model, *, split: str) -> Report:
+  """% of the labelled sentences of `split` of the model's data whose
+  label the classifier gets right (class 1 where its probability > 0.5)."""
+  classify = _needs(model, "classify", "accuracy")
+  texts, labels = _needs(model, "labelled", "accuracy")(split)
+  labels = np.asarray(labels)
+  right = (np.asarray(classify(texts)) > 0.5) == (labels == 1)
+  found = {"accuracy": 100.0 * float(np.mean(right)) if len(right) else 0.0}
+  return Report(found, f"accuracy {found['accuracy']:.2f} % on "
+                f"{len(labels)} sentences of {split} ({int(labels.sum())} of "
+                "class 1)", {**found, "n": len(labels),
+                            "positives": int(labels.sum())})
+
+
 EVALUATORS: dict[str, Callable[..., Report]] = {
     "sts": sts, "bleu": bleu, "alignment": alignment,
-    "alignment_recovery": alignment_recovery, "paracrawl": paracrawl}
+    "alignment_recovery": alignment_recovery, "paracrawl": paracrawl,
+    "accuracy": accuracy}
 
 
 def in_training(evals: Mapping[str, Mapping]) -> list[str]:

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from paraflax import errors
 from paraflax import faults
@@ -174,11 +174,15 @@ def load(path: str):
         "Train one with paraflax train-lm.") from e
 
 
-def perplexity_scorer(path: str) -> Callable[[scores.Pair], float]:
-  """The `lm_ppl` scorer: the perplexity of a pair's translation under the
-  LM of `path`, KenLM's own `Model.perplexity`: 10 ** (-log10 P / N), P
-  the probability of the translation's tokens and of </s>, each given its
-  n-gram history from <s>, N the tokens plus one (</s> is predicted, <s>
-  only conditions). An empty translation: the perplexity of </s> alone."""
+def perplexity_scorer(path: str) -> scores.BlockScorer:
+  """`lm_ppl` for score-paraphrases: the perplexity of a pair's
+  translation under the LM of `path`, KenLM's own `Model.perplexity`:
+  10 ** (-log10 P / (N + 1)), P the probability of the translation's N
+  tokens and of </s>, each given its n-gram history from <s> (</s> is
+  predicted, <s> only conditions). An empty translation: the perplexity of
+  </s> alone. The file's sha256 is its identity in the output's settings."""
   model = load(path)
-  return lambda pair: model.perplexity(" ".join(pair.translation))
+  return scores.BlockScorer(
+      "lm_ppl", {"sha256": sha256(path)},
+      lambda pairs: [model.perplexity(" ".join(p.translation))
+                     for p in pairs])

@@ -7,14 +7,9 @@ input stops the run before it writes anything; then to score), and the
 output is appended in blocks of `BLOCK` records, one write each. A run
 killed anywhere and rerun with the same command resumes after the last
 whole block (`files.finished_prefix`, as `paraflax backtranslate` does) and
-ends with the bytes of an uninterrupted run; a run over another input or
-other scorers refuses the output unless `--overwrite`
-(`files.claim_output`).
-
-Scorers that need a resource (`scores.OPTIONAL`: `--lm`) are built by
-`_resourced` before the output is claimed, so a bad resource stops the run
-before it writes; the resource's digest joins the settings, so a rerun
-with another one (or without it) is refused like one over another input.
+ends with the bytes of an uninterrupted run; a run over another input,
+other scorers or another resource of a block scorer (another classifier
+checkpoint) refuses the output unless `--overwrite` (`files.claim_output`).
 """
 from __future__ import annotations
 
@@ -23,15 +18,13 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from typing import NamedTuple
+from collections.abc import Iterator, Sequence
 
 import tqdm
 
 from paraflax import faults
 from paraflax import files
 from paraflax.data import readers
-from paraflax.filtering import lm as lm_lib
 from paraflax.filtering import scores
 
 BLOCK = 1000  # records per append: the unit of progress and resumption
@@ -54,44 +47,40 @@ def _survey(path: str) -> tuple[str, int]:
   return digest.hexdigest(), count
 
 
-class Resourced(NamedTuple):
-  scorer: scores.Scorer
-  resource: str  # digest of what it was built from (an LM file, ...)
+def _lines(records: list[dict],
+           block_scorers: Sequence[scores.BlockScorer]) -> str:
+  """The records as they came, each plus (or with a fresh) `scores`."""
+  pairs = [scores.pair_of(r) for r in records]
+  extra = {b.name: b.score(pairs) for b in block_scorers}
+  return "".join(json.dumps({**record, "scores": {
+      **scores.score_pair(pair),
+      **{name: float(values[i]) for name, values in extra.items()}}},
+                            ensure_ascii=False) + "\n"
+                 for i, (record, pair) in enumerate(zip(records, pairs)))
 
 
-def _resourced(lm: str | None) -> dict[str, Resourced]:
-  """The scorers of `scores.OPTIONAL` this run's flags ask for."""
-  built = {}
-  if lm is not None:
-    built["lm_ppl"] = Resourced(lm_lib.perplexity_scorer(lm),
-                                lm_lib.sha256(lm))
-  return built
-
-
-def _settings(digest: str, resourced: Mapping[str, Resourced]) -> dict:
-  settings = {"input": digest, "scores": [*scores.SCORERS, *resourced]}
-  if resourced:  # without: the settings of runs made before OPTIONAL was
-    settings["resources"] = {k: v.resource for k, v in resourced.items()}
+def _settings(digest: str, block_scorers: Sequence[scores.BlockScorer]
+              ) -> dict:
+  names = [b.name for b in block_scorers]
+  unknown = sorted(set(names) - set(scores.OPTIONAL))
+  if unknown or len(set(names)) < len(names):
+    raise ValueError(f"block scorers {names}: each once, of "
+                     f"{scores.OPTIONAL}")
+  settings = {"input": digest, "scores": list(scores.SCORERS) + names}
+  if block_scorers:  # without, the settings of files scored before them
+    settings["resources"] = {b.name: b.identity for b in block_scorers}
   return settings
 
 
-def _line(record: dict, extra: Mapping[str, scores.Scorer]) -> str:
-  """The record as it came, plus (or with a fresh) `scores`."""
-  return json.dumps({**record, "scores": scores.score(record, extra)},
-                    ensure_ascii=False) + "\n"
-
-
 def score_file(input: str, output: str, overwrite: bool = False,
-               lm: str | None = None) -> int:
+               block_scorers: Sequence[scores.BlockScorer] = ()) -> int:
   """Writes `output`: each record of `input` with its scores
-  (`filtering.scores.SCORERS`, and `lm_ppl` under the KenLM model `lm`),
-  in input order; returns the records written by this run."""
+  (`filtering.scores.SCORERS`, and those of `block_scorers`), in input
+  order; returns the records written by this run."""
   files.check_output(output)
   digest, count = _survey(input)
-  resourced = _resourced(lm)
-  extra = {name: r.scorer for name, r in resourced.items()}
-  files.claim_output(output, _settings(digest, resourced),
-                     overwrite=overwrite)
+  settings = _settings(digest, block_scorers)
+  files.claim_output(output, settings, overwrite=overwrite)
   sizes = [min(BLOCK, count - start) for start in range(0, count, BLOCK)]
   # The input's digest is in the settings: the records cannot differ.
   done = files.finished_prefix(output, sizes, unit="block")
@@ -101,14 +90,12 @@ def score_file(input: str, output: str, overwrite: bool = False,
   records = itertools.islice(_records(input), start, None)
   with open(output, "a", encoding="utf-8") as f:
     for size in sizes[done:]:
-      f.write("".join(_line(r, extra)
-                      for r in itertools.islice(records, size)))
+      f.write(_lines(list(itertools.islice(records, size)), block_scorers))
       f.flush()
       os.fsync(f.fileno())
       faults.moment("score_paraphrases.block")
       progress.update(size)
   progress.close()
   print(f"{count} records in {input}, {count - start} scored by this run "
-        f"into {output} ({', '.join([*scores.SCORERS, *extra])})",
-        file=sys.stderr)
+        f"into {output} ({', '.join(settings['scores'])})", file=sys.stderr)
   return count - start

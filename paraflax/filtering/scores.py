@@ -3,20 +3,19 @@ the quantities the paper filters on.
 
 Tokens are the paraphrase encoders' lowercased word tokens
 (`data.words.tokenize`), so a length bound means what the model sees.
-Every scorer takes a `Pair` and returns a float; `SCORERS` names those
-every run computes, `OPTIONAL` those that need a per-run resource named by
-a flag (built by `score_paraphrases.score_file`), and
-`choices.PARAPHRASE_SCORES` lists both for the layers below this one (the
-data filters) and for `--help`.
+Every scorer takes a `Pair` and returns a float; `SCORERS` names them.
+Scores that need a resource of the run (a trained classifier, an LM file)
+are `BlockScorer`s, built above this room from the command's flags and
+named in `OPTIONAL`. `choices.PARAPHRASE_SCORES` lists both kinds of name
+for the layers below this one (the data filters) and for `--help`.
 """
 from __future__ import annotations
 
 import collections
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 from paraflax.data import words
 
@@ -83,18 +82,28 @@ SCORERS: dict[str, Callable[[Pair], float]] = {
 }
 
 
-Scorer = Callable[[Pair], float]
-
-# Scorers of a resource the run is given, by flag; one line each.
-OPTIONAL = (
-    "lm_ppl",  # --lm: filtering.lm.perplexity_scorer
-)
+# Scores a BlockScorer computes; written only when the command is given its
+# resource (ref_prob: --classifier-workdir; lm_ppl: --lm).
+OPTIONAL = ("ref_prob", "lm_ppl")
 
 
-def score(record: dict, extra: Mapping[str, Scorer] = MappingProxyType({})
-          ) -> dict[str, float]:
-  """Every score of one back-translation record, by name: `SCORERS`, then
-  `extra` (some of `OPTIONAL`, built for this run)."""
-  pair = pair_of(record)
-  return {name: scorer(pair)
-          for name, scorer in {**SCORERS, **extra}.items()}
+class BlockScorer(NamedTuple):
+  """One OPTIONAL score from a resource loaded once per run, computed a
+  block of pairs at a time (a model scores a batch faster than one pair at
+  a time)."""
+  name: str  # the key in `scores`, one of OPTIONAL
+  # What tells this resource from another (checkpoint step, parameter
+  # digest): it goes into the output's settings, so that a rerun with
+  # another resource is refused instead of mixing two in one file.
+  identity: dict[str, Any]
+  score: Callable[[Sequence[Pair]], Sequence[float]]  # one float per pair
+
+
+def score_pair(pair: Pair) -> dict[str, float]:
+  """Every score of SCORERS of one pair, by name."""
+  return {name: scorer(pair) for name, scorer in SCORERS.items()}
+
+
+def score(record: dict) -> dict[str, float]:
+  """Every score of SCORERS of one back-translation record, by name."""
+  return score_pair(pair_of(record))

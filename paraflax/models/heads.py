@@ -36,3 +36,13 @@ class MLPHead(nn.Module):
 
   def __call__(self, x_NxD: jax.Array, y_NxD: jax.Array) -> jax.Array:
     return self.tail(self.project_src(x_NxD) + self.project_tgt(y_NxD))
+
+
+class RefClassifier(nn.Module):
+  """Logits [B, 2] of (translation, reference) for sentences [B, L]: a
+  sentence encoder (encoders.py: Avg, LSTM-avg) and one softmax layer."""
+  encoder: nn.Module  # (ids [B, L], lengths [B]) -> [B, D]
+
+  @nn.compact
+  def __call__(self, ids_BxL: jax.Array, lengths_B: jax.Array) -> jax.Array:
+    return nn.Dense(2, name="softmax")(self.encoder(ids_BxL, lengths_B))

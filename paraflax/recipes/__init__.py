@@ -8,7 +8,8 @@ from paraflax import errors
 # name -> module with `build(config, workdir, mesh)`; imported on use.
 RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
            "nmt": "paraflax.recipes.nmt",
-           "bilingual": "paraflax.recipes.bilingual"}
+           "bilingual": "paraflax.recipes.bilingual",
+           "ref_classifier": "paraflax.recipes.ref_classifier"}
 
 
 def _module(config):

@@ -26,9 +26,15 @@ def _translator(workdir: str) -> tuple[evaluators.Model, int]:
   return evaluators.Model(translate=translator.translate_texts(params)), step
 
 
+def _classifier(workdir: str) -> tuple[evaluators.Model, int]:
+  from paraflax.recipes import ref_classifier  # pylint: disable=g-import-not-at-top
+  return ref_classifier.eval_model(workdir)
+
+
 # recipe -> workdir -> (what the trained model can do, checkpoint step)
 MODELS: dict[str, Callable[[str], tuple[evaluators.Model, int]]] = {
-    "paraphrase": _embedder, "bilingual": _embedder, "nmt": _translator}
+    "paraphrase": _embedder, "bilingual": _embedder, "nmt": _translator,
+    "ref_classifier": _classifier}
 
 
 def _write(path: str, step: int, reports: dict[str, evaluators.Report]

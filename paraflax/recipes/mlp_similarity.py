@@ -22,6 +22,7 @@ import optax
 
 from paraflax import config as config_lib
 from paraflax import errors
+from paraflax.data import batching
 from paraflax.data import corpora
 from paraflax.evaluation import paracrawl
 from paraflax.mining import knn
@@ -220,14 +221,10 @@ class MLPSimilarityRecipe:
   def batches(self, start_step: int) -> Iterator[dict[str, np.ndarray]]:
     """Epoch after epoch, each in its own order from (seed, epoch), so a
     resumed run sees the batches an uninterrupted one would."""
-    size, n = self.config.batch_size, len(self.train_set.label)
-    per_epoch = math.ceil(n / size)
-    epoch, index = divmod(start_step, per_epoch)
-    while True:
-      order = np.random.default_rng((self.config.seed, epoch)).permutation(n)
-      for start in range(index * size, n, size):
-        yield self.train_set.batch(order[start:start + size], size)
-      epoch, index = epoch + 1, 0
+    size = self.config.batch_size
+    for index in batching.epoch_indices(len(self.train_set.label), size,
+                                        self.config.seed, start_step):
+      yield self.train_set.batch(index, size)
 
   def evaluate(self, params: Any) -> dict[str, float]:
     if self.select_metric is None:

@@ -12,12 +12,14 @@ into the state of an uninterrupted run.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Callable
 from typing import Any
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
 
 from paraflax import faults
@@ -113,3 +115,13 @@ def restore_params(workdir: str, init_state: Callable[[jax.Array], Any]
   abstract = jax.eval_shape(init_state, jax.random.key(0))
   state, step = restore_for_inference(workdir, abstract)
   return state["params"], step
+
+
+def params_digest(params: Any) -> str:
+  """sha256 of every parameter's dtype, shape and bytes: which checkpoint
+  an output was made with, whatever its workdir is called."""
+  digest = hashlib.sha256()
+  for leaf in jax.tree.leaves(jax.device_get(params)):
+    leaf = np.asarray(leaf)
+    digest.update(f"{leaf.dtype}{leaf.shape}".encode() + leaf.tobytes())
+  return digest.hexdigest()

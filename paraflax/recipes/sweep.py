@@ -1,0 +1,387 @@
+"""`paraflax sweep`: every point of a grid of overrides trained and evaluated
+in its own workdir, then one table (JSON, Markdown) and a plot.
+
+A sweep config is a `get_config()` file like any other (configs/sweeps/):
+
+    base      config spec of every point ("configs/paraphrase.py:gran");
+              a relative path is read from the paraflax checkout
+    settings  base config keys every point sets, as a nested block that
+              mirrors the base config (settings.data.max_pairs = 2000)
+    overrides "key=value" every point applies before its own (a block's
+              whole value, such as evals={...}, which settings would walk)
+    points    points listed: each a tuple of "key=value" overrides
+    axes      and/or axes, each a tuple of alternatives (a "key=value" or a
+              tuple of them): their cross product follows the listed points
+    columns   metrics of the table besides the selected one:
+              "<evaluator>/<metric>" as logged, or a path into the
+              evaluator's details in evals.json
+              ("sts_all/semeval_2012_2015/mean_pearson")
+
+A point's "key=value" is applied as `--config.key=value` would be (the same
+code: `config.override`), after the settings and the sweep's overrides.
+Point k trains in `WORKDIR/<its name>` (`recipes.train`), then runs its
+config's evals on the best checkpoint (`recipes.evaluate`); `WORKDIR/<name>/sweep_point.json`,
+written last and atomically, marks it finished. A rerun skips finished
+points; the train loop resumes an unfinished one from its checkpoint.
+
+`--worker i --workers n` trains only the points k with k % n == i and writes
+no table (hosts would race on it); a run without --worker trains whatever
+is left and writes the table, `--report-only` writes it from the finished
+points alone.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import itertools
+import json
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import ml_collections
+
+from paraflax import config as config_lib
+from paraflax import errors
+from paraflax import files
+
+# The checkout that holds configs/: where a relative `base` is read.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+POINT_FILE = "sweep_point.json"  # in a point's workdir: it is finished
+RESULTS = "results"  # WORKDIR/results.{json,md,png}
+KEYS = ("base", "settings", "overrides", "points", "axes", "columns")
+_NAME_LIMIT = 80  # longer point names end in a digest instead
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+  index: int  # position in the sweep: picks its worker
+  name: str  # its workdir under the sweep's
+  overrides: tuple[str, ...]  # "key=value"
+  config: ml_collections.ConfigDict  # base + settings + overrides
+
+
+# --- the grid -----------------------------------------------------------------
+
+
+def _assignments(alternative: str | Sequence[str]) -> tuple[str, ...]:
+  return (alternative,) if isinstance(alternative, str) else tuple(alternative)
+
+
+def grid(sweep: ml_collections.ConfigDict) -> list[tuple[str, ...]]:
+  """The overrides of every point: the listed points, then the product of
+  the axes."""
+  listed = [_assignments(p) for p in sweep.points]
+  axes = [[_assignments(a) for a in axis] for axis in sweep.axes]
+  crossed = [sum(combo, ()) for combo in itertools.product(*axes)] \
+      if axes else []
+  return listed + crossed
+
+
+def _value_part(raw: str) -> str:
+  """A dict or tuple value shows its values only: "length-0-10"."""
+  try:
+    value = ast.literal_eval(raw)
+  except (ValueError, SyntaxError):
+    return raw
+  if isinstance(value, Mapping):
+    return "-".join(map(str, value.values()))
+  if isinstance(value, (tuple, list)):
+    return "-".join(map(str, value))
+  return str(value)
+
+
+def point_name(overrides: Sequence[str]) -> str:
+  """A readable, filesystem-safe name that depends on the overrides only:
+  "filter-length-0-10" for data.filter={'score': 'length', 'lo': 0, ...}."""
+  parts = []
+  for item in overrides:
+    key, _, raw = item.partition("=")
+    parts.append(f"{key.rpartition('.')[2]}-{_value_part(raw)}")
+  name = re.sub(r"[^A-Za-z0-9._]+", "-", "_".join(parts)).strip("-._")
+  name = name or "base"
+  if len(name) > _NAME_LIMIT:
+    digest = hashlib.sha256("\n".join(overrides).encode()).hexdigest()[:8]
+    name = f"{name[:_NAME_LIMIT - 9]}-{digest}"
+  return name
+
+
+def _flat(settings: Mapping[str, Any], base: ml_collections.ConfigDict,
+          prefix: str = "") -> Iterator[tuple[str, Any]]:
+  """{"data.max_pairs": 2000, ...}: a block is walked only where the base
+  config has one, so a dict value (data.filter) stays one value."""
+  for key in settings.keys():
+    value = settings[key]
+    if (key in base and isinstance(base[key], ml_collections.ConfigDict)
+        and isinstance(value, (Mapping, ml_collections.ConfigDict))):
+      yield from _flat(value, base[key], f"{prefix}{key}.")
+    else:
+      yield f"{prefix}{key}", value
+
+
+def _base(spec: str) -> str:
+  path, arg = config_lib.split_spec(spec)
+  path = path if os.path.isabs(path) else os.path.join(ROOT, path)
+  return path if arg is None else f"{path}:{arg}"
+
+
+def _check_keys(sweep: ml_collections.ConfigDict) -> None:
+  missing = [k for k in KEYS if k not in sweep]
+  if missing:
+    raise errors.ConfigError(
+        f"the sweep config sets no {', '.join(missing)}; a sweep config "
+        f"sets {', '.join(KEYS)} (see paraflax/recipes/sweep.py).")
+
+
+def points(sweep: ml_collections.ConfigDict) -> list[Point]:
+  """Every point with its config; a bad override stops here, naming the
+  point and the key, before anything trains."""
+  _check_keys(sweep)
+  base = config_lib.load_file(_base(sweep.base))
+  settings = dict(_flat(sweep.settings, base))
+  found: dict[str, Point] = {}
+  for index, overrides in enumerate(grid(sweep)):
+    name = point_name(overrides)
+    if name in found:
+      raise errors.ConfigError(
+          f"sweep points {found[name].overrides} and {overrides} are the "
+          f"same point ({name}); list each once.")
+    config = config_lib.override(config_lib.load_file(_base(sweep.base)),
+                                 (), settings)
+    try:
+      config_lib.override(config, [config_lib.PREFIX + o for o in
+                                   (*sweep.overrides, *overrides)])
+    except errors.ConfigError as e:
+      raise errors.ConfigError(f"sweep point {name}: {e}") from e
+    found[name] = Point(index, name, overrides, config)
+  if not found:
+    raise errors.ConfigError("the sweep has no point: set points or axes.")
+  return list(found.values())
+
+
+def mine(all_points: Sequence[Point], worker: int | None, workers: int
+         ) -> list[Point]:
+  """Point k goes to worker k mod n; no worker: every point."""
+  if workers < 1 or (worker is not None and not 0 <= worker < workers):
+    raise errors.ConfigError(f"--worker {worker} --workers {workers}: give "
+                             "0 <= worker < workers.")
+  return [p for p in all_points
+          if worker is None or p.index % workers == worker]
+
+
+# --- running a point ----------------------------------------------------------
+
+
+def _numbers(tree: Any, prefix: str) -> Iterator[tuple[str, float]]:
+  if isinstance(tree, Mapping):
+    for key, value in tree.items():
+      yield from _numbers(value, f"{prefix}/{key}")
+  elif isinstance(tree, (int, float)) and not isinstance(tree, bool):
+    yield prefix, float(tree)
+
+
+def _record_path(workdir: str, point: Point) -> str:
+  return os.path.join(workdir, point.name, POINT_FILE)
+
+
+def run_point(workdir: str, point: Point) -> dict:
+  """Trains (or resumes) and evaluates one point; its record."""
+  from paraflax.recipes import evaluate  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import train  # pylint: disable=g-import-not-at-top
+  folder = os.path.join(workdir, point.name)
+  print(f"== sweep point {point.index}: {point.name} "
+        f"({' '.join(point.overrides) or 'the base config'})", flush=True)
+  train.train(ml_collections.ConfigDict(point.config), folder)
+  reports = evaluate.evaluate(folder)
+  values = dict(itertools.chain.from_iterable(
+      _numbers(r.details, name) for name, r in reports.items()))
+  values.update({f"{name}/{k}": v for name, r in reports.items()
+                 for k, v in r.metrics.items()})
+  with open(os.path.join(folder, evaluate.EVALS_FILE), encoding="utf-8") as f:
+    step = json.load(f)["checkpoint_step"]
+  record = {"name": point.name, "overrides": list(point.overrides),
+            "checkpoint_step": step, "select": point.config.select,
+            "metrics": dict(sorted(values.items()))}
+  files.write_text_atomic(_record_path(workdir, point),
+                          json.dumps(record, indent=2) + "\n")
+  return record
+
+
+def _read(path: str) -> Any:
+  if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _finished(workdir: str, point: Point) -> dict | None:
+  return _read(_record_path(workdir, point))
+
+
+def _claim(workdir: str, all_points: Sequence[Point], overwrite: bool
+           ) -> None:
+  """The sweep's points and their configs are recorded beside the results;
+  another sweep over the same workdir is refused (`files.claim_output`)."""
+  settings = {f"point {p.name}": json.loads(p.config.to_json())
+              for p in all_points}
+  settings["points"] = [p.name for p in all_points]
+  leftovers = [os.path.join(workdir, p.name) for p in all_points]
+  leftovers += [os.path.join(workdir, f"{RESULTS}.{ext}")
+                for ext in ("md", "png")]
+  if os.path.isdir(workdir):  # folders of points this sweep no longer has
+    leftovers += [e.path for e in os.scandir(workdir)
+                  if e.is_dir() and e.path not in leftovers]
+  output = os.path.join(workdir, RESULTS + ".json")
+  try:
+    files.claim_output(output, settings, overwrite=overwrite,
+                       leftovers=leftovers)
+  except errors.ConfigError:
+    # Workers started together: another may have claimed the workdir and
+    # made its first point between our reading the record and our look.
+    if _read(files.settings_path(output)) != json.loads(json.dumps(settings)):
+      raise
+
+
+# --- the table ----------------------------------------------------------------
+
+
+def _row(point: Point, record: dict | None, columns: Sequence[str],
+         failure: str | None) -> dict:
+  row = {"name": point.name, "overrides": list(point.overrides)}
+  if record is None:
+    return {**row, "status": f"failed: {failure}" if failure
+            else "not finished"}
+  metrics = record["metrics"]
+  return {**row, "status": "finished",
+          "checkpoint_step": record["checkpoint_step"],
+          "select": record["select"],
+          "selected": metrics.get(record["select"]),
+          "columns": {c: metrics.get(c) for c in columns},
+          "metrics": metrics}
+
+
+def _cell(value: float | None) -> str:
+  return "-" if value is None else f"{100 * value:.2f}"
+
+
+def markdown(rows: Sequence[dict], columns: Sequence[str]) -> str:
+  """One row per point; metrics x 100."""
+  select = next((r["select"] for r in rows if "select" in r), "selected")
+  head = ["point", "overrides", "step", f"{select} (dev, selects)",
+          *columns]
+  lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+  for r in rows:
+    shown = "<br>".join(f"`{o}`" for o in r["overrides"]) or "(base)"
+    if r["status"] != "finished":
+      # A failure's message is one cell of the table.
+      status = r["status"].replace("|", "\\|").replace("\n", " ")
+      cells = [status] + ["-"] * (len(head) - 3)
+    else:
+      cells = [str(r["checkpoint_step"]), _cell(r["selected"]),
+               *(_cell(r["columns"][c]) for c in columns)]
+    lines.append("| " + " | ".join([r["name"], shown, *cells]) + " |")
+  return "\n".join(lines) + "\n"
+
+
+def plot(path: str, rows: Sequence[dict],
+         sweep: ml_collections.ConfigDict) -> None:
+  """The selected metric of every finished point: bars for listed points,
+  and per axis a line over its alternatives for each setting of the
+  others."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  from matplotlib import pyplot as plt  # pylint: disable=g-import-not-at-top
+  axes = [[_assignments(a) for a in axis] for axis in sweep.axes]
+  score = {tuple(r["overrides"]): r.get("selected") for r in rows}
+  listed = [r for r in rows[:len(sweep.points)]
+            if r.get("selected") is not None]
+  panels = (1 if listed or not axes else 0) + len(axes)
+  fig, subplots = plt.subplots(1, panels, figsize=(max(6, 0.5 * len(rows) + 3)
+                                                   * panels ** 0.5, 4),
+                               squeeze=False)
+  subplots = list(subplots[0])
+  if listed or not axes:
+    ax = subplots.pop(0)
+    ax.bar(range(len(listed)), [100 * r["selected"] for r in listed])
+    ax.set_xticks(range(len(listed)), [r["name"] for r in listed],
+                  rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel(f"{rows[0].get('select', 'selected')} x 100")
+  for i, (axis, ax) in enumerate(zip(axes, subplots)):
+    others = [a for j, a in enumerate(axes) if j != i]
+    for rest in itertools.product(*others):
+      ys = []
+      for alternative in axis:
+        combo = list(rest)
+        combo.insert(i, alternative)
+        value = score.get(sum(combo, ()))
+        ys.append(float("nan") if value is None else 100 * value)
+      ax.plot(range(len(axis)), ys, marker="o",
+              label=point_name(sum(rest, ())) if rest else None)
+    ax.set_xticks(range(len(axis)), [point_name(a) for a in axis],
+                  rotation=60, ha="right", fontsize=7)
+    keys = sorted({o.partition("=")[0] for a in axis for o in a})
+    ax.set_title(f"axis {i}: {', '.join(keys)}", fontsize=8)
+    if others:
+      ax.legend(fontsize=6)
+  fig.tight_layout()
+  with files.atomic_output(path, "wb") as f:
+    fig.savefig(f, format="png", dpi=100)
+  plt.close(fig)
+
+
+def report(workdir: str, sweep: ml_collections.ConfigDict,
+           all_points: Sequence[Point],
+           failures: Mapping[str, str] | None = None) -> list[dict]:
+  """Writes WORKDIR/results.{json,md,png} from the finished points."""
+  columns = list(sweep.columns)
+  rows = [_row(p, _finished(workdir, p), columns, (failures or {}).get(p.name))
+          for p in all_points]
+  table = {"base": sweep.base, "columns": columns, "points": rows}
+  base = os.path.join(workdir, RESULTS)
+  files.write_text_atomic(base + ".json", json.dumps(table, indent=2) + "\n")
+  files.write_text_atomic(base + ".md", markdown(rows, columns))
+  plot(base + ".png", rows, sweep)
+  done = sum(r["status"] == "finished" for r in rows)
+  print(f"{done} of {len(rows)} points finished; table in {base}.md, plot "
+        f"in {base}.png", flush=True)
+  return rows
+
+
+# --- the command --------------------------------------------------------------
+
+
+def sweep(config: ml_collections.ConfigDict, workdir: str,
+          worker: int | None = None, workers: int = 1, dry_run: bool = False,
+          report_only: bool = False, overwrite: bool = False) -> list[dict]:
+  """`paraflax sweep`: trains and evaluates this worker's unfinished points
+  of the sweep config `config`; without --worker, writes the table."""
+  all_points = points(config)
+  todo = mine(all_points, worker, workers)
+  if dry_run:
+    for p in todo:
+      print(f"{p.index}\t{os.path.join(workdir, p.name)}\t"
+            f"{' '.join(p.overrides) or '(base)'}")
+    return []
+  _claim(workdir, all_points, overwrite)
+  failures: dict[str, str] = {}
+  for p in ([] if report_only else todo):
+    if _finished(workdir, p) is not None:
+      print(f"== sweep point {p.index}: {p.name} finished before", flush=True)
+      continue
+    try:
+      run_point(workdir, p)
+    except errors.USER_ERRORS as e:  # the other points still run
+      logging.error("sweep point %s failed: %s", p.name, e)
+      failures[p.name] = str(e)
+  rows = [] if worker is not None else report(workdir, config, all_points,
+                                               failures)
+  if failures:
+    raise errors.ConfigError(
+        f"{len(failures)} sweep point(s) failed ({', '.join(failures)}); "
+        f"see {os.path.join(workdir, RESULTS)}.md. Fix them and rerun: the "
+        "finished points are kept.")
+  return rows

@@ -1,0 +1,200 @@
+"""`paraflax sweep`: a tiny sweep of Avg points on real back-translation-
+shaped pairs gives its table; the same sweep killed mid-way (SIGKILL) and
+rerun gives the same table; workers split the points exactly; dry runs
+train nothing; bad overrides and changed sweeps are refused.
+
+The pairs: the first 300 of paraphrase_en_generaltest2022_cs (two human
+references of one sentence) as reference / translation, with a made-up
+cost, scored by `score-paraphrases`. Every point trains 8 steps."""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from paraflax import cli
+from paraflax import config as config_lib
+from paraflax import faults
+from paraflax.recipes import sweep as sweep_lib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_PAIRS = 300
+_SETTINGS = {
+    "data": {"max_pairs": 100, "max_len": 24}, "model": {"word_dim": 32},
+    "batch_size": 25, "megabatch": 2, "train_steps": 8, "log_every": 4,
+    "eval_every": 4, "checkpoint": {"every": 4}, "mesh": {"num_devices": 1}}
+# Selection on STSb dev as the configs do; one small test set.
+_EVALS = ("evals={'sts': {'type': 'sts', 'sets': ('STSb.dev-tuning',)}, "
+          "'test': {'type': 'sts', 'sets': ('STSb.test',), "
+          "'in_training': False}}")
+POINTS = ("data.filter={'score': 'length', 'lo': 0, 'hi': 30}",
+          "data.filter={'score': 'overlap_1', 'lo': 0.5, 'hi': 1.0}",
+          "data.filter={'score': 'random'}")
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory) -> pathlib.Path:
+  from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
+  from paraflax.filtering import score_paraphrases  # pylint: disable=g-import-not-at-top
+  rows = corpora.read(corpora.get("paraphrase_en_generaltest2022_cs"),
+                      "train")
+  folder = tmp_path_factory.mktemp("bt")
+  records = [{"id": i, "reference": a, "translation": b, "rank": 0,
+              "cost": (i * 37 % 100) / 100, "source": f"s{i}"}
+             for i, (a, b) in enumerate(zip(rows["sentence1"][:_PAIRS],
+                                            rows["sentence2"][:_PAIRS]))]
+  (folder / "bt.jsonl").write_text(
+      "".join(json.dumps(r) + "\n" for r in records), "utf-8")
+  score_paraphrases.score_file(str(folder / "bt.jsonl"),
+                               str(folder / "scored.jsonl"))
+  return folder / "scored.jsonl"
+
+
+def _write_sweep(path: pathlib.Path, scored: pathlib.Path,
+                 points=POINTS, settings=None) -> str:
+  settings = {**_SETTINGS, **(settings or {})}
+  settings["data"] = {**settings["data"], "task": f"backtranslated:{scored}"}
+  path.write_text(
+      "import ml_collections\n\n\ndef get_config():\n"
+      "  return ml_collections.ConfigDict({\n"
+      f"      'base': {str(ROOT / 'configs' / 'avg.py')!r},\n"
+      f"      'settings': {settings!r},\n"
+      f"      'overrides': ({_EVALS!r},),\n"
+      f"      'points': {tuple(points)!r}, 'axes': (),\n"
+      "      'columns': ('test/STSb.test/pearson',)})\n", "utf-8")
+  return str(path)
+
+
+def _argv(config: str, workdir: pathlib.Path, *extra: str) -> list[str]:
+  return ["sweep", "--config", config, "--workdir", str(workdir), *extra]
+
+
+@pytest.fixture(scope="module")
+def config(scored) -> str:
+  return _write_sweep(scored.parent / "sweep.py", scored)
+
+
+@pytest.fixture(scope="module")
+def straight(config, tmp_path_factory) -> pathlib.Path:
+  """The sweep run by two workers, then its table assembled."""
+  workdir = tmp_path_factory.mktemp("straight") / "w"
+  for worker in ("0", "1"):
+    assert cli.main(_argv(config, workdir, "--worker", worker,
+                          "--workers", "2")) == 0
+  assert not (workdir / "results.json").exists()  # workers write no table
+  assert cli.main(_argv(config, workdir, "--report-only")) == 0
+  return workdir
+
+
+def _table(workdir: pathlib.Path) -> dict:
+  return json.loads((workdir / "results.json").read_text())
+
+
+def test_a_sweep_gives_one_row_per_point(straight):
+  table = _table(straight)
+  rows = table["points"]
+  assert [r["name"] for r in rows] == [
+      "filter-length-0-30", "filter-overlap_1-0.5-1.0", "filter-random"]
+  for row, point in zip(rows, POINTS):
+    assert row["status"] == "finished" and row["overrides"] == [point]
+    assert row["select"] == "sts/STSb.dev-tuning/pearson"
+    assert -1 <= row["selected"] <= 1 and row["checkpoint_step"] in (4, 8)
+    assert -1 <= row["columns"]["test/STSb.test/pearson"] <= 1
+    assert (straight / row["name"] / "best").is_dir()
+  # Different data, different models.
+  assert len({r["selected"] for r in rows}) == 3
+  markdown = (straight / "results.md").read_text()
+  assert markdown.count("\n| filter-") == 3 and "test/STSb.test" in markdown
+  assert (straight / "results.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _run(argv: list[str], crash_at: str) -> subprocess.CompletedProcess:
+  """`paraflax` in its own process, killed at `crash_at`."""
+  env = {**os.environ, "PYTHONPATH": str(ROOT), faults.ENV: crash_at}
+  return subprocess.run([sys.executable, "-m", "paraflax.cli", *argv],
+                        env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_killed_sweep_resumes_to_the_same_table(config, straight, tmp_path,
+                                                  capsys):
+  workdir = tmp_path / "w"
+  # Point 0 saves checkpoints 4 and 8; the third save is point 1's first.
+  killed = _run(_argv(config, workdir), "checkpoint.saved:3")
+  assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+  assert (workdir / "filter-length-0-30" / sweep_lib.POINT_FILE).exists()
+  assert not (workdir / "filter-overlap_1-0.5-1.0"
+              / sweep_lib.POINT_FILE).exists()
+  assert cli.main(_argv(config, workdir)) == 0
+  assert "filter-length-0-30 finished before" in capsys.readouterr().out
+  assert _table(workdir) == _table(straight)
+
+
+def test_workers_take_every_point_exactly_once(config):
+  points = sweep_lib.points(config_lib.load(config))
+  for workers in (1, 2, 3, 5):
+    taken = [p.name for w in range(workers)
+             for p in sweep_lib.mine(points, w, workers)]
+    assert sorted(taken) == sorted(p.name for p in points)
+  assert sweep_lib.mine(points, None, 1) == points
+  with pytest.raises(Exception, match="0 <= worker < workers"):
+    sweep_lib.mine(points, 2, 2)
+
+
+def test_a_dry_run_trains_nothing(config, tmp_path, capsys):
+  assert cli.main(_argv(config, tmp_path / "w", "--dry-run")) == 0
+  out = capsys.readouterr().out
+  assert all(str(tmp_path / "w" / n) in out for n in (
+      "filter-length-0-30", "filter-overlap_1-0.5-1.0", "filter-random"))
+  assert not (tmp_path / "w").exists()
+
+
+def test_a_changed_sweep_is_refused(scored, straight, tmp_path, capsys):
+  before = (straight / "results.json").read_bytes()
+  changed = _write_sweep(tmp_path / "changed.py", scored,
+                         settings={"train_steps": 12})
+  assert cli.main(_argv(changed, straight)) == 2
+  err = capsys.readouterr().err
+  assert "holds the output of another run" in err and "--overwrite" in err
+  assert "point filter-length-0-30" in err
+  assert (straight / "results.json").read_bytes() == before
+
+
+def test_an_unknown_override_key_is_named(scored, tmp_path, capsys):
+  bad = _write_sweep(tmp_path / "bad.py", scored,
+                     points=("data.filtr={'score': 'random'}",))
+  assert cli.main(_argv(bad, tmp_path / "w")) == 2
+  err = capsys.readouterr().err
+  assert "'data.filtr'" in err and "sweep point filtr-random" in err
+  assert "Did you mean 'filter'?" in err
+  assert not (tmp_path / "w").exists()
+
+
+def test_the_paper_grids_load_at_both_scales():
+  for spec, n in (("length.py:gran", 14), ("cost.py:avg", 10),
+                  ("overlap.py:gran,bleu", 10), ("random.py:avg", 3)):
+    path = str(ROOT / "configs" / "sweeps" / spec)
+    small = sweep_lib.points(config_lib.load(path))
+    paper = sweep_lib.points(config_lib.load(
+        path, ["--config.max_pairs=24000", "--config.scored=x.jsonl"]))
+    assert len(small) == len(paper) == n
+    assert small[0].config.data.max_pairs == 2000
+    assert small[0].config.train_steps == 160
+    assert paper[0].config.data.max_pairs == 24000
+    assert paper[0].config.train_steps == 1920
+    assert paper[0].config.data.task == "backtranslated:x.jsonl"
+
+
+def test_a_point_that_fails_leaves_the_others_and_the_table(scored, tmp_path,
+                                                            capsys):
+  few = "data.filter={'score': 'length', 'lo': 0, 'hi': 3}"  # < 100 pairs
+  config = _write_sweep(tmp_path / "few.py", scored, points=(few,))
+  assert cli.main(_argv(config, tmp_path / "w")) == 2
+  assert "1 sweep point(s) failed (filter-length-0-3)" in (
+      capsys.readouterr().err)
+  [row] = _table(tmp_path / "w")["points"]
+  assert row["status"].startswith("failed: ") and "data.max_pairs" in (
+      row["status"])
+  assert "failed: " in (tmp_path / "w" / "results.md").read_text()
