@@ -144,6 +144,9 @@ def test_table10_and_examples(tmp_path):
   assert [e["id"] for e in t11["most_reference_like"]] == [1, 3]
   assert [e["id"] for e in t11["least_reference_like"]] == [2, 4]
   assert t11["least_reference_like"][0]["translation"] == "a t-shirt"
+  none = analysis.analyze(_jsonl(tmp_path, records), examples=0, idf=TOY_IDF)
+  assert none["table11"] == {"most_reference_like": [],
+                             "least_reference_like": []}
 
 
 def test_no_ref_prob_prints_table9_and_says_why(tmp_path, monkeypatch,

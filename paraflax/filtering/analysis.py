@@ -221,7 +221,7 @@ class Ends:
       item = (key, -index, example)  # the earlier record wins a tie
       if len(heap) < self.n:
         heapq.heappush(heap, item)
-      elif item[:2] > heap[0][:2]:
+      elif heap and item[:2] > heap[0][:2]:  # none kept with n = 0
         heapq.heapreplace(heap, item)
 
   def table(self) -> dict[str, list[dict]]:
