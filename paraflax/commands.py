@@ -232,6 +232,23 @@ COMMANDS: dict[str, Command] = {
               help="lmplz --discount_fallback: default discounts where the "
               "counts of counts cannot estimate them (tiny corpora)"),
          OVERWRITE)),
+    "analyze-backtranslations": Command(
+        "paraflax.filtering.analysis:analyze_file",
+        "entropy, repetition and ref_prob analyses of back-translations",
+        "On the 1-best pairs of a `paraflax score-paraphrases` JSONL (or a "
+        "`paraflax backtranslate` one), in lowercased word tokens: unigram "
+        "and trigram entropy and repetition rates of references and "
+        "translations and their difference (the paper's Table 9); with "
+        "ref_prob (scored with --classifier-workdir), its Pearson and "
+        "Spearman correlation with the translation's repetition rates, "
+        "average IDF (Wikipedia counts of the data folder's word_freq/) and "
+        "length (Table 10), and the --examples most and least "
+        "reference-like translations (Table 11).",
+        (flag("--input", required=True, help="SCORED.jsonl"),
+         flag("--output", help="also write the tables here as JSON"),
+         flag("--examples", type=int, default=5,
+              help="translations shown at each end of ref_prob (default: "
+              "5)"), OVERWRITE)),
     "tasks": Command(
         "paraflax.data.corpora:print_catalogue",
         "list the registered data Tasks and Mixtures",

@@ -79,6 +79,14 @@ def _text(tmp: pathlib.Path, name: str, text: str) -> str:
   return str(tmp / name)
 
 
+_SCORED_P = {**_SCORED, "scores": {**_SCORED["scores"], "ref_prob": 0.4}}
+
+
+def _analyze(tmp: pathlib.Path, *records: dict | str) -> list[str]:
+  return ["analyze-backtranslations", "--input", _jsonl(tmp, *records),
+          "--output", str(tmp / "out")]
+
+
 def _score(tmp: pathlib.Path, *records: dict | str) -> list[str]:
   return ["score-paraphrases", "--input", _jsonl(tmp, *records), "--output",
           str(tmp / "out")]
@@ -272,6 +280,26 @@ CASES: dict[str, Case] = {
                    "--output", str(t / "out")],
         r"refs\.txt: no sentence to train a language model on",
         outputs=("out", "out.meta.json")),
+    "analyze-backtranslations: not JSON": Case(
+        lambda t: _analyze(t, _SCORED, "nope"), r"bt\.jsonl:2: not JSON"),
+    "analyze-backtranslations: no rank": Case(
+        lambda t: _analyze(t, {"reference": "a", "translation": "b"}),
+        r"bt\.jsonl:1: record lacks \['rank'\]\. Analyze the output of "
+        r"`paraflax score-paraphrases`"),
+    "analyze-backtranslations: translation not a string": Case(
+        lambda t: _analyze(t, _SCORED, {**_SCORED, "translation": 3}),
+        r"bt\.jsonl:2: translation is not a string"),
+    "analyze-backtranslations: ref_prob on some records only": Case(
+        lambda t: _analyze(t, _SCORED_P, _SCORED),
+        r"bt\.jsonl:2: no scores\.ref_prob, unlike the first 1-best "
+        r"record"),
+    "analyze-backtranslations: no 1-best record": Case(
+        lambda t: _analyze(t, {**_SCORED, "rank": 1}),
+        r"bt\.jsonl: no 1-best \(rank 0\) record"),
+    "analyze-backtranslations: file missing": Case(
+        lambda t: ["analyze-backtranslations", "--input",
+                   str(t / "bt.jsonl"), "--output", str(t / "out")],
+        r"bt\.jsonl: file not found"),
     "train: ref_classifier without data.input": Case(
         lambda t: ["train", "--config", f"{REF_CLASSIFIER}:avg", "--workdir",
                    str(t / "out")], r"data\.input is not set"),
