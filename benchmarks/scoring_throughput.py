@@ -1,0 +1,237 @@
+r"""Scoring throughput of `paraflax score-paraphrases`, in records/s: each
+scorer alone and the whole command, with peak memory, at 10k and 100k
+records; and the time 50M records (ParaNMT's size) would take at the
+measured rates.
+
+Command (writes benchmarks/results/scoring_throughput.json):
+  .venv/bin/python benchmarks/scoring_throughput.py --sizes 10000 100000 \
+    --input bt10k.jsonl --classifier-workdir runs/refclf_avg
+
+Records: the real back-translation records of `--input` (`paraflax
+backtranslate` output), cycled in file order to reach each size (the JSON
+says how many times). The LM of `lm_ppl` is a 3-gram trained here by
+`paraflax train-lm` on the Multi30k train English captions that are not a
+reference of `--input` (held apart, as the paper's 40,000).
+
+Every measurement runs in its own child process (children.py), so its peak
+RSS (`ru_maxrss`) is that scorer's or that command's alone. A scorer child
+streams the records in blocks of `score_paraphrases.BLOCK`, as the command
+does, and times parsing + tokenizing (`parse`) apart from each scorer; a
+command child runs `paraflax score-paraphrases` in-process, timed from the
+call to its return (reading the input twice, scoring, writing).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import itertools
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+import time
+from typing import Any
+
+import children  # benchmarks/children.py, beside this script
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_DEFAULT_OUTPUT = os.path.join(_HERE, "results", "scoring_throughput.json")
+_DATA = os.environ.get("PARAFLAX_DATA_DIR", "/work/shared/data")
+_LM_TEXT = os.path.join(_DATA, "multi30k_task1", "train.en.gz")
+PARANMT = 50_000_000  # records to project to
+BASE = ("length", "cost", "overlap_1", "overlap_2", "overlap_3", "bleu")
+COMMANDS = ("command_base", "command_all")
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
+  parser.add_argument("--input", required=True,
+                      help="a back-translation JSONL (paraflax backtranslate)")
+  parser.add_argument("--lm-text", default=_LM_TEXT,
+                      help="English text (gz or plain) for the 3-gram LM")
+  parser.add_argument("--classifier-workdir",
+                      help="a ref_classifier workdir; without, no ref_prob")
+  parser.add_argument("--output", default=_DEFAULT_OUTPUT)
+  parser.add_argument("--child", help=argparse.SUPPRESS)
+  parser.add_argument("--child-records", help=argparse.SUPPRESS)
+  parser.add_argument("--child-lm", help=argparse.SUPPRESS)
+  return parser.parse_args(argv)
+
+
+def _blocks(path: str):
+  from paraflax.filtering import score_paraphrases  # pylint: disable=g-import-not-at-top
+  with open(path, encoding="utf-8") as f:
+    lines = iter(f)
+    while block := list(itertools.islice(lines, score_paraphrases.BLOCK)):
+      yield block
+
+
+def _block_size() -> int:
+  from paraflax.filtering import score_paraphrases  # pylint: disable=g-import-not-at-top
+  return score_paraphrases.BLOCK
+
+
+def _scorer(args: argparse.Namespace):
+  """The child's scorer: a function of a block of pairs, and its load time."""
+  from paraflax.filtering import scores  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import score_paraphrases  # pylint: disable=g-import-not-at-top
+  start = time.perf_counter()
+  if args.child in scores.SCORERS:
+    one = scores.SCORERS[args.child]
+    return (lambda pairs: [one(p) for p in pairs]), 0.0
+  if args.child == "parse":
+    return (lambda pairs: pairs), 0.0
+  found = score_paraphrases.block_scorers(
+      classifier_workdir=args.classifier_workdir if args.child == "ref_prob"
+      else None, lm=args.child_lm if args.child == "lm_ppl" else None)
+  return found[0].score, time.perf_counter() - start
+
+
+def _measure_scorer(args: argparse.Namespace) -> dict[str, Any]:
+  from paraflax.filtering import scores  # pylint: disable=g-import-not-at-top
+  score, load_s = _scorer(args)
+  parse_s = score_s = 0.0
+  n, first_s = 0, None
+  for block in _blocks(args.child_records):
+    t0 = time.perf_counter()
+    pairs = [scores.pair_of(json.loads(line)) for line in block]
+    t1 = time.perf_counter()
+    values = score(pairs)
+    t2 = time.perf_counter()
+    assert len(values) == len(pairs)
+    parse_s, score_s, n = parse_s + t1 - t0, score_s + t2 - t1, n + len(pairs)
+    # A model's first block compiles (jit); the steady rate leaves it out.
+    first_s = (t1 - t0 if args.child == "parse" else t2 - t1) \
+        if first_s is None else first_s
+  timed = parse_s if args.child == "parse" else score_s
+  later = n - min(n, _block_size())
+  return {"records": n, "seconds": timed, "records_per_s": n / timed,
+          "first_block_s": first_s,
+          "records_per_s_after_first_block":
+              later / (timed - first_s) if later and timed > first_s else None,
+          "load_s": load_s, "parse_s": parse_s,
+          "peak_rss_mib": children.peak_rss_mib()}
+
+
+def _measure_command(args: argparse.Namespace) -> dict[str, Any]:
+  from paraflax import cli  # pylint: disable=g-import-not-at-top
+  output = args.child_records + f".{args.child}.scored.jsonl"
+  argv = ["score-paraphrases", "--input", args.child_records,
+          "--output", output, "--overwrite"]
+  if args.child == "command_all":
+    argv += ["--lm", args.child_lm]
+    if args.classifier_workdir:
+      argv += ["--classifier-workdir", args.classifier_workdir]
+  start = time.perf_counter()
+  code = cli.main(argv)
+  seconds = time.perf_counter() - start
+  if code:
+    raise SystemExit(f"score-paraphrases exited {code}")
+  with open(output, encoding="utf-8") as f:
+    n = sum(1 for _ in f)
+    f.seek(0)
+    names = sorted(json.loads(f.readline())["scores"])
+  os.remove(output)
+  return {"records": n, "seconds": seconds, "records_per_s": n / seconds,
+          "scores": names, "argv": argv,
+          "peak_rss_mib": children.peak_rss_mib()}
+
+
+def _cycle(source: str, n: int, path: str) -> float:
+  """Writes the first `n` records of `source` repeated; returns how many
+  times over the source that is."""
+  with open(source, encoding="utf-8") as f:
+    lines = [line for line in f if line.strip()]
+  with open(path, "w", encoding="utf-8") as f:
+    f.writelines(itertools.islice(itertools.cycle(lines), n))
+  return n / len(lines)
+
+
+def _train_lm(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
+  """A 3-gram on the --lm-text lines that are not a reference of --input."""
+  from paraflax import cli  # pylint: disable=g-import-not-at-top
+  with open(args.input, encoding="utf-8") as f:
+    references = {json.loads(line)["reference"] for line in f if line.strip()}
+  opener = gzip.open if args.lm_text.endswith(".gz") else open
+  with opener(args.lm_text, "rt", encoding="utf-8") as f:
+    kept = [line for line in f if line.strip() not in references]
+  text, lm = os.path.join(tmp, "lm.txt"), os.path.join(tmp, "refs.lm")
+  with open(text, "w", encoding="utf-8") as f:
+    f.writelines(kept)
+  start = time.perf_counter()
+  if cli.main(["train-lm", "--input", text, "--order", "3",
+               "--output", lm]):
+    raise SystemExit("train-lm failed")
+  return {"path": lm, "order": 3, "text": args.lm_text, "sentences": len(kept),
+          "left_out_as_references": len(references),
+          "train_s": time.perf_counter() - start,
+          "bytes": os.path.getsize(lm)}
+
+
+def _child(args: argparse.Namespace, name: str, records: str,
+           lm: str) -> dict[str, Any]:
+  argv = [os.path.abspath(__file__), "--input", args.input, "--child", name,
+          "--child-records", records, "--child-lm", lm]
+  if args.classifier_workdir:
+    argv += ["--classifier-workdir", args.classifier_workdir]
+  print(f"  {name} ...", file=sys.stderr, flush=True)
+  return children.run_child(argv, num_devices=1)
+
+
+def _names(args: argparse.Namespace) -> list[str]:
+  optional = ["lm_ppl"] + (["ref_prob"] if args.classifier_workdir else [])
+  return ["parse", *BASE, *optional, *COMMANDS]
+
+
+def _table(result: dict[str, Any]) -> str:
+  rows = [f"{'N':>7} {'measure':>13} {'records/s':>10} {'s':>8} "
+          f"{'peak RSS MiB':>12} {'50M proj. h':>11}"]
+  for size in result["sizes"]:
+    for name, r in size["measures"].items():
+      rows.append(f"{size['records']:>7} {name:>13} {r['records_per_s']:>10.0f}"
+                  f" {r['seconds']:>8.2f} {r['peak_rss_mib']:>12.0f} "
+                  f"{r['paranmt_hours']:>11.1f}")
+  return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+  args = _parse(argv)
+  if args.child:
+    measure = _measure_command if args.child in COMMANDS else _measure_scorer
+    print(json.dumps(measure(args)))
+    return 0
+  result: dict[str, Any] = {
+      "command": shlex.join(["benchmarks/scoring_throughput.py",
+                             *(argv if argv is not None else sys.argv[1:])]),
+      "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+      "cpu_count": os.cpu_count(), "platform": platform.platform(),
+      "load_average": os.getloadavg(), "input": os.path.abspath(args.input),
+      "classifier_workdir": args.classifier_workdir,
+      "paranmt_records": PARANMT, "sizes": []}
+  with tempfile.TemporaryDirectory() as tmp:
+    result["lm"] = _train_lm(args, tmp)
+    for n in args.sizes:
+      records = os.path.join(tmp, f"records{n}.jsonl")
+      size = {"records": n, "cycles_of_input": _cycle(args.input, n, records),
+              "measures": {}}
+      print(f"{n} records:", file=sys.stderr)
+      for name in _names(args):
+        r = _child(args, name, records, result["lm"]["path"])
+        r["paranmt_hours"] = PARANMT / r["records_per_s"] / 3600
+        size["measures"][name] = r
+      result["sizes"].append(size)
+    result["lm"]["path"] = os.path.basename(result["lm"]["path"])  # was tmp
+  result["load_average_after"] = os.getloadavg()
+  os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+  sys.path.insert(0, os.path.dirname(_HERE))
+  from paraflax import files  # pylint: disable=g-import-not-at-top
+  files.write_text_atomic(args.output, json.dumps(result, indent=2) + "\n")
+  print(_table(result))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
