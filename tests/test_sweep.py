@@ -174,7 +174,8 @@ def test_an_unknown_override_key_is_named(scored, tmp_path, capsys):
 
 def test_the_paper_grids_load_at_both_scales():
   for spec, n in (("length.py:gran", 14), ("cost.py:avg", 10),
-                  ("overlap.py:gran,bleu", 10), ("random.py:avg", 3)):
+                  ("overlap.py:gran,bleu", 10), ("random.py:avg", 3),
+                  ("lm_ppl.py:gran", 11), ("ref_prob.py:avg", 10)):
     path = str(ROOT / "configs" / "sweeps" / spec)
     small = sweep_lib.points(config_lib.load(path))
     paper = sweep_lib.points(config_lib.load(
@@ -185,6 +186,20 @@ def test_the_paper_grids_load_at_both_scales():
     assert paper[0].config.data.max_pairs == 24000
     assert paper[0].config.train_steps == 1920
     assert paper[0].config.data.task == "backtranslated:x.jsonl"
+
+
+def test_the_lm_ppl_and_ref_prob_grids_bound_their_scores():
+  def filters(spec):
+    path = str(ROOT / "configs" / "sweeps" / spec)
+    return [p.config.data.filter.to_dict()
+            for p in sweep_lib.points(config_lib.load(path))]
+  ppl = filters("lm_ppl.py:avg")
+  assert [f["hi"] for f in ppl] == [10, 15, 20, 25, 30, 40, 50, 75, 100, 200,
+                                    500]
+  assert {(f["score"], f["lo"]) for f in ppl} == {("lm_ppl", 0.0)}
+  prob = filters("ref_prob.py:gran")
+  assert [f["lo"] for f in prob] == [k / 10 for k in range(10)]
+  assert {(f["score"], f["hi"]) for f in prob} == {("ref_prob", 1.0)}
 
 
 def test_a_point_that_fails_leaves_the_others_and_the_table(scored, tmp_path,

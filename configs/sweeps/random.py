@@ -6,10 +6,6 @@ Command (scale and overrides: configs/sweeps/common.py):
   paraflax sweep --config configs/sweeps/random.py:gran --workdir runs/sweep_random_gran \
     --config.scored=runs/bt.scored.jsonl [--config.max_pairs=24000]
 Time: 3 points; GRAN ~2.5 min each on 2 CPU cores at N = 2,000.
-
-Still to come (other branches add their scores to score-paraphrases):
-LM perplexity upper bounds (lm_ppl) and minimum ref_prob in steps of 0.1,
-each a file like cost.py over its score.
 """
 from configs import common
 
