@@ -17,8 +17,8 @@ Every measurement runs in its own child process (children.py), so its peak
 RSS (`ru_maxrss`) is that scorer's or that command's alone. A scorer child
 streams the records in blocks of `score_paraphrases.BLOCK`, as the command
 does, and times parsing + tokenizing (`parse`) apart from each scorer; a
-command child runs `paraflax score-paraphrases` in-process, timed from the
-call to its return (reading the input twice, scoring, writing).
+command child runs `paraflax score-paraphrases` in-process (the function
+the command calls), timed from the call to its return (reading the input twice, scoring, writing).
 """
 from __future__ import annotations
 
@@ -117,26 +117,23 @@ def _measure_scorer(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _measure_command(args: argparse.Namespace) -> dict[str, Any]:
-  from paraflax import cli  # pylint: disable=g-import-not-at-top
+  # The function `paraflax score-paraphrases` calls (paraflax/commands.py).
+  from paraflax.recipes import score_paraphrases  # pylint: disable=g-import-not-at-top
   output = args.child_records + f".{args.child}.scored.jsonl"
-  argv = ["score-paraphrases", "--input", args.child_records,
-          "--output", output, "--overwrite"]
+  flags = dict(input=args.child_records, output=output, overwrite=True)
   if args.child == "command_all":
-    argv += ["--lm", args.child_lm]
-    if args.classifier_workdir:
-      argv += ["--classifier-workdir", args.classifier_workdir]
+    flags.update(lm=args.child_lm,
+                 classifier_workdir=args.classifier_workdir)
   start = time.perf_counter()
-  code = cli.main(argv)
+  score_paraphrases.score_file(**flags)
   seconds = time.perf_counter() - start
-  if code:
-    raise SystemExit(f"score-paraphrases exited {code}")
   with open(output, encoding="utf-8") as f:
     n = sum(1 for _ in f)
     f.seek(0)
     names = sorted(json.loads(f.readline())["scores"])
   os.remove(output)
   return {"records": n, "seconds": seconds, "records_per_s": n / seconds,
-          "scores": names, "argv": argv,
+          "scores": names, "flags": flags,
           "peak_rss_mib": children.peak_rss_mib()}
 
 
@@ -152,7 +149,8 @@ def _cycle(source: str, n: int, path: str) -> float:
 
 def _train_lm(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
   """A 3-gram on the --lm-text lines that are not a reference of --input."""
-  from paraflax import cli  # pylint: disable=g-import-not-at-top
+  # The function `paraflax train-lm` calls (paraflax/commands.py).
+  from paraflax.filtering import lm as lm_lib  # pylint: disable=g-import-not-at-top
   with open(args.input, encoding="utf-8") as f:
     references = {json.loads(line)["reference"] for line in f if line.strip()}
   opener = gzip.open if args.lm_text.endswith(".gz") else open
@@ -162,9 +160,7 @@ def _train_lm(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
   with open(text, "w", encoding="utf-8") as f:
     f.writelines(kept)
   start = time.perf_counter()
-  if cli.main(["train-lm", "--input", text, "--order", "3",
-               "--output", lm]):
-    raise SystemExit("train-lm failed")
+  lm_lib.train_lm(text, lm, order=3)
   return {"path": lm, "order": 3, "text": args.lm_text, "sentences": len(kept),
           "left_out_as_references": len(references),
           "train_s": time.perf_counter() - start,
