@@ -193,6 +193,19 @@ COMMANDS: dict[str, Command] = {
          flag("--seed", type=int, default=0),
          flag("--json", dest="json_path", help="also write the statistics here"),
          OVERWRITE)),
+    "export-pairs": Command(
+        "paraflax.data.tasks:export_pairs",
+        "write human English pairs as back-translation records",
+        "Writes the train pairs of a paraphrase Task or Mixture (e.g. "
+        "paraphrase_en_wikiauto) as JSONL records {id, reference, "
+        "translation, rank 0, cost null}: sentence1 the reference, sentence2 "
+        "the translation. Score them with score-paraphrases and train on "
+        "data.task=backtranslated:SCORED.jsonl, so that the human pairs go "
+        "through the filters of the back-translated ones.",
+        (flag("--task", required=True, help="a paraphrase Task or Mixture "
+              "(paraflax tasks)"),
+         flag("--output", required=True, help="OUT.jsonl"),
+         OVERWRITE)),
     "score-paraphrases": Command(
         "paraflax.recipes.score_paraphrases:score_file",
         "score back-translated paraphrase pairs for filtering",

@@ -75,6 +75,10 @@ BACKTRANSLATED = "backtranslated:"
 
 
 def _score_of(path: str, line: int, record: dict, score: str) -> float:
+  if record.get("cost", 0.0) is None and score == "cost":
+    raise errors.DataError(
+        f"{path}:{line}: scores.cost is null: human pairs (paraflax "
+        "export-pairs) have no NMT cost to filter on. Use another score.")
   try:
     return float(record["scores"][score])
   except (KeyError, TypeError) as e:
@@ -146,3 +150,33 @@ def examples(name: str, split: str) -> list[dict[str, str | float]]:
     out += [dict(zip(batch, map(_to_python, row)))
             for row in zip(*batch.values())]
   return out
+
+
+def export_pairs(task: str, output: str, overwrite: bool = False) -> int:
+  """Writes the train pairs of a catalogued paraphrase Task or Mixture (the
+  human English pairs) as `paraflax backtranslate` records, so that they
+  take the one path of the back-translated pairs: score-paraphrases, then
+  `data.task=backtranslated:SCORED` with `data.filter`. sentence1 is the
+  reference, sentence2 the translation (what `length` and the LM score);
+  `cost` is null: no NMT produced them. Returns the records written."""
+  from paraflax import files  # pylint: disable=g-import-not-at-top
+  files.check_output(output)
+  register()
+  if corpora.PARAPHRASE != _features(task):
+    raise errors.ConfigError(
+        f"{task!r} is not a paraphrase Task ({', '.join(corpora.PARAPHRASE)})"
+        "; `paraflax tasks` lists them (paraphrase_en_*).")
+  lines = [json.dumps({"id": i, "reference": ex["sentence1"],
+                       "translation": ex["sentence2"], "rank": 0,
+                       "cost": None}, ensure_ascii=False) + "\n"
+           for i, ex in enumerate(examples(task, "train"))]
+  files.write_once(output, "".join(lines), overwrite=overwrite)
+  return len(lines)
+
+
+def _features(name: str) -> tuple[str, ...]:
+  """The features of a catalogued Task or Mixture; () for another name."""
+  if name in corpora.MIXTURES:
+    return _features(corpora.MIXTURES[name][0])
+  return tuple(corpora.CORPORA[name].features) if name in corpora.CORPORA \
+      else ()

@@ -25,12 +25,16 @@ _BLEU_ORDER = 4
 class Pair(NamedTuple):
   reference: list[str]  # tokens of the human side
   translation: list[str]  # tokens of the back-translated side
-  cost: float  # the NMT's NLL per subword, as the record gives it
+  # The NMT's NLL per subword, as the record gives it; None for human
+  # pairs (`paraflax export-pairs`), which no NMT produced: `cost` is null.
+  cost: float | None
 
 
 def pair_of(record: dict) -> Pair:
+  cost = record["cost"]
   return Pair(words.tokenize(record["reference"]),
-              words.tokenize(record["translation"]), float(record["cost"]))
+              words.tokenize(record["translation"]),
+              None if cost is None else float(cost))
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> collections.Counter:
@@ -74,7 +78,7 @@ def bleu(pair: Pair) -> float:
   return penalty * math.exp(sum(log_p) / _BLEU_ORDER)
 
 
-SCORERS: dict[str, Callable[[Pair], float]] = {
+SCORERS: dict[str, Callable[[Pair], float | None]] = {
     "length": lambda pair: float(len(pair.translation)),
     "cost": lambda pair: pair.cost,
     **{f"overlap_{n}": functools.partial(overlap, n=n) for n in (1, 2, 3)},
@@ -99,11 +103,11 @@ class BlockScorer(NamedTuple):
   score: Callable[[Sequence[Pair]], Sequence[float]]  # one float per pair
 
 
-def score_pair(pair: Pair) -> dict[str, float]:
+def score_pair(pair: Pair) -> dict[str, float | None]:
   """Every score of SCORERS of one pair, by name."""
   return {name: scorer(pair) for name, scorer in SCORERS.items()}
 
 
-def score(record: dict) -> dict[str, float]:
+def score(record: dict) -> dict[str, float | None]:
   """Every score of SCORERS of one back-translation record, by name."""
   return score_pair(pair_of(record))

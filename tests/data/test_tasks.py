@@ -105,3 +105,46 @@ def test_data_dir_read_at_call_time(cut, sample_root, monkeypatch):
   real = tasks.examples("bitext_multi30k_de_en", "validation")
   monkeypatch.setenv(paths.ENV_VAR, str(sample_root))
   assert tasks.examples("bitext_multi30k_de_en", "validation") == real[:7]
+
+
+_WIKIAUTO = ("wikiauto_simplification/"
+             "gem2021_full_no_split.valid.complex_simple.tsv.gz")
+
+
+def test_human_pairs_take_the_filters_of_backtranslated_ones(
+    cut, sample_root, monkeypatch, tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.data import words  # pylint: disable=g-import-not-at-top
+  from paraflax.filtering import score_paraphrases  # pylint: disable=g-import-not-at-top
+  cut(_WIKIAUTO, 40)
+  monkeypatch.setenv(paths.ENV_VAR, str(sample_root))
+  human = tasks.examples("paraphrase_en_wikiauto", "train")
+  out, scored = tmp_path / "human.jsonl", tmp_path / "human.scored.jsonl"
+  assert tasks.export_pairs("paraphrase_en_wikiauto", str(out)) == 40
+  records = readers.read_jsonl(str(out), keys=("id", "reference",
+                                               "translation", "rank", "cost"))
+  assert [(r["reference"], r["translation"]) for r in records] == [
+      (ex["sentence1"], ex["sentence2"]) for ex in human]
+  assert {(r["rank"], r["cost"]) for r in records} == {(0, None)}
+  before = out.read_bytes()
+  tasks.export_pairs("paraphrase_en_wikiauto", str(out))  # a rerun: the same
+  assert out.read_bytes() == before
+
+  score_paraphrases.score_file(str(out), str(scored))
+  lengths = [len(words.tokenize(ex["sentence2"])) for ex in human]
+  lo, hi = sorted(lengths)[10], sorted(lengths)[30]
+  name = tasks.register_backtranslated(
+      str(scored), dict(score="length", lo=lo, hi=hi))
+  assert tasks.examples(name, "train") == [
+      ex for ex, n in zip(human, lengths) if lo <= n <= hi]
+  with pytest.raises(errors.DataError, match=r"human\.scored\.jsonl:1: "
+                     r"scores\.cost is null"):
+    tasks.examples(tasks.register_backtranslated(
+        str(scored), dict(score="cost", lo=0, hi=1)), "train")
+
+
+def test_only_paraphrase_tasks_are_exported(tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  with pytest.raises(errors.ConfigError, match="not a paraphrase Task"):
+    tasks.export_pairs("bitext_multi30k_de_en", str(tmp_path / "x.jsonl"))
+  assert not (tmp_path / "x.jsonl").exists()
