@@ -234,6 +234,14 @@ CASES: dict[str, Case] = {
                    "--output", str(t / "out"), "--task", "bitext_nothing"],
         r"bitext_nothing"),
     # --- score-paraphrases and filtered back-translations ----------------
+    "export-pairs: a bitext task": Case(
+        lambda t: ["export-pairs", "--task", "bitext_multi30k_de_en",
+                   "--output", str(t / "out")],
+        r"'bitext_multi30k_de_en' is not a paraphrase Task"),
+    "export-pairs: unknown task": Case(
+        lambda t: ["export-pairs", "--task", "paraphrase_en_nothing",
+                   "--output", str(t / "out")],
+        r"'paraphrase_en_nothing' is not a paraphrase Task.*paraflax tasks"),
     "score-paraphrases: not JSON": Case(
         lambda t: _score(t, _BT, "nope"), r"bt\.jsonl:2: not JSON",
         outputs=("out", "out.meta.json")),

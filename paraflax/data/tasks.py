@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from paraflax import errors
+from paraflax import files
 from paraflax import quiet
 from paraflax.data import corpora
 from paraflax.data import filters
@@ -75,7 +76,7 @@ BACKTRANSLATED = "backtranslated:"
 
 
 def _score_of(path: str, line: int, record: dict, score: str) -> float:
-  if record.get("cost", 0.0) is None and score == "cost":
+  if score == "cost" and record.get("cost", 0.0) is None:
     raise errors.DataError(
         f"{path}:{line}: scores.cost is null: human pairs (paraflax "
         "export-pairs) have no NMT cost to filter on. Use another score.")
@@ -159,7 +160,6 @@ def export_pairs(task: str, output: str, overwrite: bool = False) -> int:
   `data.task=backtranslated:SCORED` with `data.filter`. sentence1 is the
   reference, sentence2 the translation (what `length` and the LM score);
   `cost` is null: no NMT produced them. Returns the records written."""
-  from paraflax import files  # pylint: disable=g-import-not-at-top
   files.check_output(output)
   register()
   if corpora.PARAPHRASE != _features(task):
