@@ -32,6 +32,7 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import children  # benchmarks/children.py, beside this script
@@ -61,17 +62,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
   return parser.parse_args(argv)
 
 
-def _blocks(path: str):
-  from paraflax.filtering import score_paraphrases  # pylint: disable=g-import-not-at-top
+def _blocks(path: str, size: int) -> Iterator[list[str]]:
   with open(path, encoding="utf-8") as f:
     lines = iter(f)
-    while block := list(itertools.islice(lines, score_paraphrases.BLOCK)):
+    while block := list(itertools.islice(lines, size)):
       yield block
-
-
-def _block_size() -> int:
-  from paraflax.filtering import score_paraphrases  # pylint: disable=g-import-not-at-top
-  return score_paraphrases.BLOCK
 
 
 def _scorer(args: argparse.Namespace):
@@ -91,27 +86,26 @@ def _scorer(args: argparse.Namespace):
 
 
 def _measure_scorer(args: argparse.Namespace) -> dict[str, Any]:
+  from paraflax.filtering import score_paraphrases  # pylint: disable=g-import-not-at-top
   from paraflax.filtering import scores  # pylint: disable=g-import-not-at-top
   score, load_s = _scorer(args)
-  parse_s = score_s = 0.0
-  n, first_s = 0, None
-  for block in _blocks(args.child_records):
+  block_s, sizes, parse_s = [], [], 0.0
+  for block in _blocks(args.child_records, score_paraphrases.BLOCK):
     t0 = time.perf_counter()
     pairs = [scores.pair_of(json.loads(line)) for line in block]
     t1 = time.perf_counter()
     values = score(pairs)
     t2 = time.perf_counter()
     assert len(values) == len(pairs)
-    parse_s, score_s, n = parse_s + t1 - t0, score_s + t2 - t1, n + len(pairs)
-    # A model's first block compiles (jit); the steady rate leaves it out.
-    first_s = (t1 - t0 if args.child == "parse" else t2 - t1) \
-        if first_s is None else first_s
-  timed = parse_s if args.child == "parse" else score_s
-  later = n - min(n, _block_size())
+    parse_s += t1 - t0
+    sizes.append(len(pairs))
+    block_s.append(t1 - t0 if args.child == "parse" else t2 - t1)
+  n, timed, first = sum(sizes), sum(block_s), block_s[0]
+  # A model's first block compiles (jit): the JSON gives the rate without it.
   return {"records": n, "seconds": timed, "records_per_s": n / timed,
-          "first_block_s": first_s,
+          "first_block_s": first,
           "records_per_s_after_first_block":
-              later / (timed - first_s) if later and timed > first_s else None,
+              (n - sizes[0]) / (timed - first) if len(sizes) > 1 else None,
           "load_s": load_s, "parse_s": parse_s,
           "peak_rss_mib": children.peak_rss_mib()}
 
