@@ -8,7 +8,9 @@ Command (for fr and cs, replace de):
 With input feeding (the default since issue 17; 2 CPU cores shared by other
 runs, 2026-11-23), de at 1,500 steps: dev 0.39 / 3.38 / 6.56 at 500 / 1000 /
 1500; newstest2013 6.45 (length ratio 0.97), where OpenNMT-py 3.0.4 on the
-same data reaches 4.99 (README, "What the NMT learns per step").
+same data reaches 4.99 (README, "What the NMT learns per step"); fr: dev
+0.93 / 3.53 / 6.64, newstest2013 4.85; cs: dev 0.42 / 2.05 / 3.12,
+newstest2013 3.85.
 Measured on 2 CPU cores (2026-11-21) with the decoder of before issue 17
 (--config.model.input_feeding=false), runs cut at 2000 of 6000 steps
 (--config.train_steps=2000 --config.eval_every=500). Dev BLEU (first 500
