@@ -246,3 +246,32 @@ def fetch_data(root: str | os.PathLike, mirror: str | None = None
   the same files (see `paraflax.data.download`)."""
   from paraflax.data import download  # pylint: disable=g-import-not-at-top
   return download.fetch(root, mirror)
+
+
+def sweep_results(workdir: str | os.PathLike) -> dict[str, Any]:
+  """The table `paraflax sweep --workdir W` wrote, W/results.json: a dict
+  with "base" (the sweep's base config), "columns" (its extra metrics) and
+  "points", one dict per point in sweep order: "name", "overrides"
+  ("key=value" strings), "status" ("finished", "not finished" or
+  "failed: ..."), and for a finished point "checkpoint_step", "select" (the
+  dev metric that picked the checkpoint), "selected" (its value), "columns"
+  ({metric: value or None}) and "metrics" (every metric of its evals).
+  Raises DataError when W holds no table (run `paraflax sweep` or
+  `paraflax sweep --report-only` first)."""
+  import json  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import sweep  # pylint: disable=g-import-not-at-top
+  path = os.path.join(os.fspath(workdir), sweep.RESULTS + ".json")
+  try:
+    with open(path, encoding="utf-8") as f:
+      table = json.load(f)
+  except FileNotFoundError:
+    raise errors.DataError(
+        f"{path} does not exist: run `paraflax sweep --config ... --workdir "
+        f"{os.fspath(workdir)}` (or add --report-only once its points are "
+        "finished) to write it.") from None
+  except json.JSONDecodeError as e:
+    raise errors.DataError(f"{path} is not a sweep table: {e}") from None
+  if not isinstance(table, dict) or not isinstance(table.get("points"), list):
+    raise errors.DataError(f"{path} is not a sweep table: it has no "
+                           "\"points\" list.")
+  return table

@@ -8,8 +8,12 @@ import sys
 import nbclient
 import nbformat
 import pytest
+
+import paraflax
 from jupyter_client import manager
 
+from paraflax import cli
+from tests import test_sweep
 from tests.conftest import BILINGUAL_TINY
 from tests.conftest import ROOT
 from tests.conftest import TINY
@@ -17,6 +21,7 @@ from tests.conftest import TINY_NMT
 
 NOTEBOOK = ROOT / "colabs" / "mined_pairs.ipynb"
 PARAPHRASES = ROOT / "colabs" / "paraphrases.ipynb"
+FILTERING = ROOT / "colabs" / "filtering.ipynb"
 STEPS = 8  # a multiple of TINY's megabatch
 # The tiny models' data and sizes; the notebooks set the step intervals.
 _INTERVALS = tuple(f"--config.{k}=" for k in
@@ -127,3 +132,35 @@ def test_paraphrases_runs_top_to_bottom(tmp_path):
   assert text.count("    translation: ") == 3
   assert len(re.findall(r"^ {6}[1-3]\. -?\d\.\d{3}  ", text, re.M)) == 18
   assert len(_outputs(nb, "image/png")) == 1  # the bar chart
+
+
+# test_sweep's scored pairs (a module fixture: made once here too).
+scored = test_sweep.scored
+# Two axes: data.filter (2 values) and seed (2 values), 3 of the 4 points.
+_LENGTH, _OVERLAP = test_sweep.POINTS[:2]
+SWEEP_POINTS = ((_LENGTH, "seed=0"), (_OVERLAP, "seed=0"), (_LENGTH, "seed=1"))
+
+
+def test_filtering_runs_top_to_bottom(scored, tmp_path):
+  config = test_sweep._write_sweep(tmp_path / "sweep.py", scored,  # pylint: disable=protected-access
+                                   points=SWEEP_POINTS)
+  workdir = tmp_path / "w"
+  assert cli.main(["sweep", "--config", config, "--workdir",
+                   str(workdir)]) == 0
+  names = [r["name"] for r in paraflax.sweep_results(workdir)["points"]]
+  assert len(names) == 3
+  nb = nbformat.read(FILTERING, as_version=4)
+  _execute(nb, tmp_path, PARAFLAX_SWEEP_DIR=str(workdir))
+  text = _text(nb)
+  assert f"{workdir}: base " in text and "3 of 3 points finished" in text
+  assert "selected by sts/STSb.dev-tuning/pearson (dev)" in text
+  assert "axes: data.filter (2 values), seed (2 values)" in text
+  # The table: pandas' HTML where pandas is installed, else printed.
+  tables = [o["data"]["text/html"] for o in _outputs(nb, "text/html")]
+  shown = tables[0] if tables else text
+  assert len(tables) <= 1 and "test/STSb.test/pearson" in shown
+  table_rows = shown.split("<tr>" if tables else "\n")
+  for name in names:  # each point's row, with its status
+    assert [r for r in table_rows if name in r and "finished" in r], name
+  # One bar chart per point, then one figure per axis.
+  assert len(_outputs(nb, "image/png")) == 3
