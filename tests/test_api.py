@@ -113,6 +113,24 @@ def test_tasks_are_listed_and_registered():
     paraflax.task("no_such_task")
 
 
+def test_sweep_results_reads_the_table_or_says_how_to_write_it(tmp_path):
+  table = {"base": "configs/avg.py", "columns": ["test/STSb.test/pearson"],
+           "points": [{"name": "filter-random", "status": "finished",
+                       "overrides": ["data.filter={'score': 'random'}"],
+                       "selected": 0.5}]}
+  (tmp_path / "results.json").write_text(json.dumps(table))
+  assert paraflax.sweep_results(tmp_path) == table
+  assert paraflax.sweep_results(str(tmp_path)) == table
+  with pytest.raises(paraflax.DataError, match="run `paraflax sweep"):
+    paraflax.sweep_results(tmp_path / "none")
+  (tmp_path / "results.json").write_text("{}")
+  with pytest.raises(paraflax.DataError, match="not a sweep table"):
+    paraflax.sweep_results(tmp_path)
+  (tmp_path / "results.json").write_text("{")
+  with pytest.raises(paraflax.DataError, match="not a sweep table"):
+    paraflax.sweep_results(tmp_path)
+
+
 # --- Notebooks and scripts use the public API only -------------------------
 
 
