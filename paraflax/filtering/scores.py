@@ -23,8 +23,8 @@ _BLEU_ORDER = 4
 
 
 class Pair(NamedTuple):
-  reference: list[str]  # tokens of the human side
-  translation: list[str]  # tokens of the back-translated side
+  reference: tuple[str, ...]  # tokens of the human side
+  translation: tuple[str, ...]  # tokens of the back-translated side
   # The NMT's NLL per subword, as the record gives it; None for human
   # pairs (`paraflax export-pairs`), which no NMT produced: `cost` is null.
   cost: float | None
@@ -32,8 +32,8 @@ class Pair(NamedTuple):
 
 def pair_of(record: dict) -> Pair:
   cost = record["cost"]
-  return Pair(words.tokenize(record["reference"]),
-              words.tokenize(record["translation"]),
+  return Pair(tuple(words.tokenize(record["reference"])),
+              tuple(words.tokenize(record["translation"])),
               None if cost is None else float(cost))
 
 
@@ -42,8 +42,11 @@ def _ngrams(tokens: Sequence[str], n: int) -> collections.Counter:
                              for i in range(len(tokens) - n + 1))
 
 
-def _matches(reference: Sequence[str], translation: Sequence[str], n: int
-             ) -> int:
+# The overlaps and BLEU ask for the same orders of the same pair in a row:
+# a small cache counts each once.
+@functools.lru_cache(maxsize=8)
+def _matches(reference: tuple[str, ...], translation: tuple[str, ...],
+             n: int) -> int:
   """Shared n-grams, each counted at most as often as in either side."""
   return sum((_ngrams(reference, n) & _ngrams(translation, n)).values())
 
