@@ -34,6 +34,10 @@ setuptools.setup(
         # Queries n-gram LMs (lm_ppl); launch/build_kenlm.sh builds the
         # trainer, lmplz, from the same version's source.
         "kenlm>=0.3.0,<0.4",
+        # Word alignment for pivot paraphrases (paraflax/domain/alignment.py);
+        # its wrapper calls Cython at run time.
+        "eflomal>=2.0.0,<2.1",
+        "Cython>=3.3,<4",
     ],
     # nbclient runs colabs/ notebooks in an ipykernel of this interpreter.
     extras_require={"test": ["pytest>=9,<10", "nbclient>=0.11,<0.12",

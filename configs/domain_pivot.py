@@ -1,0 +1,41 @@
+r"""Pivot paraphrases (Bannard & Callison-Burch 2005) reranked by monolingual
+distributional similarity from online LSH signatures (Van Durme & Lall
+2010). The keys are read by paraflax/domain/pivot.py (`pivot`) and
+paraflax/domain/monods.py (`monods`); the files are flags.
+
+Commands:
+  paraflax pivot --bitext bitext_multi30k_de_en bitext_newstest_pool_de_en \
+      --bitext ... --output runs/pivot/table.txt
+  paraflax monods --corpus mono_en_brown --table runs/pivot/table.txt \
+      --bits 256 --output runs/pivot/reranked.txt
+  paraflax eval-ppdb --table runs/pivot/reranked.txt --output runs/pivot/ppdb
+Time and results: README "Pivot paraphrases".
+"""
+import ml_collections
+
+
+def get_config() -> ml_collections.ConfigDict:
+  c = ml_collections.ConfigDict()
+  c.pivot = ml_collections.ConfigDict()
+  c.pivot.max_phrase_len = 4  # words a side of an extracted phrase pair
+  c.pivot.max_sentence_words = 80  # longer pairs are skipped (as Moses)
+  c.pivot.block_pairs = 100_000  # sentence pairs aligned together, one part
+  c.pivot.align_iterations = 1.0  # eflomal's iterations, x its default
+  c.pivot.max_pivots = 20  # foreign phrases f kept per e1, by p(f|e1)
+  c.pivot.max_back = 50  # English phrases e2 kept per f, by p(e2|f)
+  c.pivot.max_paraphrases = 50  # e2 written per e1, by p(e2|e1)
+  c.pivot.min_prob = 1e-4  # e2 with a lower p(e2|e1) are not written
+  c.pivot.rows_per_block = 20_000  # e1 per sparse product: memory
+
+  c.monods = ml_collections.ConfigDict()
+  c.monods.bits = 256  # signature bits b; a multiple of 8 (packed bytes)
+  c.monods.pool_bits = 16  # the Gaussian pool holds 2**pool_bits values
+  c.monods.chunk_events = 8192  # (phrase, feature) events per device step
+  c.monods.seed = 0  # the pool and the per-bit hashes
+  # Reranking score: (1 - weight) * log p(e2|e1) + weight * log cos, cos
+  # floored at `floor`; weight 1 ranks by MonoDS alone, 0 by p alone.
+  c.monods.weight = 0.5
+  c.monods.floor = 0.01
+  c.mesh = ml_collections.ConfigDict()
+  c.mesh.num_devices = -1  # -1: every visible device
+  return c

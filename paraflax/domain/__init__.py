@@ -1,0 +1,1 @@
+"""Domain adaptation for paraphrasing: Moore-Lewis selection, pivot paraphrases, LSH."""
