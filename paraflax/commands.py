@@ -406,4 +406,68 @@ COMMANDS: dict[str, Command] = {
         "paraflax.recipes.evaluate:eval_sts", "STS table of a trained model",
         "Prints the STS table and writes it to <workdir>/sts.json.",
         (WORKDIR,)),
+    # Domain-adapted paraphrasing (issue 12): pivot tables, MonoDS, PPDB.
+    "pivot": Command(
+        "paraflax.domain.pivot:build_table",
+        "pivot paraphrases from word-aligned bitext",
+        "Aligns each --bitext with eflomal in both directions (grow-diag-"
+        "final-and), extracts the phrase pairs consistent with the alignment "
+        "(pivot.max_phrase_len words a side), p(f|e) and p(e|f) by relative "
+        "frequency, and writes TABLE: `e1 ||| e2 ||| p(e2|e1)` with p(e2|e1) "
+        "= sum_f p(e2|f) p(f|e1) averaged over the pivot languages (de, fr, "
+        "cs) that hold e1, sorted by e1 then p. Blocks of pivot.block_pairs "
+        "pairs are kept in TABLE.parts/: rerunning the same command resumes. "
+        "Also TABLE.summary.json (pairs and phrase pairs per second).",
+        (flag("--bitext", nargs="+", required=True, action="extend",
+              help="a bitext Task (bitext_multi30k_de_en[:split]), a file "
+              "prefix P with P.en and P.de|fr|cs (a bin of select-domain), "
+              "or a folder of such pairs; repeatable"),
+         flag("--output", required=True, help="TABLE"),
+         setting("--max-phrase-len", key="pivot.max_phrase_len", type=int),
+         OVERWRITE),
+        config="configs/domain_pivot.py"),
+    "monods": Command(
+        "paraflax.domain.monods:rerank",
+        "rerank a paraphrase table by monolingual similarity (LSH)",
+        "Streams --corpus once: each occurrence of a table phrase adds its "
+        "left and right word as features to online LSH signatures (Van "
+        "Durme & Lall 2010: a Gaussian pool indexed by a hash of the "
+        "feature, --bits bits, jitted sums split over the devices by bits); "
+        "MonoDS = cos(pi * hamming / bits). RERANKED: every pair as `e1 ||| "
+        "e2 ||| score ||| p=P monods=M`, score = (1 - w) log p + w log "
+        "max(M, monods.floor), w = monods.weight; sorted by e1 then score. "
+        "Also RERANKED.summary.json (events per second).",
+        (flag("--corpus", nargs="+", required=True, action="extend",
+              help="English text, one sentence per line (gzipped or not), "
+              "or a monolingual Task (mono_en_brown); repeatable"),
+         flag("--table", required=True, dest="table_path",
+              help="TABLE of paraflax pivot"),
+         flag("--output", required=True, help="RERANKED"),
+         setting("--bits", key="monods.bits", type=int,
+                 help="signature bits, a multiple of 8"),
+         setting("--weight", key="monods.weight", type=float,
+                 help="weight of log MonoDS against log p(e2|e1)"),
+         OVERWRITE),
+        config="configs/domain_pivot.py"),
+    "eval-ppdb": Command(
+        "paraflax.evaluation.ppdb:evaluate_file",
+        "agreement of a paraphrase table's words with PPDB",
+        "For each single word e1 of TABLE that PPDB's lexical pairs know, "
+        "its single-word paraphrases ranked by each of the table's scores "
+        "(the score column and every name=value feature): precision of the "
+        "top 1 and top 5 against PPDB (a hit is a pair PPDB lists, either "
+        "way round). Writes OUT.json and OUT.md with --examples words and "
+        "their top paraphrases; --coverage adds the share of a text's 1- to "
+        "4-grams that are e1 of the table.",
+        (flag("--table", required=True, dest="table_path",
+              help="TABLE or RERANKED"),
+         flag("--output", required=True, help="OUT prefix (.json, .md)"),
+         flag("--ppdb", help="PPDB pairs (word<TAB>word, gzipped or not; "
+              "default: ppdb_lexical in the data folder)"),
+         flag("--examples", type=int, default=20,
+              help="words shown with their top paraphrases (default: 20)"),
+         flag("--words", nargs="+", dest="words_shown", help="show these words instead"),
+         flag("--coverage", nargs="+", dest="coverage_texts", help="test text(s): coverage of "
+              "their 1- to 4-grams by the table"),
+         OVERWRITE)),
 }
