@@ -1,0 +1,120 @@
+r"""Throughput of pivot paraphrase extraction and of MonoDS signatures.
+
+  align    eflomal in both directions + grow-diag-final-and on the first
+           --pairs pairs of multi30k train de-en: sentence pairs/s;
+  extract  Koehn phrase extraction (max 4 words a side) of those aligned
+           pairs: phrase pairs/s;
+  lsh      `paraflax.domain.lsh` signature updates (events/s) of every
+           context event of the Brown corpus for its words seen twice or
+           more and their bigrams (`--bits` bits), on each of `--devices`
+           simulated CPU devices; the host's event extraction apart.
+Each part runs in its own child process (its device count is fixed when
+jax starts) and reports its peak memory.
+
+Command (writes benchmarks/results/pivot_throughput.json):
+  .venv/bin/python benchmarks/pivot_throughput.py --pairs 5000 \
+      --bits 256 --devices 1 8
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import platform
+import sys
+import time
+
+import children  # benchmarks/children.py, beside this script
+
+_DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                               "results", "pivot_throughput.json")
+
+
+def _align_child(pairs: int) -> dict:
+  from paraflax.data import corpora, words  # pylint: disable=g-import-not-at-top
+  from paraflax.domain import alignment, phrases  # pylint: disable=g-import-not-at-top
+  columns = corpora.read(corpora.get("bitext_multi30k_de_en"), "train")
+  f = [words.tokenize(s) for s in columns["source"][:pairs]]
+  e = [words.tokenize(s) for s in columns["target"][:pairs]]
+  start = time.perf_counter()
+  links = alignment.align(f, e)
+  align_s = time.perf_counter() - start
+  counts = phrases.PhraseCounts()
+  start = time.perf_counter()
+  extracted = sum(counts.add(ew, fw, a, 4) for ew, fw, a in zip(e, f, links))
+  extract_s = time.perf_counter() - start
+  return {"pairs": pairs, "align_s": align_s,
+          "pairs_per_s": pairs / align_s, "phrase_pairs": extracted,
+          "extract_s": extract_s, "phrase_pairs_per_s": extracted / extract_s,
+          "peak_rss_mib": children.peak_rss_mib()}
+
+
+def _lsh_child(bits: int) -> dict:
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from paraflax.data import corpora, words  # pylint: disable=g-import-not-at-top
+  from paraflax.domain import lsh, monods  # pylint: disable=g-import-not-at-top
+  from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
+  text = corpora.read(corpora.get("mono_en_brown"), "train")["text"]
+  unigrams = collections.Counter(t for s in text for t in words.tokenize(s))
+  kept = {w for w, c in unigrams.items() if c >= 2}
+  bigrams = {f"{a} {b}" for s in text for a, b in zip(
+      words.tokenize(s), words.tokenize(s)[1:]) if a in kept and b in kept}
+  phrase_ids = {p: i for i, p in enumerate(sorted(kept | bigrams))}
+  start = time.perf_counter()
+  batches = list(monods.context_events(iter(text), phrase_ids, 2))
+  host_s = time.perf_counter() - start
+  events = sum(len(i) for i, _ in batches)
+  mesh = partitioning.make_mesh(-1)
+  hashing = lsh.make_hashing(bits, 16, 8192, seed=0)
+  warm = lsh.Signatures(len(phrase_ids), hashing, mesh)
+  warm.add(*batches[0])  # compiles
+  warm.packed()
+  sigs = lsh.Signatures(len(phrase_ids), hashing, mesh)
+  start = time.perf_counter()
+  for ids, feats in batches:
+    sigs.add(ids, feats)
+  packed = sigs.packed()
+  device_s = time.perf_counter() - start
+  return {"devices": mesh.size, "bits": bits, "phrases": len(phrase_ids),
+          "sentences": len(text), "events": events, "host_s": host_s,
+          "host_events_per_s": events / host_s, "device_s": device_s,
+          "updates_per_s": events / device_s,
+          "signature_digest": int(np.bitwise_xor.reduce(
+              packed.view(np.uint8).ravel().astype(np.int64)
+              * np.arange(1, packed.size + 1)) % 2**31),
+          "peak_rss_mib": children.peak_rss_mib()}
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--pairs", type=int, default=5000)
+  parser.add_argument("--bits", type=int, default=256)
+  parser.add_argument("--devices", type=int, nargs="+", default=[1, 8])
+  parser.add_argument("--output", default=_DEFAULT_OUTPUT)
+  parser.add_argument("--child", choices=("align", "lsh"))
+  args = parser.parse_args()
+  if args.child == "align":
+    print(json.dumps(_align_child(args.pairs)))
+    return
+  if args.child == "lsh":
+    print(json.dumps(_lsh_child(args.bits)))
+    return
+  me = os.path.abspath(__file__)
+  result = {"command": " ".join(sys.argv), "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "align_extract": children.run_child(
+                [me, "--child", "align", "--pairs", str(args.pairs)], 1),
+            "lsh": [children.run_child([me, "--child", "lsh", "--bits",
+                                        str(args.bits)], n)
+                    for n in args.devices]}
+  os.makedirs(os.path.dirname(args.output), exist_ok=True)
+  with open(args.output, "w", encoding="utf-8") as f:
+    json.dump(result, f, indent=2)
+    f.write("\n")
+  print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+  main()
