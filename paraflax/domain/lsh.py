@@ -12,7 +12,8 @@ by bits, so each device holds b / devices columns and sees every event;
 memory and work per device fall with the device count. A step adds one
 chunk of events; its int32 sum is exact (pool values are integers scaled
 so that a chunk cannot overflow), so the signatures are bit-for-bit the
-same on any number of devices. Signatures are packed 8 bits a byte.
+same on any number of devices; each phrase row then gets one float add
+per chunk, so the float sums are too. Signatures are packed 8 bits a byte.
 """
 from __future__ import annotations
 
@@ -76,13 +77,16 @@ def feature_hash(feature: str) -> int:
   return zlib.crc32(feature.encode("utf-8"))
 
 
-def _add_chunk(sums_PxB, pool, mult_B, add_B, ids_E, feats_E, weights_E, *,
-               shift: int):
+def _add_chunk(sums_PxB, pool, mult_B, add_B, rows_U, slot_E, feats_E,
+               weights_E, *, shift: int):
+  """Adds one chunk: its events summed exactly (int32) per distinct phrase
+  of the chunk (`rows_U`, event e in slot `slot_E[e]`), then one float add
+  per phrase row: the work is the chunk's, not the table's."""
   idx_ExB = (feats_E[:, None] * mult_B[None, :] + add_B[None, :]) >> shift
   vals_ExB = pool[idx_ExB.astype(jnp.int32)] * weights_E[:, None]
-  chunk_PxB = jax.ops.segment_sum(vals_ExB, ids_E,
-                                  num_segments=sums_PxB.shape[0])
-  return sums_PxB + chunk_PxB.astype(jnp.float32)
+  chunk_UxB = jax.ops.segment_sum(vals_ExB, slot_E,
+                                  num_segments=rows_U.shape[0])
+  return sums_PxB.at[rows_U].add(chunk_UxB.astype(jnp.float32))
 
 
 @functools.lru_cache(maxsize=8)
@@ -91,7 +95,7 @@ def _stepper(mesh: Mesh, shift: int):
   step = jax.shard_map(
       functools.partial(_add_chunk, shift=shift), mesh=mesh,
       in_specs=(bits, P(), P(partitioning.DATA), P(partitioning.DATA), P(),
-                P(), P()),
+                P(), P(), P()),
       out_specs=bits)
   return jax.jit(step, donate_argnums=0)
 
@@ -110,8 +114,10 @@ class Signatures:
     self._mult = jax.device_put(np.pad(hashing.mult, (0, pad),
                                        constant_values=1), by_bits)
     self._add = jax.device_put(np.pad(hashing.add, (0, pad)), by_bits)
+    # Row num_phrases takes the empty slots of a chunk (zeros).
+    self._rows = num_phrases
     self._sums = jax.device_put(
-        np.zeros((max(num_phrases, 1), self._padded), np.float32),
+        np.zeros((num_phrases + 1, self._padded), np.float32),
         NamedSharding(mesh, P(None, partitioning.DATA)))
     self._step = _stepper(mesh, 32 - hashing.pool_bits)
     self.events = 0
@@ -121,16 +127,18 @@ class Signatures:
     chunk = self.hashing.chunk
     for start in range(0, len(ids), chunk):
       n = min(chunk, len(ids) - start)
-      pad = chunk - n
+      rows, slots = np.unique(ids[start:start + n], return_inverse=True)
       self._sums = self._step(
           self._sums, self._pool, self._mult, self._add,
-          np.pad(ids[start:start + n].astype(np.int32), (0, pad)),
-          np.pad(feats[start:start + n].astype(np.uint32), (0, pad)),
-          np.pad(np.ones(n, np.int32), (0, pad)))
+          np.pad(rows.astype(np.int32), (0, chunk - len(rows)),
+                 constant_values=self._rows),
+          np.pad(slots.astype(np.int32), (0, chunk - n)),
+          np.pad(feats[start:start + n].astype(np.uint32), (0, chunk - n)),
+          np.pad(np.ones(n, np.int32), (0, chunk - n)))
       self.events += n
 
   def sums(self) -> np.ndarray:
-    return np.asarray(self._sums)[:, :self.hashing.bits]
+    return np.asarray(self._sums)[:self._rows, :self.hashing.bits]
 
   def packed(self) -> np.ndarray:
     """[phrases, bits / 8] uint8: bit j is 1 where sum j > 0."""

@@ -14,8 +14,6 @@ holds has monods 0 (no evidence), i.e. the floor.
 """
 from __future__ import annotations
 
-import codecs
-import gzip
 import json
 import logging
 import os
@@ -33,6 +31,7 @@ from paraflax.domain import table
 from paraflax.training import partitioning
 
 _EVENTS_PER_FLUSH = 1 << 20  # host events gathered before a device update
+_LINES_PER_WRITE = 100_000  # table lines reranked at a time
 
 
 def iter_corpus(spec: str) -> Iterator[str]:
@@ -46,16 +45,8 @@ def iter_corpus(spec: str) -> Iterator[str]:
     raise errors.DataError(
         f"--corpus {spec}: not a file nor a monolingual Task (paraflax tasks: "
         "mono_en_*). Give one sentence per line, UTF-8, gzipped or not.")
-  with open(spec, "rb") as f:
-    gzipped = f.read(2) == b"\x1f\x8b"
-  with (gzip.open if gzipped else open)(spec, "rb") as f:
-    for number, raw in enumerate(f, start=1):
-      try:
-        yield raw.removeprefix(codecs.BOM_UTF8).decode("utf-8")
-      except UnicodeDecodeError as e:
-        raise errors.DataError(
-            f"{spec}:{number}: not UTF-8 ({e.reason} at byte {e.start}). "
-            "Re-encode the file as UTF-8.") from e
+  for _, line in table.stream_lines(spec):
+    yield line
 
 
 def context_events(sentences: Iterator[str], phrase_ids: dict[str, int],
@@ -118,40 +109,78 @@ def signatures(corpus: Sequence[str], phrases: Sequence[str], config
   return packed, seen, stats
 
 
+def _phrases(table_path: str) -> list[str]:
+  """Every e1 and e2 of the table, sorted; reads (and checks) it all."""
+  found: set[str] = set()
+  lines = 0
+  for group in table.iter_groups(table_path):
+    found.add(group[0].e1)
+    found.update(e.e2 for e in group)
+    lines += len(group)
+  if not lines:
+    raise errors.DataError(f"{table_path}: the table has no lines.")
+  return sorted(found)
+
+
+def _reranked_lines(groups: list[list[table.Entry]], index: dict[str, int],
+                    packed: np.ndarray, seen: np.ndarray, m) -> str:
+  """The lines of some e1 groups, each group sorted by the new score."""
+  entries = [e for g in groups for e in g]
+  a = np.asarray([index[e.e1] for e in entries])
+  b = np.asarray([index[e.e2] for e in entries])
+  cos = np.where((seen[a] > 0) & (seen[b] > 0),
+                 lsh.cosine(packed[a], packed[b], m.bits), 0.0)
+  p = np.asarray([e.score for e in entries])
+  score = ((1 - m.weight) * np.log(np.maximum(p, 1e-300))
+           + m.weight * np.log(np.maximum(cos, m.floor)))
+  group_of = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+  e2_rank = np.asarray([index[e.e2] for e in entries])  # index is sorted
+  order = np.lexsort((e2_rank, -score, group_of))
+  return "".join(table.format_line(entries[i].e1, entries[i].e2, score[i],
+                                   (("p", p[i]), ("monods", cos[i])))
+                 for i in order.tolist())
+
+
 def rerank(corpus: Sequence[str], table_path: str, output: str, config,
            overwrite: bool = False) -> dict:
   """`paraflax monods`: the table's pairs with MonoDS and the combined
-  score, written whole (atomically) once every signature is made."""
+  score. Three streaming passes: the table's phrases (every line checked
+  before any work), the corpus into the signatures, the table again into
+  RERANKED (written atomically: whole or not at all)."""
   m = config.monods
   lsh.check_bits(m.bits)
   if not 0.0 <= m.weight <= 1.0 or m.floor <= 0:
     raise errors.ConfigError(f"monods.weight={m.weight} must lie in [0, 1] "
                              f"and monods.floor={m.floor} be positive.")
   files.check_output(output)
-  entries = table.read_table(table_path)
-  phrases = sorted({p for e1, es in entries.items()
-                    for p in (e1, *(e.e2 for e in es))})
+  phrases = _phrases(table_path)
+  files.claim_output(output, {"table": os.path.abspath(table_path),
+                              "corpus": list(corpus),
+                              "monods": m.to_dict()}, overwrite=overwrite)
+  if os.path.exists(output):
+    print(f"{output}: already written with these settings.")
+    return {}
   index = {p: i for i, p in enumerate(phrases)}
   packed, seen, stats = signatures(corpus, phrases, config)
-  pairs = [(e1, e) for e1 in sorted(entries) for e in entries[e1]]
-  a = np.asarray([index[e1] for e1, _ in pairs])
-  b = np.asarray([index[e.e2] for _, e in pairs])
-  cos = np.where((seen[a] > 0) & (seen[b] > 0),
-                 lsh.cosine(packed[a], packed[b], m.bits), 0.0)
-  p = np.asarray([e.score for _, e in pairs])
-  score = ((1 - m.weight) * np.log(np.maximum(p, 1e-300))
-           + m.weight * np.log(np.maximum(cos, m.floor)))
-  # Sorted by e1 (the pairs' order), then score, then e2.
-  order = sorted(range(len(pairs)),
-                 key=lambda i: (pairs[i][0], -score[i], pairs[i][1].e2))
-  lines = [table.format_line(pairs[i][0], pairs[i][1].e2, score[i],
-                             (("p", p[i]), ("monods", cos[i])))
-           for i in order]
-  files.write_once(output, "".join(lines), overwrite=overwrite)
+  start, lines = time.perf_counter(), 0
+  with files.atomic_output(output, "w") as out:
+    groups: list[list[table.Entry]] = []
+    pending = 0
+    for group in table.iter_groups(table_path):
+      groups.append(group)
+      pending += len(group)
+      if pending >= _LINES_PER_WRITE:
+        out.write(_reranked_lines(groups, index, packed, seen, m))
+        lines += pending
+        groups, pending = [], 0
+    if groups:
+      out.write(_reranked_lines(groups, index, packed, seen, m))
+      lines += pending
+  stats.update(pairs=lines, rerank_s=time.perf_counter() - start)
   files.write_text_atomic(output + ".summary.json",
                           json.dumps(stats, indent=2) + "\n")
   logging.info("%s", stats)
-  print(f"{output}: {len(lines)} pairs reranked; {stats['events']} context "
+  print(f"{output}: {lines} pairs reranked; {stats['events']} context "
         f"events at {stats['events_per_s']:.0f}/s on {stats['devices']} "
         f"device(s); {stats['phrases_seen']} of {stats['phrases']} phrases "
         "seen in the corpus")

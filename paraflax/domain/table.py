@@ -7,18 +7,19 @@ monods there).
 """
 from __future__ import annotations
 
+import codecs
 import dataclasses
+import gzip
 import math
 import os
 from collections.abc import Iterator, Sequence
 
 from paraflax import errors
-from paraflax.data import readers
 
 SEP = " ||| "
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Entry:
   e1: str
   e2: str
@@ -68,13 +69,50 @@ def _number(path: str, number: int, text: str) -> float:
   return value
 
 
-def iter_table(path: str | os.PathLike) -> Iterator[Entry]:
-  """The entries of a table in file order, each line checked."""
+def stream_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+  """(line number, text) of a UTF-8 file, gzipped or not, one at a time:
+  memory does not grow with the file."""
   path = os.fspath(path)
-  lines, _ = readers.read_lines(path, fix="Remove them: every line is one "
-                                "paraphrase pair.")
-  for number, line in enumerate(lines, start=1):
-    yield parse_line(path, number, line)
+  if not os.path.isfile(path):
+    raise errors.DataError(f"{path}: file not found (or not a file). Check "
+                           "the path.")
+  with open(path, "rb") as f:
+    gzipped = f.read(2) == b"\x1f\x8b"
+  with (gzip.open if gzipped else open)(path, "rb") as f:
+    for number, raw in enumerate(f, start=1):
+      if number == 1:
+        raw = raw.removeprefix(codecs.BOM_UTF8)
+      try:
+        yield number, raw.decode("utf-8").rstrip("\r\n")
+      except UnicodeDecodeError as e:
+        raise errors.DataError(
+            f"{path}:{number}: not UTF-8 ({e.reason} at byte {e.start}). "
+            "Re-encode the file as UTF-8.") from e
+
+
+def iter_table(path: str | os.PathLike) -> Iterator[Entry]:
+  """The entries of a table in file order, one at a time, each line
+  checked."""
+  for number, line in stream_lines(path):
+    yield parse_line(os.fspath(path), number, line)
+
+
+def iter_groups(path: str | os.PathLike) -> Iterator[list[Entry]]:
+  """The entries of each e1 together; the table must be sorted by e1 (as
+  paraflax pivot writes it), else a `DataError`."""
+  group: list[Entry] = []
+  for entry in iter_table(path):
+    if group and entry.e1 != group[0].e1:
+      if entry.e1 < group[0].e1:
+        raise errors.DataError(
+            f"{os.fspath(path)}: {entry.e1!r} comes after {group[0].e1!r}: "
+            "the table is not sorted by e1. Sort it (LC_ALL=C sort -s -t'|' "
+            "-k1,1) or write it with paraflax pivot.")
+      yield group
+      group = []
+    group.append(entry)
+  if group:
+    yield group
 
 
 def read_table(path: str | os.PathLike) -> dict[str, list[Entry]]:
