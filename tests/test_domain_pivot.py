@@ -208,3 +208,13 @@ def test_unknown_bitext_names_the_forms(tmp_path, capsys):
                    str(tmp_path / "t.txt")]) == cli.EXIT_BAD_INPUT
   assert "bitext Task" in capsys.readouterr().err
   assert not (tmp_path / "t.txt").exists()
+
+
+def test_unsorted_table_stops_without_output(tmp_path, capsys):
+  bad = tmp_path / "unsorted.txt"
+  bad.write_text("house ||| home ||| 0.5\ncar ||| auto ||| 0.2\n", "utf-8")
+  out = tmp_path / "out.txt"
+  assert cli.main(["monods", "--corpus", str(bad), "--table", str(bad),
+                   "--output", str(out)]) == cli.EXIT_BAD_INPUT
+  assert "not sorted by e1" in capsys.readouterr().err
+  assert not out.exists()

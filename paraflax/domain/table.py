@@ -114,13 +114,3 @@ def iter_groups(path: str | os.PathLike) -> Iterator[list[Entry]]:
   if group:
     yield group
 
-
-def read_table(path: str | os.PathLike) -> dict[str, list[Entry]]:
-  """e1 -> its entries in file order; the whole table is checked before
-  the caller writes anything."""
-  out: dict[str, list[Entry]] = {}
-  for entry in iter_table(path):
-    out.setdefault(entry.e1, []).append(entry)
-  if not out:
-    raise errors.DataError(f"{os.fspath(path)}: the table has no lines.")
-  return out

@@ -53,19 +53,19 @@ def _value(entry: table.Entry, name: str) -> float:
   return entry.score if name == SCORE else entry.features.get(name, 0.0)
 
 
-def candidates(entries: Mapping[str, Sequence[table.Entry]],
-               gold: Mapping[str, set[str]]
-               ) -> dict[str, list[table.Entry]]:
-  """The evaluated words: single alphabetic e1 PPDB knows, with their
-  single-word paraphrases."""
-  out = {}
-  for e1, es in entries.items():
-    if " " in e1 or not e1.isalpha() or e1 not in gold:
-      continue
-    single = [e for e in es if " " not in e.e2]
-    if single:
-      out[e1] = single
-  return out
+def candidates(entries: Iterable[table.Entry], gold: Mapping[str, set[str]]
+               ) -> tuple[dict[str, list[table.Entry]], set[str]]:
+  """The evaluated words (single alphabetic e1 PPDB knows) with their
+  single-word paraphrases, and every e1 of the table; one pass, keeping
+  only those."""
+  out: dict[str, list[table.Entry]] = {}
+  e1s: set[str] = set()
+  for e in entries:
+    e1s.add(e.e1)
+    if (" " not in e.e2 and " " not in e.e1 and e.e1.isalpha()
+        and e.e1 in gold):
+      out.setdefault(e.e1, []).append(e)
+  return out, e1s
 
 
 def ranked(es: Sequence[table.Entry], name: str) -> list[table.Entry]:
@@ -152,18 +152,16 @@ def evaluate_file(table_path: str, output: str, ppdb: str | None = None,
   """`paraflax eval-ppdb`: OUT.json and OUT.md."""
   for suffix in (".json", ".md"):
     files.check_output(output + suffix)
-  entries = table.read_table(table_path)
   gold = load_ppdb(ppdb)
-  cands = candidates(entries, gold)
+  cands, e1s = candidates(table.iter_table(table_path), gold)
   if not cands:
     raise errors.DataError(f"{table_path}: no single-word e1 of the table is "
                            "in PPDB; nothing to evaluate.")
   names = rankings([e for es in cands.values() for e in es])
-  report = {"table": table_path, "table_e1": len(entries),
+  report = {"table": table_path, "table_e1": len(e1s),
             "words": len(cands),
             "precision": {n: precision(cands, gold, n) for n in names}}
   if coverage_texts:
-    e1s = set(entries)
     report["coverage"] = {
         t: coverage(e1s, readers.read_lines(t, empty="drop")[0])
         for t in coverage_texts}
