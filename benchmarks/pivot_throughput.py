@@ -26,6 +26,7 @@ import sys
 import time
 
 import children  # benchmarks/children.py, beside this script
+from paraflax import files
 
 _DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                "results", "pivot_throughput.json")
@@ -109,10 +110,7 @@ def main() -> None:
             "lsh": [children.run_child([me, "--child", "lsh", "--bits",
                                         str(args.bits)], n)
                     for n in args.devices]}
-  os.makedirs(os.path.dirname(args.output), exist_ok=True)
-  with open(args.output, "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=2)
-    f.write("\n")
+  files.write_text_atomic(args.output, json.dumps(result, indent=2) + "\n")
   print(json.dumps(result, indent=2))
 
 
