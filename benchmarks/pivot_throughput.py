@@ -22,6 +22,7 @@ import collections
 import json
 import os
 import platform
+import resource
 import sys
 import time
 
@@ -48,7 +49,10 @@ def _align_child(pairs: int) -> dict:
   return {"pairs": pairs, "align_s": align_s,
           "pairs_per_s": pairs / align_s, "phrase_pairs": extracted,
           "extract_s": extract_s, "phrase_pairs_per_s": extracted / extract_s,
-          "peak_rss_mib": children.peak_rss_mib()}
+          "peak_rss_mib": children.peak_rss_mib(),
+          # eflomal runs as a child process of its own.
+          "eflomal_peak_rss_mib": resource.getrusage(
+              resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
 def _lsh_child(bits: int) -> dict:
