@@ -218,3 +218,21 @@ def test_unsorted_table_stops_without_output(tmp_path, capsys):
                    "--output", str(out)]) == cli.EXIT_BAD_INPUT
   assert "not sorted by e1" in capsys.readouterr().err
   assert not out.exists()
+
+
+def test_ppdb_precision_by_hand(tmp_path):
+  from paraflax.evaluation import ppdb  # pylint: disable=g-import-not-at-top
+  t = tmp_path / "t.txt"
+  t.write_text("big ||| large ||| 0.5 ||| p=0.5 monods=0.1\n"
+               "big ||| huge ||| 0.3 ||| p=0.3 monods=0.9\n"
+               "big ||| a large ||| 0.2 ||| p=0.2 monods=1\n"
+               "zzz ||| yyy ||| 1 ||| p=1 monods=1\n", "utf-8")
+  gold = tmp_path / "ppdb.tsv"
+  gold.write_text("large\tbig\n", "utf-8")
+  report = ppdb.evaluate_file(str(t), str(tmp_path / "e"), ppdb=str(gold),
+                              words_shown=["big", "zzz"])
+  assert report["words"] == 1 and report["table_e1"] == 2
+  assert report["precision"]["score"] == {"p@1": 1.0, "p@5": 0.5}
+  assert report["precision"]["monods"] == {"p@1": 0.0, "p@5": 0.5}
+  assert report["examples"]["zzz"]["p"] == ["yyy"]
+  assert report["examples"]["big"]["monods"] == ["huge", "large*"]

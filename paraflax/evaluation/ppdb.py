@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -53,19 +53,25 @@ def _value(entry: table.Entry, name: str) -> float:
   return entry.score if name == SCORE else entry.features.get(name, 0.0)
 
 
-def candidates(entries: Iterable[table.Entry], gold: Mapping[str, set[str]]
-               ) -> tuple[dict[str, list[table.Entry]], set[str]]:
-  """The evaluated words (single alphabetic e1 PPDB knows) with their
-  single-word paraphrases, and every e1 of the table; one pass, keeping
-  only those."""
+def candidates(entries: Iterable[table.Entry], gold: Mapping[str, set[str]],
+               shown: Collection[str] = ()
+               ) -> tuple[dict[str, list[table.Entry]], set[str],
+                          dict[str, list[table.Entry]]]:
+  """One pass over a table: the evaluated words (single alphabetic e1 PPDB
+  knows) with their single-word paraphrases, every e1, and the
+  single-word paraphrases of the `shown` words (PPDB's or not)."""
   out: dict[str, list[table.Entry]] = {}
   e1s: set[str] = set()
+  extra: dict[str, list[table.Entry]] = {}
   for e in entries:
     e1s.add(e.e1)
-    if (" " not in e.e2 and " " not in e.e1 and e.e1.isalpha()
-        and e.e1 in gold):
+    if " " in e.e2:
+      continue
+    if e.e1 in shown:
+      extra.setdefault(e.e1, []).append(e)
+    if " " not in e.e1 and e.e1.isalpha() and e.e1 in gold:
       out.setdefault(e.e1, []).append(e)
-  return out, e1s
+  return out, e1s, extra
 
 
 def ranked(es: Sequence[table.Entry], name: str) -> list[table.Entry]:
@@ -153,7 +159,8 @@ def evaluate_file(table_path: str, output: str, ppdb: str | None = None,
   for suffix in (".json", ".md"):
     files.check_output(output + suffix)
   gold = load_ppdb(ppdb)
-  cands, e1s = candidates(table.iter_table(table_path), gold)
+  cands, e1s, extra = candidates(table.iter_table(table_path), gold,
+                                 set(words_shown or ()))
   if not cands:
     raise errors.DataError(f"{table_path}: no single-word e1 of the table is "
                            "in PPDB; nothing to evaluate.")
@@ -169,7 +176,7 @@ def evaluate_file(table_path: str, output: str, ppdb: str | None = None,
   chosen = list(words_shown or (
       pool[int(i)] for i in np.linspace(0, len(pool) - 1,
                                         min(examples, len(pool)))))
-  shown = _examples(cands, gold, names, chosen)
+  shown = _examples({**cands, **extra}, gold, names, chosen)
   report["examples"] = shown
   files.write_once(output + ".json", json.dumps(report, indent=2) + "\n",
                    overwrite=overwrite)
