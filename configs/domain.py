@@ -1,0 +1,30 @@
+r"""Moore-Lewis cross-entropy-difference selection (Moore & Lewis 2010) of a
+general bitext by an in-domain English text, and its evaluation (the
+fourth seed's Figure 3). The input and output files are flags.
+
+Commands (the flags --bins, --order and --seed set these keys too):
+  paraflax domain-data --output D
+  paraflax select-domain --in-domain D/biomed.train.en \
+      --general-src D/general.mul --general-tgt D/general.en --src-lang mul \
+      --output D/select
+  paraflax eval-domain --select-dir D/select --test D/biomed.test.en \
+      --output D/eval
+Time and results: README "Domain selection".
+"""
+import ml_collections
+
+
+def get_config() -> ml_collections.ConfigDict:
+  c = ml_collections.ConfigDict()
+  c.order = 3  # n-gram order of both LMs (the seed's 3-grams)
+  c.bins = 8  # equal-size bins of the selectable general sentences
+  c.seed = 0  # which general sentences train the general LM
+  c.block = 10000  # sentences scored per unit of progress and resumption
+  c.memory = "1G"  # lmplz's and build_binary's sorting memory
+  c.discount_fallback = False  # lmplz --discount_fallback (tiny corpora)
+  c.eval = ml_collections.ConfigDict()
+  # Selected general sentences per point of the perplexity curve.
+  c.eval.sizes = (2000, 4000, 8000, 16000, 32000)
+  c.eval.seed = 0  # of the random selection
+  c.eval.overlap_order = 3  # n-gram overlap selection: n-grams up to this n
+  return c
