@@ -22,6 +22,9 @@ def get_config() -> ml_collections.ConfigDict:
   c.block = 10000  # sentences scored per unit of progress and resumption
   c.memory = "1G"  # lmplz's and build_binary's sorting memory
   c.discount_fallback = False  # lmplz --discount_fallback (tiny corpora)
+  # The LMs' closed vocabulary: tokens seen this often in the in-domain
+  # text, the rest read as one <oov> word (Moore & Lewis 2010); 0: open.
+  c.min_count = 2
   c.eval = ml_collections.ConfigDict()
   # Selected general sentences per point of the perplexity curve.
   c.eval.sizes = (2000, 4000, 8000, 16000, 32000)

@@ -2,7 +2,9 @@
 
 An in-domain LM on the in-domain text and a general LM on a random sample of
 the general English side of as many sentences: both `order`-gram modified
-Kneser-Ney LMs of `filtering.lm` (its tokens, KenLM's own <unk>). Every
+Kneser-Ney LMs of `filtering.lm`, with one closed vocabulary, the tokens
+seen `min_count` times in the in-domain text, any other token read as
+`lm.OOV` (Moore & Lewis 2010; `min_count` 0: KenLM's open vocabulary). Every
 general sentence s gets H_in(s) and H_out(s), bits per token with </s>
 counted (KenLM's perplexity is 2 ** H), and diffCE(s) = H_in(s) - H_out(s),
 lower = closer to the domain. The sentences outside the sample are ranked
@@ -13,8 +15,9 @@ The general corpus is streamed, never held: memory is flat in its size.
 Ranks come from runs of sortable diffCE keys on disk (each run sorted) and a
 bisection over them, so no array of the whole corpus is ever in memory.
 
-The output folder: `in_domain.lm`, `general.lm` and `lm_sample.en` (the
-general LM's sentences); `scores.tsv` (a header, then one row per general
+The output folder: `in_domain.lm`, `general.lm`, `vocab.txt` (their
+vocabulary, one token per line) and `lm_sample.en` (the general LM's
+sentences); `scores.tsv` (a header, then one row per general
 sentence in input order: 1-based line, H_in, H_out, diffCE, bin; bin 0 for
 the LM's sample); `bin_<i>.<src-lang>` and `bin_<i>.en`, line-aligned, in
 input order; `summary.json` and `summary.md`. A killed run resumes: the LMs
@@ -44,6 +47,7 @@ from paraflax.filtering import lm
 LOG2_10 = math.log2(10.0)
 HEADER = "line\tH_in\tH_out\tdiffCE\tbin\n"
 SUMMARY = "summary.json"
+VOCABULARY = "vocab.txt"
 ENGLISH = "en"
 _PART = ".scores.part"  # scores without bins, appended block by block
 _RUNS = ".runs.u64"  # sortable diffCE keys of the selectable lines
@@ -51,10 +55,11 @@ _SIGN = np.uint64(1 << 63)
 _LANG = re.compile(r"[a-z]{2,3}")
 
 
-def cross_entropy(model, text: str) -> float:
+def cross_entropy(model, text: str,
+                  vocabulary: frozenset[str] | None = None) -> float:
   """Bits per token of `text` under a `kenlm.Model`, </s> counted as a
   token and <s> as context: log2 of KenLM's `Model.perplexity`."""
-  tokens = lm.sentence(text)
+  tokens = lm.sentence(text, vocabulary)
   return (-model.score(tokens, bos=True, eos=True) * LOG2_10
           / (len(tokens.split()) + 1))
 
@@ -123,7 +128,27 @@ def _options(config: ml_collections.ConfigDict) -> dict:
       raise errors.ConfigError(f"--config.{key}={config[key]}: give a "
                                "number >= 1.")
   return {k: config[k] for k in ("order", "bins", "seed", "block", "memory",
-                                 "discount_fallback")}
+                                 "discount_fallback", "min_count")}
+
+
+def read_vocabulary(folder: str) -> frozenset[str] | None:
+  """The closed vocabulary of a selection's LMs; None: open."""
+  path = os.path.join(folder, VOCABULARY)
+  if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    return frozenset(f.read().split("\n")[:-1])
+
+
+def _write_vocabulary(in_domain: str, folder: str, min_count: int
+                      ) -> frozenset[str] | None:
+  if min_count < 1:
+    return None
+  path = os.path.join(folder, VOCABULARY)
+  if not os.path.exists(path):
+    tokens = sorted(lm.vocabulary(in_domain, min_count))
+    files.write_text_atomic(path, "".join(t + "\n" for t in tokens))
+  return read_vocabulary(folder)
 
 
 def _count_in_domain(path: str) -> int:
@@ -187,7 +212,8 @@ def _sizes(total: int, block: int) -> list[int]:
   return [min(block, total - a) for a in range(0, total, block)]
 
 
-def _score(folder: str, tgt: str, general: int, block: int) -> None:
+def _score(folder: str, tgt: str, general: int, block: int,
+           vocabulary: frozenset[str] | None) -> None:
   """Appends `line, H_in, H_out, diffCE` of each general sentence to the
   part file, a block per write; resumes after the last whole block."""
   part = os.path.join(folder, _PART)
@@ -203,7 +229,8 @@ def _score(folder: str, tgt: str, general: int, block: int) -> None:
       rows = []
       for i, text in enumerate(itertools.islice(lines, sizes[b]),
                                start=b * block + 1):
-        h_in, h_out = cross_entropy(inside, text), cross_entropy(outside, text)
+        h_in = cross_entropy(inside, text, vocabulary)
+        h_out = cross_entropy(outside, text, vocabulary)
         rows.append(f"{i}\t{h_in:.6f}\t{h_out:.6f}\t{h_in - h_out:.6f}\n")
       f.write("".join(rows))
       f.flush()
@@ -327,10 +354,13 @@ def select_domain(in_domain: str, general_src: str, general_tgt: str,
   lm_sample = os.path.join(output, "lm_sample.en")
   if not os.path.exists(lm_sample):
     _write_sample(general_tgt, sample, lm_sample)
+  vocabulary = _write_vocabulary(in_domain, output, options["min_count"])
   train = {k: options[k] for k in ("order", "memory", "discount_fallback")}
-  lm.train_lm(in_domain, os.path.join(output, "in_domain.lm"), **train)
-  lm.train_lm(lm_sample, os.path.join(output, "general.lm"), **train)
-  _score(output, general_tgt, general, options["block"])
+  lm.train_lm(in_domain, os.path.join(output, "in_domain.lm"),
+              vocabulary=vocabulary, **train)
+  lm.train_lm(lm_sample, os.path.join(output, "general.lm"),
+              vocabulary=vocabulary, **train)
+  _score(output, general_tgt, general, options["block"], vocabulary)
   _write_runs(output, general, options["block"], sample)
   stats = _write_bins(output, general_src, general_tgt, src_lang, general,
                       sample, options)

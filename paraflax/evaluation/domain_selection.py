@@ -148,9 +148,10 @@ def rankings(folder: str, summary: dict, eval_config) -> dict[str, list[int]]:
 
 
 def perplexity(model, sentences: list[str]) -> dict[str, float]:
-  """KenLM's perplexity of the whole text (</s> counted, <unk> scored by
-  the LM), the perplexity without the OOV tokens (SRILM's convention) and
-  the OOV rate."""
+  """KenLM's perplexity of the whole text (</s> counted; with a closed
+  vocabulary a word the LM never saw gets the probability of each such
+  word, `lm.train_lm`), the one without those words (SRILM's convention)
+  and their rate."""
   total = known = 0.0
   tokens = oov = 0
   for text in sentences:
@@ -189,10 +190,16 @@ def _markdown(rows: list[dict], summary: dict, test: str) -> str:
   lines = [f"# In-domain test perplexity of selected general sentences\n\n"
            f"Test: `{test}`. General: `{summary['general_tgt']}` "
            f"({summary['selectable']} selectable sentences). "
-           f"{summary['settings']['order']}-gram LMs; perplexity with <unk> "
-           "scored by each LM (KenLM), in brackets without OOV tokens.\n",
+           f"{summary['settings']['order']}-gram LMs with the selection's "
+           "vocabulary (words seen at least "
+           f"{summary['settings']['min_count']} times in the in-domain "
+           "text; 0: open, any other word is one <oov> word), estimated "
+           "with lmplz --vocab_pad at its size, so that each vocabulary "
+           "word an LM never saw gets one share of its uniform "
+           "distribution. KenLM's perplexity with </s>; in brackets "
+           "without the words the LM never saw.\n",
            "| sentences | " + " | ".join(_LABELS[m] for m in METHODS)
-           + " | top diffCE / random | OOV % (top diffCE / random) |",
+           + " | top diffCE / random | unseen tokens % (top diffCE / random) |",
            "|---|" + "---|" * (len(METHODS) + 2)]
   for size in sizes:
     cells = [f"{by[m, size]['perplexity']:.1f} "
@@ -223,7 +230,8 @@ def evaluate(select_dir: str, test: str, output: str,
         f"--config.eval.sizes={list(config.eval.sizes)}: give sizes from 1 "
         f"to {summary['selectable']}, the selectable sentences of "
         f"{select_dir}.")
-  sentences = [lm.sentence(line) for line in readers.read_lines(
+  vocabulary = selection.read_vocabulary(select_dir)
+  sentences = [lm.sentence(line, vocabulary) for line in readers.read_lines(
       test, empty="drop", fix="Empty lines are dropped.")[0]]
   settings = {"scores": lm.sha256(os.path.join(select_dir, "scores.tsv")),
               "test": lm.sha256(test), **config.eval.to_dict()}
@@ -241,7 +249,8 @@ def evaluate(select_dir: str, test: str, output: str,
     lm.train_lm(name + ".en", name + ".lm",
                 order=summary["settings"]["order"],
                 memory=summary["settings"]["memory"],
-                discount_fallback=summary["settings"]["discount_fallback"])
+                discount_fallback=summary["settings"]["discount_fallback"],
+                vocabulary=vocabulary)
     rows.append({"method": method, "size": size,
                  **perplexity(lm.load(name + ".lm"), sentences)})
     print(f"eval-domain: {method} {size}: perplexity "
