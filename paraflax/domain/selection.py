@@ -325,6 +325,12 @@ def _summary_md(summary: dict) -> str:
           f"{rows}\n")
 
 
+def _remove_parts(folder: str) -> None:
+  for name in (_PART, _RUNS):
+    with contextlib.suppress(FileNotFoundError):
+      os.remove(os.path.join(folder, name))
+
+
 def select_domain(in_domain: str, general_src: str, general_tgt: str,
                   src_lang: str, output: str,
                   config: ml_collections.ConfigDict,
@@ -345,6 +351,7 @@ def select_domain(in_domain: str, general_src: str, general_tgt: str,
   files.claim_output(output, settings, overwrite=overwrite)
   done = os.path.join(output, SUMMARY)
   if os.path.exists(done):
+    _remove_parts(output)  # a run killed after its summary leaves them
     print(f"{output}: already written by this command; nothing to do",
           file=sys.stderr)
     with open(done, encoding="utf-8") as f:
@@ -376,7 +383,6 @@ def select_domain(in_domain: str, general_src: str, general_tgt: str,
   files.write_text_atomic(os.path.join(output, "summary.md"),
                           _summary_md(summary))
   files.write_text_atomic(done, json.dumps(summary, indent=2) + "\n")
-  for name in (_PART, _RUNS):
-    os.remove(os.path.join(output, name))
+  _remove_parts(output)
   print(_summary_md(summary))
   return summary
