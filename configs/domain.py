@@ -25,9 +25,8 @@ def get_config() -> ml_collections.ConfigDict:
   # The LMs' closed vocabulary: tokens seen this often in the in-domain
   # text, the rest read as one <oov> word (Moore & Lewis 2010); 0: open.
   c.min_count = 2
-  c.eval = ml_collections.ConfigDict()
-  # Selected general sentences per point of the perplexity curve.
-  c.eval.sizes = (2000, 4000, 8000, 16000, 32000)
-  c.eval.seed = 0  # of the random selection
-  c.eval.overlap_order = 3  # n-gram overlap selection: n-grams up to this n
+  # eval-domain: selected general sentences per point of the curve.
+  c.eval_sizes = (2000, 4000, 8000, 16000, 32000)
+  c.eval_seed = 0  # of the random selection
+  c.overlap_order = 3  # n-gram overlap selection: n-grams up to this n
   return c

@@ -306,7 +306,7 @@ COMMANDS: dict[str, Command] = {
         "paraflax.evaluation.domain_selection:evaluate",
         "in-domain perplexity of Moore-Lewis vs random vs n-gram-overlap "
         "selections",
-        "For each size of eval.sizes, a 3-gram LM (the selection's order) "
+        "For each size of eval_sizes, a 3-gram LM (the selection's order) "
         "on the top-diffCE sentences of a select-domain folder, on as many "
         "random ones and on the ones with the most n-grams in the in-domain "
         "text, all drawn from the sentences outside the general LM's "
@@ -316,6 +316,7 @@ COMMANDS: dict[str, Command] = {
               help="a paraflax select-domain output"),
          flag("--test", required=True, help="in-domain test text, one "
               "sentence per line"),
+         setting("--eval-seed", type=int, help="of the random selection"),
          flag("--output", required=True, help="folder to write"),
          OVERWRITE),
         config="configs/domain.py"),

@@ -218,7 +218,7 @@ def test_bins_are_seqio_tasks(selected, capsys):
 
 def test_eval_domain_writes_the_curve(corpora, selected, tmp_path):
   from paraflax.evaluation import domain_selection  # pylint: disable=import-outside-toplevel
-  config = config_lib.load(CONFIG, ["--config.eval.sizes=(20, 40, 80)"])
+  config = config_lib.load(CONFIG, ["--config.eval_sizes=(20, 40, 80)"])
   rows = domain_selection.evaluate(selected, corpora["test"],
                                    str(tmp_path / "eval"), config)
   assert [(r["method"], r["size"]) for r in rows] == [
@@ -231,4 +231,4 @@ def test_eval_domain_writes_the_curve(corpora, selected, tmp_path):
   with pytest.raises(errors.ConfigError, match="give sizes from 1"):
     domain_selection.evaluate(
         selected, corpora["test"], str(tmp_path / "eval2"),
-        config_lib.load(CONFIG, ["--config.eval.sizes=(10, 100000)"]))
+        config_lib.load(CONFIG, ["--config.eval_sizes=(10, 100000)"]))

@@ -4,7 +4,7 @@
 split into LM training, dev and test text, and one general bitext made of
 every English-paired de/fr/cs bitext of the data folder. `evaluate` trains
 a 3-gram LM on the top-diffCE sentences of a `paraflax select-domain`
-folder at each size of `eval.sizes`, and on as many sentences picked at
+folder at each size of `eval_sizes`, and on as many sentences picked at
 random or by n-gram overlap with the in-domain text (all three from the
 sentences outside the general LM's sample), and measures each LM's
 perplexity on the in-domain test text.
@@ -134,17 +134,18 @@ def _random_ranking(folder: str, selectable: int, size: int, seed: int
   return found
 
 
-def rankings(folder: str, summary: dict, eval_config) -> dict[str, list[int]]:
+def rankings(folder: str, summary: dict, config: ml_collections.ConfigDict
+             ) -> dict[str, list[int]]:
   """Each method's first max(sizes) selectable lines (0-based), best
   first; the first n of them are its selection of size n."""
-  size = max(eval_config.sizes)
+  size = max(config.eval_sizes)
   return {
       "moore_lewis": [line for _, line in heapq.nsmallest(
           size, ((d, line) for line, d, n in _scores(folder) if n))],
       "random": _random_ranking(folder, summary["selectable"], size,
-                                eval_config.seed),
+                                config.eval_seed),
       "ngram_overlap": _overlap_ranking(folder, summary,
-                                        eval_config.overlap_order, size)}
+                                        config.overlap_order, size)}
 
 
 def perplexity(model, sentences: list[str]) -> dict[str, float]:
@@ -224,19 +225,21 @@ def evaluate(select_dir: str, test: str, output: str,
                            "a finished `paraflax select-domain` output.")
   with open(summary_path, encoding="utf-8") as f:
     summary = json.load(f)
-  sizes = sorted(config.eval.sizes)
+  sizes = sorted(config.eval_sizes)
   if not sizes or sizes[0] < 1 or sizes[-1] > summary["selectable"]:
     raise errors.ConfigError(
-        f"--config.eval.sizes={list(config.eval.sizes)}: give sizes from 1 "
+        f"--config.eval_sizes={list(config.eval_sizes)}: give sizes from 1 "
         f"to {summary['selectable']}, the selectable sentences of "
         f"{select_dir}.")
   vocabulary = selection.read_vocabulary(select_dir)
   sentences = [lm.sentence(line, vocabulary) for line in readers.read_lines(
       test, empty="drop", fix="Empty lines are dropped.")[0]]
   settings = {"scores": lm.sha256(os.path.join(select_dir, "scores.tsv")),
-              "test": lm.sha256(test), **config.eval.to_dict()}
+              "test": lm.sha256(test),
+              **{k: config[k] for k in ("eval_sizes", "eval_seed",
+                                        "overlap_order")}}
   files.claim_output(output, settings, overwrite=overwrite)
-  ranked = rankings(select_dir, summary, config.eval)
+  ranked = rankings(select_dir, summary, config)
   wanted = {line for lines in ranked.values() for line in lines}
   texts = {i: line for i, line in
            enumerate(readers.iter_lines(summary["general_tgt"]))
