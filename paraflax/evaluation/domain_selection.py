@@ -176,6 +176,9 @@ def _plot(rows: list[dict], path: str) -> None:
               if r["method"] == method]
     axis.plot(*zip(*points), marker="o", label=_LABELS[method])
   axis.set_xscale("log")
+  sizes = sorted({r["size"] for r in rows})
+  axis.set_xticks(sizes, [f"{s:,}" for s in sizes])
+  axis.minorticks_off()
   axis.set_xlabel("selected general sentences")
   axis.set_ylabel("in-domain test perplexity")
   axis.legend()
