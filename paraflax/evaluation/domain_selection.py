@@ -212,7 +212,7 @@ def _markdown(rows: list[dict], summary: dict, test: str) -> str:
              / by["random", size]["perplexity"])
     oov = (f"{100 * by['moore_lewis', size]['oov_rate']:.1f} / "
            f"{100 * by['random', size]['oov_rate']:.1f}")
-    lines.append(f"| {size} | " + " | ".join(cells) + f" | {ratio:.2f} | "
+    lines.append(f"| {size} | " + " | ".join(cells) + f" | {ratio:.3f} | "
                  f"{oov} |")
   return "\n".join(lines) + "\n"
 
