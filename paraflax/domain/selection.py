@@ -107,8 +107,9 @@ class Binner:
 
   def __init__(self, runs: np.ndarray, run: int, starts: Sequence[int]):
     self.keys = kth_keys(runs, run, starts)
-    below = np.array([_count_le(runs, run, np.array([k - 1], np.uint64))[0]
-                      if k else 0 for k in self.keys.tolist()], np.int64)
+    positive = self.keys > 0
+    below = _count_le(runs, run, np.where(positive, self.keys - 1, 0)
+                      .astype(np.uint64)) * positive  # keys < each key
     self.need = np.asarray(starts, np.int64) - below
     self.seen = np.zeros(len(starts), np.int64)
 
