@@ -268,13 +268,18 @@ COMMANDS: dict[str, Command] = {
         "paraflax.evaluation.domain_selection:write_domain_data",
         "the biomedical split and the general bitext of the domain "
         "evaluation",
-        "Writes OUTPUT/biomed.{train,dev,test}.en (mono_en_domains biomed: "
-        "line i to dev when i %% 10 == 9, to test when i %% 10 == 0, else "
-        "to train) and OUTPUT/general.{mul,en,langs}: every English-paired "
-        "de/fr/cs bitext of the data folder concatenated, each English "
-        "sentence once (its first pair kept), rows with an empty side "
-        "dropped; general.langs names each row's language.",
-        (flag("--output", required=True, help="folder to write"),
+        "Writes OUTPUT/DOMAIN.{train,dev,test}.en (the in-domain English of "
+        "mono_en_domains, empty lines dropped: line i to dev when i %% 10 "
+        "== 9, to test when i %% 10 == 0, else to train) and "
+        "OUTPUT/general.{mul,en,langs}: every English-paired de/fr/cs "
+        "bitext of the data folder concatenated, each English sentence once "
+        "(its first pair kept), rows with an empty side dropped; "
+        "general.langs names each row's language.",
+        (flag("--domain", choices=choices.DOMAINS, default="biomed",
+              help="biomed (27,490 biomedical sentences) or abc_science "
+              "(ABC science news, lines that are not UTF-8 read as Latin-1; "
+              "default: biomed)"),
+         flag("--output", required=True, help="folder to write"),
          OVERWRITE)),
     "select-domain": Command(
         "paraflax.domain.selection:select_domain",

@@ -1,8 +1,9 @@
 """How in-domain a Moore-Lewis selection is (the fourth seed's Figure 3).
 
-`write_domain_data` writes the evaluation's inputs: the biomedical English
-split into LM training, dev and test text, and one general bitext made of
-every English-paired de/fr/cs bitext of the data folder. `evaluate` trains
+`write_domain_data` writes the evaluation's inputs: the in-domain English
+(biomedical, or ABC science news) split into LM training, dev and test
+text, and one general bitext made of every English-paired de/fr/cs bitext
+of the data folder. `evaluate` trains
 a 3-gram LM on the top-diffCE sentences of a `paraflax select-domain`
 folder at each size of `eval_sizes`, and on as many sentences picked at
 random or by n-gram overlap with the in-domain text (all three from the
@@ -11,8 +12,10 @@ perplexity on the in-domain test text.
 """
 from __future__ import annotations
 
+import gzip
 import heapq
 import itertools
+import logging
 import json
 import os
 import sys
@@ -32,7 +35,7 @@ from paraflax.filtering import lm
 METHODS = ("moore_lewis", "random", "ngram_overlap")
 _LABELS = {"moore_lewis": "top diffCE (Moore-Lewis)",
            "random": "random", "ngram_overlap": "n-gram overlap"}
-BIOMED_SPLITS = {"dev": 9, "test": 0}  # line number % 10 -> split; else train
+SPLITS = {"dev": 9, "test": 0}  # line number % 10 -> split; else train
 _PARACRAWL = tuple((f"paracrawl_human_eval/{v}.sorted.en-{l}", l)
                    for v in ("v3", "v6") for l in corpora.LANGS)
 # (non-English file, English file, language)
@@ -63,13 +66,41 @@ def _bitexts() -> Iterator[tuple[str, str, str]]:
     yield from ((x, e, lang) for x, e in rows)
 
 
-def write_domain_data(output: str, overwrite: bool = False) -> dict:
-  """`paraflax domain-data`: the biomedical split and the general bitext
+def _biomed() -> list[str]:
+  return corpora.read(corpora.get("mono_en_biomed"), "train")["text"]
+
+
+def _abc_science() -> list[str]:
+  """ABC science news, which the catalogue leaves out for its encoding
+  (corpora.py): a line that is not UTF-8 is read as Latin-1 (its degree
+  signs), with a warning; CRs and empty lines are dropped."""
+  path = paths.data_path("mono_en_domains", "abc_science.txt.gz")
+  with gzip.open(path) as f:
+    raw = [line.rstrip(b"\r\n") for line in f]
+  lines, latin = [], 0
+  for line in raw:
+    try:
+      text = line.decode("utf-8")
+    except UnicodeDecodeError:
+      text, latin = line.decode("latin-1"), latin + 1
+    if text.strip():
+      lines.append(text)
+  logging.warning("%s: %d line(s) read as Latin-1, %d empty dropped", path,
+                  latin, len(raw) - len(lines))
+  return lines
+
+
+# In-domain English by name: `paraflax domain-data --domain`.
+DOMAINS = {"biomed": _biomed, "abc_science": _abc_science}
+
+
+def write_domain_data(output: str, domain: str = "biomed",
+                      overwrite: bool = False) -> dict:
+  """`paraflax domain-data`: the in-domain split and the general bitext
   (commands.py says which lines go where). Returns the line counts."""
-  biomed = corpora.read(corpora.get("mono_en_biomed"), "train")["text"]
-  split = {name: [] for name in ("train", *BIOMED_SPLITS)}
-  for number, line in enumerate(biomed, start=1):
-    name = next((s for s, r in BIOMED_SPLITS.items() if number % 10 == r),
+  split = {name: [] for name in ("train", *SPLITS)}
+  for number, line in enumerate(DOMAINS[domain](), start=1):
+    name = next((s for s, r in SPLITS.items() if number % 10 == r),
                 "train")
     split[name].append(line + "\n")
   seen, rows, dropped = set(), [], 0
@@ -80,7 +111,7 @@ def write_domain_data(output: str, overwrite: bool = False) -> dict:
     elif e not in seen:
       seen.add(e)
       rows.append((x, e, lang))
-  texts = {f"biomed.{name}.en": "".join(lines)
+  texts = {f"{domain}.{name}.en": "".join(lines)
            for name, lines in split.items()}
   texts.update({f"general.{ext}": "".join(r[k] + "\n" for r in rows)
                 for k, ext in enumerate(("mul", "en", "langs"))})
