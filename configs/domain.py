@@ -9,7 +9,12 @@ Commands (the flags --bins, --order and --seed set these keys too):
       --output D/select
   paraflax eval-domain --select-dir D/select --test D/biomed.test.en \
       --output D/eval
-Time and results: README "Domain selection".
+Time (2 busy CPU cores, 2026-11-23): domain-data 2 s, select-domain 10 s
+(95,442 general pairs; about 12k pairs/s at 1M, benchmarks/README.md),
+eval-domain 25 s.
+Results (README "Domain selection", biomedical test perplexity at 2,000
+selected sentences): top diffCE 742.4, random 1476.7 (0.503 of it),
+n-gram overlap 989.9.
 """
 import ml_collections
 
