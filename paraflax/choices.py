@@ -21,3 +21,4 @@ EMPTY_LINES = ("error", "drop")  # data.readers.EmptyPolicy, less "keep"
 PARAPHRASE_SCORES = ("length", "cost", "overlap_1", "overlap_2", "overlap_3",
                      "bleu", "ref_prob", "lm_ppl")
 LM_FORMATS = ("binary", "arpa")  # filtering.lm.FORMATS
+DOMAINS = ("biomed", "abc_science")  # evaluation.domain_selection.DOMAINS

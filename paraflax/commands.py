@@ -262,11 +262,76 @@ COMMANDS: dict[str, Command] = {
          flag("--examples", type=int, default=5,
               help="translations shown at each end of ref_prob (default: "
               "5)"), OVERWRITE)),
+    # Domain selection (issue 12): Moore-Lewis subsampling and its
+    # evaluation.
+    "domain-data": Command(
+        "paraflax.evaluation.domain_selection:write_domain_data",
+        "the biomedical split and the general bitext of the domain "
+        "evaluation",
+        "Writes OUTPUT/DOMAIN.{train,dev,test}.en (the in-domain English of "
+        "mono_en_domains, empty lines dropped: line i to dev when i %% 10 "
+        "== 9, to test when i %% 10 == 0, else to train) and "
+        "OUTPUT/general.{mul,en,langs}: every English-paired de/fr/cs "
+        "bitext of the data folder concatenated, each English sentence once "
+        "(its first pair kept), rows with an empty side dropped; "
+        "general.langs names each row's language.",
+        (flag("--domain", choices=choices.DOMAINS, default="biomed",
+              help="biomed (27,490 biomedical sentences) or abc_science "
+              "(ABC science news, lines that are not UTF-8 read as Latin-1; "
+              "default: biomed)"),
+         flag("--output", required=True, help="folder to write"),
+         OVERWRITE)),
+    "select-domain": Command(
+        "paraflax.domain.selection:select_domain",
+        "Moore-Lewis cross-entropy-difference selection of a bitext",
+        "An in-domain LM on --in-domain and a general LM on a random sample "
+        "of as many sentences of --general-tgt (English), both KenLM "
+        "n-gram LMs of train-lm's tokens; each other general pair gets "
+        "diffCE = H_in - H_out (bits per token; lower = closer to the "
+        "domain) and one of --bins equal bins, bin 1 the most in-domain. "
+        "OUTPUT/ gets bin_<i>.<src-lang> and bin_<i>.en (line-aligned), "
+        "scores.tsv (line, H_in, H_out, diffCE, bin; bin 0 = the general "
+        "LM's sample), the two LMs, summary.json and summary.md; each bin is "
+        "the Task selected:OUTPUT:<i> (paraflax tasks --select-dir). The "
+        "general files are streamed; rerunning the same command resumes.",
+        (flag("--in-domain", required=True, help="TXT, one in-domain "
+              "English sentence per line"),
+         flag("--general-src", required=True, help="the general bitext's "
+              "non-English side"),
+         flag("--general-tgt", required=True, help="its English side, "
+              "line-aligned"),
+         flag("--src-lang", required=True, help="the non-English side's "
+              "code (de, fr, cs; mul for several)"),
+         setting("--bins", type=int), setting("--order", type=int),
+         setting("--seed", type=int, help="of the general LM's sample"),
+         flag("--output", required=True, help="folder to write"),
+         OVERWRITE),
+        config="configs/domain.py"),
+    "eval-domain": Command(
+        "paraflax.evaluation.domain_selection:evaluate",
+        "in-domain perplexity of Moore-Lewis vs random vs n-gram-overlap "
+        "selections",
+        "For each size of eval_sizes, a 3-gram LM (the selection's order) "
+        "on the top-diffCE sentences of a select-domain folder, on as many "
+        "random ones and on the ones with the most n-grams in the in-domain "
+        "text, all drawn from the sentences outside the general LM's "
+        "sample; their perplexity on --test. Writes OUTPUT/results.json, "
+        "results.md and perplexity.png; rerunning resumes.",
+        (flag("--select-dir", required=True,
+              help="a paraflax select-domain output"),
+         flag("--test", required=True, help="in-domain test text, one "
+              "sentence per line"),
+         setting("--eval-seed", type=int, help="of the random selection"),
+         flag("--output", required=True, help="folder to write"),
+         OVERWRITE),
+        config="configs/domain.py"),
     "tasks": Command(
         "paraflax.data.corpora:print_catalogue",
         "list the registered data Tasks and Mixtures",
         "Tasks and Mixtures a config can name in data.task, with their "
-        "features and splits."),
+        "features and splits.",
+        (flag("--select-dir", help="also the bin Tasks of a paraflax "
+              "select-domain folder"),)),
     "mine": Command(
         "paraflax.recipes.embedders:mine_files",
         "mine parallel sentences by margin score (LASER files)",

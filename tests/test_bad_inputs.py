@@ -106,6 +106,16 @@ def _read_only_dir(tmp: pathlib.Path) -> str:
   return str(path / "w")
 
 
+def _select(t: pathlib.Path, *extra: str, indomain: str = "a b\nb c\n",
+            de: str = "x\n" * 5, en: str = "d e\n" * 5) -> list[str]:
+  """select-domain on small files written into `t`."""
+  for name, text in (("in.txt", indomain), ("g.de", de), ("g.en", en)):
+    (t / name).write_text(text, encoding="utf-8")
+  return ["select-domain", "--in-domain", str(t / "in.txt"), "--general-src",
+          str(t / "g.de"), "--general-tgt", str(t / "g.en"), "--src-lang",
+          "de", "--output", str(t / "out"), "--bins", "2", *extra]
+
+
 CASES: dict[str, Case] = {
     # --- train: config files and keys -----------------------------------
     "config file missing": Case(
@@ -388,6 +398,25 @@ CASES: dict[str, Case] = {
                    str(t / "test"), "--dev-src-emb", "a", "--dev-tgt-emb",
                    "b", "--test-src-emb", "c", "--test-tgt-emb", "d",
                    "--dim", "4", "--output", str(t / "out")], r"dev"),
+    "select-domain: empty in-domain file": Case(
+        lambda t: _select(t, indomain="\n"), r"in\.txt: no sentence"),
+    "select-domain: general files of different line counts": Case(
+        lambda t: _select(t, de="x\n" * 4),
+        r"g\.de has 4 lines but .*g\.en has more.*Line 5"),
+    "select-domain: empty line in the general bitext": Case(
+        lambda t: _select(t, en="d e\n\n" + "d e\n" * 3),
+        r"g\.en:2: empty line"),
+    "select-domain: more bins than sentences": Case(
+        lambda t: _select(t, "--bins", "4"), r"more bins than sentences"),
+    "select-domain: English as the source": Case(
+        lambda t: _select(t)[:-2] + ["--src-lang", "en"], r"--src-lang"),
+    "eval-domain: not a selection": Case(
+        lambda t: ["eval-domain", "--select-dir", str(t), "--test",
+                   str(t / "test.txt"), "--output", str(t / "out")],
+        r"summary\.json: not found"),
+    "tasks: not a selection": Case(
+        lambda t: ["tasks", "--select-dir", str(t)],
+        r"summary\.json: not found", outputs=()),
     "eval-sts: NMT workdir": Case(
         lambda t: ["eval-sts", "--workdir", _fake_workdir(t, "nmt")],
         r"'nmt' model", outputs=()),

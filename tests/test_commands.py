@@ -31,6 +31,7 @@ def _registry(module: str, name: str):
     (choices.MINING_SPLITS, "paraflax.evaluation.mining_set", "GOLD_SETS"),
     (choices.PARAPHRASE_SCORES, "paraflax.filtering.scores", "SCORERS"),
     (choices.LM_FORMATS, "paraflax.filtering.lm", "FORMATS"),
+    (choices.DOMAINS, "paraflax.evaluation.domain_selection", "DOMAINS"),
 ])
 def test_choices_match_registries(offered, module, name):
   assert sorted(offered) == sorted(_registry(module, name))

@@ -11,7 +11,9 @@ readers reject it. Re-encode it as UTF-8 before adding it here.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import os
 import pathlib
 from collections.abc import Mapping
 
@@ -251,7 +253,28 @@ def catalogue() -> dict[str, str]:
   return out
 
 
-def print_catalogue() -> None:
-  """`paraflax tasks`: one line per registered Task or Mixture."""
-  for name, summary in catalogue().items():
+def selected_bins(folder: str) -> dict[str, tuple[str, str]]:
+  """Bin number -> its (non-English, English) files, from the summary.json
+  of a `paraflax select-domain` folder."""
+  path = os.path.join(folder, "summary.json")
+  if not os.path.isfile(path):
+    raise errors.DataError(f"{path}: not found; {folder} is not a finished "
+                           "`paraflax select-domain` output (rerun it).")
+  with open(path, encoding="utf-8") as f:
+    summary = json.load(f)
+  return {str(b["bin"]): tuple(os.path.join(folder, f"bin_{b['bin']}.{l}")
+                               for l in (summary["src_lang"], "en"))
+          for b in summary["bins"]}
+
+
+def print_catalogue(select_dir: str | None = None) -> None:
+  """`paraflax tasks`: one line per registered Task or Mixture; with
+  `select_dir`, the Tasks of its bins."""
+  listed = catalogue()
+  for number, (src, _) in (selected_bins(select_dir).items() if select_dir
+                           else ()):
+    listed[f"selected:{os.path.abspath(select_dir)}:{number}"] = (
+        f"{', '.join(BITEXT)} | splits: train | bin {number} "
+        f"({os.path.basename(src)} and .en)")
+  for name, summary in listed.items():
     print(f"{name:<40} {summary}")

@@ -236,6 +236,17 @@ def _raw_lines(path: str) -> Iterator[bytes]:
     raise _corrupt_gzip(path, e) from e
 
 
+def iter_lines(path: str | os.PathLike) -> Iterator[str]:
+  """`read_lines` one line at a time (empty lines kept), for corpora that may
+  not fit in memory: the same decoding and normalisation, stopping at the
+  first line that is not UTF-8."""
+  path = os.fspath(path)
+  for number, raw in enumerate(_raw_lines(path), start=1):
+    if number == 1:
+      raw = raw.removeprefix(codecs.BOM_UTF8)
+    yield _decode(path, number, raw).removesuffix("\n").removesuffix("\r")
+
+
 def iter_jsonl(path: str | os.PathLike, *, keys: Sequence[str],
                fix: str = "") -> Iterator[dict]:
   """`read_jsonl` one record at a time, for files that may not fit in

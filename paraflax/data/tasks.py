@@ -127,6 +127,40 @@ def register_backtranslated(path: str, data_filter: dict | None = None,
   return name
 
 
+SELECTED = "selected:"
+
+
+def _selected_fn(files: tuple[str, str], split: str, shuffle_files: bool
+                 ) -> tf.data.Dataset:
+  del split, shuffle_files
+  rows, _ = readers.read_parallel(files)
+  columns = list(zip(*rows)) or [(), ()]
+  return tf.data.Dataset.from_tensor_slices(
+      {f: tf.constant(list(c), tf.string)
+       for f, c in zip(corpora.BITEXT, columns)})
+
+
+def register_selected(spec: str) -> str:
+  """The bitext Task of one bin of a `paraflax select-domain` folder,
+  `spec` = FOLDER:BIN (the Task name `selected:FOLDER:BIN` of its
+  summary); returns its registered name."""
+  folder, _, number = spec.rpartition(":")
+  bins = corpora.selected_bins(folder)
+  if number not in bins:
+    raise errors.ConfigError(
+        f"{SELECTED}{spec}: {folder} has bins {', '.join(bins) or 'none'}; "
+        f"name one as {SELECTED}{folder}:<bin>.")
+  folder = os.path.abspath(folder)
+  name = ("bitext_selected_" + hashlib.sha256(folder.encode()).hexdigest()[:12]
+          + f"_bin{number}")
+  if name not in seqio.TaskRegistry.names():
+    seqio.TaskRegistry.add(
+        name, source=seqio.FunctionDataSource(
+            functools.partial(_selected_fn, bins[number]), splits=("train",)),
+        output_features={f: _feature(tf.string) for f in corpora.BITEXT})
+  return name
+
+
 def _to_python(value: np.generic | bytes) -> str | float:
   return value.decode("utf-8") if isinstance(value, bytes) else float(value)
 
@@ -137,6 +171,8 @@ def examples(name: str, split: str) -> list[dict[str, str | float]]:
   register()
   if name.startswith(BACKTRANSLATED):
     name = register_backtranslated(name[len(BACKTRANSLATED):])
+  if name.startswith(SELECTED):
+    name = register_selected(name[len(SELECTED):])
   if name in seqio.MixtureRegistry.names():
     members = seqio.MixtureRegistry.get(name).rate_per_task_name
     return [ex for m in members for ex in examples(m, split)]

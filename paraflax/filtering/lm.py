@@ -7,9 +7,20 @@ same text: the paraphrase models' lowercased word tokens
 (`data.words.tokenize`) joined by single spaces, so the LM's vocabulary is
 the encoders'. `tokenize` never yields `<s>`, `</s>` or `<unk>` whole (it
 splits `<` and `>` off), so no input collides with KenLM's symbols.
+
+LMs that are compared with each other (Moore-Lewis selection) share a closed
+vocabulary: the words of `vocabulary(text)`, every other token read as
+`OOV`, a word the LM learns like any other (Moore & Lewis 2010), so their
+perplexities count the same events. Such an LM is estimated with lmplz's
+`--vocab_pad` at the closed vocabulary's size, so that its <unk>
+probability is that of each vocabulary word it never saw (one share of the
+interpolated uniform distribution; without the pad <unk> is one event that
+stands for all of them), and its probabilities over the closed vocabulary
+sum to one.
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import os
 import shutil
@@ -32,9 +43,24 @@ _BUILD = ("Build KenLM's tools into the venv: launch/build_kenlm.sh (the "
 _STDERR_SHOWN = 1500  # characters of a failed tool's stderr in the message
 
 
-def sentence(text: str) -> str:
-  """What the LM is trained and queried on."""
-  return " ".join(words.tokenize(text))
+OOV = "<oov>"  # tokenize never yields it: it splits < and > off
+
+
+def sentence(text: str, vocabulary: frozenset[str] | None = None) -> str:
+  """What the LM is trained and queried on: tokens outside `vocabulary`
+  (if given) read as `OOV`."""
+  tokens = words.tokenize(text)
+  if vocabulary is not None:
+    tokens = [t if t in vocabulary else OOV for t in tokens]
+  return " ".join(tokens)
+
+
+def vocabulary(path: str, min_count: int) -> frozenset[str]:
+  """The tokens seen at least `min_count` times in a text (its lines
+  streamed)."""
+  counts = collections.Counter(
+      t for line in readers.iter_lines(path) for t in words.tokenize(line))
+  return frozenset(t for t, n in counts.items() if n >= min_count)
 
 
 def tool(name: str) -> str:
@@ -85,7 +111,8 @@ def _run(command: list[str], *, stdin: Iterator[str] | None = None,
       f"{said}\n{fix}".rstrip())
 
 
-def _sentences(path: str) -> list[str]:
+def _sentences(path: str, vocabulary: frozenset[str] | None = None
+               ) -> list[str]:
   """The input's lines as the LM sees them; empty lines are dropped (with
   a warning). Held in memory: LM corpora here are references (the paper:
   40,000), far below the encoders' data."""
@@ -94,14 +121,16 @@ def _sentences(path: str) -> list[str]:
   if not lines:
     raise errors.DataError(f"{path}: no sentence to train a language model "
                            "on; give one sentence per line.")
-  return [sentence(line) + "\n" for line in lines]
+  return [sentence(line, vocabulary) + "\n" for line in lines]
 
 
 def _estimate(lmplz: str, lines: list[str], input: str, order: int,
-              arpa: str, memory: str, discount_fallback: bool) -> None:
+              arpa: str, memory: str, discount_fallback: bool,
+              vocab_pad: int = 0) -> None:
   """lmplz: sentences -> an ARPA file."""
   command = [lmplz, "--order", str(order), "--memory", memory,
-             "--temp_prefix", os.path.dirname(arpa) + os.sep]
+             "--temp_prefix", os.path.dirname(arpa) + os.sep,
+             "--vocab_pad", str(vocab_pad)]
   if discount_fallback:
     command.append("--discount_fallback")
   with open(arpa, "wb") as out:
@@ -112,10 +141,11 @@ def _estimate(lmplz: str, lines: list[str], input: str, order: int,
 
 def train_lm(input: str, output: str, order: int = 3, format: str = "binary",
              memory: str = "1G", discount_fallback: bool = False,
-             overwrite: bool = False) -> None:
+             overwrite: bool = False,
+             vocabulary: frozenset[str] | None = None) -> None:
   """Writes `output`: an `order`-gram modified Kneser-Ney LM of `input`'s
-  lines, tokenized as `sentence` does, in KenLM's binary (probing) format
-  or as ARPA text.
+  lines, tokenized as `sentence` does (with `vocabulary`, if given), in
+  KenLM's binary (probing) format or as ARPA text.
 
   The output appears whole or not at all (built in a temporary folder
   beside it, then renamed; a SIGKILL may leave that `.tmp-lm-*` folder,
@@ -128,11 +158,15 @@ def train_lm(input: str, output: str, order: int = 3, format: str = "binary",
   if order < 1:
     raise errors.ConfigError(f"--order {order}: give an n-gram order >= 1.")
   files.check_output(output)
-  lines = _sentences(input)  # a missing, empty or bad input stops here
+  # A missing, empty or bad input stops here.
+  lines = _sentences(input, vocabulary)
   tools = [tool(t) for t in TOOLS[:1 if format == "arpa" else 2]]
   settings = {"input": sha256(input), "order": order, "format": format,
               "discount_fallback": discount_fallback,
               "tokens": "paraflax.data.words.tokenize, space-joined"}
+  if vocabulary is not None:
+    settings["vocabulary"] = hashlib.sha256(
+        "\n".join(sorted(vocabulary)).encode()).hexdigest()
   files.claim_output(output, settings, overwrite=overwrite)
   if os.path.isfile(output):
     print(f"{output}: already written by this command; nothing to do",
@@ -141,7 +175,11 @@ def train_lm(input: str, output: str, order: int = 3, format: str = "binary",
   folder = os.path.dirname(os.path.abspath(output))
   with tempfile.TemporaryDirectory(dir=folder, prefix=".tmp-lm-") as tmp:
     arpa = os.path.join(tmp, "lm.arpa")
-    _estimate(tools[0], lines, input, order, arpa, memory, discount_fallback)
+    # The closed vocabulary and OOV, <s> and </s>, less the <unk> that
+    # lmplz adds: <unk> then stands for each of the words never seen.
+    pad = len(vocabulary | {OOV}) + 2 if vocabulary is not None else 0
+    _estimate(tools[0], lines, input, order, arpa, memory, discount_fallback,
+              pad)
     faults.moment("train_lm.estimated")
     made = arpa
     if format == "binary":

@@ -1,0 +1,389 @@
+"""Moore-Lewis cross-entropy-difference selection (Moore & Lewis 2010).
+
+An in-domain LM on the in-domain text and a general LM on a random sample of
+the general English side of as many sentences: both `order`-gram modified
+Kneser-Ney LMs of `filtering.lm`, with one closed vocabulary, the tokens
+seen `min_count` times in the in-domain text, any other token read as
+`lm.OOV` (Moore & Lewis 2010; `min_count` 0: KenLM's open vocabulary). Every
+general sentence s gets H_in(s) and H_out(s), bits per token with </s>
+counted (KenLM's perplexity is 2 ** H), and diffCE(s) = H_in(s) - H_out(s),
+lower = closer to the domain. The sentences outside the sample are ranked
+by (diffCE, line) and cut into `bins` bins whose sizes differ by at most
+one, bin 1 the most in-domain.
+
+The general corpus is streamed, never held: memory is flat in its size.
+Ranks come from runs of sortable diffCE keys on disk (each run sorted) and a
+bisection over them, so no array of the whole corpus is ever in memory.
+
+The output folder: `in_domain.lm`, `general.lm`, `vocab.txt` (their
+vocabulary, one token per line) and `lm_sample.en` (the general LM's
+sentences); `scores.tsv` (a header, then one row per general
+sentence in input order: 1-based line, H_in, H_out, diffCE, bin; bin 0 for
+the LM's sample); `bin_<i>.<src-lang>` and `bin_<i>.en`, line-aligned, in
+input order; `summary.json` and `summary.md`. A killed run resumes: the LMs
+are written whole, scores in blocks (`files.finished_prefix`), the bins and
+the table at once (atomically). `summary.json` is written last.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Iterator, Sequence
+
+import ml_collections
+import numpy as np
+
+from paraflax import errors
+from paraflax import faults
+from paraflax import files
+from paraflax.data import readers
+from paraflax.filtering import lm
+
+LOG2_10 = math.log2(10.0)
+HEADER = "line\tH_in\tH_out\tdiffCE\tbin\n"
+SUMMARY = "summary.json"
+VOCABULARY = "vocab.txt"
+ENGLISH = "en"
+_PART = ".scores.part"  # scores without bins, appended block by block
+_RUNS = ".runs.u64"  # sortable diffCE keys of the selectable lines
+_SIGN = np.uint64(1 << 63)
+_LANG = re.compile(r"[a-z]{2,3}")
+
+
+def cross_entropy(model, text: str,
+                  vocabulary: frozenset[str] | None = None) -> float:
+  """Bits per token of `text` under a `kenlm.Model`, </s> counted as a
+  token and <s> as context: log2 of KenLM's `Model.perplexity`."""
+  tokens = lm.sentence(text, vocabulary)
+  return (-model.score(tokens, bos=True, eos=True) * LOG2_10
+          / (len(tokens.split()) + 1))
+
+
+def sortable(values: np.ndarray) -> np.ndarray:
+  """uint64 keys in the order of the float64 `values` (no NaN)."""
+  bits = np.ascontiguousarray(values, np.float64).view(np.uint64)
+  return np.where(bits & _SIGN, ~bits, bits | _SIGN)
+
+
+def bin_starts(count: int, bins: int) -> list[int]:
+  """The 0-based rank at which bin 2..bins starts: sizes differ by at most
+  one, the larger bins first."""
+  size, extra = divmod(count, bins)
+  return [i * size + min(i, extra) for i in range(1, bins)]
+
+
+def _count_le(runs: np.ndarray, run: int, keys: np.ndarray) -> np.ndarray:
+  """How many of `runs` are <= each key: one binary search per run."""
+  total = np.zeros(len(keys), np.int64)
+  for a in range(0, len(runs), run):
+    total += np.searchsorted(runs[a:a + run], keys, side="right")
+  return total
+
+
+def kth_keys(runs: np.ndarray, run: int, ranks: Sequence[int]) -> np.ndarray:
+  """The key of 0-based rank k for each k in `ranks`, `runs` being keys in
+  consecutive sorted runs of `run` (a memmap: only their searched pages are
+  read). A bisection over the 64 key bits, all ranks at once."""
+  want = np.asarray(ranks, np.int64) + 1
+  lo = np.zeros(len(want), np.uint64)
+  hi = np.full(len(want), np.iinfo(np.uint64).max, np.uint64)
+  while np.any(lo < hi):
+    mid = lo + (hi - lo) // np.uint64(2)
+    enough = _count_le(runs, run, mid) >= want
+    hi = np.where(enough, mid, hi)
+    lo = np.where(enough, lo, mid + np.uint64(1))
+  return lo
+
+
+class Binner:
+  """Bins of keys streamed in line order, the ranks broken by line: a key
+  goes below boundary b if it is less than the boundary's key, or equal
+  to it and among the first `need[b]` such keys."""
+
+  def __init__(self, runs: np.ndarray, run: int, starts: Sequence[int]):
+    self.keys = kth_keys(runs, run, starts)
+    positive = self.keys > 0
+    below = _count_le(runs, run, np.where(positive, self.keys - 1, 0)
+                      .astype(np.uint64)) * positive  # keys < each key
+    self.need = np.asarray(starts, np.int64) - below
+    self.seen = np.zeros(len(starts), np.int64)
+
+  def __call__(self, keys: np.ndarray) -> np.ndarray:
+    """1-based bins of the next keys in line order."""
+    lt = keys[:, None] < self.keys[None, :]
+    eq = keys[:, None] == self.keys[None, :]
+    taken = self.seen + np.cumsum(eq, axis=0)
+    below = lt | (eq & (taken <= self.need))
+    self.seen += eq.sum(axis=0)
+    return 1 + np.sum(~below, axis=1)
+
+
+def _options(config: ml_collections.ConfigDict) -> dict:
+  for key in ("order", "bins", "block"):
+    if config[key] < 1:
+      raise errors.ConfigError(f"--config.{key}={config[key]}: give a "
+                               "number >= 1.")
+  return {k: config[k] for k in ("order", "bins", "seed", "block", "memory",
+                                 "discount_fallback", "min_count")}
+
+
+def read_vocabulary(folder: str) -> frozenset[str] | None:
+  """The closed vocabulary of a selection's LMs; None: open."""
+  path = os.path.join(folder, VOCABULARY)
+  if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    return frozenset(f.read().split("\n")[:-1])
+
+
+def _write_vocabulary(in_domain: str, folder: str, min_count: int
+                      ) -> frozenset[str] | None:
+  if min_count < 1:
+    return None
+  path = os.path.join(folder, VOCABULARY)
+  if not os.path.exists(path):
+    tokens = sorted(lm.vocabulary(in_domain, min_count))
+    files.write_text_atomic(path, "".join(t + "\n" for t in tokens))
+  return read_vocabulary(folder)
+
+
+def _count_in_domain(path: str) -> int:
+  count = sum(1 for line in readers.iter_lines(path) if line.strip())
+  if not count:
+    raise errors.DataError(
+        f"{path}: no sentence (the file is empty or holds only empty "
+        "lines); give the in-domain text one sentence per line.")
+  return count
+
+
+def _pairs(src: str, tgt: str) -> Iterator[tuple[str, str]]:
+  """The general bitext row by row; a side that ends first, or an empty
+  side, stops with the line to fix."""
+  for number, (x, e) in enumerate(itertools.zip_longest(
+      readers.iter_lines(src), readers.iter_lines(tgt)), start=1):
+    if x is None or e is None:
+      short, long = (src, tgt) if x is None else (tgt, src)
+      raise errors.DataError(
+          f"{short} has {number - 1} lines but {long} has more: the general "
+          f"files must be line-aligned. Line {number} of {long} has no "
+          "partner; fix the alignment (or pass the right pair of files).")
+    if not x.strip() or not e.strip():
+      raise errors.DataError(
+          f"{src if not x.strip() else tgt}:{number}: empty line in the "
+          "general bitext. Remove that row from both files.")
+    yield x, e
+
+
+def _check(in_domain: str, src: str, tgt: str, bins: int
+           ) -> tuple[int, int]:
+  """(in-domain sentences, general pairs), after the checks of the
+  inputs; nothing is written before."""
+  sample = _count_in_domain(in_domain)
+  general = sum(1 for _ in _pairs(src, tgt))
+  left = general - sample
+  if left < bins:
+    raise errors.DataError(
+        f"{tgt}: {general} general sentences; {sample} of them train the "
+        f"general LM (as many as {in_domain} holds), which leaves {left} to "
+        f"share among {bins} bins: more bins than sentences. Give fewer "
+        "bins (--bins) or a larger general corpus.")
+  return sample, general
+
+
+def sample_lines(general: int, size: int, seed: int) -> np.ndarray:
+  """The 0-based lines of the general LM's sample, ascending."""
+  rng = np.random.default_rng(seed)
+  return np.sort(rng.choice(general, size=size, replace=False))
+
+
+def _write_sample(tgt: str, sample: np.ndarray, path: str) -> None:
+  wanted = set(sample.tolist())
+  with files.atomic_output(path, "w") as f:
+    for i, line in enumerate(readers.iter_lines(tgt)):
+      if i in wanted:
+        f.write(line + "\n")
+
+
+def _sizes(total: int, block: int) -> list[int]:
+  return [min(block, total - a) for a in range(0, total, block)]
+
+
+def _score(folder: str, tgt: str, general: int, block: int,
+           vocabulary: frozenset[str] | None) -> None:
+  """Appends `line, H_in, H_out, diffCE` of each general sentence to the
+  part file, a block per write; resumes after the last whole block."""
+  part = os.path.join(folder, _PART)
+  sizes = _sizes(general, block)
+  done = files.finished_prefix(part, sizes, unit="block")
+  if done == len(sizes):
+    return
+  inside = lm.load(os.path.join(folder, "in_domain.lm"))
+  outside = lm.load(os.path.join(folder, "general.lm"))
+  lines = itertools.islice(readers.iter_lines(tgt), done * block, None)
+  with open(part, "a", encoding="utf-8") as f:
+    for b in range(done, len(sizes)):
+      rows = []
+      for i, text in enumerate(itertools.islice(lines, sizes[b]),
+                               start=b * block + 1):
+        h_in = cross_entropy(inside, text, vocabulary)
+        h_out = cross_entropy(outside, text, vocabulary)
+        rows.append(f"{i}\t{h_in:.6f}\t{h_out:.6f}\t{h_in - h_out:.6f}\n")
+      f.write("".join(rows))
+      f.flush()
+      os.fsync(f.fileno())
+      faults.moment("select.scored")
+      print(f"select-domain: scored {b * block + sizes[b]:,} of "
+            f"{general:,} sentences", file=sys.stderr)
+
+
+def _part_blocks(folder: str, general: int, block: int
+                 ) -> Iterator[tuple[list[str], np.ndarray]]:
+  """The part file's rows a block at a time, with their diffCE."""
+  with open(os.path.join(folder, _PART), encoding="utf-8") as f:
+    for size in _sizes(general, block):
+      rows = [line.rstrip("\n") for line in itertools.islice(f, size)]
+      yield rows, np.array([float(r.rsplit("\t", 1)[1]) for r in rows])
+
+
+def _write_runs(folder: str, general: int, block: int,
+                sample: np.ndarray) -> None:
+  """The sortable keys of the selectable sentences, in line order, each run
+  of `block` keys sorted."""
+  path = os.path.join(folder, _RUNS)
+  if os.path.exists(path):
+    return
+  with files.atomic_output(path) as f:
+    pending = np.zeros(0, np.uint64)
+    for start, (_, diff) in zip(itertools.count(0, block),
+                                _part_blocks(folder, general, block)):
+      keep = ~np.isin(np.arange(start, start + len(diff)), sample)
+      pending = np.concatenate([pending, sortable(diff[keep])])
+      while len(pending) >= block:
+        f.write(np.sort(pending[:block]).tobytes())
+        pending = pending[block:]
+    f.write(np.sort(pending).tobytes())
+
+
+def _write_bins(folder: str, src: str, tgt: str, src_lang: str,
+                general: int, sample: np.ndarray, options: dict
+                ) -> list[dict]:
+  """scores.tsv and the bins' bitext in one pass; returns each bin's size
+  and diffCE range."""
+  block, bins = options["block"], options["bins"]
+  runs = np.memmap(os.path.join(folder, _RUNS), np.uint64, mode="r")
+  binner = Binner(runs, block, bin_starts(len(runs), bins))
+  stats = [{"bin": i, "size": 0, "diffCE_min": math.inf,
+            "diffCE_max": -math.inf, "diffCE_sum": 0.0}
+           for i in range(1, bins + 1)]
+  pairs = _pairs(src, tgt)
+  with contextlib.ExitStack() as stack:
+    table = stack.enter_context(files.atomic_output(
+        os.path.join(folder, "scores.tsv"), "w"))
+    outs = [[stack.enter_context(files.atomic_output(
+        os.path.join(folder, f"bin_{i}.{lang}"), "w"))
+             for lang in (src_lang, ENGLISH)] for i in range(1, bins + 1)]
+    table.write(HEADER)
+    for start, (rows, diff) in zip(itertools.count(0, block),
+                                   _part_blocks(folder, general, block)):
+      keep = ~np.isin(np.arange(start, start + len(diff)), sample)
+      bin_of = np.zeros(len(diff), np.int64)
+      bin_of[keep] = binner(sortable(diff[keep]))
+      table.write("".join(f"{r}\t{b}\n" for r, b in zip(rows, bin_of)))
+      for b, d, (x, e) in zip(bin_of.tolist(), diff.tolist(),
+                              itertools.islice(pairs, len(rows))):
+        if b:
+          outs[b - 1][0].write(x + "\n")
+          outs[b - 1][1].write(e + "\n")
+          s = stats[b - 1]
+          s["size"] += 1
+          s["diffCE_sum"] += d
+          s["diffCE_min"], s["diffCE_max"] = (min(s["diffCE_min"], d),
+                                              max(s["diffCE_max"], d))
+    faults.moment("select.binned")
+  for s in stats:
+    s["diffCE_mean"] = round(s.pop("diffCE_sum") / s["size"], 6)
+  return stats
+
+
+def _summary_md(summary: dict) -> str:
+  rows = "\n".join(
+      f"| {s['bin']} | {s['size']} | {s['diffCE_min']:.3f} | "
+      f"{s['diffCE_mean']:.3f} | {s['diffCE_max']:.3f} |"
+      for s in summary["bins"])
+  return (f"# Moore-Lewis selection\n\nIn-domain: `{summary['in_domain']}` "
+          f"({summary['in_domain_sentences']} sentences). General: "
+          f"`{summary['general_src']}` / `{summary['general_tgt']}` "
+          f"({summary['general_sentences']} pairs; "
+          f"{summary['lm_sample']} of them train the general LM, bin 0). "
+          f"{summary['settings']['order']}-gram LMs; diffCE = H_in - H_out in bits per "
+          "token, lower = closer to the domain.\n\n"
+          "| bin | pairs | diffCE min | mean | max |\n|---|---|---|---|---|\n"
+          f"{rows}\n")
+
+
+def _remove_parts(folder: str) -> None:
+  for name in (_PART, _RUNS):
+    with contextlib.suppress(FileNotFoundError):
+      os.remove(os.path.join(folder, name))
+
+
+def select_domain(in_domain: str, general_src: str, general_tgt: str,
+                  src_lang: str, output: str,
+                  config: ml_collections.ConfigDict,
+                  overwrite: bool = False) -> dict:
+  """`paraflax select-domain`: see the module docstring. Returns the
+  summary (also `output/summary.json`)."""
+  options = _options(config)
+  if not _LANG.fullmatch(src_lang) or src_lang == ENGLISH:
+    raise errors.ConfigError(
+        f"--src-lang {src_lang!r}: give the non-English side's code, two "
+        "or three lowercase letters (de, fr, cs; mul for several).")
+  sample_size, general = _check(in_domain, general_src, general_tgt,
+                                options["bins"])
+  settings = {"in_domain": lm.sha256(in_domain),
+              "general_src": lm.sha256(general_src),
+              "general_tgt": lm.sha256(general_tgt), "src_lang": src_lang,
+              **{k: v for k, v in options.items() if k != "memory"}}
+  files.claim_output(output, settings, overwrite=overwrite)
+  done = os.path.join(output, SUMMARY)
+  if os.path.exists(done):
+    _remove_parts(output)  # a run killed after its summary leaves them
+    print(f"{output}: already written by this command; nothing to do",
+          file=sys.stderr)
+    with open(done, encoding="utf-8") as f:
+      return json.load(f)
+  os.makedirs(output, exist_ok=True)
+  sample = sample_lines(general, sample_size, options["seed"])
+  lm_sample = os.path.join(output, "lm_sample.en")
+  if not os.path.exists(lm_sample):
+    _write_sample(general_tgt, sample, lm_sample)
+  vocabulary = _write_vocabulary(in_domain, output, options["min_count"])
+  train = {k: options[k] for k in ("order", "memory", "discount_fallback")}
+  lm.train_lm(in_domain, os.path.join(output, "in_domain.lm"),
+              vocabulary=vocabulary, **train)
+  lm.train_lm(lm_sample, os.path.join(output, "general.lm"),
+              vocabulary=vocabulary, **train)
+  _score(output, general_tgt, general, options["block"], vocabulary)
+  _write_runs(output, general, options["block"], sample)
+  stats = _write_bins(output, general_src, general_tgt, src_lang, general,
+                      sample, options)
+  summary = {"in_domain": os.path.abspath(in_domain),
+             "general_src": os.path.abspath(general_src),
+             "general_tgt": os.path.abspath(general_tgt),
+             "src_lang": src_lang, "in_domain_sentences": sample_size,
+             "general_sentences": general, "lm_sample": sample_size,
+             "selectable": general - sample_size, "settings": options,
+             "bins": stats,
+             "tasks": [f"selected:{os.path.abspath(output)}:{s['bin']}"
+                       for s in stats]}
+  files.write_text_atomic(os.path.join(output, "summary.md"),
+                          _summary_md(summary))
+  files.write_text_atomic(done, json.dumps(summary, indent=2) + "\n")
+  _remove_parts(output)
+  print(_summary_md(summary))
+  return summary
