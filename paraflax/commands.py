@@ -484,8 +484,9 @@ COMMANDS: dict[str, Command] = {
         "pairs are kept in TABLE.parts/: rerunning the same command resumes. "
         "Also TABLE.summary.json (pairs and phrase pairs per second).",
         (flag("--bitext", nargs="+", required=True, action="extend",
-              help="a bitext Task (bitext_multi30k_de_en[:split]), a file "
-              "prefix P with P.en and P.de|fr|cs (a bin of select-domain), "
+              help="a bitext Task (bitext_multi30k_de_en[:split], or a bin "
+              "selected:SEL:<i>), a file prefix P with P.en and P.de|fr|cs "
+              "(SEL/bin_1), "
               "or a folder of such pairs; repeatable"),
          flag("--output", required=True, help="TABLE"),
          setting("--max-phrase-len", key="pivot.max_phrase_len", type=int),

@@ -236,3 +236,23 @@ def test_ppdb_precision_by_hand(tmp_path):
   assert report["precision"]["monods"] == {"p@1": 0.0, "p@5": 0.5}
   assert report["examples"]["zzz"]["p"] == ["yyy"]
   assert report["examples"]["big"]["monods"] == ["huge", "large*"]
+
+
+def test_bitext_forms_resolve(tmp_path):
+  import json  # pylint: disable=g-import-not-at-top
+  sel = tmp_path / "sel"
+  sel.mkdir()
+  (sel / "summary.json").write_text(json.dumps(
+      {"src_lang": "de", "bins": [{"bin": 1}, {"bin": 2}]}), "utf-8")
+  for b in (1, 2):
+    (sel / f"bin_{b}.de").write_text(f"haus {b}\n", "utf-8")
+    (sel / f"bin_{b}.en").write_text(f"house {b}\n", "utf-8")
+  found = pivot.resolve(f"selected:{sel}:2")
+  assert [(b.lang, b.read()) for b in found] == [("de", [("haus 2",
+                                                          "house 2")])]
+  assert [b.name for b in pivot.resolve(str(sel / "bin_1"))] == [
+      str(sel / "bin_1")]
+  assert len(pivot.resolve(str(sel))) == 2
+  assert pivot.resolve("bitext_multi30k_fr_en:validation")[0].lang == "fr"
+  with pytest.raises(Exception, match="has bins 1, 2"):
+    pivot.resolve(f"selected:{sel}:9")

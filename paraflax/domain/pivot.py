@@ -37,6 +37,7 @@ from paraflax.domain import phrases
 from paraflax.domain import table
 
 PIVOT_LANGS = ("de", "fr", "cs")
+SELECTED = "selected:"  # as paraflax.data.tasks.SELECTED
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,12 +75,24 @@ def _prefix(prefix: str) -> Bitext | None:
   return Bitext(prefix, lang, read)
 
 
+def _selected(spec: str) -> Bitext | None:
+  """`selected:FOLDER:BIN`, a bin Task of `paraflax select-domain`."""
+  if not spec.startswith(SELECTED):
+    return None
+  folder, _, number = spec[len(SELECTED):].rpartition(":")
+  bins = corpora.selected_bins(folder)
+  if number not in bins:
+    raise errors.DataError(f"--bitext {spec}: {folder} has bins "
+                           f"{', '.join(bins) or 'none'}.")
+  return _prefix(bins[number][1].removesuffix(".en"))
+
+
 def resolve(spec: str) -> list[Bitext]:
   """A registered bitext Task (`name` or `name:split`, default train), a
-  file prefix P with P.en and one of P.de / P.fr / P.cs (as `paraflax
-  select-domain` writes bins: DIR/bin_1), or a folder: every such prefix
-  in it, in name order."""
-  found = _task(spec) or _prefix(spec)
+  bin Task `selected:FOLDER:BIN`, a file prefix P with P.en and one of
+  P.de / P.fr / P.cs (a bin's files: SEL/bin_1), or a folder: every such
+  prefix in it, in name order."""
+  found = _selected(spec) or _task(spec) or _prefix(spec)
   if found:
     return [found]
   if os.path.isdir(spec):
@@ -90,7 +103,7 @@ def resolve(spec: str) -> list[Bitext]:
       return out
   raise errors.DataError(
       f"--bitext {spec}: neither a bitext Task (paraflax tasks: "
-      "bitext_<corpus>_<xx>_en[:split]), nor a prefix P with P.en and one of "
+      "bitext_<corpus>_<xx>_en[:split], selected:SEL:<bin>), nor a prefix P with P.en and one of "
       f"P.{', P.'.join(PIVOT_LANGS)}, nor a folder holding such pairs.")
 
 
