@@ -46,19 +46,23 @@ done
 # The first process to fail stops the others at once (jax.distributed would
 # notice only after the heartbeat timeout) and names itself.
 status=0
-for ((left = procs; left > 0; left--)); do
+alive=("${pids[@]}")
+while ((${#alive[@]})); do
   code=0
-  wait -n -p ended "${pids[@]}" || code=$?
+  wait -n -p ended "${alive[@]}" || code=$?
+  for i in "${!alive[@]}"; do
+    [[ ${alive[$i]} == "$ended" ]] && unset "alive[$i]"
+  done
   ((code)) && ((status == 0)) || continue
   status=$code
-  for ((i = 0; i < procs; i++)); do
+  for i in "${!pids[@]}"; do
     [[ ${pids[$i]} == "$ended" ]] && failed=$i
   done
   echo "$0: process $failed exited with status $code ($logs/process_$failed.log);" \
     "stopping the others. Rerun the same command: it resumes from the" \
     "newest checkpoint in $workdir." >&2
-  for pid in "${pids[@]}"; do
-    [[ $pid == "$ended" ]] || kill -TERM "$pid" 2>/dev/null || true
+  for pid in "${alive[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
   done
 done
 exit "$status"

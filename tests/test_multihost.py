@@ -41,9 +41,9 @@ def _tiny(flags: tuple[str, ...], steps: int, every: int) -> list[str]:
 
 RUNS = {  # model -> (config, flags)
     "gran": (f"{ROOT}/configs/gran.py", _tiny(TINY, 16, 8)),
-    "nmt": (f"{ROOT}/configs/nmt.py:de", _tiny(TINY_NMT, 6, 3)),
+    "nmt": (f"{ROOT}/configs/nmt.py:de", _tiny(TINY_NMT, 4, 2)),
     "bilingual": (f"{ROOT}/configs/bilingual.py:de",
-                  _tiny(BILINGUAL_TINY, 6, 3)),
+                  _tiny(BILINGUAL_TINY, 4, 2)),
 }
 
 
