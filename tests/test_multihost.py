@@ -83,9 +83,20 @@ def _finish(process: subprocess.Popen, workdir: pathlib.Path) -> int:
 
 
 def _params(workdir: pathlib.Path) -> dict:
-  with ocp.CheckpointManager(workdir / "checkpoints") as manager:
-    return {step: jax.device_get(manager.restore(step)["params"])
-            for step in manager.all_steps()}
+  """Every checkpoint's parameters, restored onto one device whatever the
+  topology that wrote them."""
+  device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+  with ocp.CheckpointManager(
+      workdir / "checkpoints",
+      item_handlers=ocp.StandardCheckpointHandler()) as manager:
+    out = {}
+    for step in manager.all_steps():
+      target = jax.tree.map(
+          lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=device),
+          manager.item_metadata(step))
+      out[step] = jax.device_get(manager.restore(
+          step, args=ocp.args.StandardRestore(target))["params"])
+    return out
 
 
 def _metrics(workdir: pathlib.Path) -> list[dict]:
@@ -99,13 +110,14 @@ def _assert_same_run(run: pathlib.Path, expected: pathlib.Path) -> None:
   rows, want = _metrics(run), _metrics(expected)
   assert [sorted(r) for r in rows] == [sorted(r) for r in want]
   for row, wanted in zip(rows, want):
+    # Dev scores (correlations, BLEU) amplify the parameters' rounding.
     np.testing.assert_allclose([row[k] for k in sorted(row)],
                                [wanted[k] for k in sorted(wanted)],
-                               rtol=2e-5, atol=1e-6)
+                               rtol=2e-4, atol=1e-6)
   params, want_params = _params(run), _params(expected)
   assert params.keys() == want_params.keys()
-  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=2e-5,
-                                                       atol=1e-6),
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4,
+                                                       atol=1e-5),
                params, want_params)
 
 
@@ -128,6 +140,17 @@ def test_two_processes_train_as_one_process(model, one_process, tmp_path):
   code, output = _finish(_two_processes(model, tmp_path / "w"), tmp_path / "w")
   assert code == 0, output
   _assert_same_run(tmp_path / "w", one_process(model))
+  if model == "gran":  # a pod's checkpoint serves on one host
+    from paraflax import cli  # pylint: disable=g-import-not-at-top
+    (tmp_path / "in.txt").write_text("a man rides a horse .\n")
+    for workdir, out in ((tmp_path / "w", "two.f32"),
+                         (one_process(model), "one.f32")):
+      assert cli.main(["embed", "--workdir", str(workdir), "--input",
+                       str(tmp_path / "in.txt"), "--output",
+                       str(tmp_path / out)]) == 0
+    np.testing.assert_allclose(
+        np.fromfile(tmp_path / "two.f32", np.float32),
+        np.fromfile(tmp_path / "one.f32", np.float32), rtol=1e-4, atol=1e-5)
 
 
 def test_a_killed_process_stops_the_other_and_the_rerun_resumes(
