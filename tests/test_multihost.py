@@ -254,3 +254,29 @@ def test_launch_scripts_check_arguments_before_starting(script, args,
                         check=False)
   assert done.returncode == 2, done.stderr
   assert message in done.stderr
+
+
+def test_without_a_launcher_the_survivor_stops_within_the_heartbeat(
+    tmp_path):
+  """On real hosts nothing watches the processes: the survivor stops by
+  itself, through its failed collective (our message) or jax.distributed's
+  heartbeat (its message), never a hang."""
+  config, flags = RUNS["gran"]
+  workdir = tmp_path / "w"
+  argv = [str(PARAFLAX), "train", "--config", config, "--workdir",
+          str(workdir), "--coordinator", "127.0.0.1:23458",
+          "--num-processes", "2", "--heartbeat-timeout=10", *flags]
+  survivor = subprocess.Popen(argv + ["--process-id", "0"], env=_env(4),
+                              stderr=subprocess.PIPE, text=True)
+  lost = subprocess.run(
+      argv + ["--process-id", "1"], capture_output=True, text=True,
+      env=_env(4, JAX_PROCESS_ID="1",
+               PARAFLAX_CRASH_AT="checkpoint.saved:1@1"),
+      timeout=_LIMIT_S, check=False)
+  assert lost.returncode == -signal.SIGKILL, lost.stderr[-2000:]
+  killed = time.monotonic()
+  _, err = survivor.communicate(timeout=_LIMIT_S)
+  assert survivor.returncode != 0, err[-3000:]
+  assert time.monotonic() - killed < 120
+  assert ("another process of this run failed or was killed" in err
+          or "another task died" in err), err[-3000:]
