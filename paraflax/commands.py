@@ -139,7 +139,24 @@ COMMANDS: dict[str, Command] = {
               help="checkpoints, metrics and the vocabulary go here; "
               "rerunning resumes from the newest checkpoint"),
          flag("--distributed", action="store_true",
-              help="call jax.distributed.initialize() (multi-host)")),
+              help="one of several processes (hosts) of one run: joins "
+              "them with jax.distributed; on a TPU pod or under SLURM the "
+              "peers are found by themselves, elsewhere give the three "
+              "flags below (or their JAX_* environment variables); "
+              "launch/local_processes.sh starts such a run on one machine"),
+         flag("--coordinator", metavar="HOST:PORT",
+              help="process 0's address, the same for every process "
+              "[env: JAX_COORDINATOR_ADDRESS]"),
+         flag("--num-processes", type=int,
+              help="how many processes the run has [env: JAX_NUM_PROCESSES]"),
+         flag("--process-id", type=int,
+              help="this process, 0 .. num-processes - 1 "
+              "[env: JAX_PROCESS_ID]"),
+         flag("--init-timeout", type=int, default=60, metavar="SECONDS",
+              help="how long to wait for every process to join"),
+         flag("--heartbeat-timeout", type=int, default=30, metavar="SECONDS",
+              help="a process silent this long counts as dead, and the "
+              "others stop with a message (rerun to resume)")),
         config=True),
     "embed": Command(
         "paraflax.recipes.embedders:embed_file",

@@ -161,9 +161,12 @@ class Embedder:
     # another sharding (fsdp rules, a smaller mesh), which jit would refuse.
     params = jax.device_put(params, self._params)
     out = np.zeros((len(texts), 2 * self.model.hidden), np.float32)
+    data = partitioning.batch_sharding(self.mesh, 0)
     for rows, ids, lengths in batching.sorted_batches(seqs, _EMBED_BATCH,
                                                       self.mesh.size):
-      out[rows] = np.asarray(apply(params, ids, lengths))[:len(rows)]
+      out[rows] = partitioning.fetch(apply(
+          params, partitioning.put_global(ids, data),
+          partitioning.put_global(lengths, data)))[:len(rows)]
     return out
 
 

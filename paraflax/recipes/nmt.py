@@ -109,9 +109,12 @@ class Translator:
     `beam_search.STOP_RULES` name."""
     backtranslation.check_beam(beam, nbest)
     decode = self.search_fn(beam, alpha, stop, nbest)
+    data = partitioning.batch_sharding(self.mesh, 0)
     for rows, src, src_len in batching.sorted_batches(sources, batch_size,
                                                       self.mesh.size):
-      hyps = jax.device_get(decode(params, src, src_len))
+      hyps = partitioning.fetch(decode(
+          params, partitioning.put_global(src, data),
+          partitioning.put_global(src_len, data)))
       for j, i in enumerate(rows):
         yield int(i), [self._hypothesis(hyps, j, k) for k in range(nbest)]
 

@@ -16,9 +16,13 @@ def _report(step: int, values: dict[str, float]) -> None:
 
 
 def train(config: str | ml_collections.ConfigDict, workdir: str,
-          overrides: Sequence[str] = (), distributed: bool = False) -> None:
+          overrides: Sequence[str] = (), distributed: bool = False,
+          coordinator: str | None = None, num_processes: int | None = None,
+          process_id: int | None = None, init_timeout: int = 60,
+          heartbeat_timeout: int = 30) -> None:
   """Trains `config` (a file, `file:arg`, or a ConfigDict) into `workdir`,
-  resuming from its newest checkpoint; `overrides` are `--config.k=v`."""
+  resuming from its newest checkpoint; `overrides` are `--config.k=v`.
+  `distributed`: one of several processes (`training.distributed`)."""
   config = config_lib.load(config, overrides) if isinstance(config, str) \
       else config_lib.override(config, overrides)
   workdir_lib.check_writable(workdir)
@@ -27,13 +31,17 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   from paraflax.training import loop  # pylint: disable=g-import-not-at-top
   loop.check_counts(config)
   loop.check_intervals(config, recipes.updates_per_call(config))
-  import jax  # pylint: disable=g-import-not-at-top
-  if distributed:
-    jax.distributed.initialize()
+  from paraflax.training import distributed as distributed_lib  # pylint: disable=g-import-not-at-top
+  if distributed or coordinator or num_processes or process_id is not None:
+    distributed_lib.initialize(coordinator, num_processes, process_id,
+                               init_timeout_s=init_timeout,
+                               heartbeat_timeout_s=heartbeat_timeout)
+    distributed_lib.check_same_config(config.to_json())
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
   # The one mesh of the run: the recipe's batches and inference (dev BLEU,
   # embeddings) and the train step all use it.
   mesh = partitioning.config_mesh(config)
-  recipe = recipes.build(config, workdir, mesh)
-  loop.train(recipe, config, workdir, on_eval=_report, mesh=mesh)
+  with distributed_lib.stop_if_peer_lost(workdir):
+    recipe = recipes.build(config, workdir, mesh)
+    loop.train(recipe, config, workdir, on_eval=_report, mesh=mesh)
   print(f"done: {config.train_steps} steps in {workdir}", flush=True)

@@ -88,8 +88,19 @@ class Checkpoints:
         manager.close()
 
 
+def _on_this_host(abstract_state: Any) -> Any:
+  """Leaves without a sharding restore onto this process's first device,
+  so that a checkpoint written by several processes (hosts) loads on one."""
+  device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+  return jax.tree.map(
+      lambda a: a if getattr(a, "sharding", None) is not None
+      else jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=device),
+      abstract_state)
+
+
 def restore_for_inference(workdir: str, abstract_state: Any) -> tuple[Any, int]:
   """The best state of a workdir if there is one, else the newest."""
+  abstract_state = _on_this_host(abstract_state)
   for kind in (BEST, LATEST):
     if not os.path.isdir(os.path.join(workdir, kind)):
       continue

@@ -143,11 +143,13 @@ def train(recipe: Recipe, config: Any, workdir: str,
     state = jax.jit(recipe.init_state, out_shardings=shardings)(init_key)
   step = int(state["step"])
   step_fn = jit_train_step(recipe, mesh, shardings)
-  writer = metrics_lib.MetricsWriter(workdir, step)
+  primary = jax.process_index() == 0
+  writer = metrics_lib.MetricsWriter(workdir, step, primary=primary)
   last, last_saved = config.train_steps, ckpt.latest_step()
   # In a log file (no terminal) the bar still shows, every 30 s.
   progress = tqdm.tqdm(total=last, initial=step, unit="step", dynamic_ncols=True,
-                       mininterval=0.1 if sys.stderr.isatty() else 30)
+                       mininterval=0.1 if sys.stderr.isatty() else 30,
+                       disable=not primary)
   try:
     for batch in recipe.batches(step):
       if step >= last:

@@ -13,12 +13,17 @@ JSONL = "metrics.jsonl"
 
 class MetricsWriter:
   """Appends one JSON object per step; a resumed run first drops the rows a
-  killed run wrote after its last checkpoint, so each step appears once."""
+  killed run wrote after its last checkpoint, so each step appears once.
+  Only the `primary` process of a multi-process run writes (all of them
+  hold the same values)."""
 
-  def __init__(self, workdir: str, resume_step: int, tensorboard: bool = True):
-    self.path = os.path.join(workdir, JSONL)
-    self._truncate_after(resume_step)
+  def __init__(self, workdir: str, resume_step: int, tensorboard: bool = True,
+               primary: bool = True):
+    self.path = os.path.join(workdir, JSONL) if primary else None
     self._tb = None
+    if not primary:
+      return
+    self._truncate_after(resume_step)
     if tensorboard:
       from clu import metric_writers  # pylint: disable=g-import-not-at-top
       self._tb = metric_writers.SummaryWriter(
@@ -35,6 +40,8 @@ class MetricsWriter:
     files.write_text_atomic(self.path, "".join(kept))
 
   def write(self, step: int, values: dict[str, float]) -> None:
+    if self.path is None:
+      return
     row = {"step": step, **{k: float(v) for k, v in values.items()}}
     with open(self.path, "a", encoding="utf-8") as f:
       f.write(json.dumps(row, allow_nan=True) + "\n")

@@ -86,3 +86,20 @@ def put_batch(batch: dict[str, np.ndarray], mesh: Mesh, axis: int
     return jax.make_array_from_process_local_data(sharding, local, x.shape)
 
   return {k: one(v) for k, v in batch.items()}
+
+
+def put_global(x: np.ndarray, sharding: NamedSharding) -> jax.Array:
+  """A host array that every process holds in full (inference inputs),
+  placed by `sharding`: each process hands over only its devices' part."""
+  return jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])
+
+
+def fetch(tree):
+  """`jax.device_get`, also of arrays split over several processes (each
+  process gets the whole value)."""
+  if all(getattr(a, "is_fully_addressable", True)
+         for a in jax.tree.leaves(tree)):
+    return jax.device_get(tree)
+  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+  return multihost_utils.process_allgather(tree, tiled=True)
+

@@ -1,0 +1,166 @@
+"""One run over several processes (hosts): set-up, one config, lost peers.
+
+`jax.distributed.initialize` finds its peers by itself on Cloud TPU and under
+SLURM; elsewhere (multi-GPU hosts, localhost) it needs the coordinator's
+address, the process count and this process's id, which come from flags or
+from the `JAX_COORDINATOR_ADDRESS`, `JAX_NUM_PROCESSES` and `JAX_PROCESS_ID`
+environment. Every failure a user can meet here (no coordinator, a peer with
+another config, a peer that died) becomes one message with the fix instead
+of a hang or a page of coordination-service logs.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator
+
+from paraflax import errors
+
+ENV = {"coordinator": "JAX_COORDINATOR_ADDRESS",
+       "num_processes": "JAX_NUM_PROCESSES", "process_id": "JAX_PROCESS_ID"}
+# The exit status of a process whose peer died: the launcher (and a user)
+# tells it from bad input (2) and from a crash.
+EXIT_PEER_LOST = 3
+
+
+def _setting(value: str | int | None, name: str) -> str | None:
+  if value is not None:
+    return str(value)
+  return os.environ.get(ENV[name]) or None
+
+
+def _count(value: str | None, name: str) -> int | None:
+  if value is None:
+    return None
+  try:
+    return int(value)
+  except ValueError:
+    raise errors.ConfigError(
+        f"{name}={value!r} is not a whole number; set --{name.replace('_', '-')}"
+        f" (or {ENV[name]}) to one.") from None
+
+
+def cluster(coordinator: str | None = None, num_processes: int | None = None,
+            process_id: int | None = None
+            ) -> tuple[str | None, int | None, int | None]:
+  """The three settings from the arguments, else the environment; all three
+  or none (none: jax detects a TPU pod or SLURM job by itself)."""
+  address = _setting(coordinator, "coordinator")
+  count = _count(_setting(num_processes, "num_processes"), "num_processes")
+  index = _count(_setting(process_id, "process_id"), "process_id")
+  given = {k: v for k, v in (("coordinator", address),
+                             ("num_processes", count),
+                             ("process_id", index)) if v is not None}
+  if given and len(given) < 3:
+    missing = [f"--{k.replace('_', '-')} ({ENV[k]})" for k in ENV
+               if k not in given]
+    raise errors.ConfigError(
+        f"a multi-process run needs the coordinator address, the process "
+        f"count and this process's id; missing: {', '.join(missing)}. Give "
+        "all three, or none on a TPU pod or under SLURM.")
+  if count is not None and not 0 <= index < count:
+    raise errors.ConfigError(
+        f"process id {index} is outside 0..{count - 1} for {count} "
+        "processes; number the processes from 0.")
+  return address, count, index
+
+
+def _host_port(address: str) -> tuple[str, int]:
+  host, _, port = address.rpartition(":")
+  if not host or not port.isdigit():
+    raise errors.ConfigError(
+        f"coordinator address {address!r} is not HOST:PORT (e.g. "
+        "10.0.0.2:1234); give process 0's host and a free port.")
+  return host.strip("[]"), int(port)
+
+
+def _check_reachable(address: str, process_id: int, timeout_s: int) -> None:
+  """Fails in `timeout_s` where jax's client would abort the process with a
+  fatal log: process 0 must be able to listen on the port, the others to
+  connect to it (they retry while process 0 starts)."""
+  host, port = _host_port(address)
+  if process_id == 0:
+    try:
+      with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) \
+          as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(("", port))
+    except OSError as e:
+      raise errors.ConfigError(
+          f"process 0 cannot listen on port {port} of {address} "
+          f"({e.strerror}); choose a free port for --coordinator.") from None
+    return
+  deadline = time.monotonic() + timeout_s
+  while True:
+    try:
+      socket.create_connection((host, port), timeout=1).close()
+      return
+    except OSError as e:
+      if time.monotonic() >= deadline:
+        raise errors.ConfigError(
+            f"process {process_id} cannot reach the coordinator {address} "
+            f"within {timeout_s} s ({e.strerror or e}). Start process 0 on "
+            "the host the address names, check that the port is open from "
+            "here, or wait longer with --init-timeout.") from None
+      time.sleep(0.5)
+
+
+def initialize(coordinator: str | None = None,
+               num_processes: int | None = None,
+               process_id: int | None = None, *, init_timeout_s: int = 60,
+               heartbeat_timeout_s: int = 30) -> None:
+  """`jax.distributed.initialize` with `cluster`'s settings; a coordinator
+  that cannot be reached within `init_timeout_s` is a ConfigError."""
+  address, count, index = cluster(coordinator, num_processes, process_id)
+  if address is not None:
+    _check_reachable(address, index, init_timeout_s)
+  import jax  # pylint: disable=g-import-not-at-top
+  jax.distributed.initialize(
+      address, count, index, initialization_timeout=init_timeout_s,
+      heartbeat_timeout_seconds=heartbeat_timeout_s,
+      shutdown_timeout_seconds=heartbeat_timeout_s)
+
+
+def check_same_config(config_json: str) -> None:
+  """Every process runs the config of process 0, or all stop with a
+  ConfigError (a process started with other flags would silently train
+  another model on its share of the batch)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  if jax.process_count() == 1:
+    return
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+  mine = np.frombuffer(hashlib.sha256(config_json.encode()).digest(),
+                       np.uint8)
+  first = multihost_utils.broadcast_one_to_all(mine)
+  same = multihost_utils.process_allgather(
+      np.asarray([np.array_equal(mine, first)]))
+  if not np.all(same):
+    differ = [i for i, ok in enumerate(np.ravel(same)) if not ok]
+    raise errors.ConfigError(
+        f"process(es) {differ} run a config different from process 0's; "
+        "start every process with the same --config and --config.* flags.")
+
+
+@contextlib.contextmanager
+def stop_if_peer_lost(workdir: str) -> Iterator[None]:
+  """A collective that fails because another process died ends this one at
+  once with a message (leaving would wait in jax's shutdown barrier for the
+  dead peer); the newest checkpoint in `workdir` is where a rerun resumes."""
+  import jax  # pylint: disable=g-import-not-at-top
+  try:
+    yield
+  except jax.errors.JaxRuntimeError as e:
+    if jax.process_count() == 1:
+      raise
+    first = str(e).strip().splitlines()[0][:300]
+    print(f"paraflax: error: process {jax.process_index()} of "
+          f"{jax.process_count()} stopped: another process of this run "
+          f"failed or was killed ({first}). Rerun the same launch command "
+          f"on every host; it resumes from the newest checkpoint in "
+          f"{workdir}.", file=sys.stderr, flush=True)
+    os._exit(EXIT_PEER_LOST)  # pylint: disable=protected-access

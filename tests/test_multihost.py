@@ -1,0 +1,282 @@
+"""One run over several processes, on one machine (issue 13).
+
+`launch/local_processes.sh` starts 2 processes of 4 CPU devices each,
+joined by jax.distributed over localhost (gloo collectives): the code path
+of a multi-host launch. Each must train as 1 process of 8 devices does,
+write one checkpoint with the other, stop when the other dies and resume.
+"""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+import orbax.checkpoint as ocp
+import pytest
+
+from tests.conftest import BILINGUAL_TINY
+from tests.conftest import ROOT
+from tests.conftest import TINY
+from tests.conftest import TINY_NMT
+
+LAUNCH = ROOT / "launch" / "local_processes.sh"
+PARAFLAX = pathlib.Path(sys.executable).parent / "paraflax"
+_LIMIT_S = 600
+
+
+def _tiny(flags: tuple[str, ...], steps: int, every: int) -> list[str]:
+  """The conftest's tiny run over every device, `steps` long, saving and
+  evaluating every `every` steps."""
+  replaced = ("--config.mesh.num_devices", "--config.train_steps",
+              "--config.eval_every", "--config.checkpoint.every")
+  kept = [f for f in flags if not f.startswith(replaced)]
+  return kept + [f"--config.train_steps={steps}",
+                 f"--config.eval_every={steps}",
+                 f"--config.checkpoint.every={every}"]
+
+
+RUNS = {  # model -> (config, flags)
+    "gran": (f"{ROOT}/configs/gran.py", _tiny(TINY, 16, 8)),
+    "nmt": (f"{ROOT}/configs/nmt.py:de", _tiny(TINY_NMT, 4, 2)),
+    "bilingual": (f"{ROOT}/configs/bilingual.py:de",
+                  _tiny(BILINGUAL_TINY, 4, 2)),
+}
+
+
+def _env(devices: int | None = None, **extra: str) -> dict[str, str]:
+  env = {k: v for k, v in os.environ.items()
+         if k not in ("XLA_FLAGS", "PARAFLAX_CRASH_AT")}
+  env.update(PARAFLAX=str(PARAFLAX), PYTHONPATH=str(ROOT),
+             JAX_PLATFORMS="cpu", **extra)
+  if devices:
+    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+  return env
+
+
+def _one_process(model: str, workdir: pathlib.Path) -> None:
+  config, flags = RUNS[model]
+  done = subprocess.run(
+      [str(PARAFLAX), "train", "--config", config, "--workdir", str(workdir),
+       *flags], env=_env(8), capture_output=True, text=True,
+      timeout=_LIMIT_S, check=False)
+  assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _two_processes(model: str, workdir: pathlib.Path, *extra: str,
+                   **env: str) -> subprocess.Popen:
+  config, flags = RUNS[model]
+  return subprocess.Popen(
+      ["bash", str(LAUNCH), "2", "4", config, str(workdir), *flags, *extra],
+      env=_env(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+      text=True)
+
+
+def _finish(process: subprocess.Popen, workdir: pathlib.Path) -> int:
+  output, _ = process.communicate(timeout=_LIMIT_S)
+  logs = "".join(p.read_text()[-2000:] for p in
+                 sorted(pathlib.Path(f"{workdir}.logs").glob("*.log")))
+  return process.returncode, output + logs
+
+
+def _params(workdir: pathlib.Path) -> dict:
+  """Every checkpoint's parameters, restored onto one device whatever the
+  topology that wrote them."""
+  device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+  with ocp.CheckpointManager(
+      workdir / "checkpoints",
+      item_handlers=ocp.StandardCheckpointHandler()) as manager:
+    out = {}
+    for step in manager.all_steps():
+      target = jax.tree.map(
+          lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=device),
+          manager.item_metadata(step))
+      out[step] = jax.device_get(manager.restore(
+          step, args=ocp.args.StandardRestore(target))["params"])
+    return out
+
+
+def _metrics(workdir: pathlib.Path) -> list[dict]:
+  return [json.loads(row) for row in
+          (workdir / "metrics.jsonl").read_text().splitlines()]
+
+
+def _assert_same_run(run: pathlib.Path, expected: pathlib.Path) -> None:
+  """Equal up to the order of float sums (devices reduce in another order
+  across processes)."""
+  rows, want = _metrics(run), _metrics(expected)
+  assert [sorted(r) for r in rows] == [sorted(r) for r in want]
+  for row, wanted in zip(rows, want):
+    # Dev scores (correlations, BLEU) amplify the parameters' rounding.
+    np.testing.assert_allclose([row[k] for k in sorted(row)],
+                               [wanted[k] for k in sorted(wanted)],
+                               rtol=2e-4, atol=1e-6)
+  params, want_params = _params(run), _params(expected)
+  assert params.keys() == want_params.keys()
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4,
+                                                       atol=1e-5),
+               params, want_params)
+
+
+@pytest.fixture(scope="module")
+def one_process(tmp_path_factory):
+  """1 process x 8 devices, by model: the reference runs."""
+  done = {}
+
+  def get(model: str) -> pathlib.Path:
+    if model not in done:
+      done[model] = tmp_path_factory.mktemp(f"one_{model}") / "w"
+      _one_process(model, done[model])
+    return done[model]
+
+  return get
+
+
+@pytest.mark.parametrize("model", sorted(RUNS))
+def test_two_processes_train_as_one_process(model, one_process, tmp_path):
+  code, output = _finish(_two_processes(model, tmp_path / "w"), tmp_path / "w")
+  assert code == 0, output
+  _assert_same_run(tmp_path / "w", one_process(model))
+  if model == "gran":  # a pod's checkpoint serves on one host
+    from paraflax import cli  # pylint: disable=g-import-not-at-top
+    (tmp_path / "in.txt").write_text("a man rides a horse .\n")
+    for workdir, out in ((tmp_path / "w", "two.f32"),
+                         (one_process(model), "one.f32")):
+      assert cli.main(["embed", "--workdir", str(workdir), "--input",
+                       str(tmp_path / "in.txt"), "--output",
+                       str(tmp_path / out)]) == 0
+    np.testing.assert_allclose(
+        np.fromfile(tmp_path / "two.f32", np.float32),
+        np.fromfile(tmp_path / "one.f32", np.float32), rtol=1e-4, atol=1e-5)
+
+
+def test_a_killed_process_stops_the_other_and_the_rerun_resumes(
+    one_process, tmp_path):
+  workdir = tmp_path / "w"
+  code, output = _finish(_two_processes(
+      "gran", workdir, PARAFLAX_CRASH_AT="checkpoint.saved:1@1"), workdir)
+  assert code == 128 + signal.SIGKILL, output
+  assert "process 1 exited with status 137" in output, output
+  assert "stopping the others. Rerun the same command" in output
+  code, output = _finish(_two_processes("gran", workdir), workdir)
+  assert code == 0, output
+  _assert_same_run(workdir, one_process("gran"))
+
+
+def test_processes_with_different_configs_stop_before_any_write(tmp_path):
+  config, flags = RUNS["gran"]
+  workdir = tmp_path / "w"
+  argv = [str(PARAFLAX), "train", "--config", config, "--workdir",
+          str(workdir), "--coordinator", "127.0.0.1:23457",
+          "--num-processes", "2", *flags]
+  first = subprocess.Popen(argv + ["--process-id", "0"], env=_env(4),
+                           stderr=subprocess.PIPE, text=True)
+  second = subprocess.run(argv + ["--process-id", "1", "--config.seed=7"],
+                          env=_env(4), capture_output=True, text=True,
+                          timeout=120, check=False)
+  _, first_err = first.communicate(timeout=120)
+  for code, err in ((first.returncode, first_err),
+                    (second.returncode, second.stderr)):
+    assert code == 2, err
+    assert "process(es) [1] run a config different from process 0's" in err
+  assert not workdir.exists()
+
+
+def test_an_unreachable_coordinator_is_named_within_seconds(tmp_path):
+  config, flags = RUNS["gran"]
+  started = time.monotonic()
+  done = subprocess.run(
+      [str(PARAFLAX), "train", "--config", config, "--workdir",
+       str(tmp_path / "w"), "--coordinator", "127.0.0.1:9",
+       "--num-processes", "2", "--process-id", "1", "--init-timeout", "2",
+       *flags], env=_env(4), capture_output=True, text=True, timeout=120,
+      check=False)
+  assert done.returncode == 2, done.stderr
+  assert ("process 1 cannot reach the coordinator 127.0.0.1:9 within 2 s"
+          in done.stderr)
+  assert time.monotonic() - started < 60
+  assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--num-processes", "2"], "missing: --coordinator"),
+    (["--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"],
+     "process id 2 is outside 0..1"),
+    (["--coordinator", "nohost", "--num-processes", "2", "--process-id",
+      "1"], "is not HOST:PORT"),
+])
+def test_incomplete_cluster_settings_are_named(flags, message, tmp_path,
+                                               capsys):
+  from paraflax import cli  # pylint: disable=g-import-not-at-top
+  config, tiny = RUNS["gran"]
+  code = cli.main(["train", "--config", config, "--workdir",
+                   str(tmp_path / "w"), *tiny, *flags])
+  assert code == 2
+  assert message in capsys.readouterr().err
+  assert not (tmp_path / "w").exists()
+
+
+def test_the_tpu_launch_dry_run_prints_the_command_and_runs_nothing():
+  done = subprocess.run(
+      ["bash", str(ROOT / "launch" / "tpu_pod.sh"), "--dry-run", "my-tpu",
+       "us-central2-b", "configs/gran.py", "gs://b/runs/g",
+       "--config.seed=3"], env=_env(), capture_output=True, text=True,
+      check=False)
+  assert done.returncode == 0, done.stderr
+  assert ("gcloud compute tpus tpu-vm ssh my-tpu --zone us-central2-b "
+          "--worker=all --command cd ~/paraflax && .venv/bin/paraflax train "
+          "--distributed --config configs/gran.py --workdir gs://b/runs/g "
+          "--config.seed=3") in done.stderr
+
+
+@pytest.mark.parametrize("script, args, message", [
+    ("local.sh", ["configs/nope.py", "w"], "config file configs/nope.py"),
+    ("local_processes.sh", ["2", "x", "configs/gran.py", "w"],
+     "'x' is not a positive count"),
+    ("local_processes.sh", ["2"], "usage:"),
+    ("multi_gpu.sh", ["configs/gran.py", "w"],
+     "JAX_COORDINATOR_ADDRESS is not set"),
+    ("tpu_pod.sh", ["--dry-run", "t", "z", "configs/gran.py", "runs/g"],
+     "is not a gs:// path"),
+    ("tpu_pod.sh", ["--dry-run", "t", "z", "configs/gran.py", "gs://b/g",
+                    "--seed=3"], "'--seed=3' is not a --config.key=value"),
+])
+def test_launch_scripts_check_arguments_before_starting(script, args,
+                                                        message):
+  env = {k: v for k, v in _env().items() if not k.startswith("JAX_")
+         and k != "SLURM_JOB_ID"}
+  env["JAX_PLATFORMS"] = "cpu"
+  done = subprocess.run(["bash", str(ROOT / "launch" / script), *args],
+                        env=env, capture_output=True, text=True, timeout=60,
+                        check=False)
+  assert done.returncode == 2, done.stderr
+  assert message in done.stderr
+
+
+def test_without_a_launcher_the_survivor_stops_within_the_heartbeat(
+    tmp_path):
+  """On real hosts nothing watches the processes: the survivor stops by
+  itself, through its failed collective (our message) or jax.distributed's
+  heartbeat (its message), never a hang."""
+  config, flags = RUNS["gran"]
+  workdir = tmp_path / "w"
+  argv = [str(PARAFLAX), "train", "--config", config, "--workdir",
+          str(workdir), "--coordinator", "127.0.0.1:23458",
+          "--num-processes", "2", "--heartbeat-timeout=10", *flags]
+  survivor = subprocess.Popen(argv + ["--process-id", "0"], env=_env(4),
+                              stderr=subprocess.PIPE, text=True)
+  lost = subprocess.run(
+      argv + ["--process-id", "1"], capture_output=True, text=True,
+      env=_env(4, JAX_PROCESS_ID="1",
+               PARAFLAX_CRASH_AT="checkpoint.saved:1@1"),
+      timeout=_LIMIT_S, check=False)
+  assert lost.returncode == -signal.SIGKILL, lost.stderr[-2000:]
+  killed = time.monotonic()
+  _, err = survivor.communicate(timeout=_LIMIT_S)
+  assert survivor.returncode != 0, err[-3000:]
+  assert time.monotonic() - killed < 120
+  assert ("another process of this run failed or was killed" in err
+          or "another task died" in err), err[-3000:]
