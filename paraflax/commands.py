@@ -306,7 +306,8 @@ COMMANDS: dict[str, Command] = {
         "n-gram LMs of train-lm's tokens; each other general pair gets "
         "diffCE = H_in - H_out (bits per token; lower = closer to the "
         "domain) and one of --bins equal bins, bin 1 the most in-domain. "
-        "OUTPUT/ gets bin_<i>.<src-lang> and bin_<i>.en (line-aligned), "
+        "OUTPUT/ gets bin_<i>.<src-lang> and bin_<i>.en (line-aligned; "
+        "bin_<i>.langs too for a mul source), "
         "scores.tsv (line, H_in, H_out, diffCE, bin; bin 0 = the general "
         "LM's sample), the two LMs, summary.json and summary.md; each bin is "
         "the Task selected:OUTPUT:<i> (paraflax tasks --select-dir). The "
@@ -319,6 +320,10 @@ COMMANDS: dict[str, Command] = {
               "line-aligned"),
          flag("--src-lang", required=True, help="the non-English side's "
               "code (de, fr, cs; mul for several)"),
+         flag("--general-langs", help="with --src-lang mul: the language "
+              "code of each general pair, one a line (default: the .langs "
+              "file beside --general-src); each bin then gets "
+              "bin_<i>.langs, which paraflax pivot splits by"),
          setting("--bins", type=int), setting("--order", type=int),
          setting("--seed", type=int, help="of the general LM's sample"),
          flag("--output", required=True, help="folder to write"),
@@ -503,7 +508,8 @@ COMMANDS: dict[str, Command] = {
         (flag("--bitext", nargs="+", required=True, action="extend",
               help="a bitext Task (bitext_multi30k_de_en[:split], or a bin "
               "selected:SEL:<i>), a file prefix P with P.en and P.de|fr|cs "
-              "(SEL/bin_1), "
+              "(SEL/bin_1), or with P.mul and P.langs (a bin of a mul "
+              "source: split by language), "
               "or a folder of such pairs; repeatable"),
          flag("--output", required=True, help="TABLE"),
          setting("--max-phrase-len", key="pivot.max_phrase_len", type=int),

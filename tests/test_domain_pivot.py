@@ -256,3 +256,10 @@ def test_bitext_forms_resolve(tmp_path):
   assert pivot.resolve("bitext_multi30k_fr_en:validation")[0].lang == "fr"
   with pytest.raises(Exception, match="has bins 1, 2"):
     pivot.resolve(f"selected:{sel}:9")
+  # A bin of a mixed source: P.mul, P.en and P.langs, one bitext a language.
+  for ext, text in (("mul", "haus\nchat\nauto\n"), ("en", "house\ncat\ncar\n"),
+                    ("langs", "de\nfr\nde\n")):
+    (tmp_path / f"mix.{ext}").write_text(text, "utf-8")
+  found = pivot.resolve(str(tmp_path / "mix"))
+  assert [(b.lang, b.read()) for b in found] == [
+      ("de", [("haus", "house"), ("auto", "car")]), ("fr", [("chat", "cat")])]

@@ -232,3 +232,53 @@ def test_eval_domain_writes_the_curve(corpora, selected, tmp_path):
     domain_selection.evaluate(
         selected, corpora["test"], str(tmp_path / "eval2"),
         config_lib.load(CONFIG, ["--config.eval_sizes=(10, 100000)"]))
+
+
+def test_mixed_source_bins_carry_languages_for_pivot(corpora, tmp_path):
+  # general.mul of domain-data: German and French rows of Multi30k val
+  # (the same English), with general.langs beside it.
+  from paraflax.domain import pivot  # pylint: disable=import-outside-toplevel
+  de = pathlib.Path(corpora["src"]).read_text("utf-8").splitlines()
+  fr = _gz_lines("multi30k_task1", "val.fr.gz")[:500]
+  langs = ["fr" if i < 500 and i % 3 == 1 else "de" for i in range(len(de))]
+  mixed = [fr[i] if l == "fr" else de[i] for i, l in enumerate(langs)]
+  for ext, lines in (("mul", mixed), ("langs", langs)):
+    (tmp_path / f"general.{ext}").write_text("\n".join(lines) + "\n", "utf-8")
+  output = str(tmp_path / "sel")
+  argv = ["select-domain", "--in-domain", corpora["in_domain"],
+          "--general-src", str(tmp_path / "general.mul"), "--general-tgt",
+          corpora["tgt"], "--src-lang", "mul", "--bins", "4",
+          "--output", output, *SMALL]
+  assert cli.main(argv) == 0
+  table = _table(output)
+  for b in range(1, 5):
+    lines = [r[0] - 1 for r in table if r[4] == b]
+    got = pathlib.Path(output, f"bin_{b}.langs").read_text("utf-8")
+    assert got.splitlines() == [langs[i] for i in lines]
+  found = pivot.resolve(f"selected:{output}:1")
+  assert [b.lang for b in found] == ["de", "fr"]
+  lines = [r[0] - 1 for r in table if r[4] == 1]
+  tgt = pathlib.Path(corpora["tgt"]).read_text("utf-8").splitlines()
+  for bitext in found:
+    assert bitext.read() == [(mixed[i], tgt[i]) for i in lines
+                             if langs[i] == bitext.lang]
+  pivoted = tmp_path / "bin1.txt"
+  assert cli.main(["pivot", "--bitext", f"selected:{output}:1", "--output",
+                   str(pivoted), "--max-phrase-len", "2"]) == 0
+  summary = json.loads(pathlib.Path(f"{pivoted}.summary.json").read_text())
+  assert sorted(summary["languages"]) == ["de", "fr"]
+
+
+def test_mixed_source_without_languages(tmp_path, corpora, capsys):
+  mixed = tmp_path / "general.mul"
+  mixed.write_text(pathlib.Path(corpora["src"]).read_text("utf-8"), "utf-8")
+  argv = ["select-domain", "--in-domain", corpora["in_domain"],
+          "--general-src", str(mixed), "--general-tgt", corpora["tgt"],
+          "--src-lang", "mul", "--output", str(tmp_path / "sel"), *SMALL]
+  assert cli.main(argv) != 0
+  assert "--general-langs" in capsys.readouterr().err
+  (tmp_path / "general.langs").write_text("de\n" * 3, "utf-8")
+  assert cli.main(argv) != 0
+  assert "has 3 lines but the general bitext has 560" in (
+      capsys.readouterr().err)
+  assert not (tmp_path / "sel").exists()

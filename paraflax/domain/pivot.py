@@ -34,6 +34,7 @@ from paraflax.data import readers
 from paraflax.data import words
 from paraflax.domain import alignment
 from paraflax.domain import phrases
+from paraflax.domain import selection
 from paraflax.domain import table
 
 PIVOT_LANGS = ("de", "fr", "cs")
@@ -61,12 +62,7 @@ def _task(spec: str) -> Bitext | None:
   return Bitext(spec, corpus.pair[0], read)
 
 
-def _prefix(prefix: str) -> Bitext | None:
-  langs = [l for l in PIVOT_LANGS if os.path.isfile(f"{prefix}.{l}")]
-  if not os.path.isfile(f"{prefix}.en") or len(langs) != 1:
-    return None
-  lang = langs[0]
-
+def _one_language(prefix: str, lang: str) -> Bitext:
   def read() -> list[tuple[str, str]]:
     rows, _ = readers.read_parallel([f"{prefix}.{lang}", f"{prefix}.en"],
                                     empty="drop")
@@ -75,10 +71,39 @@ def _prefix(prefix: str) -> Bitext | None:
   return Bitext(prefix, lang, read)
 
 
-def _selected(spec: str) -> Bitext | None:
+def _mixed(prefix: str) -> list[Bitext]:
+  """The bitexts of a mixed-language prefix (P.mul, P.en and P.langs, the
+  language of each row, as a `select-domain` bin of a mul source): one per
+  language, in code order, each its rows in file order."""
+  def rows() -> list[tuple[str, str, str]]:
+    found, _ = readers.read_parallel(
+        [f"{prefix}.{s}" for s in (selection.MIXED, "en", selection.LANGS)],
+        empty="drop")
+    return found
+
+  def reader(lang: str) -> Callable[[], list[tuple[str, str]]]:
+    return lambda: [(x, e) for x, e, l in rows() if l == lang]
+
+  codes = sorted(set(readers.iter_lines(f"{prefix}.{selection.LANGS}")))
+  return [Bitext(prefix, lang, reader(lang)) for lang in codes]
+
+
+def _prefix(prefix: str) -> list[Bitext]:
+  """The bitexts of prefix P: P.en with one of P.de / P.fr / P.cs, or
+  with P.mul and P.langs; none when P is neither."""
+  if not os.path.isfile(f"{prefix}.en"):
+    return []
+  if all(os.path.isfile(f"{prefix}.{s}")
+         for s in (selection.MIXED, selection.LANGS)):
+    return _mixed(prefix)
+  langs = [l for l in PIVOT_LANGS if os.path.isfile(f"{prefix}.{l}")]
+  return [_one_language(prefix, langs[0])] if len(langs) == 1 else []
+
+
+def _selected(spec: str) -> list[Bitext]:
   """`selected:FOLDER:BIN`, a bin Task of `paraflax select-domain`."""
   if not spec.startswith(SELECTED):
-    return None
+    return []
   folder, _, number = spec[len(SELECTED):].rpartition(":")
   bins = corpora.selected_bins(folder)
   if number not in bins:
@@ -90,21 +115,24 @@ def _selected(spec: str) -> Bitext | None:
 def resolve(spec: str) -> list[Bitext]:
   """A registered bitext Task (`name` or `name:split`, default train), a
   bin Task `selected:FOLDER:BIN`, a file prefix P with P.en and one of
-  P.de / P.fr / P.cs (a bin's files: SEL/bin_1), or a folder: every such
-  prefix in it, in name order."""
-  found = _selected(spec) or _task(spec) or _prefix(spec)
+  P.de / P.fr / P.cs (a bin's files: SEL/bin_1), or with P.mul and P.langs
+  (a bin of a mixed source: one bitext per language), or a folder: every
+  such prefix in it, in name order."""
+  task = _task(spec)
+  found = _selected(spec) or ([task] if task else []) or _prefix(spec)
   if found:
-    return [found]
+    return found
   if os.path.isdir(spec):
     stems = sorted({os.path.join(spec, n[:-3]) for n in os.listdir(spec)
                     if n.endswith(".en")})
-    out = [b for b in map(_prefix, stems) if b]
+    out = [b for stem in stems for b in _prefix(stem)]
     if out:
       return out
   raise errors.DataError(
       f"--bitext {spec}: neither a bitext Task (paraflax tasks: "
       "bitext_<corpus>_<xx>_en[:split], selected:SEL:<bin>), nor a prefix P with P.en and one of "
-      f"P.{', P.'.join(PIVOT_LANGS)}, nor a folder holding such pairs.")
+      f"P.{', P.'.join(PIVOT_LANGS)} (or P.mul and P.langs), nor a folder "
+      "holding such pairs.")
 
 
 @dataclasses.dataclass

@@ -23,6 +23,12 @@ the LM's sample); `bin_<i>.<src-lang>` and `bin_<i>.en`, line-aligned, in
 input order; `summary.json` and `summary.md`. A killed run resumes: the LMs
 are written whole, scores in blocks (`files.finished_prefix`), the bins and
 the table at once (atomically). `summary.json` is written last.
+
+A mixed-language general source (`--src-lang mul`, `general.mul` of
+`paraflax domain-data`) comes with a file of one language code per line,
+`--general-langs`, by default the `.langs` file beside the source
+(`general.langs`); each bin then also gets `bin_<i>.langs`, aligned with
+its pairs, so `paraflax pivot` pivots a bin through each of its languages.
 """
 from __future__ import annotations
 
@@ -49,6 +55,8 @@ HEADER = "line\tH_in\tH_out\tdiffCE\tbin\n"
 SUMMARY = "summary.json"
 VOCABULARY = "vocab.txt"
 ENGLISH = "en"
+MIXED = "mul"
+LANGS = "langs"  # the extension of a mixed source's language file
 _PART = ".scores.part"  # scores without bins, appended block by block
 _RUNS = ".runs.u64"  # sortable diffCE keys of the selectable lines
 _SIGN = np.uint64(1 << 63)
@@ -179,12 +187,41 @@ def _pairs(src: str, tgt: str) -> Iterator[tuple[str, str]]:
     yield x, e
 
 
-def _check(in_domain: str, src: str, tgt: str, bins: int
-           ) -> tuple[int, int]:
+def langs_file(src: str, src_lang: str, langs: str | None) -> str | None:
+  """The language file of the general source: `langs`, else for a `mul`
+  source the `.langs` file beside it; None for one language."""
+  if langs is None and src_lang == MIXED:
+    langs = f"{os.path.splitext(src)[0]}.{LANGS}"
+    if not os.path.isfile(langs):
+      raise errors.DataError(
+          f"--src-lang {MIXED}: {langs} not found; give the language of "
+          f"each line of {src} with --general-langs FILE (one code per "
+          "line, as `paraflax domain-data` writes general.langs).")
+  return langs
+
+
+def _check_langs(path: str, general: int) -> None:
+  count = 0
+  for count, code in enumerate(readers.iter_lines(path), start=1):
+    if not _LANG.fullmatch(code) or code == ENGLISH:
+      raise errors.DataError(
+          f"{path}:{count}: {code!r} is not a language code; give the "
+          "non-English language of each general pair, two or three "
+          "lowercase letters (de, fr, cs) a line.")
+  if count != general:
+    raise errors.DataError(
+        f"{path} has {count} lines but the general bitext has {general}: "
+        "give one language code per general pair, in the same order.")
+
+
+def _check(in_domain: str, src: str, tgt: str, bins: int,
+           langs: str | None) -> tuple[int, int]:
   """(in-domain sentences, general pairs), after the checks of the
   inputs; nothing is written before."""
   sample = _count_in_domain(in_domain)
   general = sum(1 for _ in _pairs(src, tgt))
+  if langs is not None:
+    _check_langs(langs, general)
   left = general - sample
   if left < bins:
     raise errors.DataError(
@@ -270,10 +307,10 @@ def _write_runs(folder: str, general: int, block: int,
 
 
 def _write_bins(folder: str, src: str, tgt: str, src_lang: str,
-                general: int, sample: np.ndarray, options: dict
-                ) -> list[dict]:
-  """scores.tsv and the bins' bitext in one pass; returns each bin's size
-  and diffCE range."""
+                langs: str | None, general: int, sample: np.ndarray,
+                options: dict) -> list[dict]:
+  """scores.tsv and the bins' bitext (and languages) in one pass; returns
+  each bin's size and diffCE range."""
   block, bins = options["block"], options["bins"]
   runs = np.memmap(os.path.join(folder, _RUNS), np.uint64, mode="r")
   binner = Binner(runs, block, bin_starts(len(runs), bins))
@@ -281,12 +318,14 @@ def _write_bins(folder: str, src: str, tgt: str, src_lang: str,
             "diffCE_max": -math.inf, "diffCE_sum": 0.0}
            for i in range(1, bins + 1)]
   pairs = _pairs(src, tgt)
+  codes = readers.iter_lines(langs) if langs else itertools.repeat(None)
+  sides = (src_lang, ENGLISH) + ((LANGS,) if langs else ())
   with contextlib.ExitStack() as stack:
     table = stack.enter_context(files.atomic_output(
         os.path.join(folder, "scores.tsv"), "w"))
     outs = [[stack.enter_context(files.atomic_output(
         os.path.join(folder, f"bin_{i}.{lang}"), "w"))
-             for lang in (src_lang, ENGLISH)] for i in range(1, bins + 1)]
+             for lang in sides] for i in range(1, bins + 1)]
     table.write(HEADER)
     for start, (rows, diff) in zip(itertools.count(0, block),
                                    _part_blocks(folder, general, block)):
@@ -294,11 +333,12 @@ def _write_bins(folder: str, src: str, tgt: str, src_lang: str,
       bin_of = np.zeros(len(diff), np.int64)
       bin_of[keep] = binner(sortable(diff[keep]))
       table.write("".join(f"{r}\t{b}\n" for r, b in zip(rows, bin_of)))
-      for b, d, (x, e) in zip(bin_of.tolist(), diff.tolist(),
-                              itertools.islice(pairs, len(rows))):
+      for b, d, row in zip(bin_of.tolist(), diff.tolist(), zip(
+          itertools.islice(pairs, len(rows)), itertools.islice(codes,
+                                                                len(rows)))):
         if b:
-          outs[b - 1][0].write(x + "\n")
-          outs[b - 1][1].write(e + "\n")
+          for out, text in zip(outs[b - 1], (*row[0], row[1])):
+            out.write(text + "\n")
           s = stats[b - 1]
           s["size"] += 1
           s["diffCE_sum"] += d
@@ -335,7 +375,8 @@ def _remove_parts(folder: str) -> None:
 def select_domain(in_domain: str, general_src: str, general_tgt: str,
                   src_lang: str, output: str,
                   config: ml_collections.ConfigDict,
-                  overwrite: bool = False) -> dict:
+                  overwrite: bool = False,
+                  general_langs: str | None = None) -> dict:
   """`paraflax select-domain`: see the module docstring. Returns the
   summary (also `output/summary.json`)."""
   options = _options(config)
@@ -343,12 +384,15 @@ def select_domain(in_domain: str, general_src: str, general_tgt: str,
     raise errors.ConfigError(
         f"--src-lang {src_lang!r}: give the non-English side's code, two "
         "or three lowercase letters (de, fr, cs; mul for several).")
+  langs = langs_file(general_src, src_lang, general_langs)
   sample_size, general = _check(in_domain, general_src, general_tgt,
-                                options["bins"])
+                                options["bins"], langs)
   settings = {"in_domain": lm.sha256(in_domain),
               "general_src": lm.sha256(general_src),
               "general_tgt": lm.sha256(general_tgt), "src_lang": src_lang,
               **{k: v for k, v in options.items() if k != "memory"}}
+  if langs:
+    settings["general_langs"] = lm.sha256(langs)
   files.claim_output(output, settings, overwrite=overwrite)
   done = os.path.join(output, SUMMARY)
   if os.path.exists(done):
@@ -370,12 +414,14 @@ def select_domain(in_domain: str, general_src: str, general_tgt: str,
               vocabulary=vocabulary, **train)
   _score(output, general_tgt, general, options["block"], vocabulary)
   _write_runs(output, general, options["block"], sample)
-  stats = _write_bins(output, general_src, general_tgt, src_lang, general,
-                      sample, options)
+  stats = _write_bins(output, general_src, general_tgt, src_lang, langs,
+                      general, sample, options)
   summary = {"in_domain": os.path.abspath(in_domain),
              "general_src": os.path.abspath(general_src),
              "general_tgt": os.path.abspath(general_tgt),
-             "src_lang": src_lang, "in_domain_sentences": sample_size,
+             "src_lang": src_lang,
+             "general_langs": langs and os.path.abspath(langs),
+             "in_domain_sentences": sample_size,
              "general_sentences": general, "lm_sample": sample_size,
              "selectable": general - sample_size, "settings": options,
              "bins": stats,
