@@ -7,6 +7,7 @@ The public API (`__all__`, documented in `paraflax.api` and the README's
     paraflax.train(config, workdir)
     paraflax.mine(x, y, k=4, margin="ratio", retrieval="max")
     table = paraflax.sweep_results(workdir)  # `paraflax sweep`'s results
+    paraflax.paraphrases(table, "disease", n=5)  # a pivot table's best
 
 Names are imported on first use, so `import paraflax` is quick and loads
 neither TensorFlow nor jax.
@@ -17,7 +18,8 @@ import importlib
 _API = {name: "paraflax.api" for name in (
     "Model", "load", "train", "mine", "candidates", "best_threshold",
     "mining_benchmark", "tasks", "task", "examples", "data_dir",
-    "fetch_data", "sweep_results")}
+    "fetch_data", "sweep_results", "domain_results", "ppdb_results",
+    "paraphrases")}
 _API.update({name: "paraflax.errors" for name in (
     "ConfigError", "DataError", "NoCheckpointError")})
 _API.update({"MARGINS": "paraflax.choices", "RETRIEVALS": "paraflax.choices",

@@ -131,6 +131,45 @@ def test_sweep_results_reads_the_table_or_says_how_to_write_it(tmp_path):
     paraflax.sweep_results(tmp_path)
 
 
+def test_domain_and_ppdb_results_read_the_reports(tmp_path):
+  curve = {"select_dir": "SEL", "test": "t.en", "test_sentences": 3,
+           "rows": [{"method": "random", "size": 2, "perplexity": 9.0}]}
+  (tmp_path / "results.json").write_text(json.dumps(curve))
+  assert paraflax.domain_results(tmp_path) == curve
+  with pytest.raises(paraflax.DataError, match="run `paraflax eval-domain"):
+    paraflax.domain_results(tmp_path / "none")
+  report = {"table": "t.txt", "words": 1,
+            "precision": {"score": {"p@1": 1.0, "p@5": 0.5}}}
+  (tmp_path / "t.ppdb.json").write_text(json.dumps(report))
+  assert paraflax.ppdb_results(tmp_path / "t.ppdb") == report
+  assert paraflax.ppdb_results(str(tmp_path / "t.ppdb.json")) == report
+  (tmp_path / "t.ppdb.json").write_text("{}")
+  with pytest.raises(paraflax.DataError, match="not an eval-ppdb report"):
+    paraflax.ppdb_results(tmp_path / "t.ppdb")
+
+
+def test_paraphrases_bisect_a_sorted_table(tmp_path):
+  import gzip  # pylint: disable=g-import-not-at-top
+  rows = [(f"w{i:03d}", f"x{j}", 1 / (j + 1), 0.1 * j)
+          for i in range(300) for j in range(3)]
+  rows += [("zürich", "zurich", 0.9, 0.2), ("zürich city", "zurich", 0.5, 0.)]
+  text = "".join(f"{a} ||| {b} ||| {p:.6g} ||| p={p:.6g} monods={m:.6g}\n"
+                 for a, b, p, m in rows)
+  plain, packed = tmp_path / "t.txt", tmp_path / "t.txt.gz"
+  plain.write_text(text, "utf-8")
+  packed.write_bytes(gzip.compress(text.encode()))
+  for table in (plain, packed):
+    assert paraflax.paraphrases(table, "W000", 2) == [("x0", 1.0),
+                                                      ("x1", 0.5)]
+    assert paraflax.paraphrases(table, "w299", by="monods")[0] == ("x2", 0.2)
+    assert paraflax.paraphrases(table, "Zürich") == [("zurich", 0.9)]
+    assert paraflax.paraphrases(table, "zürich city") == [("zurich", 0.5)]
+    assert paraflax.paraphrases(table, "w0005") == []
+    assert paraflax.paraphrases(table, "aaa") == []
+    with pytest.raises(paraflax.ConfigError, match="monods, p"):
+      paraflax.paraphrases(table, "w001", by="ppdb")
+
+
 # --- Notebooks and scripts use the public API only -------------------------
 
 

@@ -35,14 +35,16 @@ def format_line(e1: str, e2: str, score: float,
   return SEP.join(fields) + "\n"
 
 
-def _bad(path: str, number: int, what: str) -> errors.DataError:
+def _bad(path: str, number: int | str, what: str) -> errors.DataError:
   return errors.DataError(
       f"{path}:{number}: {what}. Each line must read `e1 ||| e2 ||| score` "
       "with optional `||| name=value ...` (the tables of paraflax pivot); "
       "fix or remove the line.")
 
 
-def parse_line(path: str, number: int, line: str) -> Entry:
+def parse_line(path: str, number: int | str, line: str) -> Entry:
+  """One checked entry; `number` says where the line is (its number, or
+  `byte N`)."""
   fields = line.rstrip("\n").split(" ||| ")
   if len(fields) not in (3, 4):
     raise _bad(path, number, f"{len(fields) - 1} ' ||| ' separator(s), "
@@ -59,7 +61,7 @@ def parse_line(path: str, number: int, line: str) -> Entry:
   return Entry(e1, e2, _number(path, number, score), features)
 
 
-def _number(path: str, number: int, text: str) -> float:
+def _number(path: str, number: int | str, text: str) -> float:
   try:
     value = float(text)
   except ValueError:
@@ -114,3 +116,56 @@ def iter_groups(path: str | os.PathLike) -> Iterator[list[Entry]]:
   if group:
     yield group
 
+
+
+def _gzipped(path: str) -> bool:
+  with open(path, "rb") as f:
+    return f.read(2) == b"\x1f\x8b"
+
+
+def _e1(raw: bytes) -> bytes:
+  return raw.split(SEP.encode(), 1)[0].strip()
+
+
+def entries_of(path: str | os.PathLike, e1: str) -> list[Entry]:
+  """The entries of `e1` in a table sorted by e1, in file order. A plain
+  file is searched by bisection over byte offsets (UTF-8 bytes sort as
+  the code points `paraflax pivot` sorts by), a few reads whatever its
+  size; a gzipped one is streamed up to e1. A bad line found by
+  bisection is named by its byte offset."""
+  path = os.fspath(path)
+  if not os.path.isfile(path) or _gzipped(path):
+    found = []
+    for number, line in stream_lines(path):
+      key = line.split(SEP, 1)[0].strip()
+      if key == e1:
+        found.append(parse_line(path, number, line))
+      elif key > e1:
+        break
+    return found
+  want = e1.encode("utf-8")
+  with open(path, "rb") as f:
+    def line_at(offset: int) -> tuple[int, bytes]:
+      """The first line that starts at `offset` or after, and its start."""
+      if offset:
+        f.seek(offset - 1)
+        f.readline()
+      else:
+        f.seek(0)
+      return f.tell(), f.readline()
+
+    lo, hi = 0, os.fstat(f.fileno()).st_size
+    while lo < hi:
+      mid = (lo + hi) // 2
+      raw = line_at(mid)[1]
+      if not raw or _e1(raw) >= want:
+        hi = mid
+      else:
+        lo = mid + 1
+    start, raw = line_at(lo)
+    found = []
+    while raw and _e1(raw) == want:
+      found.append(parse_line(path, f"byte {start}",
+                              raw.decode("utf-8").rstrip("\r\n")))
+      start, raw = f.tell(), f.readline()
+  return found
