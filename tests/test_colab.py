@@ -13,6 +13,7 @@ import paraflax
 from jupyter_client import manager
 
 from paraflax import cli
+from tests import test_domain_selection
 from tests import test_sweep
 from tests.conftest import BILINGUAL_TINY
 from tests.conftest import ROOT
@@ -22,6 +23,7 @@ from tests.conftest import TINY_NMT
 NOTEBOOK = ROOT / "colabs" / "mined_pairs.ipynb"
 PARAPHRASES = ROOT / "colabs" / "paraphrases.ipynb"
 FILTERING = ROOT / "colabs" / "filtering.ipynb"
+DOMAIN = ROOT / "colabs" / "domain_paraphrases.ipynb"
 STEPS = 8  # a multiple of TINY's megabatch
 # The tiny models' data and sizes; the notebooks set the step intervals.
 _INTERVALS = tuple(f"--config.{k}=" for k in
@@ -164,3 +166,67 @@ def test_filtering_runs_top_to_bottom(scored, tmp_path):
     assert [r for r in table_rows if name in r and "finished" in r], name
   # One bar chart per point, then one figure per axis.
   assert len(_outputs(nb, "image/png")) == 3
+
+
+# test_domain_selection's corpora: 300 biomedical in-domain sentences, 560
+# general pairs (Multi30k val de-en with 60 biomedical ones mixed in).
+corpora = test_domain_selection.corpora
+
+
+def _domain_runs(corpora, folder) -> dict[str, str]:
+  """The notebook's inputs, as its "Making the runs" cell makes them, on
+  the tiny corpora: 4 bins of 65 pairs; tables of bin 1 (top) and bin 4
+  (bottom), reranked with 64-bit signatures of the in-domain text."""
+  sel, curve = str(folder / "sel"), str(folder / "eval")
+  small = list(test_domain_selection.SMALL)
+  assert cli.main(["select-domain", "--in-domain", corpora["in_domain"],
+                   "--general-src", corpora["src"], "--general-tgt",
+                   corpora["tgt"], "--src-lang", "de", "--bins", "4",
+                   "--output", sel, *small]) == 0
+  assert cli.main(["eval-domain", "--select-dir", sel, "--test",
+                   corpora["test"], "--output", curve,
+                   "--config.eval_sizes=(20, 40, 80)"]) == 0
+  reports, tables = [], []
+  for label, number in (("top", 1), ("bottom", 4)):
+    table = folder / f"{label}.txt"
+    assert cli.main(["pivot", "--bitext", f"selected:{sel}:{number}",
+                     "--output", str(table), "--max-phrase-len", "2"]) == 0
+    assert cli.main(["monods", "--corpus", corpora["in_domain"], "--table",
+                     str(table), "--bits", "64", "--output",
+                     f"{table}.monods", "--config.mesh.num_devices=1"]) == 0
+    assert cli.main(["eval-ppdb", "--table", f"{table}.monods", "--output",
+                     str(folder / f"{label}.ppdb"), "--examples", "3",
+                     "--coverage", corpora["test"]]) == 0
+    reports.append(f"{label}={folder / label}.ppdb")
+    tables.append(f"{label}={table}.monods")
+  return {"PARAFLAX_DOMAIN_EVAL": curve,
+          "PARAFLAX_PPDB_REPORTS": " ".join(reports),
+          "PARAFLAX_TABLES": " ".join(tables)}
+
+
+def test_domain_paraphrases_runs_top_to_bottom(corpora, tmp_path):
+  settings = _domain_runs(corpora, tmp_path)
+  top = tmp_path / "top.txt.monods"
+  word = next(e.split(" ||| ")[0] for e in top.read_text("utf-8").splitlines()
+              if e.split(" ||| ")[0].isalpha())
+  best = paraflax.paraphrases(top, word, 5, by="p")
+  assert best
+  nb = nbformat.read(DOMAIN, as_version=4)
+  _execute(nb, tmp_path, PARAFLAX_WORDS=f"{word}, qqqzzz", **settings)
+  text = _text(nb)
+  assert f"{tmp_path / 'eval'}: 60 test sentences" in text
+  assert "top diffCE / random" in text
+  for size in (20, 40, 80):  # one row per size of the curve
+    assert re.search(rf"^ *{size}  ", text, re.M), size
+  assert len(_outputs(nb, "image/png")) == 1  # the curve
+  # Coverage: one row per table; agreement: one per table and ranking.
+  assert len(re.findall(r"^ *(top|bottom)( +\d+\.\d){5}  +test.txt$", text,
+                        re.M)) == 2
+  for label in ("top", "bottom"):
+    for ranking in ("score", "monods", "p"):
+      assert re.search(rf"^ *{label} +{ranking} +\d+( +\d+\.\d){{2}}$",
+                       text, re.M), (label, ranking)
+  # The typed word's pivot paraphrases beside the reranked ones, per table.
+  assert text.count(f"{word}:") == 2 and "qqqzzz: not in this table" in text
+  assert f"  1. pivot: {best[0][0]} ({best[0][1]:.3f})" in text
+  assert text.count("MonoDS-reranked: ") >= len(best)
