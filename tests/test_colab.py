@@ -226,7 +226,10 @@ def test_domain_paraphrases_runs_top_to_bottom(corpora, tmp_path):
     for ranking in ("score", "monods", "p"):
       assert re.search(rf"^ *{label} +{ranking} +\d+( +\d+\.\d){{2}}$",
                        text, re.M), (label, ranking)
+  # Each report's example words, a line per ranking.
+  assert len(re.findall(r"^ +(score|monods|p): ", text, re.M)) == 3 * 2 * 3
   # The typed word's pivot paraphrases beside the reranked ones, per table.
-  assert text.count(f"{word}:") == 2 and "qqqzzz: not in this table" in text
+  assert "qqqzzz: not in this table" in text
+  assert text.count("  1. pivot: ") == 2
   assert f"  1. pivot: {best[0][0]} ({best[0][1]:.3f})" in text
   assert text.count("MonoDS-reranked: ") >= len(best)
