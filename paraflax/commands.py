@@ -84,6 +84,28 @@ _MINE_DESCRIPTION = (
     "OUTPUT.parts/ until the TSV is written, so rerunning the same command "
     "after a crash resumes.")
 
+CLUSTER = (  # one of several processes (hosts): training.distributed.join
+    flag("--distributed", action="store_true",
+         help="one of several processes (hosts) of one run: joins them "
+         "with jax.distributed; on a TPU pod or under SLURM the peers are "
+         "found by themselves, elsewhere give the three flags below (or "
+         "their JAX_* environment variables); launch/local_processes.sh "
+         "starts such a training run on one machine"),
+    flag("--coordinator", metavar="HOST:PORT",
+         help="process 0's address, the same for every process "
+         "[env: JAX_COORDINATOR_ADDRESS]"),
+    flag("--num-processes", type=int,
+         help="how many processes the run has [env: JAX_NUM_PROCESSES]"),
+    flag("--process-id", type=int,
+         help="this process, 0 .. num-processes - 1 [env: JAX_PROCESS_ID]"),
+    flag("--init-timeout", type=int, default=60, metavar="SECONDS",
+         help="how long to wait for every process to join"),
+    flag("--heartbeat-timeout", type=int, default=30, metavar="SECONDS",
+         help="a process silent this long counts as dead, and the others "
+         "stop with a message (rerun to resume)"),
+)
+
+
 MINE_FLAGS = (
     flag("--src-emb", help="source embeddings (LASER raw file)"),
     flag("--tgt-emb", help="target embeddings (LASER raw file)"),
@@ -138,25 +160,7 @@ COMMANDS: dict[str, Command] = {
         (flag("--workdir", required=True,
               help="checkpoints, metrics and the vocabulary go here; "
               "rerunning resumes from the newest checkpoint"),
-         flag("--distributed", action="store_true",
-              help="one of several processes (hosts) of one run: joins "
-              "them with jax.distributed; on a TPU pod or under SLURM the "
-              "peers are found by themselves, elsewhere give the three "
-              "flags below (or their JAX_* environment variables); "
-              "launch/local_processes.sh starts such a run on one machine"),
-         flag("--coordinator", metavar="HOST:PORT",
-              help="process 0's address, the same for every process "
-              "[env: JAX_COORDINATOR_ADDRESS]"),
-         flag("--num-processes", type=int,
-              help="how many processes the run has [env: JAX_NUM_PROCESSES]"),
-         flag("--process-id", type=int,
-              help="this process, 0 .. num-processes - 1 "
-              "[env: JAX_PROCESS_ID]"),
-         flag("--init-timeout", type=int, default=60, metavar="SECONDS",
-              help="how long to wait for every process to join"),
-         flag("--heartbeat-timeout", type=int, default=30, metavar="SECONDS",
-              help="a process silent this long counts as dead, and the "
-              "others stop with a message (rerun to resume)")),
+         *CLUSTER),
         config=True),
     "embed": Command(
         "paraflax.recipes.embedders:embed_file",
@@ -357,7 +361,7 @@ COMMANDS: dict[str, Command] = {
     "mine": Command(
         "paraflax.recipes.embedders:mine_files",
         "mine parallel sentences by margin score (LASER files)",
-        _MINE_DESCRIPTION, MINE_FLAGS, config="configs/mine.py"),
+        _MINE_DESCRIPTION, MINE_FLAGS + CLUSTER, config="configs/mine.py"),
     "mining-set": Command(
         "paraflax.evaluation.mining_set:build_folder",
         "build a mining benchmark from the news test sets",

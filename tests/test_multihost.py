@@ -280,3 +280,35 @@ def test_without_a_launcher_the_survivor_stops_within_the_heartbeat(
   assert time.monotonic() - killed < 120
   assert ("another process of this run failed or was killed" in err
           or "another task died" in err), err[-3000:]
+
+
+def test_mining_over_two_processes_writes_the_pairs_of_one(tmp_path):
+  """Each process holds its devices' share of the target rows; the top-k
+  merge is exact, so the TSV is byte for byte one process's."""
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(1500, 32)).astype(np.float32)
+  y = np.concatenate([x[:700] + 0.3 * rng.normal(size=(700, 32)),
+                      rng.normal(size=(900, 32))]).astype(np.float32)
+  for name, emb in (("x.f32", x), ("y.f32", y)):
+    emb.tofile(tmp_path / name)
+  flags = ["--src-emb", str(tmp_path / "x.f32"), "--tgt-emb",
+           str(tmp_path / "y.f32"), "--dim", "32", "--block", "256"]
+  one = subprocess.run([str(PARAFLAX), "mine", *flags, "--output",
+                        str(tmp_path / "one.tsv")], env=_env(8),
+                       capture_output=True, text=True, timeout=_LIMIT_S,
+                       check=False)
+  assert one.returncode == 0, one.stderr[-2000:]
+  argv = [str(PARAFLAX), "mine", *flags, "--output", str(tmp_path / "two.tsv"),
+          "--coordinator", "127.0.0.1:23459", "--num-processes", "2"]
+  second = subprocess.Popen(argv + ["--process-id", "1"], env=_env(4),
+                            stderr=subprocess.PIPE, text=True)
+  first = subprocess.run(argv + ["--process-id", "0"], env=_env(4),
+                         capture_output=True, text=True, timeout=_LIMIT_S,
+                         check=False)
+  _, second_err = second.communicate(timeout=_LIMIT_S)
+  assert first.returncode == 0, first.stderr[-2000:]
+  assert second.returncode == 0, second_err[-2000:]
+  assert (tmp_path / "two.tsv").read_bytes() == \
+      (tmp_path / "one.tsv").read_bytes()
+  assert len((tmp_path / "one.tsv").read_text().splitlines()) > 600
+  assert not (tmp_path / "two.tsv.parts").exists()

@@ -280,12 +280,12 @@ def _blocked_search(queries: np.ndarray, corpus: np.ndarray, k: int,
       q = np.concatenate(
           [q, np.zeros((query_block - rows, q.shape[1]), q.dtype)])
     q_valid = (np.int32(rows),) if columns else ()
-    return b, rows, searcher(jax.device_put(q, replicated), corpus_dev,
-                             n_valid, *q_valid)
+    return b, rows, searcher(partitioning.put_global(q, replicated),
+                             corpus_dev, n_valid, *q_valid)
 
   def fetch(dispatched) -> tuple:
     b, rows, result = dispatched
-    sims, idx, *cols = jax.device_get(result)
+    sims, idx, *cols = partitioning.fetch(result)
     if cols:  # positions in the block to query indices
       cols = cols[0][:len(corpus)], cols[1][:len(corpus)] + np.int32(b * block)
     return b, sims[:rows], idx[:rows], *cols

@@ -32,6 +32,7 @@ from paraflax.data import readers
 from paraflax.mining import embeddings_io
 from paraflax.mining import knn
 from paraflax.mining import margin
+from paraflax.training import distributed
 
 _TSV_CHUNK = 100_000  # pairs formatted per write
 
@@ -130,12 +131,14 @@ class _Parts:
     return done
 
   def save(self, kind: str, b: int, **arrays: np.ndarray) -> None:
+    if not distributed.is_primary():  # every process holds the same arrays
+      return
     with files.atomic_output(self._path(kind, b)) as f:
       np.savez(f, **arrays)
 
   def remove(self) -> None:
-    if os.path.isdir(self.dir):  # absent when nothing was saved
-      shutil.rmtree(self.dir)
+    if distributed.is_primary() and os.path.isdir(self.dir):
+      shutil.rmtree(self.dir)  # absent when nothing was saved
 
 
 def _resumed(kind: str, total: int, parts: _Parts,
@@ -299,9 +302,13 @@ def mine(src: Side, tgt: Side, options: Options, output: str, *,
   _check_k(options.k, [(src, len(x)), (tgt, len(y))],
            "distinct sentences" if dedup else "embeddings")
   parts = _Parts(output)
-  files.claim_output(output, _settings(src, tgt, x, y, (x_lines, y_lines),
-                                       options),
-                     overwrite=overwrite, leftovers=(parts.dir,))
+  # Process 0 claims (and with `overwrite` clears) the output; the others
+  # look at it only once that is done.
+  if distributed.is_primary():
+    files.claim_output(output, _settings(src, tgt, x, y, (x_lines, y_lines),
+                                         options),
+                       overwrite=overwrite, leftovers=(parts.dir,))
+  distributed.barrier("mine.claimed")
   if os.path.exists(output):
     print(f"{output}: already mined with these settings", file=sys.stderr)
     parts.remove()  # left by a run killed after writing the TSV
@@ -314,6 +321,7 @@ def mine(src: Side, tgt: Side, options: Options, output: str, *,
                         options.retrieval, options.threshold)
   if dedup:
     pairs = margin.expand_pairs(pairs, x_lines, y_lines)
-  _write_tsv(output, pairs, src.texts, tgt.texts)
+  if distributed.is_primary():
+    _write_tsv(output, pairs, src.texts, tgt.texts)
   parts.remove()
   return len(pairs.score)

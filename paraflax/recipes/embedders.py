@@ -21,6 +21,7 @@ from paraflax.mining import embeddings_io
 from paraflax.mining import knn
 from paraflax.mining import pipeline
 from paraflax.recipes import workdir as workdir_lib
+from paraflax.training import distributed
 
 EmbedFn = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
 
@@ -131,12 +132,16 @@ def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
                dim: int | None = None, fp16: bool = False,
                src_text: str | None = None, tgt_text: str | None = None,
                workdir: str | None = None, src_lang: str | None = None,
-               tgt_lang: str | None = None, overwrite: bool = False) -> int:
+               tgt_lang: str | None = None, overwrite: bool = False,
+               **cluster: Any) -> int:
   """`paraflax mine`: embedding files (or texts embedded by `workdir`) in,
   the TSV of mined pairs out; `config` holds `pipeline.Options` fields
-  (configs/mine.py), None: the defaults."""
+  (configs/mine.py), None: the defaults; `cluster`: one of several
+  processes, each holding its share of the target rows
+  (`training.distributed.join`)."""
   options = config_lib.fields_of(pipeline.Options, config)
   files.check_output(output)
+  distributed.join(**cluster)
   texts = (src_text, tgt_text)
   if workdir and (src_emb or tgt_emb):
     raise errors.ConfigError(

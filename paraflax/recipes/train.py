@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import ml_collections
 
@@ -16,13 +17,10 @@ def _report(step: int, values: dict[str, float]) -> None:
 
 
 def train(config: str | ml_collections.ConfigDict, workdir: str,
-          overrides: Sequence[str] = (), distributed: bool = False,
-          coordinator: str | None = None, num_processes: int | None = None,
-          process_id: int | None = None, init_timeout: int = 60,
-          heartbeat_timeout: int = 30) -> None:
+          overrides: Sequence[str] = (), **cluster: Any) -> None:
   """Trains `config` (a file, `file:arg`, or a ConfigDict) into `workdir`,
-  resuming from its newest checkpoint; `overrides` are `--config.k=v`.
-  `distributed`: one of several processes (`training.distributed`)."""
+  resuming from its newest checkpoint; `overrides` are `--config.k=v`;
+  `cluster`: one of several processes (`training.distributed.join`)."""
   config = config_lib.load(config, overrides) if isinstance(config, str) \
       else config_lib.override(config, overrides)
   workdir_lib.check_writable(workdir)
@@ -32,11 +30,8 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   loop.check_counts(config)
   loop.check_intervals(config, recipes.updates_per_call(config))
   from paraflax.training import distributed as distributed_lib  # pylint: disable=g-import-not-at-top
-  if distributed or coordinator or num_processes or process_id is not None:
-    distributed_lib.initialize(coordinator, num_processes, process_id,
-                               init_timeout_s=init_timeout,
-                               heartbeat_timeout_s=heartbeat_timeout)
-    distributed_lib.check_same_config(config.to_json())
+  distributed_lib.join(**cluster)
+  distributed_lib.check_same_config(config.to_json())
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
   # The one mesh of the run: the recipe's batches and inference (dev BLEU,
   # embeddings) and the train step all use it.

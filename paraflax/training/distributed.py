@@ -125,6 +125,31 @@ def initialize(coordinator: str | None = None,
       shutdown_timeout_seconds=heartbeat_timeout_s)
 
 
+def join(distributed: bool = False, coordinator: str | None = None,
+         num_processes: int | None = None, process_id: int | None = None,
+         init_timeout: int = 60, heartbeat_timeout: int = 30) -> None:
+  """What a command's cluster flags ask for (`commands.CLUSTER`): nothing,
+  or `initialize` (the three settings alone imply --distributed)."""
+  if distributed or coordinator or num_processes or process_id is not None:
+    initialize(coordinator, num_processes, process_id,
+               init_timeout_s=init_timeout,
+               heartbeat_timeout_s=heartbeat_timeout)
+
+
+def is_primary() -> bool:
+  """Process 0 writes what every process computed alike."""
+  import jax  # pylint: disable=g-import-not-at-top
+  return jax.process_index() == 0
+
+
+def barrier(name: str) -> None:
+  """Every process reaches `name` before any goes on (one process: no-op)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  if jax.process_count() > 1:
+    from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+    multihost_utils.sync_global_devices(name)
+
+
 def check_same_config(config_json: str) -> None:
   """Every process runs the config of process 0, or all stop with a
   ConfigError (a process started with other flags would silently train
