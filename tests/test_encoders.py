@@ -64,8 +64,11 @@ def test_length_groups_give_the_padded_embeddings(name, shards):
   model = encoders.make(name, 50, word_dim=16,
                         **({} if name == "avg" else {"hidden": 12}))
   params = model.init(jax.random.key(1), ids, lengths)["params"]
-  embed = lambda i, n: model.apply({"params": params}, i, n)
-  padded = embed(ids, lengths)
-  grouped = jax.jit(lambda i, n: encoders.embed_by_length(
-      embed, i, n, groups=3, shards=shards))(ids, lengths)
+  variables = {"params": params}
+  x = model.apply(variables, ids, method="words")
+  compose = lambda x, n: model.apply(variables, x, n,
+                                     method="compose")
+  padded = model.apply(variables, ids, lengths)
+  grouped = jax.jit(lambda x, n: encoders.embed_by_length(
+      compose, x, n, groups=3, shards=shards))(x, lengths)
   np.testing.assert_allclose(grouped, padded, rtol=1e-5, atol=1e-6)

@@ -123,9 +123,14 @@ class ParaphraseRecipe:
     return state
 
   def _embed(self, params, ids, lengths):
+    # Words looked up once, outside the length groups: one gradient of the
+    # word table per update, not one per group.
+    variables = {"params": params}
+    x = self.model.apply(variables, ids, method="words")
     return encoders.embed_by_length(
-        lambda i, n: self.model.apply({"params": params}, i, n), ids, lengths,
-        self.length_groups, self.shards)
+        lambda x_g, n: self.model.apply(
+            variables, x_g, n, method="compose"),
+        x, lengths, self.length_groups, self.shards)
 
   def _loss(self, params, anchor, mb: dict[str, jax.Array]):
     # Stacked on a new axis 1, not concatenated on the batch axis: each
