@@ -53,3 +53,22 @@ def test_padding_does_not_change_embeddings(name):
 def test_unknown_encoder_is_a_clear_error():
   with pytest.raises(ValueError, match="set model.name"):
     encoders.make("bow", 10)
+
+
+@pytest.mark.parametrize("name", sorted(encoders.ENCODERS))
+@pytest.mark.parametrize("shards", [1, 2])
+def test_length_groups_give_the_padded_embeddings(name, shards):
+  rng = np.random.default_rng(3)
+  lengths = jnp.asarray(rng.integers(0, 21, 12), jnp.int32)  # 0: empty row
+  ids = jnp.asarray(rng.integers(2, 50, (12, 20)), jnp.int32)
+  model = encoders.make(name, 50, word_dim=16,
+                        **({} if name == "avg" else {"hidden": 12}))
+  params = model.init(jax.random.key(1), ids, lengths)["params"]
+  variables = {"params": params}
+  x = model.apply(variables, ids, method="words")
+  compose = lambda x, n: model.apply(variables, x, n,
+                                     method="compose")
+  padded = model.apply(variables, ids, lengths)
+  grouped = jax.jit(lambda x, n: encoders.embed_by_length(
+      compose, x, n, groups=3, shards=shards))(x, lengths)
+  np.testing.assert_allclose(grouped, padded, rtol=1e-5, atol=1e-6)

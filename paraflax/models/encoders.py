@@ -5,13 +5,19 @@ padding positions never contribute.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import flax.linen as nn
+from flax.linen import recurrent
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+from paraflax.data import batching
 
 WORD_EMBED = "word_embed"  # the name the word-vector L2 pull looks for
+# (SentenceEncoder.word_embed)
 
 
 def masked_mean(x_BxLxD: jax.Array, lengths_B: jax.Array) -> jax.Array:
@@ -21,60 +27,165 @@ def masked_mean(x_BxLxD: jax.Array, lengths_B: jax.Array) -> jax.Array:
   return total_BxD / jnp.maximum(lengths_B, 1)[:, None].astype(x_BxLxD.dtype)
 
 
-class Avg(nn.Module):
-  """Mean of the word vectors."""
+class SentenceEncoder(nn.Module):
+  """Word vectors, then a composition of them; the two steps are apart so
+  that `embed_by_length` looks the words up once for all its groups (one
+  gradient of the word table, not one per group)."""
   vocab_size: int
   word_dim: int = 300
 
-  @nn.compact
+  def setup(self):
+    self.word_embed = nn.Embed(self.vocab_size, self.word_dim)
+    self.setup_composition()
+
+  def setup_composition(self) -> None:
+    pass
+
+  def words(self, ids_BxL: jax.Array) -> jax.Array:
+    return self.word_embed(ids_BxL)
+
+  def compose(self, x_BxLxD: jax.Array, lengths_B: jax.Array) -> jax.Array:
+    raise NotImplementedError
+
   def __call__(self, ids_BxL: jax.Array, lengths_B: jax.Array) -> jax.Array:
-    x_BxLxD = nn.Embed(self.vocab_size, self.word_dim, name=WORD_EMBED)(ids_BxL)
+    return self.compose(self.words(ids_BxL), lengths_B)
+
+
+class ForwardLSTM(nn.Module):
+  """A forward LSTM over [B, L, D] -> hidden states [B, L, H], with the
+  parameters (names, shapes, initialisers) of `nn.OptimizedLSTMCell`.
+
+  The input projection of every step is one matrix product before the time
+  loop, so only h @ W_h stays inside it: on CPU the large product runs near
+  BLAS speed where forty small ones, forward and backward, do not.
+  """
+  hidden: int
+
+  @nn.compact
+  def __call__(self, x_BxLxD: jax.Array) -> jax.Array:
+    cell = nn.OptimizedLSTMCell  # its defaults: what checkpoints were made by
+    h0_BxH = jnp.zeros(x_BxLxD.shape[:1] + (self.hidden,), x_BxLxD.dtype)
+    w_i, w_h, b_h = [], [], []
+    for gate in "ifgo":
+      kernel, _ = recurrent.DenseParams(
+          self.hidden, use_bias=False, kernel_init=cell.kernel_init,
+          name=f"i{gate}")(x_BxLxD)
+      w_i.append(kernel)
+      kernel, bias = recurrent.DenseParams(
+          self.hidden, kernel_init=cell.recurrent_kernel_init,
+          bias_init=cell.bias_init, name=f"h{gate}")(h0_BxH)
+      w_h.append(kernel)
+      b_h.append(bias)
+    w_hx4H, b_4H = jnp.concatenate(w_h, -1), jnp.concatenate(b_h)
+    z_LxBx4H = jnp.einsum("bld,dg->lbg", x_BxLxD, jnp.concatenate(w_i, -1))
+
+    def step(carry, z_Bx4H):
+      c_BxH, h_BxH = carry
+      i, f, g, o = jnp.split(z_Bx4H + h_BxH @ w_hx4H + b_4H, 4, axis=-1)
+      c_BxH = nn.sigmoid(f) * c_BxH + nn.sigmoid(i) * jnp.tanh(g)
+      h_BxH = nn.sigmoid(o) * jnp.tanh(c_BxH)
+      return (c_BxH, h_BxH), h_BxH
+
+    _, h_LxBxH = jax.lax.scan(step, (h0_BxH, h0_BxH), z_LxBx4H)
+    return h_LxBxH.swapaxes(0, 1)
+
+
+class Avg(SentenceEncoder):
+  """Mean of the word vectors."""
+
+  def compose(self, x_BxLxD: jax.Array, lengths_B: jax.Array) -> jax.Array:
     return masked_mean(x_BxLxD, lengths_B)
 
 
-class LSTMAvg(nn.Module):
+class LSTMAvg(SentenceEncoder):
   """Mean of the hidden states of a forward LSTM over the word vectors."""
-  vocab_size: int
-  word_dim: int = 300
   hidden: int = 300
 
-  @nn.compact
-  def __call__(self, ids_BxL: jax.Array, lengths_B: jax.Array) -> jax.Array:
-    x_BxLxD = nn.Embed(self.vocab_size, self.word_dim, name=WORD_EMBED)(ids_BxL)
-    h_BxLxH = nn.RNN(nn.OptimizedLSTMCell(self.hidden), name="lstm")(
-        x_BxLxD, seq_lengths=lengths_B)
-    return masked_mean(h_BxLxH, lengths_B)
+  def setup_composition(self) -> None:
+    # The name checkpoints written before `SentenceEncoder` have it under.
+    self.OptimizedLSTMCell_0 = ForwardLSTM(self.hidden)  # pylint: disable=invalid-name
+
+  def compose(self, x_BxLxD: jax.Array, lengths_B: jax.Array) -> jax.Array:
+    return masked_mean(self.OptimizedLSTMCell_0(x_BxLxD), lengths_B)
 
 
-class GRAN(nn.Module):
+class GRAN(SentenceEncoder):
   """Gated recurrent averaging: a_t = x_t * gate(W_x x_t + W_h h_t + b).
 
   `gate` is a module attribute so that a gate fixed at one (a test) turns the
   GRAN into Avg with the same word vectors.
   """
-  vocab_size: int
-  word_dim: int = 300
   hidden: int = 300
   gate: Callable[[jax.Array], jax.Array] = nn.sigmoid
 
-  @nn.compact
-  def __call__(self, ids_BxL: jax.Array, lengths_B: jax.Array) -> jax.Array:
-    x_BxLxD = nn.Embed(self.vocab_size, self.word_dim, name=WORD_EMBED)(ids_BxL)
-    h_BxLxH = nn.RNN(nn.OptimizedLSTMCell(self.hidden), name="lstm")(
-        x_BxLxD, seq_lengths=lengths_B)
-    z_BxLxD = (nn.Dense(self.word_dim, name="gate_x")(x_BxLxD)
-               + nn.Dense(self.word_dim, use_bias=False, name="gate_h")(h_BxLxH))
+  def setup_composition(self) -> None:
+    # The name checkpoints written before `SentenceEncoder` have it under.
+    self.OptimizedLSTMCell_0 = ForwardLSTM(self.hidden)  # pylint: disable=invalid-name
+    self.gate_x = nn.Dense(self.word_dim)
+    self.gate_h = nn.Dense(self.word_dim, use_bias=False)
+
+  def compose(self, x_BxLxD: jax.Array, lengths_B: jax.Array) -> jax.Array:
+    h_BxLxH = self.OptimizedLSTMCell_0(x_BxLxD)
+    z_BxLxD = self.gate_x(x_BxLxD) + self.gate_h(h_BxLxH)
     return masked_mean(x_BxLxD * self.gate(z_BxLxD), lengths_B)
 
 
-ENCODERS: dict[str, type[nn.Module]] = {
+def embed_by_length(compose: Callable[[jax.Array, jax.Array], jax.Array],
+                    x_NxLxD: jax.Array, lengths_N: jax.Array, groups: int,
+                    shards: int = 1) -> jax.Array:
+  """`compose(x_NxLxD, lengths_N)` without paying for most of the padding.
+
+  The rows are sorted by length and cut into `groups` groups of nearly equal
+  size; each group runs at the narrowest width (a multiple of
+  `batching.QUANTUM`) that holds its longest row, chosen on device by
+  `lax.switch`, so at most `L / QUANTUM` shapes compile per group. The
+  encoders ignore padding, so the rows come back equal (to float rounding)
+  to `compose` on the whole padded batch, in input order. Rows are sorted
+  within each of `shards` contiguous blocks (one per device), so sharded
+  rows stay on their device.
+  """
+  n, length = x_NxLxD.shape[:2]
+  if groups <= 1:
+    return compose(x_NxLxD, lengths_N)
+  if n % shards:
+    raise ValueError(f"{n} rows do not split into {shards} shards")
+  per = n // shards
+  len_SxP = lengths_N.reshape(shards, per)
+  order_SxP = jnp.argsort(len_SxP, axis=1, stable=True)
+  rows = jax.vmap(lambda a, i: a[i])  # a[s][order[s]] for every shard s
+  x_SxPxLxD = rows(x_NxLxD.reshape((shards, per) + x_NxLxD.shape[1:]),
+                   order_SxP)
+  len_SxP = rows(len_SxP, order_SxP)
+  widths = sorted({min(w, length) for w in range(
+      batching.QUANTUM, length + batching.QUANTUM, batching.QUANTUM)})
+
+  def at_width(width, x_GxLxD, len_G):
+    return compose(x_GxLxD[:, :width], len_G)
+
+  branches = [functools.partial(at_width, w) for w in widths]
+  bounds = np.linspace(0, per, min(groups, per) + 1).astype(int)
+  emb_groups = []
+  for lo, hi in zip(bounds[:-1], bounds[1:]):
+    longest = jnp.max(len_SxP[:, hi - 1])  # sorted: the last row is longest
+    branch = jnp.minimum(jnp.searchsorted(jnp.asarray(widths), longest),
+                         len(widths) - 1)
+    group = x_SxPxLxD[:, lo:hi]
+    emb_GxE = jax.lax.switch(branch, branches,
+                             group.reshape((-1,) + group.shape[2:]),
+                             len_SxP[:, lo:hi].reshape(-1))
+    emb_groups.append(emb_GxE.reshape(shards, hi - lo, -1))
+  emb_SxPxE = jnp.concatenate(emb_groups, axis=1)
+  return rows(emb_SxPxE, jnp.argsort(order_SxP, axis=1)).reshape(n, -1)
+
+
+ENCODERS: dict[str, type[SentenceEncoder]] = {
     "avg": Avg,
     "lstmavg": LSTMAvg,
     "gran": GRAN,
 }
 
 
-def make(name: str, vocab_size: int, **kwargs) -> nn.Module:
+def make(name: str, vocab_size: int, **kwargs) -> SentenceEncoder:
   if name not in ENCODERS:
     raise ValueError(f"unknown encoder {name!r}; set model.name to one of "
                      f"{sorted(ENCODERS)}.")

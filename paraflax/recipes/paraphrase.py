@@ -102,6 +102,9 @@ class ParaphraseRecipe:
     self.anchor_init = anchor_init
     self.select_metric = config.select
     self.embedder = Embedder(self.model, vocab, config.data.max_len)
+    # Saved configs from before length groups existed pad every row.
+    self.length_groups = config.get("length_groups", 1)
+    self.shards = stream.shards if stream is not None else 1
 
   def init_params(self, key: jax.Array) -> Any:
     ids = jnp.zeros((1, 8), jnp.int32)
@@ -120,7 +123,14 @@ class ParaphraseRecipe:
     return state
 
   def _embed(self, params, ids, lengths):
-    return self.model.apply({"params": params}, ids, lengths)
+    # Words looked up once, outside the length groups: one gradient of the
+    # word table per update, not one per group.
+    variables = {"params": params}
+    x = self.model.apply(variables, ids, method="words")
+    return encoders.embed_by_length(
+        lambda x_g, n: self.model.apply(
+            variables, x_g, n, method="compose"),
+        x, lengths, self.length_groups, self.shards)
 
   def _loss(self, params, anchor, mb: dict[str, jax.Array]):
     # Stacked on a new axis 1, not concatenated on the batch axis: each
@@ -145,8 +155,14 @@ class ParaphraseRecipe:
     flat = {k: v.swapaxes(0, 1).reshape((b * m,) + v.shape[2:])
             for k, v in mb.items()}
     frozen = jax.lax.stop_gradient(state["params"])
-    emb_a = self._embed(frozen, flat["a"], flat["a_len"])
-    emb_b = self._embed(frozen, flat["b"], flat["b_len"])
+    # Both sides in one call, stacked pair-major like the loss's four sets,
+    # so that the length groups draw on all 2*B*M sentences.
+    length = flat["a"].shape[1]
+    emb_Nx2xD = self._embed(
+        frozen, jnp.stack([flat["a"], flat["b"]], 1).reshape(-1, length),
+        jnp.stack([flat["a_len"], flat["b_len"]], 1).reshape(-1)
+    ).reshape(b * m, 2, -1)
+    emb_a, emb_b = emb_Nx2xD[:, 0], emb_Nx2xD[:, 1]
     neg_a, neg_b, has_neg = losses.choose_negatives(
         emb_a, emb_b, flat["a_uid"], flat["b_uid"], flat["weight"] > 0, key,
         self.config.loss.sampling)
