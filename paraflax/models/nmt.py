@@ -211,17 +211,21 @@ class AttentionDecoderCell(nn.Module):
     self.logits = nn.Dense(self.vocab_size)
 
   def rnn_weights(self) -> Weights:
+    """The RNN's weights, its input kernel split (outside any loop) into the
+    previous token's rows (w_y) and the fed vector's (w_fed)."""
     # The RNN reads [y_prev; attentional vector] or [y_prev; context].
     fed = self.hidden if self.input_feeding else 2 * self.hidden
-    return self.rnn.weights(self.emb_dim + fed)
+    w = dict(self.rnn.weights(self.emb_dim + fed))
+    w_i = w.pop("w_i")
+    return dict(w, w_y=w_i[:self.emb_dim], w_fed=w_i[self.emb_dim:])
 
   def inputs(self, w: Weights, y_prev_xE: jax.Array) -> jax.Array:
     """The previous token's share of the gates [..., G*H], bias included."""
-    return y_prev_xE @ w["w_i"][:self.emb_dim] + w["b_i"]
+    return y_prev_xE @ w["w_y"] + w["b_i"]
 
   def recur(self, w: Weights, carry, y_proj_BxG: jax.Array, encoded: Encoded):
     """(carry, features) of one step from `inputs`' row."""
-    fed_w = w["w_i"][self.emb_dim:]
+    fed_w = w["w_fed"]
     step = CELLS[self.cell].step
     if self.input_feeding:
       rnn_carry, feed_BxH = carry
