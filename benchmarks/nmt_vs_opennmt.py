@@ -270,6 +270,9 @@ def main() -> None:
   args = parser.parse_args()
 
 
+  # The cores are shared: the 1-minute load average at each phase says how
+  # much (contention slows OpenNMT-py's torch threads far more than XLA).
+  load = {"start": os.getloadavg()[0]}
   config = workdir_lib.load_config(args.workdir, "nmt")
   translator, trained, trained_step = nmt.load_translator(args.workdir)
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
@@ -295,9 +298,11 @@ def main() -> None:
                            mesh=translator.mesh)
     fresh, ours_train = _ours_train(recipe, stream, args.train_steps)
     print("ours train", json.dumps(ours_train), flush=True)
+    load["after_ours_train"] = os.getloadavg()[0]
     onmt_train = _onmt_train(args.onmt_bin, tmp, config, vocab,
                              args.train_steps)
     print("opennmt train", json.dumps(onmt_train), flush=True)
+    load["after_opennmt_train"] = os.getloadavg()[0]
 
     decode = []
     for beam in args.beams:
@@ -325,6 +330,7 @@ def main() -> None:
       "train_pairs": len(data), "jax": jax.__version__,
       "backend": jax.default_backend(), "cpu_count": os.cpu_count(),
       "platform": platform.platform(), **onmt_versions(args.onmt_bin),
+      "load_average_1min": dict(load, end=os.getloadavg()[0]),
       "train": {"ours": ours_train, "opennmt": onmt_train,
                 "target_tokens_per_s_ratio_ours_over_opennmt":
                     ours_train["target_tokens_per_s"]

@@ -6,7 +6,8 @@ Command (for fr and cs, replace de):
   paraflax train --config configs/nmt.py:de --workdir runs/nmt_de_en
   paraflax translate --workdir runs/nmt_de_en --input F --output OUT --beam 5
 With input feeding (the default since issue 17; 2 CPU cores shared by other
-runs, 2026-11-23), de at 1,500 steps: dev 0.39 / 3.38 / 6.56 at 500 / 1000 /
+runs, 2026-11-23; batches then sorted by target length, since issue 14 by
+the longer side: same widths, other batches), de at 1,500 steps: dev 0.39 / 3.38 / 6.56 at 500 / 1000 /
 1500; newstest2013 6.45 (length ratio 0.97), where OpenNMT-py 3.0.4 on the
 same data reaches 4.99 (README, "What the NMT learns per step"); fr: dev
 0.93 / 3.53 / 6.64, newstest2013 4.85; cs: dev 0.42 / 2.05 / 3.12,

@@ -86,10 +86,15 @@ def token_cross_entropy(logits_BxTxV: jax.Array, targets_BxT: jax.Array,
   The sum and the count are returned apart so that a mean over devices or
   micro-batches weighs every token alike.
   """
-  logprobs = jax.nn.log_softmax(logits_BxTxV.astype(jnp.float32))
-  nll_BxT = -jnp.take_along_axis(logprobs, targets_BxT[..., None], -1)[..., 0]
+  # From the log-partition rather than a [B, T, V] log-softmax: the same
+  # values, with one pass less over the vocabulary forward and backward
+  # (a fifth of an NMT train step, issue 14).
+  logits = logits_BxTxV.astype(jnp.float32)
+  log_z_BxT = jax.nn.logsumexp(logits, axis=-1)
+  nll_BxT = log_z_BxT - jnp.take_along_axis(
+      logits, targets_BxT[..., None], -1)[..., 0]
   if label_smoothing:
-    uniform_BxT = -jnp.mean(logprobs, axis=-1)
+    uniform_BxT = log_z_BxT - jnp.mean(logits, axis=-1)
     nll_BxT = (1 - label_smoothing) * nll_BxT + label_smoothing * uniform_BxT
   mask = mask_BxT.astype(jnp.float32)
   return jnp.sum(nll_BxT * mask), jnp.sum(mask)

@@ -110,3 +110,19 @@ def test_zero_vectors_give_finite_loss_and_gradient():
   loss, grad = jax.value_and_grad(
       lambda s: losses.margin_loss(s, z, z, z, jnp.asarray([1.0, 0.0])))(z)
   assert np.isfinite(float(loss)) and np.isfinite(np.asarray(grad)).all()
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_token_cross_entropy_is_the_smoothed_log_softmax(smoothing):
+  rng = np.random.default_rng(5)
+  logits = rng.normal(size=(3, 4, 11)).astype(np.float32) * 3
+  targets = rng.integers(0, 11, (3, 4))
+  mask = rng.random((3, 4)) < 0.7
+  logprobs = np.asarray(jax.nn.log_softmax(jnp.asarray(logits)))
+  picked = np.take_along_axis(logprobs, targets[..., None], -1)[..., 0]
+  nll = -(1 - smoothing) * picked - smoothing * logprobs.mean(-1)
+  total, count = losses.token_cross_entropy(jnp.asarray(logits),
+                                            jnp.asarray(targets),
+                                            jnp.asarray(mask), smoothing)
+  assert float(count) == mask.sum()
+  np.testing.assert_allclose(float(total), (nll * mask).sum(), rtol=1e-5)

@@ -231,6 +231,19 @@ def test_bucket_stream_is_a_function_of_the_step():
   assert len(set(seen.tolist())) == len(seen) == 300
 
 
+def test_nmt_batches_follow_the_longer_side():
+  """Sorted by target length alone, a batch is padded to its longest
+  source: uncorrelated lengths make that nearly the maximum (issue 14)."""
+  rng = np.random.default_rng(0)
+  data = bitext.EncodedBitext(
+      *[tuple(rng.integers(2, 50, rng.integers(2, 60)) for _ in range(640))
+        for _ in "st"])
+  slots = {key: sum(bitext.BucketStream(data, 32, sort_by=key, window=20)
+                    .get(step)["src"].size for step in range(20))
+           for key in bitext.SORT_KEYS}
+  assert slots["longer"] < 0.8 * slots["target"]
+
+
 def test_stop_choices_are_the_registry():
   from paraflax.decoding import beam_search  # pylint: disable=g-import-not-at-top
   commands = cli._parser()._subparsers._group_actions[0].choices  # pylint: disable=protected-access

@@ -96,10 +96,10 @@ def mixed_stream(data: bitext.EncodedBitext,
   """When `sentences` is `data.tgt`, the shared seed puts them in the same
   order, so each batch autoencodes its own targets."""
   return MixedStream(
-      bitext.BucketStream(data, batch, shards, seed),
+      bitext.BucketStream(data, batch, shards, seed, sort_by="target"),
       bitext.BucketStream(bitext.EncodedBitext(tuple(sentences),
                                                tuple(sentences)),
-                          batch, shards, seed))
+                          batch, shards, seed, sort_by="target"))
 
 
 def _dev_batches(data: bitext.EncodedBitext, size: int
