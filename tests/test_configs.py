@@ -275,7 +275,14 @@ def _typed(value):
 # now). Issue 17 made input feeding the NMT default.
 _OPENNMT = (("model", "input_feeding", True), ("model", "bridge", "final"),
             ("loss", "normalize", "sentences"))
-CHANGED = {name: _OPENNMT[:1] for name in ("nmt:cs", "nmt:de", "nmt:fr")}
+# Issue 17: input feeding; issue 14: batches sorted by the longer side.
+CHANGED = {name: _OPENNMT[:1] + (("data", "sort_by", "longer"),)
+           for name in ("nmt:cs", "nmt:de", "nmt:fr")}
+
+
+# Issue 14: how many length groups an encoder step sorts its sentences
+# into; the same numbers, so a workdir of before resumes with the new value.
+LENGTH_GROUPS = {"gran": 8, "lstmavg": 8}
 
 
 @pytest.mark.parametrize("name", sorted(BEFORE))
@@ -288,10 +295,14 @@ def test_the_experiments_are_unchanged(name, tmp_path):
   for block, key, now in CHANGED.get(name, ()):
     assert config[block][key] == now and then[block][key] != now
     then[block][key] = now
+  if name in LENGTH_GROUPS:
+    assert then["length_groups"] == 1
+    assert config.length_groups == LENGTH_GROUPS[name]
+    config.length_groups = 1  # as the resumed run's config.json has it
   assert _typed(config.to_dict()) == _typed(then)
   (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(BEFORE[name]))
   if name in CHANGED:
-    with pytest.raises(errors.ConfigError, match="differs in: model"):
+    with pytest.raises(errors.ConfigError, match="differs in: data, model"):
       workdir.check_same_experiment(str(tmp_path), config)
     for block, key, _ in CHANGED[name]:
       config[block][key] = workdir.upgrade(BEFORE[name])[block][key]

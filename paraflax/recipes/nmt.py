@@ -219,7 +219,7 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")
   stream = bitext.BucketStream(data, config.batch_size, mesh.size,
-                               config.seed)
+                               config.seed, sort_by=config.data.sort_by)
   workdir_lib.save_config(workdir, config)
   return NMTRecipe(config, src_sp, tgt_sp, stream, mesh)
 

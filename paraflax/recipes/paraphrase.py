@@ -103,7 +103,7 @@ class ParaphraseRecipe:
     self.select_metric = config.select
     self.embedder = Embedder(self.model, vocab, config.data.max_len)
     # Saved configs from before length groups existed pad every row.
-    self.length_groups = config.get("length_groups", 1)
+    self.length_groups = config.length_groups
     self.shards = stream.shards if stream is not None else 1
 
   def init_params(self, key: jax.Array) -> Any:

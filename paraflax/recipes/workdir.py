@@ -62,8 +62,13 @@ _EVALS_OF_EVAL = {
 # ran before them (issue 17: OpenNMT-py's choices, off; issue 11: no filter
 # of back-translated pairs, all of them).
 _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
-                  "loss": {"normalize": "tokens"}},
-          "paraphrase": {"data": {"filter": None, "max_pairs": 0}}}
+                  "loss": {"normalize": "tokens"},
+                  "data": {"sort_by": "target"}},
+          "paraphrase": {"data": {"filter": None, "max_pairs": 0},
+                         "length_groups": 1}}
+# Settings a resumed run may change: how long it trains, and how fast (the
+# length groups compute the same numbers, issue 14).
+_MAY_CHANGE = ("train_steps", "length_groups")
 
 
 def _with_evals(saved: dict) -> dict:
@@ -82,7 +87,10 @@ def upgrade(saved: dict) -> dict:
   its config is written now (the same experiment); a newer one as it is."""
   saved = _with_evals(saved)
   for block, keys in _ADDED.get(saved.get("recipe"), {}).items():
-    saved = {**saved, block: {**keys, **saved.get(block, {})}}
+    if isinstance(keys, dict):
+      saved = {**saved, block: {**keys, **saved.get(block, {})}}
+    else:  # a top-level key
+      saved = {block: keys, **saved}
   return saved
 
 
@@ -122,9 +130,9 @@ def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
     return
   now = json.loads(config.to_json())
   diff = sorted(k for k in set(saved) | set(now)
-                if k != "train_steps" and saved.get(k) != now.get(k))
+                if k not in _MAY_CHANGE and saved.get(k) != now.get(k))
   if diff:
     raise errors.ConfigError(
         f"{workdir} holds a run of a different config (differs in: "
         f"{', '.join(diff)}). Use a new --workdir, or the same config (only "
-        "train_steps may change on resume).")
+        "train_steps and length_groups may change on resume).")
