@@ -9,7 +9,6 @@ import functools
 from collections.abc import Callable
 
 import flax.linen as nn
-from flax.linen import recurrent
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -51,43 +50,12 @@ class SentenceEncoder(nn.Module):
     return self.compose(self.words(ids_BxL), lengths_B)
 
 
-class ForwardLSTM(nn.Module):
-  """A forward LSTM over [B, L, D] -> hidden states [B, L, H], with the
-  parameters (names, shapes, initialisers) of `nn.OptimizedLSTMCell`.
-
-  The input projection of every step is one matrix product before the time
-  loop, so only h @ W_h stays inside it: on CPU the large product runs near
-  BLAS speed where forty small ones, forward and backward, do not.
-  """
-  hidden: int
-
-  @nn.compact
-  def __call__(self, x_BxLxD: jax.Array) -> jax.Array:
-    cell = nn.OptimizedLSTMCell  # its defaults: what checkpoints were made by
-    h0_BxH = jnp.zeros(x_BxLxD.shape[:1] + (self.hidden,), x_BxLxD.dtype)
-    w_i, w_h, b_h = [], [], []
-    for gate in "ifgo":
-      kernel, _ = recurrent.DenseParams(
-          self.hidden, use_bias=False, kernel_init=cell.kernel_init,
-          name=f"i{gate}")(x_BxLxD)
-      w_i.append(kernel)
-      kernel, bias = recurrent.DenseParams(
-          self.hidden, kernel_init=cell.recurrent_kernel_init,
-          bias_init=cell.bias_init, name=f"h{gate}")(h0_BxH)
-      w_h.append(kernel)
-      b_h.append(bias)
-    w_hx4H, b_4H = jnp.concatenate(w_h, -1), jnp.concatenate(b_h)
-    z_LxBx4H = jnp.einsum("bld,dg->lbg", x_BxLxD, jnp.concatenate(w_i, -1))
-
-    def step(carry, z_Bx4H):
-      c_BxH, h_BxH = carry
-      i, f, g, o = jnp.split(z_Bx4H + h_BxH @ w_hx4H + b_4H, 4, axis=-1)
-      c_BxH = nn.sigmoid(f) * c_BxH + nn.sigmoid(i) * jnp.tanh(g)
-      h_BxH = nn.sigmoid(o) * jnp.tanh(c_BxH)
-      return (c_BxH, h_BxH), h_BxH
-
-    _, h_LxBxH = jax.lax.scan(step, (h0_BxH, h0_BxH), z_LxBx4H)
-    return h_LxBxH.swapaxes(0, 1)
+def _lstm(encoder: SentenceEncoder) -> nn.RNN:
+  """A forward LSTM whose cell is the encoder's `OptimizedLSTMCell_0`, the
+  name checkpoints written before `SentenceEncoder` have its weights under."""
+  # pylint: disable-next=invalid-name
+  encoder.OptimizedLSTMCell_0 = nn.OptimizedLSTMCell(encoder.hidden)
+  return nn.RNN(encoder.OptimizedLSTMCell_0)
 
 
 class Avg(SentenceEncoder):
@@ -102,11 +70,10 @@ class LSTMAvg(SentenceEncoder):
   hidden: int = 300
 
   def setup_composition(self) -> None:
-    # The name checkpoints written before `SentenceEncoder` have it under.
-    self.OptimizedLSTMCell_0 = ForwardLSTM(self.hidden)  # pylint: disable=invalid-name
+    self.lstm = _lstm(self)
 
   def compose(self, x_BxLxD: jax.Array, lengths_B: jax.Array) -> jax.Array:
-    return masked_mean(self.OptimizedLSTMCell_0(x_BxLxD), lengths_B)
+    return masked_mean(self.lstm(x_BxLxD, seq_lengths=lengths_B), lengths_B)
 
 
 class GRAN(SentenceEncoder):
@@ -119,13 +86,12 @@ class GRAN(SentenceEncoder):
   gate: Callable[[jax.Array], jax.Array] = nn.sigmoid
 
   def setup_composition(self) -> None:
-    # The name checkpoints written before `SentenceEncoder` have it under.
-    self.OptimizedLSTMCell_0 = ForwardLSTM(self.hidden)  # pylint: disable=invalid-name
+    self.lstm = _lstm(self)
     self.gate_x = nn.Dense(self.word_dim)
     self.gate_h = nn.Dense(self.word_dim, use_bias=False)
 
   def compose(self, x_BxLxD: jax.Array, lengths_B: jax.Array) -> jax.Array:
-    h_BxLxH = self.OptimizedLSTMCell_0(x_BxLxD)
+    h_BxLxH = self.lstm(x_BxLxD, seq_lengths=lengths_B)
     z_BxLxD = self.gate_x(x_BxLxD) + self.gate_h(h_BxLxH)
     return masked_mean(x_BxLxD * self.gate(z_BxLxD), lengths_B)
 
