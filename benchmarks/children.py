@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import resource
+import shlex
 import subprocess
 import sys
+import time
 from typing import Any
 
 COUNT_FLAG = "--xla_force_host_platform_device_count"
@@ -21,6 +24,16 @@ COUNT_FLAG = "--xla_force_host_platform_device_count"
 class ChildFailed(RuntimeError):
   """A child exited non-zero or printed no result (out of memory, most
   likely); its stderr is above."""
+
+
+def run_facts(script: str, argv: list[str] | None) -> dict[str, Any]:
+  """The head of a result file: how to rerun it, when, and on what."""
+  return {
+      "command": shlex.join([script, *(argv if argv is not None
+                                       else sys.argv[1:])]),
+      "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+      "cpu_count": os.cpu_count(), "platform": platform.platform(),
+      "load_average": os.getloadavg()}
 
 
 def peak_rss_mib() -> float:

@@ -23,8 +23,6 @@ import argparse
 import itertools
 import json
 import os
-import platform
-import shlex
 import sys
 import tempfile
 import time
@@ -110,11 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(measure(args)))
     return 0
   result: dict[str, Any] = {
-      "command": shlex.join(["benchmarks/domain_throughput.py",
-                             *(argv if argv is not None else sys.argv[1:])]),
-      "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-      "cpu_count": os.cpu_count(), "platform": platform.platform(),
-      "load_average": os.getloadavg(), "data": os.path.abspath(args.data),
+      **children.run_facts("benchmarks/domain_throughput.py", argv), "data": os.path.abspath(args.data),
       "projected_pairs": TARGET, "sizes": []}
   for size in args.sizes:
     with tempfile.TemporaryDirectory() as tmp:

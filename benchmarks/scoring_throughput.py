@@ -27,8 +27,6 @@ import gzip
 import itertools
 import json
 import os
-import platform
-import shlex
 import sys
 import tempfile
 import time
@@ -194,11 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(measure(args)))
     return 0
   result: dict[str, Any] = {
-      "command": shlex.join(["benchmarks/scoring_throughput.py",
-                             *(argv if argv is not None else sys.argv[1:])]),
-      "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-      "cpu_count": os.cpu_count(), "platform": platform.platform(),
-      "load_average": os.getloadavg(), "input": os.path.abspath(args.input),
+      **children.run_facts("benchmarks/scoring_throughput.py", argv), "input": os.path.abspath(args.input),
       "classifier_workdir": args.classifier_workdir,
       "paranmt_records": PARANMT, "sizes": []}
   with tempfile.TemporaryDirectory() as tmp:

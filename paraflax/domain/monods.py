@@ -25,6 +25,7 @@ import numpy as np
 from paraflax import errors
 from paraflax import files
 from paraflax.data import corpora
+from paraflax.data import readers
 from paraflax.data import words
 from paraflax.domain import lsh
 from paraflax.domain import table
@@ -45,8 +46,7 @@ def iter_corpus(spec: str) -> Iterator[str]:
     raise errors.DataError(
         f"--corpus {spec}: not a file nor a monolingual Task (paraflax tasks: "
         "mono_en_*). Give one sentence per line, UTF-8, gzipped or not.")
-  for _, line in table.stream_lines(spec):
-    yield line
+  yield from readers.iter_lines(spec)
 
 
 def context_events(sentences: Iterator[str], phrase_ids: dict[str, int],

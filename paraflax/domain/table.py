@@ -7,14 +7,13 @@ monods there).
 """
 from __future__ import annotations
 
-import codecs
 import dataclasses
-import gzip
 import math
 import os
 from collections.abc import Iterator, Sequence
 
 from paraflax import errors
+from paraflax.data import readers
 
 SEP = " ||| "
 
@@ -71,31 +70,10 @@ def _number(path: str, number: int | str, text: str) -> float:
   return value
 
 
-def stream_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
-  """(line number, text) of a UTF-8 file, gzipped or not, one at a time:
-  memory does not grow with the file."""
-  path = os.fspath(path)
-  if not os.path.isfile(path):
-    raise errors.DataError(f"{path}: file not found (or not a file). Check "
-                           "the path.")
-  with open(path, "rb") as f:
-    gzipped = f.read(2) == b"\x1f\x8b"
-  with (gzip.open if gzipped else open)(path, "rb") as f:
-    for number, raw in enumerate(f, start=1):
-      if number == 1:
-        raw = raw.removeprefix(codecs.BOM_UTF8)
-      try:
-        yield number, raw.decode("utf-8").rstrip("\r\n")
-      except UnicodeDecodeError as e:
-        raise errors.DataError(
-            f"{path}:{number}: not UTF-8 ({e.reason} at byte {e.start}). "
-            "Re-encode the file as UTF-8.") from e
-
-
 def iter_table(path: str | os.PathLike) -> Iterator[Entry]:
   """The entries of a table in file order, one at a time, each line
   checked."""
-  for number, line in stream_lines(path):
+  for number, line in enumerate(readers.iter_lines(path), start=1):
     yield parse_line(os.fspath(path), number, line)
 
 
@@ -136,7 +114,7 @@ def entries_of(path: str | os.PathLike, e1: str) -> list[Entry]:
   path = os.fspath(path)
   if not os.path.isfile(path) or _gzipped(path):
     found = []
-    for number, line in stream_lines(path):
+    for number, line in enumerate(readers.iter_lines(path), start=1):
       key = line.split(SEP, 1)[0].strip()
       if key == e1:
         found.append(parse_line(path, number, line))
