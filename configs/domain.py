@@ -24,6 +24,10 @@ def get_config() -> ml_collections.ConfigDict:
   c.order = 3  # n-gram order of both LMs (the seed's 3-grams)
   c.bins = 8  # equal-size bins of the selectable general sentences
   c.seed = 0  # which general sentences train the general LM
+  # Also the same selectable sentences in a random order of the seed, cut
+  # into bins of the same sizes (random_<i>.*, Tasks selected:SEL:r<i>):
+  # the same-size random control of any set of diffCE bins.
+  c.random_bins = True
   c.block = 10000  # sentences scored per unit of progress and resumption
   c.memory = "1G"  # lmplz's and build_binary's sorting memory
   c.discount_fallback = False  # lmplz --discount_fallback (tiny corpora)

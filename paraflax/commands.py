@@ -314,8 +314,12 @@ COMMANDS: dict[str, Command] = {
         "bin_<i>.langs too for a mul source), "
         "scores.tsv (line, H_in, H_out, diffCE, bin; bin 0 = the general "
         "LM's sample), the two LMs, summary.json and summary.md; each bin is "
-        "the Task selected:OUTPUT:<i> (paraflax tasks --select-dir). The "
-        "general files are streamed; rerunning the same command resumes.",
+        "the Task selected:OUTPUT:<i> (paraflax tasks --select-dir). With "
+        "random_bins (default), random_<i>.* hold the same sentences in a "
+        "random order of --seed cut into bins of the same sizes, the Tasks "
+        "selected:OUTPUT:r<i>: the same-size random control of any diffCE "
+        "bins. The general files are streamed; rerunning the same command "
+        "resumes.",
         (flag("--in-domain", required=True, help="TXT, one in-domain "
               "English sentence per line"),
          flag("--general-src", required=True, help="the general bitext's "
@@ -329,7 +333,8 @@ COMMANDS: dict[str, Command] = {
               "file beside --general-src); each bin then gets "
               "bin_<i>.langs, which paraflax pivot splits by"),
          setting("--bins", type=int), setting("--order", type=int),
-         setting("--seed", type=int, help="of the general LM's sample"),
+         setting("--seed", type=int, help="of the general LM's sample and "
+                 "of the random bins"),
          flag("--output", required=True, help="folder to write"),
          OVERWRITE),
         config="configs/domain.py"),
@@ -511,7 +516,8 @@ COMMANDS: dict[str, Command] = {
         "Also TABLE.summary.json (pairs and phrase pairs per second).",
         (flag("--bitext", nargs="+", required=True, action="extend",
               help="a bitext Task (bitext_multi30k_de_en[:split], or a bin "
-              "selected:SEL:<i>), a file prefix P with P.en and P.de|fr|cs "
+              "selected:SEL:<i>, or its random control selected:SEL:r<i>), "
+              "a file prefix P with P.en and P.de|fr|cs "
               "(SEL/bin_1), or with P.mul and P.langs (a bin of a mul "
               "source: split by language), "
               "or a folder of such pairs; repeatable"),

@@ -127,6 +127,38 @@ def test_bins_are_equal_ordered_and_line_aligned(corpora, selected):
   assert sum(r[4] == 1 for r in biomed) > 0.8 * len(biomed)
 
 
+def test_random_bins_are_same_size_controls(corpora, selected):
+  """random_<i>: the selectable pairs of the diffCE bins, in a seeded
+  random order, cut into bins of the same sizes; Tasks selected:SEL:r<i>."""
+  summary = json.loads(pathlib.Path(selected, "summary.json").read_text())
+  assert ([s["size"] for s in summary["random_bins"]]
+          == [s["size"] for s in summary["bins"]])
+  assert [s["bin"] for s in summary["random_bins"]] == [
+      f"r{i}" for i in range(1, 9)]
+
+  def rows(prefix: str) -> list[tuple[str, str]]:
+    return [pair for i in range(1, 9) for pair in zip(*(
+        pathlib.Path(selected, f"{prefix}_{i}.{l}").read_text(
+            "utf-8").splitlines() for l in ("de", "en")))]
+
+  assert sorted(rows("random")) == sorted(rows("bin"))
+  lines = np.arange(10_000)
+  np.testing.assert_array_equal(selection.random_keys(lines, 0),
+                                selection.random_keys(lines, 0))
+  assert len(set(selection.random_keys(lines, 0).tolist())) == 10_000
+  assert not np.array_equal(np.argsort(selection.random_keys(lines, 0)),
+                            np.argsort(selection.random_keys(lines, 1)))
+  # The biomedical rows (after line 500) fill diffCE bin 1, but spread
+  # over the random bins.
+  english = pathlib.Path(corpora["tgt"]).read_text("utf-8").splitlines()
+  biomed = set(english[500:])
+  first = pathlib.Path(selected, "random_1.en").read_text("utf-8")
+  assert sum(e in biomed for e in first.splitlines()) < 0.5 * len(biomed)
+  from paraflax.data import tasks  # pylint: disable=import-outside-toplevel
+  got = tasks.examples(f"selected:{selected}:r1", "train")
+  assert [r["target"] for r in got] == first.splitlines()
+
+
 @pytest.mark.parametrize("run", [1, 3, 7])
 def test_streamed_bins_equal_a_sort_with_ties(run):
   rng = np.random.default_rng(run)
@@ -262,6 +294,11 @@ def test_mixed_source_bins_carry_languages_for_pivot(corpora, tmp_path):
   for bitext in found:
     assert bitext.read() == [(mixed[i], tgt[i]) for i in lines
                              if langs[i] == bitext.lang]
+  control = pivot.resolve(f"selected:{output}:r1")  # its random control
+  assert sorted(b.lang for b in control) == ["de", "fr"]
+  got = sorted(p for b in control for p in b.read())
+  assert len(got) == len(lines) and got != sorted(
+      (mixed[i], tgt[i]) for i in lines)
   pivoted = tmp_path / "bin1.txt"
   assert cli.main(["pivot", "--bitext", f"selected:{output}:1", "--output",
                    str(pivoted), "--max-phrase-len", "2"]) == 0

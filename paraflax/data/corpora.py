@@ -255,16 +255,19 @@ def catalogue() -> dict[str, str]:
 
 def selected_bins(folder: str) -> dict[str, tuple[str, str]]:
   """Bin number -> its (non-English, English) files, from the summary.json
-  of a `paraflax select-domain` folder."""
+  of a `paraflax select-domain` folder: 1, 2, ... by diffCE, then r1, r2,
+  ... (the random same-size controls) where it has them."""
   path = os.path.join(folder, "summary.json")
   if not os.path.isfile(path):
     raise errors.DataError(f"{path}: not found; {folder} is not a finished "
                            "`paraflax select-domain` output (rerun it).")
   with open(path, encoding="utf-8") as f:
     summary = json.load(f)
-  return {str(b["bin"]): tuple(os.path.join(folder, f"bin_{b['bin']}.{l}")
-                               for l in (summary["src_lang"], "en"))
-          for b in summary["bins"]}
+  return {str(b["bin"]): tuple(
+      os.path.join(folder, f"{prefix}_{str(b['bin']).removeprefix('r')}.{l}")
+      for l in (summary["src_lang"], "en"))
+          for key, prefix in (("bins", "bin"), ("random_bins", "random"))
+          for b in summary.get(key, ())}
 
 
 def print_catalogue(select_dir: str | None = None) -> None:

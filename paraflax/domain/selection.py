@@ -20,7 +20,11 @@ vocabulary, one token per line) and `lm_sample.en` (the general LM's
 sentences); `scores.tsv` (a header, then one row per general
 sentence in input order: 1-based line, H_in, H_out, diffCE, bin; bin 0 for
 the LM's sample); `bin_<i>.<src-lang>` and `bin_<i>.en`, line-aligned, in
-input order; `summary.json` and `summary.md`. A killed run resumes: the LMs
+input order; with `random_bins`, `random_<i>.<lang>` too: the same
+selectable sentences in a random order of the seed, cut into bins of the
+same sizes, the same-size control of each diffCE bin (Task
+`selected:FOLDER:r<i>`); `summary.json` and `summary.md`. A killed run
+resumes: the LMs
 are written whole, scores in blocks (`files.finished_prefix`), the bins and
 the table at once (atomically). `summary.json` is written last.
 
@@ -39,7 +43,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import ml_collections
 import numpy as np
@@ -59,6 +63,8 @@ MIXED = "mul"
 LANGS = "langs"  # the extension of a mixed source's language file
 _PART = ".scores.part"  # scores without bins, appended block by block
 _RUNS = ".runs.u64"  # sortable diffCE keys of the selectable lines
+_RANDOM_RUNS = ".random.u64"  # their random-order keys
+RANDOM = "r"  # the bin number prefix of the random control bins
 _SIGN = np.uint64(1 << 63)
 _LANG = re.compile(r"[a-z]{2,3}")
 
@@ -76,6 +82,18 @@ def sortable(values: np.ndarray) -> np.ndarray:
   """uint64 keys in the order of the float64 `values` (no NaN)."""
   bits = np.ascontiguousarray(values, np.float64).view(np.uint64)
   return np.where(bits & _SIGN, ~bits, bits | _SIGN)
+
+
+def random_keys(lines: np.ndarray, seed: int) -> np.ndarray:
+  """A pseudo-random uint64 per 0-based line (splitmix64 of the line and
+  the seed): sorting by it is a random order of the lines that a block
+  of lines gets without the others."""
+  z = lines.astype(np.uint64) + np.uint64(seed) * np.uint64(1 << 40)
+  with np.errstate(over="ignore"):
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+  return z ^ (z >> np.uint64(31))
 
 
 def bin_starts(count: int, bins: int) -> list[int]:
@@ -137,7 +155,8 @@ def _options(config: ml_collections.ConfigDict) -> dict:
       raise errors.ConfigError(f"--config.{key}={config[key]}: give a "
                                "number >= 1.")
   return {k: config[k] for k in ("order", "bins", "seed", "block", "memory",
-                                 "discount_fallback", "min_count")}
+                                 "discount_fallback", "min_count",
+                                 "random_bins")}
 
 
 def read_vocabulary(folder: str) -> frozenset[str] | None:
@@ -287,19 +306,42 @@ def _part_blocks(folder: str, general: int, block: int
       yield rows, np.array([float(r.rsplit("\t", 1)[1]) for r in rows])
 
 
-def _write_runs(folder: str, general: int, block: int,
-                sample: np.ndarray) -> None:
-  """The sortable keys of the selectable sentences, in line order, each run
-  of `block` keys sorted."""
-  path = os.path.join(folder, _RUNS)
+# A binning orders the selectable lines by a key from (0-based lines,
+# diffCE) and cuts them into equal bins: by diffCE, or by a random key.
+KeyOf = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _binnings(options: dict) -> list[tuple[str, str, str, KeyOf]]:
+  """(file prefix, bin number prefix, runs file, key) of each binning."""
+  by_diff = ("bin", "", _RUNS, lambda lines, diff: sortable(diff))
+  if not options["random_bins"]:
+    return [by_diff]
+  return [by_diff, ("random", RANDOM, _RANDOM_RUNS,
+                    lambda lines, diff: random_keys(lines, options["seed"]))]
+
+
+def _selectable(folder: str, general: int, block: int, sample: np.ndarray
+                ) -> Iterator[tuple[list[str], np.ndarray, np.ndarray,
+                                    np.ndarray]]:
+  """Per block of the part file: its rows, their 0-based lines, diffCE,
+  and which of them are selectable (outside the general LM's sample)."""
+  for start, (rows, diff) in zip(itertools.count(0, block),
+                                 _part_blocks(folder, general, block)):
+    lines = np.arange(start, start + len(diff))
+    yield rows, lines, diff, ~np.isin(lines, sample)
+
+
+def _write_runs(folder: str, general: int, block: int, sample: np.ndarray,
+                name: str, key_of: KeyOf) -> None:
+  """The keys of the selectable sentences, in line order, each run of
+  `block` keys sorted."""
+  path = os.path.join(folder, name)
   if os.path.exists(path):
     return
   with files.atomic_output(path) as f:
     pending = np.zeros(0, np.uint64)
-    for start, (_, diff) in zip(itertools.count(0, block),
-                                _part_blocks(folder, general, block)):
-      keep = ~np.isin(np.arange(start, start + len(diff)), sample)
-      pending = np.concatenate([pending, sortable(diff[keep])])
+    for _, lines, diff, keep in _selectable(folder, general, block, sample):
+      pending = np.concatenate([pending, key_of(lines[keep], diff[keep])])
       while len(pending) >= block:
         f.write(np.sort(pending[:block]).tobytes())
         pending = pending[block:]
@@ -308,66 +350,81 @@ def _write_runs(folder: str, general: int, block: int,
 
 def _write_bins(folder: str, src: str, tgt: str, src_lang: str,
                 langs: str | None, general: int, sample: np.ndarray,
-                options: dict) -> list[dict]:
-  """scores.tsv and the bins' bitext (and languages) in one pass; returns
-  each bin's size and diffCE range."""
+                options: dict) -> dict[str, list[dict]]:
+  """scores.tsv and every binning's bitext (and languages) in one pass;
+  returns each bin's number, size and diffCE range, per binning."""
   block, bins = options["block"], options["bins"]
-  runs = np.memmap(os.path.join(folder, _RUNS), np.uint64, mode="r")
-  binner = Binner(runs, block, bin_starts(len(runs), bins))
-  stats = [{"bin": i, "size": 0, "diffCE_min": math.inf,
-            "diffCE_max": -math.inf, "diffCE_sum": 0.0}
-           for i in range(1, bins + 1)]
+  binnings = _binnings(options)
+  keys = [np.memmap(os.path.join(folder, runs), np.uint64, mode="r")
+          for _, _, runs, _ in binnings]
+  binners = [Binner(k, block, bin_starts(len(k), bins)) for k in keys]
+  stats = [[{"bin": f"{number}{i}" if number else i, "size": 0,
+             "diffCE_min": math.inf, "diffCE_max": -math.inf,
+             "diffCE_sum": 0.0} for i in range(1, bins + 1)]
+           for _, number, _, _ in binnings]
   pairs = _pairs(src, tgt)
   codes = readers.iter_lines(langs) if langs else itertools.repeat(None)
   sides = (src_lang, ENGLISH) + ((LANGS,) if langs else ())
   with contextlib.ExitStack() as stack:
     table = stack.enter_context(files.atomic_output(
         os.path.join(folder, "scores.tsv"), "w"))
-    outs = [[stack.enter_context(files.atomic_output(
-        os.path.join(folder, f"bin_{i}.{lang}"), "w"))
-             for lang in sides] for i in range(1, bins + 1)]
+    outs = [[[stack.enter_context(files.atomic_output(
+        os.path.join(folder, f"{prefix}_{i}.{lang}"), "w"))
+              for lang in sides] for i in range(1, bins + 1)]
+            for prefix, _, _, _ in binnings]
     table.write(HEADER)
-    for start, (rows, diff) in zip(itertools.count(0, block),
-                                   _part_blocks(folder, general, block)):
-      keep = ~np.isin(np.arange(start, start + len(diff)), sample)
-      bin_of = np.zeros(len(diff), np.int64)
-      bin_of[keep] = binner(sortable(diff[keep]))
-      table.write("".join(f"{r}\t{b}\n" for r, b in zip(rows, bin_of)))
-      for b, d, row in zip(bin_of.tolist(), diff.tolist(), zip(
+    for rows, lines, diff, keep in _selectable(folder, general, block,
+                                               sample):
+      bin_of = np.zeros((len(binnings), len(diff)), np.int64)
+      for b, ((_, _, _, key_of), binner) in enumerate(zip(binnings,
+                                                          binners)):
+        bin_of[b, keep] = binner(key_of(lines[keep], diff[keep]))
+      table.write("".join(f"{r}\t{b}\n" for r, b in zip(rows, bin_of[0])))
+      for column, d, row in zip(bin_of.T.tolist(), diff.tolist(), zip(
           itertools.islice(pairs, len(rows)), itertools.islice(codes,
                                                                 len(rows)))):
-        if b:
-          for out, text in zip(outs[b - 1], (*row[0], row[1])):
-            out.write(text + "\n")
-          s = stats[b - 1]
-          s["size"] += 1
-          s["diffCE_sum"] += d
-          s["diffCE_min"], s["diffCE_max"] = (min(s["diffCE_min"], d),
-                                              max(s["diffCE_max"], d))
+        for b, i in enumerate(column):
+          if i:
+            for out, text in zip(outs[b][i - 1], (*row[0], row[1])):
+              out.write(text + "\n")
+            _count(stats[b][i - 1], d)
     faults.moment("select.binned")
-  for s in stats:
+  for s in itertools.chain.from_iterable(stats):
     s["diffCE_mean"] = round(s.pop("diffCE_sum") / s["size"], 6)
-  return stats
+  return {prefix: found for (prefix, _, _, _), found in zip(binnings, stats)}
+
+
+def _count(stats: dict, diff: float) -> None:
+  stats["size"] += 1
+  stats["diffCE_sum"] += diff
+  stats["diffCE_min"] = min(stats["diffCE_min"], diff)
+  stats["diffCE_max"] = max(stats["diffCE_max"], diff)
+
+
+def _bin_rows(stats: list[dict]) -> str:
+  return "\n".join(
+      f"| {s['bin']} | {s['size']} | {s['diffCE_min']:.3f} | "
+      f"{s['diffCE_mean']:.3f} | {s['diffCE_max']:.3f} |" for s in stats)
 
 
 def _summary_md(summary: dict) -> str:
-  rows = "\n".join(
-      f"| {s['bin']} | {s['size']} | {s['diffCE_min']:.3f} | "
-      f"{s['diffCE_mean']:.3f} | {s['diffCE_max']:.3f} |"
-      for s in summary["bins"])
+  controls = summary.get("random_bins")
   return (f"# Moore-Lewis selection\n\nIn-domain: `{summary['in_domain']}` "
           f"({summary['in_domain_sentences']} sentences). General: "
           f"`{summary['general_src']}` / `{summary['general_tgt']}` "
           f"({summary['general_sentences']} pairs; "
           f"{summary['lm_sample']} of them train the general LM, bin 0). "
           f"{summary['settings']['order']}-gram LMs; diffCE = H_in - H_out in bits per "
-          "token, lower = closer to the domain.\n\n"
-          "| bin | pairs | diffCE min | mean | max |\n|---|---|---|---|---|\n"
-          f"{rows}\n")
+          "token, lower = closer to the domain."
+          + (" Bins r1, r2, ...: the same sentences in a random order, "
+             "the same-size controls." if controls else "")
+          + "\n\n| bin | pairs | diffCE min | mean | max |\n"
+          f"|---|---|---|---|---|\n{_bin_rows(summary['bins'])}\n"
+          + (f"{_bin_rows(controls)}\n" if controls else ""))
 
 
 def _remove_parts(folder: str) -> None:
-  for name in (_PART, _RUNS):
+  for name in (_PART, _RUNS, _RANDOM_RUNS):
     with contextlib.suppress(FileNotFoundError):
       os.remove(os.path.join(folder, name))
 
@@ -413,7 +470,8 @@ def select_domain(in_domain: str, general_src: str, general_tgt: str,
   lm.train_lm(lm_sample, os.path.join(output, "general.lm"),
               vocabulary=vocabulary, **train)
   _score(output, general_tgt, general, options["block"], vocabulary)
-  _write_runs(output, general, options["block"], sample)
+  for _, _, runs, key_of in _binnings(options):
+    _write_runs(output, general, options["block"], sample, runs, key_of)
   stats = _write_bins(output, general_src, general_tgt, src_lang, langs,
                       general, sample, options)
   summary = {"in_domain": os.path.abspath(in_domain),
@@ -424,9 +482,9 @@ def select_domain(in_domain: str, general_src: str, general_tgt: str,
              "in_domain_sentences": sample_size,
              "general_sentences": general, "lm_sample": sample_size,
              "selectable": general - sample_size, "settings": options,
-             "bins": stats,
+             "bins": stats["bin"], "random_bins": stats.get("random", []),
              "tasks": [f"selected:{os.path.abspath(output)}:{s['bin']}"
-                       for s in stats]}
+                       for found in stats.values() for s in found]}
   files.write_text_atomic(os.path.join(output, "summary.md"),
                           _summary_md(summary))
   files.write_text_atomic(done, json.dumps(summary, indent=2) + "\n")
