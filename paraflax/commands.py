@@ -506,7 +506,8 @@ COMMANDS: dict[str, Command] = {
     "pivot": Command(
         "paraflax.domain.pivot:build_table",
         "pivot paraphrases from word-aligned bitext",
-        "Aligns each --bitext with eflomal in both directions (grow-diag-"
+        "Aligns the --bitext pairs of each language together (one corpus "
+        "per language) with eflomal in both directions (grow-diag-"
         "final-and), extracts the phrase pairs consistent with the alignment "
         "(pivot.max_phrase_len words a side), p(f|e) and p(e|f) by relative "
         "frequency, and writes TABLE: `e1 ||| e2 ||| p(e2|e1)` with p(e2|e1) "

@@ -1,5 +1,6 @@
 """Pivot paraphrases, grow-diag-final-and, LSH signatures, MonoDS, PPDB."""
 import gzip
+import json
 import pathlib
 
 import numpy as np
@@ -134,6 +135,23 @@ def _small_bitext(folder: pathlib.Path, lines: int) -> list[str]:
                                                   "utf-8")
     prefixes.append(str(prefix))
   return prefixes
+
+
+def test_sources_of_one_language_are_aligned_together(tmp_path):
+  """Two bins (or Tasks) of one language: one corpus for eflomal, not two."""
+  de, _ = _small_bitext(tmp_path, 60)
+  second = tmp_path / "second"
+  for side in ("de", "en"):
+    lines = pathlib.Path(f"{de}.{side}").read_text("utf-8").splitlines()
+    pathlib.Path(f"{second}.{side}").write_text(
+        "\n".join(lines[30:]) + "\n", "utf-8")
+  out = tmp_path / "table.txt"
+  assert cli.main(["pivot", "--bitext", de, str(second), "--output",
+                   str(out), "--max-phrase-len", "2"]) == 0
+  assert sorted(p.name for p in (tmp_path / "table.txt.parts").iterdir()) == [
+      "de-00000.npz"]
+  summary = json.loads((tmp_path / "table.txt.summary.json").read_text())
+  assert summary["languages"]["de"]["pairs"] == 60 + 30
 
 
 def test_pivot_monods_eval_end_to_end(tmp_path):

@@ -253,25 +253,28 @@ def build_table(bitext: Sequence[str], output: str, config,
   sources = [b for spec in bitext for b in resolve(spec)]
   files.check_output(output)
   parts = output + ".parts"
+  # eflomal learns from the pairs it aligns together: each language's
+  # sources are aligned as one corpus (two bins of a selection, or three
+  # Tasks), not source by source.
   settings = {"bitext": [(b.name, b.lang) for b in sources],
-              "pivot": c.to_dict()}
+              "pivot": c.to_dict(), "aligned": "per language"}
   files.claim_output(output, settings, overwrite=overwrite,
                      leftovers=[parts])
   os.makedirs(parts, exist_ok=True)
   by_lang: dict[str, list[str]] = {}
-  for i, source in enumerate(sources):
-    pairs = source.read()
+  for lang in dict.fromkeys(b.lang for b in sources):
+    pairs = [p for b in sources if b.lang == lang for p in b.read()]
     for b, start in enumerate(range(0, len(pairs), c.block_pairs)):
-      path = os.path.join(parts, f"{i:03d}-{source.lang}-{b:05d}.npz")
+      path = os.path.join(parts, f"{lang}-{b:05d}.npz")
       if not os.path.exists(path):
         counts, stats = extract_block(pairs[start:start + c.block_pairs],
                                       c.max_phrase_len, c.max_sentence_words,
                                       c.align_iterations)
         _save_block(path, counts, stats)
         logging.info("%s block %d: %d pairs aligned in %.1f s, %d phrase "
-                     "pairs in %.1f s", source.name, b, stats.pairs,
+                     "pairs in %.1f s", lang, b, stats.pairs,
                      stats.align_s, stats.phrase_pairs, stats.extract_s)
-      by_lang.setdefault(source.lang, []).append(path)
+      by_lang.setdefault(lang, []).append(path)
   return _write_table(by_lang, output, c)
 
 
