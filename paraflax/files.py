@@ -15,7 +15,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from paraflax import errors
@@ -75,24 +75,40 @@ def check_output(path: str | os.PathLike) -> None:
                              "writable folder); choose another path.")
 
 
+def _holds(path: str, data: bytes, overwrite: bool) -> bool:
+  """True when `path` holds `data` already; other contents are refused
+  with a `ConfigError` unless `overwrite`."""
+  if not os.path.isfile(path) or overwrite:
+    return False
+  if os.path.getsize(path) == len(data):
+    with open(path, "rb") as f:
+      if f.read() == data:
+        return True
+  raise errors.ConfigError(
+      f"{path} exists and holds another result; write to a new output, or "
+      "pass --overwrite to replace it.")
+
+
 def write_once(path: str | os.PathLike, data: bytes | str, *,
                overwrite: bool) -> bool:
   """Writes `data` to `path` atomically; False when `path` holds it already
   (a rerun of the same command). Other contents are refused with a
   `ConfigError` unless `overwrite`: finished work is never lost silently."""
-  data = data.encode("utf-8") if isinstance(data, str) else data
-  path = os.fspath(path)
-  if os.path.isfile(path) and not overwrite:
-    if os.path.getsize(path) == len(data):
-      with open(path, "rb") as f:
-        if f.read() == data:
-          return False
-    raise errors.ConfigError(
-        f"{path} exists and holds another result; write to a new output, or "
-        "pass --overwrite to replace it.")
-  with atomic_output(path) as f:
-    f.write(data)
-  return True
+  return write_all_once({path: data}, overwrite=overwrite)
+
+
+def write_all_once(outputs: Mapping[str | os.PathLike, bytes | str], *,
+                   overwrite: bool) -> bool:
+  """`write_once` for the files of one result: every file is checked before
+  any is written, so a refusal leaves none of them changed. False when all
+  hold their data already."""
+  encoded = {os.fspath(p): d.encode("utf-8") if isinstance(d, str) else d
+             for p, d in outputs.items()}
+  todo = {p: d for p, d in encoded.items() if not _holds(p, d, overwrite)}
+  for path, data in todo.items():
+    with atomic_output(path) as f:
+      f.write(data)
+  return bool(todo)
 
 
 def copy_atomic(source: str | os.PathLike, path: str | os.PathLike) -> None:

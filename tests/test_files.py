@@ -87,6 +87,18 @@ def test_a_moment_kills_the_process_the_nth_time(tmp_path, moment, left):
                              if k != faults.ENV}).returncode == 0
 
 
+def test_write_all_once_refuses_before_writing_any(tmp_path):
+  a, b = tmp_path / "a.json", tmp_path / "a.md"
+  assert files.write_all_once({a: "1\n", b: "one\n"}, overwrite=False)
+  assert not files.write_all_once({a: "1\n", b: "one\n"}, overwrite=False)
+  a.unlink()
+  with pytest.raises(errors.ConfigError, match="a.md exists"):
+    files.write_all_once({a: "2\n", b: "two\n"}, overwrite=False)
+  assert not a.exists()  # not half of the new result
+  assert files.write_all_once({a: "2\n", b: "two\n"}, overwrite=True)
+  assert (a.read_text(), b.read_text()) == ("2\n", "two\n")
+
+
 def test_write_once_keeps_what_is_there(tmp_path):
   path = tmp_path / "out.txt"
   assert files.write_once(path, "a\n", overwrite=False)

@@ -115,8 +115,8 @@ def write_domain_data(output: str, domain: str = "biomed",
            for name, lines in split.items()}
   texts.update({f"general.{ext}": "".join(r[k] + "\n" for r in rows)
                 for k, ext in enumerate(("mul", "en", "langs"))})
-  for name, text in texts.items():
-    files.write_once(os.path.join(output, name), text, overwrite=overwrite)
+  files.write_all_once({os.path.join(output, name): text
+                        for name, text in texts.items()}, overwrite=overwrite)
   counts = {name: text.count("\n") for name, text in texts.items()}
   print(json.dumps({**counts, "general_rows_with_an_empty_side_dropped":
                     dropped}, indent=2))

@@ -246,14 +246,15 @@ def _recipe(lang: str, split: str, gold: int, distractors: int, seed: int,
 def write(mining_set: MiningSet, folder: str | os.PathLike, *,
           overwrite: bool = False) -> None:
   """src.txt, tgt.txt, gold.tsv and README in `folder`, each atomically
-  (`files.write_once`: files of another set are refused unless
-  `overwrite`)."""
+  (`files.write_all_once`: files of another set are refused, before any
+  is written, unless `overwrite`)."""
   folder = os.fspath(folder)
   gold = "".join(f"{s}\t{t}\n" for s, t in sorted(mining_set.gold))
   texts = ("".join(l + "\n" for l in mining_set.src),
            "".join(l + "\n" for l in mining_set.tgt), gold, mining_set.recipe)
-  for name, text in zip(FILES, texts):
-    files.write_once(os.path.join(folder, name), text, overwrite=overwrite)
+  files.write_all_once({os.path.join(folder, name): text
+                        for name, text in zip(FILES, texts)},
+                       overwrite=overwrite)
 
 
 def _index(path: str, number: int, text: str, lines: int | None,

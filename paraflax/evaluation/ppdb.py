@@ -178,9 +178,8 @@ def evaluate_file(table_path: str, output: str, ppdb: str | None = None,
                                         min(examples, len(pool)))))
   shown = _examples({**cands, **extra}, gold, names, chosen)
   report["examples"] = shown
-  files.write_once(output + ".json", json.dumps(report, indent=2) + "\n",
-                   overwrite=overwrite)
   markdown = _markdown(report, shown)
-  files.write_once(output + ".md", markdown, overwrite=overwrite)
+  files.write_all_once({output + ".json": json.dumps(report, indent=2) + "\n",
+                        output + ".md": markdown}, overwrite=overwrite)
   print(markdown)
   return report
