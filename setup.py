@@ -38,6 +38,11 @@ setuptools.setup(
         # its wrapper calls Cython at run time.
         "eflomal>=2.0.0,<2.1",
         "Cython>=3.3,<4",
+        # beam-score and cache-task run the data stages as Beam pipelines
+        # (commands of the CLI, not of the tests alone); beam 2.77 needs
+        # protobuf<7, which the rest of the stack accepts.
+        "apache-beam>=2.77,<2.78",
+        "protobuf>=6.33,<7",
     ],
     # nbclient runs colabs/ notebooks in an ipykernel of this interpreter.
     extras_require={"test": ["pytest>=9,<10", "nbclient>=0.11,<0.12",

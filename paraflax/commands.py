@@ -245,6 +245,41 @@ COMMANDS: dict[str, Command] = {
          flag("--lm", help="a KenLM model from `paraflax train-lm`: adds "
               "lm_ppl, the perplexity of the translation's tokens and </s>"),
          OVERWRITE)),
+    "beam-score": Command(
+        "paraflax.recipes.score_paraphrases:beam_score_file",
+        "score-paraphrases (and a filter) as an Apache Beam pipeline",
+        "The bytes of score-paraphrases, computed by an Apache Beam "
+        "pipeline (DirectRunner by default; DataflowRunner, FlinkRunner, "
+        "SparkRunner with their --pipeline-option flags): blocks of records "
+        "scored in parallel, each written whole to --parts, then "
+        "concatenated in order. With --filtered-output, also the scored "
+        "records of exactly the pairs the Task backtranslated:OUTPUT with "
+        "data.filter=--filter and data.max_pairs=--max-pairs (seed --seed) "
+        "trains on. A rerun of a killed run redoes only missing blocks.",
+        (flag("--input", required=True, help="BT.jsonl from paraflax "
+              "backtranslate (local, or gs:// for the workers to read)"),
+         flag("--output", required=True, help="SCORED.jsonl"),
+         flag("--classifier-workdir", help="as score-paraphrases: adds "
+              "ref_prob (each worker loads the checkpoint)"),
+         flag("--lm", help="as score-paraphrases: adds lm_ppl (each worker "
+              "loads the LM)"),
+         flag("--runner", default="DirectRunner",
+              help="the Beam runner (default: DirectRunner, this machine)"),
+         flag("--pipeline-option", dest="pipeline_options", action="append",
+              default=[], metavar="--KEY=VALUE",
+              help="a Beam pipeline option, repeatable, e.g. "
+              "--pipeline-option=--project=P (give it with '=')"),
+         flag("--parts", help="the folder of the blocks' files until the "
+              "end (default: OUTPUT.parts; a gs:// folder on Dataflow)"),
+         flag("--filtered-output", help="FILTERED.jsonl: the scored records "
+              "of the pairs the filtered Task keeps, in file order"),
+         flag("--filter", help="SCORE,LO,HI (lo <= score <= hi) or random, "
+              "as data.filter"),
+         flag("--max-pairs", type=int, default=0, help="exactly this many "
+              "pairs drawn by --seed, as data.max_pairs (default: 0, all)"),
+         flag("--seed", type=int, default=0, help="the draw's seed, as the "
+              "config's seed (default: 0)"),
+         OVERWRITE)),
     "train-lm": Command(
         "paraflax.filtering.lm:train_lm",
         "train an n-gram LM (KenLM lmplz) for the lm_ppl score",

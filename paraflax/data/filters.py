@@ -84,18 +84,31 @@ def drop_score(ds: tf.data.Dataset) -> tf.data.Dataset:
   return ds.map(lambda ex: {k: v for k, v in ex.items() if k != SCORE})
 
 
-def take_exactly(ds: tf.data.Dataset, *, n: int, seed: int, what: str
-                 ) -> tf.data.Dataset:
-  """`n` examples drawn by `seed` without replacement, in their order;
-  fewer than `n` is an error naming `what` was filtered."""
-  count = int(ds.reduce(np.int64(0), lambda c, _: c + 1))
+def draw(count: int, *, n: int, seed: int, what: str) -> np.ndarray:
+  """Which of `count` examples `take_exactly` keeps, as a mask: `n` drawn
+  by `seed` without replacement (the one draw of every path that filters:
+  the Task, and `paraflax beam-score`); fewer than `n` is an error naming
+  `what` was filtered."""
   if count < n:
     raise errors.DataError(
         f"{what} keeps {count} pairs, fewer than data.max_pairs={n}: widen "
         "the bounds, or lower data.max_pairs.")
   keep = np.zeros(count, bool)
   keep[np.random.default_rng(seed).choice(count, n, replace=False)] = True
-  chosen = tf.constant(keep)
+  return keep
+
+
+def described(spec: Filter | None, source: str) -> str:
+  """What a filter of the pairs of `source` is called in its errors."""
+  return f"{source}: data.filter {spec}" if spec else source
+
+
+def take_exactly(ds: tf.data.Dataset, *, n: int, seed: int, what: str
+                 ) -> tf.data.Dataset:
+  """`n` examples drawn by `seed` without replacement, in their order;
+  fewer than `n` is an error naming `what` was filtered."""
+  count = int(ds.reduce(np.int64(0), lambda c, _: c + 1))
+  chosen = tf.constant(draw(count, n=n, seed=seed, what=what))
   picked = ds.enumerate().filter(lambda i, _: chosen[i])
   return picked.map(lambda _, ex: ex)
 
@@ -110,7 +123,6 @@ def preprocessors(spec: Filter | None, max_pairs: int, seed: int,
     steps += [functools.partial(keep_in_bounds, lo=spec.lo, hi=spec.hi),
               drop_score]
   if max_pairs:
-    what = f"{source}: data.filter {spec}" if spec else source
     steps.append(functools.partial(take_exactly, n=max_pairs, seed=seed,
-                                   what=what))
+                                   what=described(spec, source)))
   return steps

@@ -75,7 +75,8 @@ def register() -> None:
 BACKTRANSLATED = "backtranslated:"
 
 
-def _score_of(path: str, line: int, record: dict, score: str) -> float:
+def score_of(path: str, line: int, record: dict, score: str) -> float:
+  """The `score` a filter bounds of the record on line `line` of `path`."""
   if score == "cost" and record.get("cost", 0.0) is None:
     raise errors.DataError(
         f"{path}:{line}: scores.cost is null: human pairs (paraflax "
@@ -101,7 +102,7 @@ def _backtranslated_fn(path: str, score: str | None, split: str,
                                tf.string)}
   if score:  # float64: the bounds compare as they read in the config
     columns[filters.SCORE] = tf.constant(
-        [_score_of(path, line, r, score) for line, r in best], tf.float64)
+        [score_of(path, line, r, score) for line, r in best], tf.float64)
   return tf.data.Dataset.from_tensor_slices(columns)
 
 
