@@ -20,7 +20,7 @@ setuptools.setup(
         "tensorflow-text>=2.21,<2.22",
         "tensorflow-datasets>=4.9.10,<4.10",
         "seqio>=0.0.20,<0.0.21",
-        "sentencepiece>=0.2.3,<0.3",
+        "sentencepiece>=0.2.2,<0.3",
         "ml-collections>=1.1,<1.2",
         "importlib_resources>=7.1",
         "clu>=0.0.12",
