@@ -41,7 +41,7 @@ setuptools.setup(
         # beam-score and cache-task run the data stages as Beam pipelines
         # (commands of the CLI, not of the tests alone); beam 2.77 needs
         # protobuf<7, which the rest of the stack accepts.
-        "apache-beam>=2.77,<2.78",
+        "apache-beam[tfrecord]>=2.77,<2.78",  # tfrecord: crcmod, for seqio caches
         "protobuf>=6.33,<7",
     ],
     # nbclient runs colabs/ notebooks in an ipykernel of this interpreter.

@@ -280,6 +280,31 @@ COMMANDS: dict[str, Command] = {
          flag("--seed", type=int, default=0, help="the draw's seed, as the "
               "config's seed (default: 0)"),
          OVERWRITE)),
+    "cache-task": Command(
+        "paraflax.data.task_cache:cache_task",
+        "cache a filtered paraphrase Task with seqio's Beam caching",
+        "Runs seqio's own Task caching (seqio.scripts.cache_tasks_main) as "
+        "an Apache Beam pipeline over the Task backtranslated:SCORED.jsonl "
+        "with data.filter=--filter, data.max_pairs=--max-pairs and the seed "
+        "--seed: the kept pairs, as TFRecord shards in OUTPUT/<task>/. A "
+        "paraphrase config with data.cache_dir=OUTPUT (and the same data "
+        "settings) trains on the cache: the same pairs in the same order.",
+        (flag("--task", required=True, help="backtranslated:SCORED.jsonl"),
+         flag("--output", required=True, help="the cache folder "
+              "(data.cache_dir)"),
+         flag("--filter", help="SCORE,LO,HI or random, as data.filter"),
+         flag("--max-pairs", type=int, default=0, help="as data.max_pairs "
+              "(default: 0, all)"),
+         flag("--seed", type=int, default=0, help="the config's seed, "
+              "which draws the pairs (default: 0)"),
+         flag("--runner", default="DirectRunner", help="the Beam runner "
+              "(default: DirectRunner)"),
+         flag("--pipeline-option", dest="pipeline_options", action="append",
+              default=[], metavar="--KEY=VALUE",
+              help="a Beam pipeline option, repeatable (give it with '=')"),
+         flag("--shards", type=int, default=8, help="TFRecord shards of "
+              "the cache (default: 8)"),
+         OVERWRITE)),
     "train-lm": Command(
         "paraflax.filtering.lm:train_lm",
         "train an n-gram LM (KenLM lmplz) for the lm_ppl score",

@@ -44,6 +44,23 @@ class Filter(NamedTuple):
             else RANDOM)
 
 
+def from_flag(text: str | None) -> dict[str, Any] | None:
+  """A command's `--filter SCORE,LO,HI` or `--filter random` as the
+  `data.filter` it stands for (None: no filter)."""
+  if text is None:
+    return None
+  fields = text.split(",")
+  if fields == [RANDOM]:
+    return {"score": RANDOM}
+  try:
+    score, lo, hi = fields
+    return {"score": score, "lo": float(lo), "hi": float(hi)}
+  except ValueError as e:
+    raise errors.ConfigError(
+        f"--filter {text}: give SCORE,LO,HI (e.g. overlap_1,0.1,0.7) or "
+        f"{RANDOM}.") from e
+
+
 def parse(spec: Mapping[str, Any] | None, max_pairs: int) -> Filter | None:
   """The filter of `data.filter`, checked with `data.max_pairs`."""
   if max_pairs < 0:

@@ -60,22 +60,6 @@ class Block(NamedTuple):
   end: int
 
 
-def parse_filter(text: str | None) -> dict[str, Any] | None:
-  """`--filter score,lo,hi` or `--filter random` as a `data.filter`."""
-  if text is None:
-    return None
-  fields = text.split(",")
-  if fields == ["random"]:
-    return {"score": "random"}
-  try:
-    score, lo, hi = fields
-    return {"score": score, "lo": float(lo), "hi": float(hi)}
-  except ValueError as e:
-    raise errors.ConfigError(
-        f"--filter {text}: give SCORE,LO,HI (e.g. overlap_1,0.1,0.7) or "
-        "random.") from e
-
-
 def _open(path: str) -> io.BufferedIOBase:
   """`path` through Beam's FileSystems (local, gs://, hdfs://), gunzipped
   when its first bytes say gzip, as `readers` decides."""
@@ -293,7 +277,7 @@ def score_file(input: str, output: str, make_scorers: Scorers,
   from apache_beam.metrics.metric import MetricsFilter  # pylint: disable=g-import-not-at-top
   from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
   from paraflax.data import filters  # pylint: disable=g-import-not-at-top
-  spec = filters.parse(parse_filter(filter), max_pairs)
+  spec = filters.parse(filters.from_flag(filter), max_pairs)
   filtering = filtered_output is not None
   if (spec is not None or max_pairs) and not filtering:
     raise errors.ConfigError("--filter and --max-pairs select the pairs of "
