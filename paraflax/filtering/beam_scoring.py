@@ -51,8 +51,8 @@ _METRICS = "paraflax"  # the Beam metrics namespace of the counters below
 
 
 class Block(NamedTuple):
-  """`size` records of the input from line `first` (1-based), the bytes
-  [start, end) of its (decompressed) text."""
+  """Block `index` of `of`: the records on the lines from `first`
+  (1-based), the bytes [start, end) of the input's (decompressed) text."""
   index: int
   of: int
   first: int
@@ -244,22 +244,6 @@ def _digest(settings: Any) -> str:
                         ).hexdigest()[:12]
 
 
-def _raised(e: Exception) -> BaseException:
-  """The paraflax error a Beam runner wrapped (its message says what to
-  fix), else `e`."""
-  seen = e
-  while seen is not None:
-    if isinstance(seen, (errors.ConfigError, errors.DataError)):
-      return seen
-    seen = seen.__cause__ or seen.__context__
-  for kind in (errors.DataError, errors.ConfigError):
-    marker = f"{kind.__module__}.{kind.__name__}: "
-    if marker in str(e):
-      return kind(str(e).split(marker, 1)[1].split("\n")[0].split(
-          " [while running")[0])
-  return e
-
-
 def score_file(input: str, output: str, make_scorers: Scorers,
                runner: str = "DirectRunner",
                pipeline_options: Sequence[str] = (),
@@ -311,20 +295,21 @@ def score_file(input: str, output: str, make_scorers: Scorers,
                                    what=what))
     _ = scored | "keep" >> beam.ParDo(
         _dofn(_Keep)(folder, kept), beam.pvalue.AsSingleton(chosen))
-  try:
-    result = pipeline.run()
-    result.wait_until_finish()
-  except Exception as e:  # pylint: disable=broad-except
-    raise _raised(e) from e
+  # A paraflax error in a step (too few pairs for the draw) comes out as
+  # itself, the step named; the parts scored so far stay for the rerun.
+  result = pipeline.run()
+  result.wait_until_finish()
   counted = {c.key.metric.name: c.committed for c in result.metrics().query(
       MetricsFilter().with_namespace(_METRICS))["counters"]}
   _concatenate([_part(folder, "scored", b) for b in blocks], output)
   if filtering:
     _concatenate([_part(kept, "kept", b) for b in blocks], filtered_output)
   faults.moment("beam_scoring.concatenated")
-  FileSystems.delete([folder])
-  if parts is None and not os.listdir(output + ".parts"):
-    os.rmdir(output + ".parts")
+  if FileSystems.exists(folder):  # an empty input has none
+    FileSystems.delete([folder])
+  default = output + ".parts"
+  if parts is None and os.path.isdir(default) and not os.listdir(default):
+    os.rmdir(default)
   done = counted.get("blocks_scored", 0)
   print(f"{len(blocks)} blocks of {input} ({runner}): {done} scored by "
         f"this run, {counted.get('blocks_reused', 0)} reused, into {output} "
