@@ -51,11 +51,12 @@ _METRICS = "paraflax"  # the Beam metrics namespace of the counters below
 
 
 class Block(NamedTuple):
-  """Block `index` of `of`: the records on the lines from `first`
+  """Block `index` of `of`: the `size` records on the lines from `first`
   (1-based), the bytes [start, end) of the input's (decompressed) text."""
   index: int
   of: int
   first: int
+  size: int
   start: int
   end: int
 
@@ -106,8 +107,9 @@ def survey(path: str, keys: Sequence[str] = score_paraphrases.KEYS
   digest, count = score_paraphrases.digest_of(records())
   if count % score_paraphrases.BLOCK:
     ends.append(offset)
-  starts = [0, *ends[:-1]]
-  return digest, [Block(i, len(ends), i * score_paraphrases.BLOCK + 1, s, e)
+  starts, size = [0, *ends[:-1]], score_paraphrases.BLOCK
+  return digest, [Block(i, len(ends), i * size + 1,
+                        min(size, count - i * size), s, e)
                   for i, (s, e) in enumerate(zip(starts, ends))]
 
 
@@ -260,14 +262,14 @@ def score_file(input: str, output: str, make_scorers: Scorers,
   from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
   from apache_beam.metrics.metric import MetricsFilter  # pylint: disable=g-import-not-at-top
   from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
-  from paraflax.data import filters  # pylint: disable=g-import-not-at-top
-  spec = filters.parse(filters.from_flag(filter), max_pairs)
   filtering = filtered_output is not None
-  if (spec is not None or max_pairs) and not filtering:
+  if (filter is not None or max_pairs) and not filtering:
     raise errors.ConfigError("--filter and --max-pairs select the pairs of "
                              "--filtered-output; give it, or drop them.")
   files.check_output(output)
-  if filtering:
+  if filtering:  # filters loads TensorFlow: only a run that filters pays
+    from paraflax.data import filters  # pylint: disable=g-import-not-at-top
+    spec = filters.parse(filters.from_flag(filter), max_pairs)
     files.check_output(filtered_output)
   # The Task reads the rank of each record: checked up front when filtering.
   keys = (*score_paraphrases.KEYS, *(("rank",) if filtering else ()))
@@ -275,6 +277,11 @@ def score_file(input: str, output: str, make_scorers: Scorers,
   digest, blocks = survey(input, keys)
   settings = score_paraphrases.settings_of(digest, block_scorers)
   files.claim_output(output, settings, overwrite=overwrite)
+  if not filtering and files.finished_prefix(
+      output, [b.size for b in blocks], unit="block") == len(blocks) > 0:
+    print(f"{output}: already written by this command; nothing to do",
+          file=sys.stderr)
+    return 0
   folder = FileSystems.join(parts or output + ".parts", _digest(settings))
   if filtering:
     kept_settings = {"scored": settings, "filter": spec and spec._asdict(),
