@@ -71,6 +71,20 @@ OVERWRITE = flag(
     help="replace an output that holds the result of other settings or "
     "inputs (without it such a run stops and keeps it; a rerun with the same "
     "settings resumes or finds the output already written)")
+BEAM_RUNNER = (
+    flag("--runner", default="DirectRunner",
+         help="the Apache Beam runner (default: DirectRunner, this machine)"),
+    flag("--pipeline-option", dest="pipeline_options", action="append",
+         default=[], metavar="--KEY=VALUE",
+         help="a Beam pipeline option, repeatable, e.g. "
+         "--pipeline-option=--project=P (give it with '=')"))
+PAIR_FILTER = (  # the filtered Task of data.task=backtranslated:SCORED
+    flag("--filter", help="SCORE,LO,HI (lo <= score <= hi) or random, as "
+         "data.filter"),
+    flag("--max-pairs", type=int, default=0, help="exactly this many pairs "
+         "drawn by --seed, as data.max_pairs (default: 0, all)"),
+    flag("--seed", type=int, default=0, help="the draw's seed, as the "
+         "config's seed (default: 0)"))
 FP16 = flag("--fp16", action="store_true",
             help="the embedding files hold float16")
 
@@ -263,22 +277,12 @@ COMMANDS: dict[str, Command] = {
               "ref_prob (each worker loads the checkpoint)"),
          flag("--lm", help="as score-paraphrases: adds lm_ppl (each worker "
               "loads the LM)"),
-         flag("--runner", default="DirectRunner",
-              help="the Beam runner (default: DirectRunner, this machine)"),
-         flag("--pipeline-option", dest="pipeline_options", action="append",
-              default=[], metavar="--KEY=VALUE",
-              help="a Beam pipeline option, repeatable, e.g. "
-              "--pipeline-option=--project=P (give it with '=')"),
+         *BEAM_RUNNER,
          flag("--parts", help="the folder of the blocks' files until the "
               "end (default: OUTPUT.parts; a gs:// folder on Dataflow)"),
          flag("--filtered-output", help="FILTERED.jsonl: the scored records "
               "of the pairs the filtered Task keeps, in file order"),
-         flag("--filter", help="SCORE,LO,HI (lo <= score <= hi) or random, "
-              "as data.filter"),
-         flag("--max-pairs", type=int, default=0, help="exactly this many "
-              "pairs drawn by --seed, as data.max_pairs (default: 0, all)"),
-         flag("--seed", type=int, default=0, help="the draw's seed, as the "
-              "config's seed (default: 0)"),
+         *PAIR_FILTER,
          OVERWRITE)),
     "cache-task": Command(
         "paraflax.data.task_cache:cache_task",
@@ -292,16 +296,8 @@ COMMANDS: dict[str, Command] = {
         (flag("--task", required=True, help="backtranslated:SCORED.jsonl"),
          flag("--output", required=True, help="the cache folder "
               "(data.cache_dir)"),
-         flag("--filter", help="SCORE,LO,HI or random, as data.filter"),
-         flag("--max-pairs", type=int, default=0, help="as data.max_pairs "
-              "(default: 0, all)"),
-         flag("--seed", type=int, default=0, help="the config's seed, "
-              "which draws the pairs (default: 0)"),
-         flag("--runner", default="DirectRunner", help="the Beam runner "
-              "(default: DirectRunner)"),
-         flag("--pipeline-option", dest="pipeline_options", action="append",
-              default=[], metavar="--KEY=VALUE",
-              help="a Beam pipeline option, repeatable (give it with '=')"),
+         *PAIR_FILTER,
+         *BEAM_RUNNER,
          flag("--shards", type=int, default=8, help="TFRecord shards of "
               "the cache (default: 8)"),
          OVERWRITE)),
