@@ -20,7 +20,7 @@ setuptools.setup(
         "tensorflow-text>=2.21,<2.22",
         "tensorflow-datasets>=4.9.10,<4.10",
         "seqio>=0.0.20,<0.0.21",
-        "sentencepiece>=0.2.3,<0.3",
+        "sentencepiece>=0.2.2,<0.3",
         "ml-collections>=1.1,<1.2",
         "importlib_resources>=7.1",
         "clu>=0.0.12",
@@ -38,6 +38,11 @@ setuptools.setup(
         # its wrapper calls Cython at run time.
         "eflomal>=2.0.0,<2.1",
         "Cython>=3.3,<4",
+        # beam-score and cache-task run the data stages as Beam pipelines
+        # (commands of the CLI, not of the tests alone); beam 2.77 needs
+        # protobuf<7, which the rest of the stack accepts.
+        "apache-beam[tfrecord]>=2.77,<2.78",  # tfrecord: crcmod, for seqio caches
+        "protobuf>=6.33,<7",
     ],
     # nbclient runs colabs/ notebooks in an ipykernel of this interpreter.
     extras_require={"test": ["pytest>=9,<10", "nbclient>=0.11,<0.12",

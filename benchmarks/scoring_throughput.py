@@ -19,11 +19,19 @@ streams the records in blocks of `score_paraphrases.BLOCK`, as the command
 does, and times parsing + tokenizing (`parse`) apart from each scorer; a
 command child runs `paraflax score-paraphrases` in-process (the function
 the command calls), timed from the call to its return (reading the input twice, scoring, writing).
+
+With `--beam`, two more command children run `paraflax beam-score` (the
+Apache Beam pipeline) on the DirectRunner, timed the same way (survey,
+pipeline, concatenation), and the JSON says whether each wrote the bytes
+of its in-process twin (default output: scoring_throughput_beam.json):
+  .venv/bin/python benchmarks/scoring_throughput.py --sizes 10000 --beam \
+    --input bt10k.jsonl --classifier-workdir runs/refclf_avg
 """
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import itertools
 import json
 import os
@@ -37,11 +45,13 @@ import children  # benchmarks/children.py, beside this script
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _DEFAULT_OUTPUT = os.path.join(_HERE, "results", "scoring_throughput.json")
+_BEAM_OUTPUT = os.path.join(_HERE, "results", "scoring_throughput_beam.json")
 _DATA = os.environ.get("PARAFLAX_DATA_DIR", "/work/shared/data")
 _LM_TEXT = os.path.join(_DATA, "multi30k_task1", "train.en.gz")
 PARANMT = 50_000_000  # records to project to
 BASE = ("length", "cost", "overlap_1", "overlap_2", "overlap_3", "bleu")
 COMMANDS = ("command_base", "command_all")
+BEAM = {"beam_base": "command_base", "beam_all": "command_all"}  # and twin
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -53,7 +63,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                       help="English text (gz or plain) for the 3-gram LM")
   parser.add_argument("--classifier-workdir",
                       help="a ref_classifier workdir; without, no ref_prob")
-  parser.add_argument("--output", default=_DEFAULT_OUTPUT)
+  parser.add_argument("--beam", action="store_true",
+                      help="also time beam-score on the DirectRunner")
+  parser.add_argument("--output",
+                      help="default: results/scoring_throughput.json, "
+                      "with --beam results/scoring_throughput_beam.json")
   parser.add_argument("--child", help=argparse.SUPPRESS)
   parser.add_argument("--child-records", help=argparse.SUPPRESS)
   parser.add_argument("--child-lm", help=argparse.SUPPRESS)
@@ -109,23 +123,30 @@ def _measure_scorer(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _measure_command(args: argparse.Namespace) -> dict[str, Any]:
-  # The function `paraflax score-paraphrases` calls (paraflax/commands.py).
+  # The functions `paraflax score-paraphrases` and `paraflax beam-score`
+  # call (paraflax/commands.py).
   from paraflax.recipes import score_paraphrases  # pylint: disable=g-import-not-at-top
   output = args.child_records + f".{args.child}.scored.jsonl"
   flags = dict(input=args.child_records, output=output, overwrite=True)
-  if args.child == "command_all":
+  if args.child in ("command_all", "beam_all"):
     flags.update(lm=args.child_lm,
                  classifier_workdir=args.classifier_workdir)
+  run = score_paraphrases.score_file
+  if args.child in BEAM:
+    run = score_paraphrases.beam_score_file
+    flags["runner"] = "DirectRunner"
   start = time.perf_counter()
-  score_paraphrases.score_file(**flags)
+  run(**flags)
   seconds = time.perf_counter() - start
+  with open(output, "rb") as f:
+    sha256 = hashlib.sha256(f.read()).hexdigest()
   with open(output, encoding="utf-8") as f:
     n = sum(1 for _ in f)
     f.seek(0)
     names = sorted(json.loads(f.readline())["scores"])
   os.remove(output)
   return {"records": n, "seconds": seconds, "records_per_s": n / seconds,
-          "scores": names, "flags": flags,
+          "scores": names, "flags": flags, "sha256": sha256,
           "peak_rss_mib": children.peak_rss_mib()}
 
 
@@ -171,7 +192,8 @@ def _child(args: argparse.Namespace, name: str, records: str,
 
 def _names(args: argparse.Namespace) -> list[str]:
   optional = ["lm_ppl"] + (["ref_prob"] if args.classifier_workdir else [])
-  return ["parse", *BASE, *optional, *COMMANDS]
+  return ["parse", *BASE, *optional, *COMMANDS,
+          *(BEAM if args.beam else ())]
 
 
 def _table(result: dict[str, Any]) -> str:
@@ -188,7 +210,8 @@ def _table(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
   args = _parse(argv)
   if args.child:
-    measure = _measure_command if args.child in COMMANDS else _measure_scorer
+    measure = (_measure_command if args.child in (*COMMANDS, *BEAM)
+               else _measure_scorer)
     print(json.dumps(measure(args)))
     return 0
   result: dict[str, Any] = {
@@ -206,9 +229,16 @@ def main(argv: list[str] | None = None) -> int:
         r = _child(args, name, records, result["lm"]["path"])
         r["paranmt_hours"] = PARANMT / r["records_per_s"] / 3600
         size["measures"][name] = r
+      for name, twin in BEAM.items():
+        if name in size["measures"]:
+          size["measures"][name]["same_bytes_as"] = {
+              twin: size["measures"][name]["sha256"]
+              == size["measures"][twin]["sha256"]}
       result["sizes"].append(size)
     result["lm"]["path"] = os.path.basename(result["lm"]["path"])  # was tmp
   result["load_average_after"] = os.getloadavg()
+  args.output = args.output or (_BEAM_OUTPUT if args.beam else
+                                _DEFAULT_OUTPUT)
   os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
   sys.path.insert(0, os.path.dirname(_HERE))
   from paraflax import files  # pylint: disable=g-import-not-at-top

@@ -49,6 +49,9 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   # (0: all). See paraflax/data/filters.py.
   c.data.filter = None
   c.data.max_pairs = 0
+  # A folder of `paraflax cache-task` (seqio's Beam cache of that Task):
+  # the pairs are read from it instead of filtered again; "" reads the file.
+  c.data.cache_dir = ""
 
   c.model = ml_collections.ConfigDict()
   c.model.name = encoder

@@ -71,6 +71,20 @@ OVERWRITE = flag(
     help="replace an output that holds the result of other settings or "
     "inputs (without it such a run stops and keeps it; a rerun with the same "
     "settings resumes or finds the output already written)")
+BEAM_RUNNER = (
+    flag("--runner", default="DirectRunner",
+         help="the Apache Beam runner (default: DirectRunner, this machine)"),
+    flag("--pipeline-option", dest="pipeline_options", action="append",
+         default=[], metavar="--KEY=VALUE",
+         help="a Beam pipeline option, repeatable, e.g. "
+         "--pipeline-option=--project=P (give it with '=')"))
+PAIR_FILTER = (  # the filtered Task of data.task=backtranslated:SCORED
+    flag("--filter", help="SCORE,LO,HI (lo <= score <= hi) or random, as "
+         "data.filter"),
+    flag("--max-pairs", type=int, default=0, help="exactly this many pairs "
+         "drawn by --seed, as data.max_pairs (default: 0, all)"),
+    flag("--seed", type=int, default=0, help="the draw's seed, as the "
+         "config's seed (default: 0)"))
 FP16 = flag("--fp16", action="store_true",
             help="the embedding files hold float16")
 
@@ -244,6 +258,48 @@ COMMANDS: dict[str, Command] = {
               "checkpoint)"),
          flag("--lm", help="a KenLM model from `paraflax train-lm`: adds "
               "lm_ppl, the perplexity of the translation's tokens and </s>"),
+         OVERWRITE)),
+    "beam-score": Command(
+        "paraflax.recipes.score_paraphrases:beam_score_file",
+        "score-paraphrases (and a filter) as an Apache Beam pipeline",
+        "The bytes of score-paraphrases, computed by an Apache Beam "
+        "pipeline (DirectRunner by default; DataflowRunner, FlinkRunner, "
+        "SparkRunner with their --pipeline-option flags): blocks of records "
+        "scored in parallel, each written whole to --parts, then "
+        "concatenated in order. With --filtered-output, also the scored "
+        "records of exactly the pairs the Task backtranslated:OUTPUT with "
+        "data.filter=--filter and data.max_pairs=--max-pairs (seed --seed) "
+        "trains on. A rerun of a killed run redoes only missing blocks.",
+        (flag("--input", required=True, help="BT.jsonl from paraflax "
+              "backtranslate (local, or gs:// for the workers to read)"),
+         flag("--output", required=True, help="SCORED.jsonl"),
+         flag("--classifier-workdir", help="as score-paraphrases: adds "
+              "ref_prob (each worker loads the checkpoint)"),
+         flag("--lm", help="as score-paraphrases: adds lm_ppl (each worker "
+              "loads the LM)"),
+         *BEAM_RUNNER,
+         flag("--parts", help="the folder of the blocks' files until the "
+              "end (default: OUTPUT.parts; a gs:// folder on Dataflow)"),
+         flag("--filtered-output", help="FILTERED.jsonl: the scored records "
+              "of the pairs the filtered Task keeps, in file order"),
+         *PAIR_FILTER,
+         OVERWRITE)),
+    "cache-task": Command(
+        "paraflax.data.task_cache:cache_task",
+        "cache a filtered paraphrase Task with seqio's Beam caching",
+        "Runs seqio's own Task caching (seqio.scripts.cache_tasks_main) as "
+        "an Apache Beam pipeline over the Task backtranslated:SCORED.jsonl "
+        "with data.filter=--filter, data.max_pairs=--max-pairs and the seed "
+        "--seed: the kept pairs, as TFRecord shards in OUTPUT/<task>/. A "
+        "paraphrase config with data.cache_dir=OUTPUT (and the same data "
+        "settings) trains on the cache: the same pairs in the same order.",
+        (flag("--task", required=True, help="backtranslated:SCORED.jsonl"),
+         flag("--output", required=True, help="the cache folder "
+              "(data.cache_dir)"),
+         *PAIR_FILTER,
+         *BEAM_RUNNER,
+         flag("--shards", type=int, default=8, help="TFRecord shards of "
+              "the cache (default: 8)"),
          OVERWRITE)),
     "train-lm": Command(
         "paraflax.filtering.lm:train_lm",

@@ -44,6 +44,23 @@ class Filter(NamedTuple):
             else RANDOM)
 
 
+def from_flag(text: str | None) -> dict[str, Any] | None:
+  """A command's `--filter SCORE,LO,HI` or `--filter random` as the
+  `data.filter` it stands for (None: no filter)."""
+  if text is None:
+    return None
+  fields = text.split(",")
+  if fields == [RANDOM]:
+    return {"score": RANDOM}
+  try:
+    score, lo, hi = fields
+    return {"score": score, "lo": float(lo), "hi": float(hi)}
+  except ValueError as e:
+    raise errors.ConfigError(
+        f"--filter {text}: give SCORE,LO,HI (e.g. overlap_1,0.1,0.7) or "
+        f"{RANDOM}.") from e
+
+
 def parse(spec: Mapping[str, Any] | None, max_pairs: int) -> Filter | None:
   """The filter of `data.filter`, checked with `data.max_pairs`."""
   if max_pairs < 0:
@@ -84,18 +101,31 @@ def drop_score(ds: tf.data.Dataset) -> tf.data.Dataset:
   return ds.map(lambda ex: {k: v for k, v in ex.items() if k != SCORE})
 
 
-def take_exactly(ds: tf.data.Dataset, *, n: int, seed: int, what: str
-                 ) -> tf.data.Dataset:
-  """`n` examples drawn by `seed` without replacement, in their order;
-  fewer than `n` is an error naming `what` was filtered."""
-  count = int(ds.reduce(np.int64(0), lambda c, _: c + 1))
+def draw(count: int, *, n: int, seed: int, what: str) -> np.ndarray:
+  """Which of `count` examples `take_exactly` keeps, as a mask: `n` drawn
+  by `seed` without replacement (the one draw of every path that filters:
+  the Task, and `paraflax beam-score`); fewer than `n` is an error naming
+  `what` was filtered."""
   if count < n:
     raise errors.DataError(
         f"{what} keeps {count} pairs, fewer than data.max_pairs={n}: widen "
         "the bounds, or lower data.max_pairs.")
   keep = np.zeros(count, bool)
   keep[np.random.default_rng(seed).choice(count, n, replace=False)] = True
-  chosen = tf.constant(keep)
+  return keep
+
+
+def described(spec: Filter | None, source: str) -> str:
+  """What a filter of the pairs of `source` is called in its errors."""
+  return f"{source}: data.filter {spec}" if spec else source
+
+
+def take_exactly(ds: tf.data.Dataset, *, n: int, seed: int, what: str
+                 ) -> tf.data.Dataset:
+  """`n` examples drawn by `seed` without replacement, in their order;
+  fewer than `n` is an error naming `what` was filtered."""
+  count = int(ds.reduce(np.int64(0), lambda c, _: c + 1))
+  chosen = tf.constant(draw(count, n=n, seed=seed, what=what))
   picked = ds.enumerate().filter(lambda i, _: chosen[i])
   return picked.map(lambda _, ex: ex)
 
@@ -110,7 +140,6 @@ def preprocessors(spec: Filter | None, max_pairs: int, seed: int,
     steps += [functools.partial(keep_in_bounds, lo=spec.lo, hi=spec.hi),
               drop_score]
   if max_pairs:
-    what = f"{source}: data.filter {spec}" if spec else source
     steps.append(functools.partial(take_exactly, n=max_pairs, seed=seed,
-                                   what=what))
+                                   what=described(spec, source)))
   return steps

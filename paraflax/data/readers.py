@@ -247,16 +247,33 @@ def iter_lines(path: str | os.PathLike) -> Iterator[str]:
     yield _decode(path, number, raw).removesuffix("\n").removesuffix("\r")
 
 
+def jsonl_record(path: str, number: int, raw: bytes, *, keys: Sequence[str],
+                 fix: str = "") -> dict:
+  """Line `number` (1-based, as bytes) of the JSONL file `path`, checked as
+  `iter_jsonl` checks it: a reader of a byte range of the file (a Beam
+  worker's block) gives the same records and the same messages."""
+  if number == 1:
+    raw = raw.removeprefix(codecs.BOM_UTF8)
+  line = _decode(path, number, raw)
+  if not line.strip():
+    raise errors.DataError(f"{path}:{number}: empty line. Remove it: every "
+                           "line is one record.")
+  return _record(path, number, line, keys, fix)
+
+
+def iter_jsonl_sized(path: str | os.PathLike, *, keys: Sequence[str],
+                     fix: str = "") -> Iterator[tuple[dict, int]]:
+  """`iter_jsonl`'s records, each with the bytes its line takes (newline
+  included; of the decompressed text for a gzipped file): the byte ranges
+  a later reader seeks to."""
+  path = os.fspath(path)
+  for number, raw in enumerate(_raw_lines(path), start=1):
+    yield jsonl_record(path, number, raw, keys=keys, fix=fix), len(raw)
+
+
 def iter_jsonl(path: str | os.PathLike, *, keys: Sequence[str],
                fix: str = "") -> Iterator[dict]:
   """`read_jsonl` one record at a time, for files that may not fit in
   memory: the same checks, stopping at the first bad line."""
-  path = os.fspath(path)
-  for number, raw in enumerate(_raw_lines(path), start=1):
-    if number == 1:
-      raw = raw.removeprefix(codecs.BOM_UTF8)
-    line = _decode(path, number, raw)
-    if not line.strip():
-      raise errors.DataError(f"{path}:{number}: empty line. Remove it: every "
-                             "line is one record.")
-    yield _record(path, number, line, keys, fix)
+  for record, _ in iter_jsonl_sized(path, keys=keys, fix=fix):
+    yield record

@@ -75,7 +75,8 @@ def register() -> None:
 BACKTRANSLATED = "backtranslated:"
 
 
-def _score_of(path: str, line: int, record: dict, score: str) -> float:
+def score_of(path: str, line: int, record: dict, score: str) -> float:
+  """The `score` a filter bounds of the record on line `line` of `path`."""
   if score == "cost" and record.get("cost", 0.0) is None:
     raise errors.DataError(
         f"{path}:{line}: scores.cost is null: human pairs (paraflax "
@@ -90,8 +91,10 @@ def _score_of(path: str, line: int, record: dict, score: str) -> float:
 
 
 def _backtranslated_fn(path: str, score: str | None, split: str,
-                       shuffle_files: bool) -> tf.data.Dataset:
-  del split, shuffle_files
+                       shuffle_files: bool, seed: int | None = None
+                       ) -> tf.data.Dataset:
+  # seqio's caching passes a seed; one in-memory "file" needs none.
+  del split, shuffle_files, seed
   records = readers.read_jsonl(path, keys=("reference", "translation", "rank"))
   best = [(line, r) for line, r in enumerate(records, start=1)
           if r["rank"] == 0]
@@ -101,8 +104,18 @@ def _backtranslated_fn(path: str, score: str | None, split: str,
                                tf.string)}
   if score:  # float64: the bounds compare as they read in the config
     columns[filters.SCORE] = tf.constant(
-        [_score_of(path, line, r, score) for line, r in best], tf.float64)
+        [score_of(path, line, r, score) for line, r in best], tf.float64)
   return tf.data.Dataset.from_tensor_slices(columns)
+
+
+# A backtranslated Task's examples carry their place in the Task's order:
+# seqio's cache (`paraflax cache-task`) shuffles them across its shards, and
+# `examples` puts them back, so a cached Task trains on what the uncached does.
+POSITION = "position"
+
+
+def _numbered(ds: tf.data.Dataset) -> tf.data.Dataset:
+  return ds.enumerate().map(lambda i, ex: {**ex, POSITION: i})
 
 
 def register_backtranslated(path: str, data_filter: dict | None = None,
@@ -122,7 +135,10 @@ def register_backtranslated(path: str, data_filter: dict | None = None,
         name, source=seqio.FunctionDataSource(
             functools.partial(_backtranslated_fn, path, score),
             splits=("train",)),
-        preprocessors=filters.preprocessors(spec, max_pairs, seed, path),
+        # Everything up to the placeholder is what `paraflax cache-task`
+        # stores (seqio's Beam caching).
+        preprocessors=[*filters.preprocessors(spec, max_pairs, seed, path),
+                       _numbered, seqio.CacheDatasetPlaceholder()],
         output_features={f: _feature(tf.string) for f in corpora.PARAPHRASE})
   return name
 
@@ -165,9 +181,22 @@ def _to_python(value: np.generic | bytes) -> str | float:
   return value.decode("utf-8") if isinstance(value, bytes) else float(value)
 
 
-def examples(name: str, split: str) -> list[dict[str, str | float]]:
+def _cached(task: seqio.Task, cache_dir: str) -> None:
+  """Stops unless `cache_dir` holds seqio's cache of `task`."""
+  seqio.add_global_cache_dirs([cache_dir])
+  if not task.cache_dir:
+    raise errors.ConfigError(
+        f"data.cache_dir={cache_dir}: it holds no cache of Task {task.name}. "
+        "Cache it first with paraflax cache-task --output "
+        f"{cache_dir} and the same data.task, data.filter, data.max_pairs "
+        "and seed, or unset data.cache_dir.")
+
+
+def examples(name: str, split: str, cache_dir: str | None = None
+             ) -> list[dict[str, str | float]]:
   """All examples of a Task in file order, or of a Mixture as its members'
-  examples concatenated in the Mixture's order (no sampling)."""
+  examples concatenated in the Mixture's order (no sampling); from seqio's
+  cache in `cache_dir` (`paraflax cache-task`) when given."""
   register()
   if name.startswith(BACKTRANSLATED):
     name = register_backtranslated(name[len(BACKTRANSLATED):])
@@ -175,17 +204,24 @@ def examples(name: str, split: str) -> list[dict[str, str | float]]:
     name = register_selected(name[len(SELECTED):])
   if name in seqio.MixtureRegistry.names():
     members = seqio.MixtureRegistry.get(name).rate_per_task_name
-    return [ex for m in members for ex in examples(m, split)]
+    return [ex for m in members for ex in examples(m, split, cache_dir)]
   if name not in seqio.TaskRegistry.names():
     raise errors.ConfigError(f"unknown Task or Mixture {name!r}; `paraflax "
                              "tasks` lists them.")
-  ds = seqio.TaskRegistry.get(name).get_dataset(
-      sequence_length=None, split=split, shuffle=False)
+  task = seqio.TaskRegistry.get(name)
+  if cache_dir:
+    _cached(task, cache_dir)
+  ds = task.get_dataset(sequence_length=None, split=split, shuffle=False,
+                        use_cached=bool(cache_dir))
   out = []
   # Batched: pulling single elements out of tf.data costs ~0.2 ms each.
   for batch in ds.batch(_BATCH).as_numpy_iterator():
     out += [dict(zip(batch, map(_to_python, row)))
             for row in zip(*batch.values())]
+  if out and POSITION in out[0]:
+    out.sort(key=lambda ex: ex[POSITION])
+    for ex in out:
+      del ex[POSITION]
   return out
 
 

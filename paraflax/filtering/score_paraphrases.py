@@ -18,7 +18,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import tqdm
 
@@ -29,25 +29,25 @@ from paraflax.filtering import scores
 
 BLOCK = 1000  # records per append: the unit of progress and resumption
 KEYS = ("reference", "translation", "cost")
-_FIX = ("Score the output of `paraflax backtranslate`, whose records have "
+FIX = ("Score the output of `paraflax backtranslate`, whose records have "
         "reference, translation and cost.")
 
 
 def _records(path: str) -> Iterator[dict]:
-  return readers.iter_jsonl(path, keys=KEYS, fix=_FIX)
+  return readers.iter_jsonl(path, keys=KEYS, fix=FIX)
 
 
-def _survey(path: str) -> tuple[str, int]:
-  """The sha256 of the input's records and their number; stops at the
-  first bad line."""
+def digest_of(records: Iterable[dict]) -> tuple[str, int]:
+  """The sha256 of the records (what the output's settings name as its
+  input) and their number."""
   digest, count = hashlib.sha256(), 0
-  for record in _records(path):
+  for record in records:
     digest.update(json.dumps(record, sort_keys=True).encode() + b"\n")
     count += 1
   return digest.hexdigest(), count
 
 
-def _lines(records: list[dict],
+def lines_of(records: list[dict],
            block_scorers: Sequence[scores.BlockScorer]) -> str:
   """The records as they came, each plus (or with a fresh) `scores`."""
   pairs = [scores.pair_of(r) for r in records]
@@ -59,7 +59,7 @@ def _lines(records: list[dict],
                  for i, (record, pair) in enumerate(zip(records, pairs)))
 
 
-def _settings(digest: str, block_scorers: Sequence[scores.BlockScorer]
+def settings_of(digest: str, block_scorers: Sequence[scores.BlockScorer]
               ) -> dict:
   names = [b.name for b in block_scorers]
   unknown = sorted(set(names) - set(scores.OPTIONAL))
@@ -78,8 +78,8 @@ def score_file(input: str, output: str, overwrite: bool = False,
   (`filtering.scores.SCORERS`, and those of `block_scorers`), in input
   order; returns the records written by this run."""
   files.check_output(output)
-  digest, count = _survey(input)
-  settings = _settings(digest, block_scorers)
+  digest, count = digest_of(_records(input))  # stops at a bad line
+  settings = settings_of(digest, block_scorers)
   files.claim_output(output, settings, overwrite=overwrite)
   sizes = [min(BLOCK, count - start) for start in range(0, count, BLOCK)]
   # The input's digest is in the settings: the records cannot differ.
@@ -90,7 +90,7 @@ def score_file(input: str, output: str, overwrite: bool = False,
   records = itertools.islice(_records(input), start, None)
   with open(output, "a", encoding="utf-8") as f:
     for size in sizes[done:]:
-      f.write(_lines(list(itertools.islice(records, size)), block_scorers))
+      f.write(lines_of(list(itertools.islice(records, size)), block_scorers))
       f.flush()
       os.fsync(f.fileno())
       faults.moment("score_paraphrases.block")

@@ -243,7 +243,8 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
         "Mixture; `paraflax tasks` lists them (e.g. paraphrase_en_human), "
         "or use backtranslated:OUT.jsonl for `paraflax backtranslate` "
         "output.")
-  examples = tasks.examples(_task(config), config.data.split)
+  examples = tasks.examples(_task(config), config.data.split,
+                            cache_dir=config.data.get("cache_dir") or None)
   pairs = [(e["sentence1"], e["sentence2"]) for e in examples]
   vocab_path = os.path.join(workdir, VOCAB_FILE)
   if os.path.exists(vocab_path):  # resuming: the ids must not move

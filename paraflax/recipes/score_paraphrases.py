@@ -7,6 +7,7 @@ the streaming, resumable file stay in `filtering/`.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from paraflax.filtering import lm as lm_lib
@@ -37,3 +38,15 @@ def score_file(input: str, output: str, overwrite: bool = False,
   return score_paraphrases.score_file(
       input, output, overwrite=overwrite,
       block_scorers=block_scorers(classifier_workdir, lm), **options)
+
+
+def beam_score_file(input: str, output: str,
+                    classifier_workdir: str | None = None,
+                    lm: str | None = None, **options: Any) -> int:
+  """`paraflax beam-score`: `score_file` as a Beam pipeline
+  (`filtering.beam_scoring`); each worker builds the block scorers from
+  the same flags (a picklable factory, not a loaded model)."""
+  from paraflax.filtering import beam_scoring  # pylint: disable=g-import-not-at-top
+  return beam_scoring.score_file(
+      input, output, functools.partial(block_scorers, classifier_workdir, lm),
+      **options)

@@ -64,7 +64,8 @@ _EVALS_OF_EVAL = {
 _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
                   "loss": {"normalize": "tokens"},
                   "data": {"sort_by": "target"}},
-          "paraphrase": {"data": {"filter": None, "max_pairs": 0},
+          "paraphrase": {"data": {"filter": None, "max_pairs": 0,
+                                  "cache_dir": ""},
                          "length_groups": 1}}
 # Settings a resumed run may change: how long it trains, and how fast (the
 # length groups compute the same numbers, issue 14).
