@@ -10,6 +10,7 @@ so the second pipeline costs its work, not its compilations.
 import json
 import os
 import pathlib
+import shutil
 import time
 
 import pytest
@@ -101,15 +102,18 @@ def test_rerun_skips_every_stage(runs, finished):
 
 
 def test_killed_stages_rerun_to_the_same_report(runs, finished, tmp_path):
-  # Inside the GRAN's training (its first checkpoint), then after the
-  # GRAN's work but before its DONE.json, then inside the bilingual
-  # training: each rerun resumes the last.
+  # A copy of the finished pipeline whose last stages are to run again:
+  # killed inside the GRAN's training (its first checkpoint), then after
+  # the STS table but before its DONE.json; each rerun resumes the last.
   workdir = tmp_path / "w"
-  argv = _argv(workdir)
-  output = runs.kill_then_finish(argv, ["checkpoint.saved:3",
-                                        "pipeline.stage_ran:1",
-                                        "metrics.written:2"])
-  assert output.count("gran: start") == 2
+  shutil.copytree(finished[0], workdir)
+  for stage in ("gran", "sts", "bilingual", "mining", "report"):
+    shutil.rmtree(workdir / stage)
+  (workdir / "report.md").unlink()
+  output = runs.kill_then_finish(_argv(workdir), ["checkpoint.saved:1",
+                                                  "pipeline.stage_ran:2"])
+  assert output.count("gran: start") == 2 and output.count("sts: start") == 2
+  assert output.count("nmt: finished before") == 3
   assert _numbers(workdir) == _numbers(finished[0])
 
 
