@@ -30,7 +30,7 @@ from paraflax.recipes import sweep
 from paraflax.recipes import workdir as workdir_lib
 
 DONE = "DONE.json"
-REPORT = "report.md"  # W/report.md; its plots and numbers in W/report/
+LMS = ("", "references")  # score.lm: what the lm_ppl LM is trained on
 CLAIM = "pipeline.json"  # W/pipeline.json: the plan; its .meta.json, config
 # The config files whose keys each stage's `settings` block sets.
 BASES = {"nmt": "configs/nmt.py:{lang}", "gran": "configs/paraphrase.py:gran",
@@ -92,6 +92,13 @@ def _nmt(plan: Plan) -> dict:
           "best": _best(existing, saved.select)}
 
 
+def _lines(path: str) -> int:
+  """The records of a finished JSONL output (the whole file, whichever run
+  wrote which part)."""
+  with open(path, "rb") as f:
+    return sum(1 for _ in f)
+
+
 def _bitext_rows(c: ml_collections.ConfigDict) -> list[tuple[str, str]]:
   """The first `sentences` (non-English, English) rows of the Task, rows
   with an empty side left out."""
@@ -118,11 +125,12 @@ def _backtranslate(plan: Plan) -> dict:
     files.write_once(path, "".join(r[side] + "\n" for r in rows),
                      overwrite=False)
   output = os.path.join(folder, "bt.jsonl")
-  records = translation.backtranslate(
+  translation.backtranslate(
       plan.done("nmt")["workdir"], output, beam=c.beam, nbest=c.nbest,
       batch_size=c.batch_size, stop=c.stop, src=src, ref=ref)
-  return {"output": os.path.abspath(output), "references": ref,
-          "sentences": len(rows), "records": records}
+  return {"output": os.path.abspath(output),
+          "references": os.path.abspath(ref), "sentences": len(rows),
+          "records": _lines(output)}
 
 
 def _score(plan: Plan) -> dict:
@@ -137,13 +145,13 @@ def _score(plan: Plan) -> dict:
     lm_lib.train_lm(bt["references"], lm, order=c.score.lm_order,
                     discount_fallback=True)
   output = os.path.join(folder, "scored.jsonl")
-  records = score_paraphrases.score_file(bt["output"], output, lm=lm)
+  score_paraphrases.score_file(bt["output"], output, lm=lm)
   # The Task the GRAN trains on, counted here: a filter that keeps fewer
   # than max_pairs stops the pipeline before the GRAN starts.
   name = tasks.register_backtranslated(output, c.filter.to_dict(),
                                        c.max_pairs, plan.configs["gran"].seed)
   pairs = sum(1 for _ in tasks.examples(name, "train"))
-  return {"output": os.path.abspath(output), "records": records,
+  return {"output": os.path.abspath(output), "records": _lines(output),
           "filter": c.filter.to_dict(), "max_pairs": c.max_pairs,
           "pairs": pairs, "task": plan.configs["gran"].data.task}
 
@@ -272,6 +280,10 @@ def _check_stages(config: ml_collections.ConfigDict) -> None:
       raise errors.ConfigError(
           f"config stages: {stage} needs {', '.join(missing)}; add it to "
           "stages, or leave the stage out.")
+  if config.score.lm not in LMS:
+    raise errors.ConfigError(
+        f"score.lm={config.score.lm!r}: give one of {LMS} (\"\": no "
+        "lm_ppl; references: a KenLM of the back-translated references).")
   keys = set(config.seconds_per_unit.keys())
   if keys != set(STAGES):
     raise errors.ConfigError(
@@ -395,14 +407,16 @@ def _claim(plan_: Plan, overwrite: bool) -> None:
   (which removes its stages)."""
   w = plan_.workdir
   workdir_lib.check_writable(w)
-  leftovers = [plan_.folder(s) for s in STAGES] + [os.path.join(w, REPORT)]
+  leftovers = [plan_.folder(s) for s in STAGES]
+  leftovers.append(os.path.join(w, report.REPORT))
   files.claim_output(os.path.join(w, CLAIM),
                      json.loads(plan_.config.to_json()), overwrite=overwrite,
                      leftovers=leftovers)
-  files.write_text_atomic(os.path.join(w, CLAIM), json.dumps(
+  files.write_once(os.path.join(w, CLAIM), json.dumps(
       {"stages": list(plan_.config.stages),
        "configs": {k: json.loads(v.to_json())
-                   for k, v in plan_.configs.items()}}, indent=2) + "\n")
+                   for k, v in plan_.configs.items()}}, indent=2) + "\n",
+                   overwrite=True)  # W's paths: rewritten when W moved
 
 
 def _run_stage(plan_: Plan, stage: str) -> dict:
@@ -446,5 +460,5 @@ def run(config: ml_collections.ConfigDict, workdir: str,
     progress.finished(stage, records[stage]["seconds"])
     progress.say(index, stage, f"done in {_clock(records[stage]['seconds'])}")
   if "report" in records:
-    print(f"report: {os.path.join(workdir, REPORT)}", flush=True)
+    print(f"report: {os.path.join(workdir, report.REPORT)}", flush=True)
   return records

@@ -13,6 +13,7 @@ from paraflax import files
 if TYPE_CHECKING:
   from paraflax.pipeline import Plan
 
+REPORT = "report.md"  # W/report.md; its plots and numbers in W/report/
 TRAINED = ("nmt", "gran", "bilingual")  # stages whose metrics.jsonl we plot
 _TIMES = "times"  # report.json holds everything but the times
 
@@ -197,7 +198,7 @@ def write(plan: Plan, stages: Sequence[str]) -> dict:
   kept = {k: v for k, v in found.items() if k != _TIMES}
   numbers_path = os.path.join(folder, "report.json")
   files.write_text_atomic(numbers_path, json.dumps(kept, indent=2) + "\n")
-  path = os.path.join(plan.workdir, "report.md")
+  path = os.path.join(plan.workdir, REPORT)
   files.write_text_atomic(path, markdown(found, curves))
   print(markdown(found, curves), flush=True)
   return {"report": os.path.abspath(path),
