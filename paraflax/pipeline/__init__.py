@@ -412,11 +412,18 @@ def _claim(plan_: Plan, overwrite: bool) -> None:
   files.claim_output(os.path.join(w, CLAIM),
                      json.loads(plan_.config.to_json()), overwrite=overwrite,
                      leftovers=leftovers)
-  files.write_once(os.path.join(w, CLAIM), json.dumps(
-      {"stages": list(plan_.config.stages),
-       "configs": {k: json.loads(v.to_json())
-                   for k, v in plan_.configs.items()}}, indent=2) + "\n",
-                   overwrite=True)  # W's paths: rewritten when W moved
+  text = json.dumps({"stages": list(plan_.config.stages),
+                     "configs": {k: json.loads(v.to_json())
+                                 for k, v in plan_.configs.items()}},
+                    indent=2) + "\n"
+  path = os.path.join(w, CLAIM)
+  if not os.path.exists(path) or _read(path) != text:  # new, or W moved
+    files.write_text_atomic(path, text)
+
+
+def _read(path: str) -> str:
+  with open(path, encoding="utf-8") as f:
+    return f.read()
 
 
 def _run_stage(plan_: Plan, stage: str) -> dict:
