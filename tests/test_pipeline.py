@@ -117,6 +117,22 @@ def test_killed_stages_rerun_to_the_same_report(runs, finished, tmp_path):
   assert _numbers(workdir) == _numbers(finished[0])
 
 
+def test_existing_nmt_workdir_until_and_only(runs, finished, tmp_path):
+  workdir, nmt = tmp_path / "w", finished[0] / "nmt"
+  argv = _argv(workdir, f"--config.nmt.workdir={nmt}")
+  output = runs.finish([*argv, "--until", "backtranslate"])
+  assert "[2/2] backtranslate: done" in output
+  assert json.loads((workdir / "nmt" / pipeline.DONE).read_text())[
+      "workdir"] == str(nmt)
+  assert not (workdir / "nmt" / "checkpoints").exists()  # trained nothing
+  assert (workdir / "backtranslate" / "bt.jsonl").read_bytes() == (
+      finished[0] / "backtranslate" / "bt.jsonl").read_bytes()
+  output = runs.finish([*argv, "--only", "score"])
+  assert "[1/1] score: done" in output
+  assert sorted(p.name for p in workdir.iterdir() if p.is_dir()) == [
+      "backtranslate", "nmt", "score"]
+
+
 def _fails(argv: list[str], capsys) -> str:
   start = time.monotonic()
   assert cli.main(argv) == cli.EXIT_BAD_INPUT
@@ -128,6 +144,11 @@ def test_unknown_stage_is_refused_with_the_valid_ones(tmp_path, capsys):
   workdir = tmp_path / "w"
   err = _fails(_argv(workdir, "--config.stages=('nmt', 'bogus')"), capsys)
   assert "'bogus'" in err and ", ".join(pipeline.STAGES) in err
+  err = _fails(_argv(workdir, "--config.stages=('bilingual', 'report', "
+                          "'mining')"), capsys)
+  assert "report needs mining before it" in err
+  err = _fails(_argv(workdir, "--config.filter.score=bogus"), capsys)
+  assert "filter / max_pairs" in err and "overlap_1" in err
   with pytest.raises(SystemExit):
     cli.main(_argv(workdir, "--until", "bogus"))
   assert "invalid choice: 'bogus'" in capsys.readouterr().err

@@ -25,6 +25,7 @@ import ml_collections
 from paraflax import config as config_lib
 from paraflax import errors
 from paraflax import files
+from paraflax.data import filters
 from paraflax.pipeline import report
 from paraflax.recipes import sweep
 from paraflax.recipes import workdir as workdir_lib
@@ -274,12 +275,13 @@ def needs(config: ml_collections.ConfigDict, stage: str) -> tuple[str, ...]:
 
 def _check_stages(config: ml_collections.ConfigDict) -> None:
   _stage_names(config.stages, "config stages")
-  for stage in config.stages:
-    missing = [n for n in needs(config, stage) if n not in config.stages]
+  for i, stage in enumerate(config.stages):
+    missing = [n for n in needs(config, stage) if n not in config.stages[:i]]
     if missing:
       raise errors.ConfigError(
-          f"config stages: {stage} needs {', '.join(missing)}; add it to "
-          "stages, or leave the stage out.")
+          f"config stages: {stage} needs {', '.join(missing)} before it; "
+          "add them (in order: " + ", ".join(STAGES) + "), or leave "
+          f"{stage} out.")
   if config.score.lm not in LMS:
     raise errors.ConfigError(
         f"score.lm={config.score.lm!r}: give one of {LMS} (\"\": no "
@@ -319,10 +321,9 @@ def _stage_configs(config: ml_collections.ConfigDict, workdir: str
                    ) -> dict[str, ml_collections.ConfigDict]:
   """Each stage's own config: its file, then its `settings` block; a key the
   file lacks stops here."""
-  root = sweep.ROOT
   found = {}
   for stage, spec in BASES.items():
-    path = os.path.join(root, spec.format(lang=config.lang))
+    path = os.path.join(sweep.ROOT, spec.format(lang=config.lang))
     base = config_lib.load_file(path)
     block = config[stage].settings
     try:
@@ -335,8 +336,10 @@ def _stage_configs(config: ml_collections.ConfigDict, workdir: str
       "data.task": "backtranslated:" + scored,
       "data.filter": config.filter.to_dict(),
       "data.max_pairs": config.max_pairs})
-  from paraflax.data import filters  # pylint: disable=g-import-not-at-top
-  filters.parse(config.filter.to_dict(), config.max_pairs)
+  try:
+    filters.parse(config.filter.to_dict(), config.max_pairs)
+  except errors.ConfigError as e:
+    raise errors.ConfigError(f"filter / max_pairs: {e}") from e
   return found
 
 
