@@ -395,10 +395,12 @@ class Progress:
     return speed * sum(self.estimate(s) for s in stages)
 
   def say(self, index: int, stage: str, event: str) -> None:
-    left = self.todo[index:] if event == "start" else self.todo[index + 1:]
+    starts = event == "start"
+    left = self.todo[index:] if starts else self.todo[index + 1:]
+    what = f", {STAGES[stage].what}" if starts else ""
     print(f"== pipeline [{index + 1}/{len(self.todo)}] {stage}: {event} "
           f"(elapsed {_clock(time.monotonic() - self.start)}, about "
-          f"{_clock(self._left(left))} left)", flush=True)
+          f"{_clock(self._left(left))} left{what})", flush=True)
 
   def finished(self, stage: str, seconds: float) -> None:
     self.spent += seconds
