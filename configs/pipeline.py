@@ -17,7 +17,8 @@ Command:
 Time (tiny, 2 CPU cores shared with other jobs: load average 10.5 at the
 start, 11-18 during the run, 2026-11-24): 10 min 38 s wall (nmt 151 s,
 backtranslate 60 s, score 8 s, gran 137 s, sts 22 s, bilingual 238 s,
-mining 9 s, report 1 s); its first progress line estimated 9 min 41 s.
+mining 9 s, report 1 s); its first progress line estimated 9 min 41 s (from the first guesses of
+seconds_per_unit; they now hold this run's rates).
 Not measured on idle cores.
 Results (tiny): NMT dev BLEU 0.16 (600 steps, far from converged); 3,000
 sentences -> 12,000 4-best records, 2,411 1-best pairs kept by the
@@ -85,10 +86,11 @@ def _tiny() -> ml_collections.ConfigDict:
       "settings": {"k": 4, "margin": "ratio", "retrieval": "max"}})
   # Seconds per unit of work on this preset's hardware (units: train steps,
   # sentences back-translated, records scored, benchmark sentences, one for
-  # sts and report): the time-left estimate. Measured on 2 CPU cores.
+  # sts and report): the time-left estimate. Measured by the run of the
+  # header (2 busy CPU cores, compilation included).
   c.seconds_per_unit = ml_collections.ConfigDict({
-      "nmt": 0.25, "backtranslate": 0.04, "score": 0.001, "gran": 0.6,
-      "sts": 20.0, "bilingual": 0.25, "mining": 0.01, "report": 3.0})
+      "nmt": 0.25, "backtranslate": 0.02, "score": 0.0007, "gran": 0.86,
+      "sts": 22.0, "bilingual": 0.4, "mining": 0.003, "report": 1.0})
   return c
 
 
@@ -108,6 +110,7 @@ def _gpu(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
                           "checkpoint": {"every": 1000},
                           "mesh": {"num_devices": -1}}
   c.mining.gold, c.mining.distractors = 1000, 4000
+  # Guesses, not measured: no accelerator has run a pipeline yet.
   c.seconds_per_unit = {"nmt": 0.05, "backtranslate": 0.05, "score": 0.0005,
                         "gran": 0.1, "sts": 10.0, "bilingual": 0.05,
                         "mining": 0.002, "report": 3.0}
@@ -124,6 +127,7 @@ def _pod(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   c.bilingual.settings.batch_size = 256
   c.bilingual.settings.train_steps = 5000
   c.backtranslate.batch_size = 512
+  # Guesses, not measured.
   c.seconds_per_unit = {"nmt": 0.05, "backtranslate": 0.01, "score": 0.0005,
                         "gran": 0.1, "sts": 10.0, "bilingual": 0.05,
                         "mining": 0.001, "report": 3.0}
