@@ -172,7 +172,7 @@ COMMANDS: dict[str, Command] = {
          flag("--overwrite", action="store_true",
               help="start afresh over a workdir made by another config (its "
               "stages are removed)")),
-        config="configs/pipeline.py:tiny"),
+        config=True),
     "train": Command(
         "paraflax.recipes.train:train", "train a model from a config file",
         "Trains (or resumes) the experiment of a config file; override keys "
