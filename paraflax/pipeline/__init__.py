@@ -24,6 +24,7 @@ import ml_collections
 
 from paraflax import config as config_lib
 from paraflax import errors
+from paraflax import faults
 from paraflax import files
 from paraflax.data import filters
 from paraflax.pipeline import report
@@ -353,7 +354,7 @@ def plan(config: ml_collections.ConfigDict, workdir: str) -> Plan:
 
 
 def _selected(config: ml_collections.ConfigDict, until: str | None,
-              only: str | None) -> list[str]:
+              only: str | None, overwrite: bool) -> list[str]:
   for flag, name in (("--until", until), ("--only", only)):
     if name is not None:
       _stage_names([name], f"{flag} {name}")
@@ -363,6 +364,10 @@ def _selected(config: ml_collections.ConfigDict, until: str | None,
             f"({', '.join(config.stages)}).")
   if until and only:
     raise errors.ConfigError("give --until or --only, not both.")
+  if only and overwrite:
+    raise errors.ConfigError(
+        f"--only {only} --overwrite: --overwrite removes every stage, the "
+        f"ones {only} needs too; run without --only to start afresh.")
   stages = list(config.stages)
   if only:
     return [only]
@@ -432,7 +437,6 @@ def _read(path: str) -> str:
 
 
 def _run_stage(plan_: Plan, stage: str) -> dict:
-  from paraflax import faults  # pylint: disable=g-import-not-at-top
   os.makedirs(plan_.folder(stage), exist_ok=True)
   start = time.monotonic()
   summary = STAGES[stage].run(plan_)
@@ -449,7 +453,7 @@ def run(config: ml_collections.ConfigDict, workdir: str,
         overwrite: bool = False) -> dict[str, dict]:
   """`paraflax pipeline`: runs the config's stages (up to --until, or only
   --only) into `workdir`, skipping finished ones; their DONE records."""
-  todo = _selected(config, until, only)
+  todo = _selected(config, until, only, overwrite)
   plan_ = plan(config, workdir)
   if only:
     unfinished = [s for s in needs(config, only) if plan_.done(s) is None]
