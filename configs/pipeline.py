@@ -119,7 +119,7 @@ def _gpu(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 def _pod(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   """A pod slice: the gpu preset with 8x the batch over every device of
-  every host (`mesh.num_devices = -1`), the steps cut to match."""
+  every host (`mesh.num_devices = -1`), the steps cut to a quarter."""
   c = _gpu(c)
   c.preset = "pod"
   c.nmt.settings.batch_size, c.nmt.settings.train_steps = 512, 1500
