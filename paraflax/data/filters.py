@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from paraflax import choices
 from paraflax import errors
 from paraflax import quiet
 
-tf = quiet.tensorflow()
+if TYPE_CHECKING:
+  import tensorflow as tf
 
 RANDOM = "random"
 SCORE = "score"  # the feature that carries the bounded score until the bound
@@ -124,6 +125,7 @@ def take_exactly(ds: tf.data.Dataset, *, n: int, seed: int, what: str
                  ) -> tf.data.Dataset:
   """`n` examples drawn by `seed` without replacement, in their order;
   fewer than `n` is an error naming `what` was filtered."""
+  tf = quiet.tensorflow()  # here: `parse` checks a config without it
   count = int(ds.reduce(np.int64(0), lambda c, _: c + 1))
   chosen = tf.constant(draw(count, n=n, seed=seed, what=what))
   picked = ds.enumerate().filter(lambda i, _: chosen[i])

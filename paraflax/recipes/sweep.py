@@ -110,7 +110,7 @@ def point_name(overrides: Sequence[str]) -> str:
   return name
 
 
-def _flat(settings: Mapping[str, Any], base: ml_collections.ConfigDict,
+def flat_settings(settings: Mapping[str, Any], base: ml_collections.ConfigDict,
           prefix: str = "") -> Iterator[tuple[str, Any]]:
   """{"data.max_pairs": 2000, ...}: a block is walked only where the base
   config has one, so a dict value (data.filter) stays one value."""
@@ -118,7 +118,7 @@ def _flat(settings: Mapping[str, Any], base: ml_collections.ConfigDict,
     value = settings[key]
     if (key in base and isinstance(base[key], ml_collections.ConfigDict)
         and isinstance(value, (Mapping, ml_collections.ConfigDict))):
-      yield from _flat(value, base[key], f"{prefix}{key}.")
+      yield from flat_settings(value, base[key], f"{prefix}{key}.")
     else:
       yield f"{prefix}{key}", value
 
@@ -142,7 +142,7 @@ def points(sweep: ml_collections.ConfigDict) -> list[Point]:
   point and the key, before anything trains."""
   _check_keys(sweep)
   base = config_lib.load_file(_base(sweep.base))
-  settings = dict(_flat(sweep.settings, base))
+  settings = dict(flat_settings(sweep.settings, base))
   found: dict[str, Point] = {}
   for index, overrides in enumerate(grid(sweep)):
     name = point_name(overrides)

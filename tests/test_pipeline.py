@@ -1,0 +1,190 @@
+"""`paraflax pipeline`: end to end to the report on a test-sized tiny preset;
+a rerun skips every stage; SIGKILLs inside stages, then the same command,
+give the report of an uninterrupted run; bad input stops within seconds with
+nothing written.
+
+Runs are `paraflax` processes forked from the server of
+tests/test_kill_anywhere.py (paraflax imported once, one compilation cache),
+so the second pipeline costs its work, not its compilations.
+"""
+import json
+import os
+import pathlib
+import shutil
+import time
+
+import pytest
+
+from paraflax import choices
+from paraflax import cli
+from paraflax import config as config_lib
+from paraflax import pipeline
+from paraflax.recipes import workdir as workdir_lib
+from tests.conftest import ROOT
+from tests.test_kill_anywhere import Runs
+
+CONFIG = str(ROOT / "configs" / "pipeline.py")
+
+
+def _set(stage: str, **values) -> list[str]:
+  return [f"--config.{stage}.{k}={v}" for k, v in values.items()]
+
+
+# The tiny preset cut to seconds of work a stage.
+SMALL = [
+    *_set("nmt.settings", train_steps=20, eval_every=20, log_every=10,
+          **{"checkpoint.every": 10, "evals.dev.sentences": 8,
+             "evals.dev.beam": 2, "vocab.size": 600, "model.emb_dim": 24,
+             "model.hidden": 24, "model.attention_dim": 24,
+             "data.max_len": 16, "decode.max_output": 24}),
+    *_set("backtranslate", sentences=64, beam=2, nbest=2, batch_size=32),
+    *_set("gran.settings", train_steps=8, eval_every=8, log_every=2,
+          batch_size=16, megabatch=2, **{"checkpoint.every": 4,
+                                         "model.word_dim": 32,
+                                         "model.hidden": 32}),
+    *_set("bilingual.settings", train_steps=12, eval_every=12, log_every=4,
+          batch_size=16, **{"checkpoint.every": 6, "vocab.size": 600,
+                            "model.word_dim": 24, "model.hidden": 24,
+                            "data.max_len": 16, "eval.sentences": 16,
+                            "evals.dev.sentences": 16}),
+    *_set("mining", gold=50, distractors=100),
+]
+
+
+def _argv(workdir: pathlib.Path, *extra: str) -> list[str]:
+  return ["pipeline", "--config", CONFIG + ":tiny", "--workdir",
+          str(workdir), *SMALL, *extra]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Runs:
+  return Runs(tmp_path_factory.mktemp("jit_cache"))
+
+
+@pytest.fixture(scope="module")
+def finished(runs, tmp_path_factory) -> tuple[pathlib.Path, str]:
+  """An uninterrupted pipeline: its workdir and output."""
+  workdir = tmp_path_factory.mktemp("pipe") / "w"
+  return workdir, runs.finish(_argv(workdir))
+
+
+def _numbers(workdir: pathlib.Path) -> dict:
+  return json.loads((workdir / "report" / "report.json").read_text())
+
+
+def test_runs_end_to_end_to_the_report(finished):
+  workdir, output = finished
+  for stage in pipeline.STAGES:
+    assert (workdir / stage / pipeline.DONE).is_file(), stage
+    assert f"] {stage}: start (elapsed" in output
+  assert "left)" in output
+  report = (workdir / "report.md").read_text()
+  for stage in ("nmt", "gran", "bilingual"):
+    assert f"(report/{stage}_curve.png)" in report
+    assert (workdir / "report" / f"{stage}_curve.png").stat().st_size > 0
+  assert "STS12-15 mean" in report and "Mining P/R/F1" in report
+  numbers = _numbers(workdir)
+  assert len(numbers["mining"]["sample"]) == 10
+  assert len(numbers["mining"]["rows"]) == 12  # margins x retrievals
+  assert numbers["score"]["pairs"] > 0
+  assert numbers["sts"]["semeval_2012_2015"]["n"] > 0
+
+
+def test_rerun_skips_every_stage(runs, finished):
+  workdir, _ = finished
+  before = {p: p.stat().st_mtime_ns for p in workdir.rglob("*")
+            if p.is_file()}
+  output = runs.finish(_argv(workdir))
+  assert output.count("finished before") == len(pipeline.STAGES)
+  assert ": start (" not in output
+  assert {p: p.stat().st_mtime_ns for p in workdir.rglob("*")
+          if p.is_file()} == before
+
+
+def test_killed_stages_rerun_to_the_same_report(runs, finished, tmp_path):
+  # A copy of the finished pipeline whose last stages are to run again:
+  # killed inside the GRAN's training (its first checkpoint), then after
+  # the STS table but before its DONE.json; each rerun resumes the last.
+  workdir = tmp_path / "w"
+  shutil.copytree(finished[0], workdir)
+  for stage in ("gran", "sts", "bilingual", "mining", "report"):
+    shutil.rmtree(workdir / stage)
+  (workdir / "report.md").unlink()
+  output = runs.kill_then_finish(_argv(workdir), ["checkpoint.saved:1",
+                                                  "pipeline.stage_ran:2"])
+  assert output.count("gran: start") == 2 and output.count("sts: start") == 2
+  assert output.count("nmt: finished before") == 3
+  assert _numbers(workdir) == _numbers(finished[0])
+
+
+def test_existing_nmt_workdir_until_and_only(runs, finished, tmp_path):
+  workdir, nmt = tmp_path / "w", finished[0] / "nmt"
+  argv = _argv(workdir, f"--config.nmt.workdir={nmt}")
+  output = runs.finish([*argv, "--until", "backtranslate"])
+  assert "[2/2] backtranslate: done" in output
+  assert json.loads((workdir / "nmt" / pipeline.DONE).read_text())[
+      "workdir"] == str(nmt)
+  assert not (workdir / "nmt" / "checkpoints").exists()  # trained nothing
+  assert (workdir / "backtranslate" / "bt.jsonl").read_bytes() == (
+      finished[0] / "backtranslate" / "bt.jsonl").read_bytes()
+  output = runs.finish([*argv, "--only", "score"])
+  assert "[1/1] score: done" in output
+  assert sorted(p.name for p in workdir.iterdir() if p.is_dir()) == [
+      "backtranslate", "nmt", "score"]
+
+
+def _fails(argv: list[str], capsys) -> str:
+  start = time.monotonic()
+  assert cli.main(argv) == cli.EXIT_BAD_INPUT
+  assert time.monotonic() - start < 10
+  return capsys.readouterr().err
+
+
+def test_unknown_stage_is_refused_with_the_valid_ones(tmp_path, capsys):
+  workdir = tmp_path / "w"
+  err = _fails(_argv(workdir, "--config.stages=('nmt', 'bogus')"), capsys)
+  assert "'bogus'" in err and ", ".join(pipeline.STAGES) in err
+  err = _fails(_argv(workdir, "--config.stages=('bilingual', 'report', "
+                          "'mining')"), capsys)
+  assert "report needs mining before it" in err
+  err = _fails(_argv(workdir, "--config.filter.score=bogus"), capsys)
+  assert "filter / max_pairs" in err and "overlap_1" in err
+  with pytest.raises(SystemExit):
+    cli.main(_argv(workdir, "--until", "bogus"))
+  assert "invalid choice: 'bogus'" in capsys.readouterr().err
+  assert not workdir.exists()
+
+
+def test_nmt_workdir_of_other_languages_is_refused(tmp_path, capsys):
+  nmt = tmp_path / "nmt_fr"
+  workdir_lib.save_config(nmt, config_lib.load_file(
+      str(ROOT / "configs" / "nmt.py") + ":fr"))
+  workdir = tmp_path / "w"
+  err = _fails(_argv(workdir, f"--config.nmt.workdir={nmt}"), capsys)
+  assert "fr-en" in err and "de-en" in err and str(nmt) in err
+  assert not workdir.exists()
+
+
+def test_only_with_unfinished_prerequisites_names_them(tmp_path, capsys):
+  workdir = tmp_path / "w"
+  err = _fails(_argv(workdir, "--only", "gran"), capsys)
+  assert "--only gran needs score finished first" in err
+  assert not workdir.exists()
+
+
+def test_other_config_over_a_started_workdir_is_refused(finished, capsys):
+  workdir, _ = finished
+  err = _fails(_argv(workdir, "--config.mining.sample=5"), capsys)
+  assert "mining" in err and "--overwrite" in err
+  assert (workdir / "report.md").is_file()
+
+
+@pytest.mark.parametrize("preset", ("tiny", "gpu", "pod"))
+def test_every_preset_key_is_a_key_its_stage_uses(preset, tmp_path):
+  config = config_lib.load_file(f"{CONFIG}:{preset}")
+  plan = pipeline.plan(config, str(tmp_path / "w"))
+  assert set(plan.configs) == set(pipeline.BASES)
+  assert tuple(config.stages) == tuple(pipeline.STAGES) \
+      == choices.PIPELINE_STAGES
+  assert not os.listdir(tmp_path)
+
