@@ -17,6 +17,8 @@ from configs import paraphrase
 def get_config():
   c = paraphrase.get_config("avg")
   c.data.task = "paraphrase_en_ppdb_lexical"
-  c.train_steps, c.length_groups = 2000, 1
-  c.eval_every = c.checkpoint.every = 400
+  # Avg's 2,000 updates of 100 pairs: about one pass over the pairs, each
+  # word seen a few times, hence 10x GRAN's rate: STSb dev of this Avg 59.1
+  # at 1e-2, 46.8 at 1e-3 (there with sentences cut to 8 words).
+  c.optimizer.learning_rate = 1e-2
   return c
