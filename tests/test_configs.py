@@ -1,5 +1,6 @@
 """Config files: the experiments they name, the loader, and flags that set
 config keys."""
+import copy
 import dataclasses
 import json
 import pathlib
@@ -296,7 +297,7 @@ def test_the_experiments_are_unchanged(name, tmp_path):
   the CHANGED keys; a workdir of before resumes with those keys set back."""
   from paraflax.recipes import workdir  # pylint: disable=g-import-not-at-top
   config = config_lib.load(_spec(name))
-  then = workdir.upgrade(BEFORE[name])
+  then = copy.deepcopy(workdir.upgrade(BEFORE[name]))  # BEFORE stays
   for block, key, now in CHANGED.get(name, ()):
     assert config[block][key] == now and then[block][key] != now
     then[block][key] = now
