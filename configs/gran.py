@@ -28,4 +28,7 @@ def get_config():
   c = paraphrase.get_config("gran")
   c.model.word_vectors = PPDB_VECTORS
   c.data.vocab_from_vectors = True
+  # Each sentence's words shuffled with this probability (the paper's
+  # scrambling): STSb dev 69.67 against 68.85 unscrambled (README).
+  c.loss.scramble = 0.3
   return c
