@@ -7,17 +7,25 @@ writes them to runs/ppdb_words/word_vectors.txt (a path from the checkout,
 where the README's main command runs), and the vocabulary keeps all of
 their 88,860 words, so that STS words the pairs lack are no longer <unk>.
 
-Every other setting (steps, batch, megabatch, margin, sizes, data,
-optimizer, eval) is configs/paraphrase.py's "gran", the family's file. That
-experiment, random words and the pairs' vocabulary (the README's figures
-before issue 14), is `--config configs/paraphrase.py:gran`, or this file
-with `--config.model.word_vectors= --config.data.vocab_from_vectors=False`.
+Also scrambling 0.3 and 960 updates; every other setting (batch,
+megabatch, margin, sizes, data, optimizer, eval) is configs/paraphrase.py's
+"gran", the family's file. That experiment, random words, the pairs'
+vocabulary, no scrambling, 480 updates (the README's figures before issue
+14), is `--config configs/paraphrase.py:gran`, or this file with
+`--config.model.word_vectors= --config.data.vocab_from_vectors=False
+--config.loss.scramble=0 --config.train_steps=480`.
 
 Command:
   paraflax train --config configs/ppdb_words.py --workdir runs/ppdb_words
   paraflax export-words --workdir runs/ppdb_words
   paraflax train --config configs/gran.py --workdir runs/gran
   paraflax eval-sts --workdir runs/gran
+Results (Pearson x 100, best STSb.dev-tuning checkpoint, step 640;
+2026-11-24, cores shared with other jobs, load average 10-19):
+  STSb dev 70.08, STSb test 64.19, SICK train 62.30,
+  STS12-15 mean 60.45, size-weighted 63.28
+  (per year: STS12 49.90, STS13 50.42, STS14 65.13, STS15 69.30).
+Each change's STSb dev: README, "Learning per minute (issue 14)".
 """
 from configs import paraphrase
 
@@ -31,4 +39,7 @@ def get_config():
   # Each sentence's words shuffled with this probability (the paper's
   # scrambling): STSb dev 69.67 against 68.85 unscrambled (README).
   c.loss.scramble = 0.3
+  # Twice the updates of before: the step is 1.65x faster since issue 14's
+  # length groups. STSb dev 70.12 at 640 (best), 70.03 at 960, 69.67 at 480.
+  c.train_steps = 960
   return c
