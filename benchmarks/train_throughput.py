@@ -40,7 +40,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
   parser.add_argument("--devices", type=int, nargs="+", default=[1, 8],
                       help="simulated CPU device counts, one child each")
   parser.add_argument("--models", nargs="+", choices=_MODELS,
-                      default=["gran"], help="configs/<model>.py each")
+                      default=["gran"], help="configs/paraphrase.py:<model> each")
   parser.add_argument("--length-groups", type=int, nargs="+", default=[1, 8],
                       help="config.length_groups values, one child each")
   parser.add_argument("--calls", type=int, default=1,
@@ -68,7 +68,10 @@ def _measure(num_devices: int, calls: int, model: str, groups: int
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
 
   load_before = os.getloadavg()
-  config = config_lib.load(os.path.join(_CONFIGS, f"{model}.py"))
+  # The family's file: the pairs' own vocabulary, as the recorded figures
+  # (configs/gran.py adds PPDB's 88k words, a file of another stage).
+  config = config_lib.load(os.path.join(_CONFIGS,
+                                        f"paraphrase.py:{model}"))
   config.mesh.num_devices = num_devices
   config.length_groups = groups
   config.evals = {}  # nothing but the train step runs

@@ -43,6 +43,10 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   c.data.max_len = 40  # words; longer sentences are truncated (and counted)
   c.data.vocab_min_count = 1
   c.data.vocab_max_size = 0  # 0: no limit
+  # True (with model.word_vectors): the file's words that the pairs lack
+  # join the vocabulary after the pairs' words, so that test words training
+  # never saw keep their vectors instead of becoming <unk> (configs/gran.py).
+  c.data.vocab_from_vectors = False
   # With data.task=backtranslated:SCORED.jsonl (paraflax score-paraphrases):
   # None, dict(score=NAME, lo=X, hi=Y) (lo <= score <= hi) or
   # dict(score="random"); then exactly max_pairs pairs, drawn by the seed

@@ -207,6 +207,13 @@ COMMANDS: dict[str, Command] = {
               "bilingual workdir (picks its source or target encoder); "
               "optional with an English paraphrase workdir (must be en)"),
          OVERWRITE)),
+    "export-words": Command(
+        "paraflax.recipes.paraphrase:export_word_vectors",
+        "write a paraphrase model's word vectors as a text file",
+        "The word table of the best (else newest) checkpoint of a paraphrase "
+        "workdir (e.g. configs/ppdb_words.py), in word2vec text format, for "
+        "model.word_vectors of another config.",
+        (WORKDIR, flag("--output", help="default: <workdir>/word_vectors.txt"))),
     "translate": Command(
         "paraflax.recipes.translation:translate_file",
         "translate with a trained NMT model",

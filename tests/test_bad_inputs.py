@@ -351,6 +351,9 @@ CASES: dict[str, Case] = {
                                   _BT),
         r"bt\.jsonl:1: the record has no scores\.bleu.*paraflax "
         r"score-paraphrases"),
+    "train: word vectors not exported yet": Case(
+        lambda t: _train(t, f"--config.model.word_vectors={t}/nope.txt"),
+        r"nope\.txt': no such file.*paraflax export-words"),
     "train: filter on a catalogued Task": Case(
         lambda t: _train(t, "--config.data.max_pairs=10"),
         r"data\.task='paraphrase_en_human' is not one"),

@@ -229,13 +229,19 @@ MONO_CORPORA = (
           dedup=True),
 )
 STS_CORPORA = tuple(_sts_corpora())
+# PPDB 1.0 XXXL lexical synonyms: one-word "sentences", for word vectors
+# (configs/ppdb_words.py); not in the human mixture.
+PPDB_CORPORA = (Corpus("paraphrase_en_ppdb_lexical", PARAPHRASE, {
+    "train": Split((Tsv("ppdb_lexical/"
+                        "ppdb-1.0-xxxl-lexical.extended.synonyms.uniquepairs"
+                        ".gz", 2, (0, 1)),))}),)
 
 # Paraphrase mixtures: name -> member corpora, mixed by their sizes.
 MIXTURES = {"paraphrase_en_human": tuple(c.name for c in PARAPHRASE_CORPORA)}
 
 CORPORA: dict[str, Corpus] = {
     c.name: c for c in PARAPHRASE_CORPORA + BITEXT_CORPORA + MONO_CORPORA
-    + STS_CORPORA}
+    + STS_CORPORA + PPDB_CORPORA}
 
 
 def get(name: str) -> Corpus:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import collections
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -41,14 +41,20 @@ class WordVocab:
 
   @classmethod
   def build(cls, texts: Iterable[str], *, min_count: int = 1,
-            max_size: int | None = None) -> "WordVocab":
+            max_size: int | None = None, extra: Iterable[str] = ()
+            ) -> "WordVocab":
+    """The words of `texts`, then the `extra` words they lack (count 0, in
+    the given order): a vector file's words, so that words of the test sets
+    that training never saw keep their vectors instead of becoming <unk>."""
     counter = collections.Counter(t for s in texts for t in tokenize(s))
     ranked = sorted((w for w, c in counter.items() if c >= min_count),
                     key=lambda w: (-counter[w], w))
     if max_size is not None:
       ranked = ranked[:max_size - len(_SPECIALS)]
-    return cls(_SPECIALS + tuple(ranked), (0, 0) + tuple(counter[w]
-                                                         for w in ranked))
+    known = set(ranked).union(_SPECIALS)
+    added = tuple(w for w in dict.fromkeys(extra) if w not in known)
+    return cls(_SPECIALS + tuple(ranked) + added,
+               (0, 0) + tuple(counter[w] for w in ranked) + (0,) * len(added))
 
   def id_of(self, word: str) -> int | None:
     return self._ids.get(word)
@@ -87,6 +93,33 @@ class WordVocab:
     return cls(words, counts)
 
 
+def _vector_lines(path: str | os.PathLike
+                  ) -> Iterator[tuple[int, list[str]]]:
+  """(line number, [word, numbers...]) of a GloVe / word2vec text file,
+  without the word2vec header line (`count dim`)."""
+  lines, _ = readers.read_lines(path, empty="drop")
+  for number, line in enumerate(lines, start=1):
+    parts = line.rstrip().split(" ")
+    if number == 1 and len(parts) == 2 and all(p.isdigit() for p in parts):
+      continue
+    yield number, parts
+
+
+def vector_words(path: str | os.PathLike) -> list[str]:
+  """The (lowercased) words of a vector file, in file order."""
+  return [parts[0].lower() for _, parts in _vector_lines(path)]
+
+
+def save_word_vectors(path: str | os.PathLike, vocab: WordVocab,
+                      table: np.ndarray) -> None:
+  """word2vec text format (a `count dim` header), the real words only (not
+  <pad> / <unk>), in vocabulary order; `load_word_vectors` reads it."""
+  rows = [f"{w} {' '.join(f'{x:.6g}' for x in table[i])}"
+          for i, w in enumerate(vocab.words) if i >= len(_SPECIALS)]
+  header = f"{len(rows)} {table.shape[1]}"
+  files.write_text_atomic(path, "\n".join([header] + rows) + "\n")
+
+
 def load_word_vectors(path: str | os.PathLike, vocab: WordVocab,
                       dim: int) -> tuple[np.ndarray, np.ndarray]:
   """Reads GloVe / word2vec text vectors for the words of `vocab`.
@@ -95,13 +128,9 @@ def load_word_vectors(path: str | os.PathLike, vocab: WordVocab,
   boolean mask of the rows that were found. A word2vec header line
   (`count dim`) is skipped.
   """
-  lines, _ = readers.read_lines(path, empty="drop")
   table = np.zeros((len(vocab), dim), np.float32)
   found = np.zeros((len(vocab),), bool)
-  for number, line in enumerate(lines, start=1):
-    parts = line.rstrip().split(" ")
-    if number == 1 and len(parts) == 2 and all(p.isdigit() for p in parts):
-      continue
+  for number, parts in _vector_lines(path):
     if len(parts) != dim + 1:
       raise errors.DataError(
           f"{path}:{number}: expected a word and {dim} numbers, found "

@@ -31,6 +31,7 @@ from paraflax.training import checkpointing
 from paraflax.training import optimizers
 
 VOCAB_FILE = "vocab.txt"
+WORD_VECTORS_FILE = "word_vectors.txt"
 _EMBED_BATCH = 512
 
 
@@ -210,6 +211,18 @@ def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
   return recipe.embedder, params, step
 
 
+def export_word_vectors(workdir: str, output: str | None = None) -> None:
+  """`paraflax export-words`: the word table of a workdir's best (else
+  newest) checkpoint as a word2vec text file (default W/word_vectors.txt),
+  for another config's `model.word_vectors`."""
+  embedder, params, step = load_for_inference(workdir)
+  output = output or os.path.join(workdir, WORD_VECTORS_FILE)
+  table = np.asarray(params[encoders.WORD_EMBED]["embedding"])
+  words.save_word_vectors(output, embedder.vocab, table)
+  print(f"{output}: {len(embedder.vocab) - 2} words x {table.shape[1]} "
+        f"(step {step})")
+
+
 def _task(config: ml_collections.ConfigDict) -> str:
   """The Task `config.data` names: a back-translation JSONL gets its own,
   through `data.filter` and `data.max_pairs`; a catalogued Task has none."""
@@ -243,6 +256,14 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
         "Mixture; `paraflax tasks` lists them (e.g. paraphrase_en_human), "
         "or use backtranslated:OUT.jsonl for `paraflax backtranslate` "
         "output.")
+  vectors = config.model.word_vectors
+  if vectors and not os.path.isfile(vectors):
+    raise errors.ConfigError(
+        f"model.word_vectors={vectors!r}: no such file. Write PPDB vectors "
+        "there with `paraflax train --config configs/ppdb_words.py "
+        "--workdir runs/ppdb_words && paraflax export-words --workdir "
+        "runs/ppdb_words`, or start from random words with "
+        "--config.model.word_vectors=''.")
   examples = tasks.examples(_task(config), config.data.split,
                             cache_dir=config.data.get("cache_dir") or None)
   pairs = [(e["sentence1"], e["sentence2"]) for e in examples]
@@ -252,10 +273,12 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   else:
     vocab = words.WordVocab.build(
         (s for p in pairs for s in p), min_count=config.data.vocab_min_count,
-        max_size=config.data.vocab_max_size or None)
+        max_size=config.data.vocab_max_size or None,
+        extra=words.vector_words(vectors)
+        if vectors and config.data.get("vocab_from_vectors") else ())
   anchor_init = None
-  if config.model.word_vectors:
-    table, found = words.load_word_vectors(config.model.word_vectors, vocab,
+  if vectors:
+    table, found = words.load_word_vectors(vectors, vocab,
                                            config.model.word_dim)
     anchor_init = words.fill_missing(table, found, config.seed)
   stream = pairs_lib.MegabatchStream(

@@ -60,12 +60,14 @@ _EVALS_OF_EVAL = {
 
 # Keys added to a recipe's config since, per block, with the values that
 # ran before them (issue 17: OpenNMT-py's choices, off; issue 11: no filter
-# of back-translated pairs, all of them).
+# of back-translated pairs, all of them; issue 14: the vocabulary of the
+# pairs alone).
 _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
                   "loss": {"normalize": "tokens"},
                   "data": {"sort_by": "target"}},
           "paraphrase": {"data": {"filter": None, "max_pairs": 0,
-                                  "cache_dir": ""},
+                                  "cache_dir": "",
+                                  "vocab_from_vectors": False},
                          "length_groups": 1}}
 # Settings a resumed run may change: how long it trains, and how fast (the
 # length groups compute the same numbers, issue 14).
