@@ -1,0 +1,58 @@
+"""Markdown filter tables (the paper's shape) from sweeps/<name>/<score>_<enc>/results.json."""
+import json, os, sys
+FILTERS = ["random", "length", "cost", "overlap_1", "bleu", "lm_ppl", "ref_prob"]
+DIRS = {"overlap_1": "overlap"}  # sweeps.sh names overlap.py:avg (overlap_1) "overlap"
+TEST, STS = "sts_all/STSb.test/pearson", "sts_all/semeval_2012_2015/mean_pearson"
+
+def setting(p):
+  o = p["overrides"][0]
+  if "random" in o: return "-"
+  f = eval(o.split("=", 1)[1]); return f"[{f['lo']:g}, {f['hi']:g}]"
+
+def table(name, enc="avg"):
+  rows = [f"| filter | best setting (dev) | STSb dev | STSb test | STS12-15 mean | points run / failed / grid |",
+          "|---|---|---:|---:|---:|---|"]
+  for f in FILTERS:
+    path = f"sweeps/{name}/{DIRS.get(f, f)}_{enc}/results.json"
+    if not os.path.exists(path):
+      rows.append(f"| {f} | not run | | | | |"); continue
+    pts = json.load(open(path))["points"]
+    done = [p for p in pts if p["status"] == "finished"]
+    failed = [p for p in pts if p["status"].startswith("failed")]
+    count = f"{len(done)} / {len(failed)} / {len(pts)}"
+    if not done:
+      rows.append(f"| {f} | none kept N pairs | | | | {count} |"); continue
+    if f == "random":
+      m = lambda k: sum(p[k] if k == "selected" else p["columns"][k] for p in done) / len(done)
+      rng = lambda k: f"{100*min(p['columns'][k] for p in done):.2f}-{100*max(p['columns'][k] for p in done):.2f}"
+      rows.append(f"| random (mean of {len(done)} seeds; range) | - | {100*m('selected'):.2f} | {100*m(TEST):.2f} ({rng(TEST)}) | {100*m(STS):.2f} ({rng(STS)}) | {count} |")
+      continue
+    b = max(done, key=lambda p: p["selected"])
+    rows.append(f"| {f} | {setting(b)} | {100*b['selected']:.2f} | {100*b['columns'][TEST]:.2f} | {100*b['columns'][STS]:.2f} | {count} |")
+  return "\n".join(rows)
+
+
+def cell(name, f, enc="avg"):
+  path = f"sweeps/{name}/{DIRS.get(f, f)}_{enc}/results.json"
+  if not os.path.exists(path):
+    return "n/a (no NMT cost)" if (name, f) == ("wikiauto", "cost") else "not run"
+  pts = json.load(open(path))["points"]
+  done = [p for p in pts if p["status"] == "finished"]
+  if not done: return f"none of {len(pts)} kept N"
+  if f == "random":
+    m = lambda k: sum(p["columns"][k] for p in done) / len(done)
+    return f"{100*m(TEST):.2f} / {100*m(STS):.2f}"
+  b = max(done, key=lambda p: p["selected"])
+  part = "" if len(done) + sum(p["status"].startswith("failed") for p in pts) == len(pts) else f" ({len(done)} of {len(pts)} run)"
+  return f"{setting(b)}: {100*b['columns'][TEST]:.2f} / {100*b['columns'][STS]:.2f}{part}"
+
+def combined(names):
+  out = ["| filter | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+  for f in FILTERS:
+    out.append(f"| {f} | " + " | ".join(cell(n, f) for n in names) + " |")
+  return "\n".join(out)
+
+if sys.argv[1] == "--combined":
+  print(combined(sys.argv[2:])); sys.exit()
+for name in sys.argv[1:]:
+  print(f"\n{name}\n"); print(table(name))
