@@ -14,18 +14,15 @@ Command:
   paraflax pipeline --config configs/pipeline.py:tiny --workdir runs/pipe
   (gpu: configs/pipeline.py:gpu on one accelerator host; pod: on every
   host of a TPU pod slice, see README "Pipeline")
-Time (tiny, 2 CPU cores shared with other jobs: load average 10.5 at the
-start, 11-18 during the run, 2026-11-24): 10 min 38 s wall (nmt 151 s,
-backtranslate 60 s, score 8 s, gran 137 s, sts 22 s, bilingual 238 s,
-mining 9 s, report 1 s); its first progress line estimated 9 min 41 s (from the first guesses of
-seconds_per_unit; they now hold this run's rates).
-Not measured on idle cores.
-Results (tiny): NMT dev BLEU 0.16 (600 steps, far from converged); 3,000
-sentences -> 12,000 4-best records, 2,411 1-best pairs kept by the
-overlap_1 filter; GRAN STSb dev-tuning 32.85, STS12-15 mean Pearson 22.71
-(weighted 23.28); bilingual dev alignment accuracy 1.0 %; mining test F1
-0.0 for every margin x retrieval (a 600-step caption model on news): the
-tiny preset shows the pipeline working, not the method's numbers.
+Time (tiny, 2026-11-24): 2 min 04 s on 2 idle CPU cores, a clean clone
+(nmt 38 s, backtranslate 8 s, score 1 s, gran 17 s, sts 4 s, bilingual
+52 s, mining 2 s); 10 min 38 s on cores shared at load 11-18.
+Results (tiny, the clean clone): NMT dev BLEU 0.17 (600 steps, far from
+converged); 3,000 sentences -> 12,000 4-best records, 2,519 1-best pairs
+kept by the overlap_1 filter; GRAN STSb dev-tuning 33.43, STS12-15 mean
+Pearson 22.20; bilingual dev alignment accuracy 2.0 %; mining test F1 0.0
+(a 600-step caption model on news): the tiny preset shows the pipeline
+working, not the method's numbers.
 """
 import ml_collections
 
@@ -86,11 +83,11 @@ def _tiny() -> ml_collections.ConfigDict:
       "settings": {"k": 4, "margin": "ratio", "retrieval": "max"}})
   # Seconds per unit of work on this preset's hardware (units: train steps,
   # sentences back-translated, records scored, benchmark sentences, one for
-  # sts and report): the time-left estimate. Measured by the run of the
-  # header (2 busy CPU cores, compilation included).
+  # sts and report): the time-left estimate. Measured by the idle run of
+  # the header (2 CPU cores, compilation included).
   c.seconds_per_unit = ml_collections.ConfigDict({
-      "nmt": 0.25, "backtranslate": 0.02, "score": 0.0007, "gran": 0.86,
-      "sts": 22.0, "bilingual": 0.4, "mining": 0.003, "report": 1.0})
+      "nmt": 0.063, "backtranslate": 0.0027, "score": 0.0001, "gran": 0.11,
+      "sts": 4.0, "bilingual": 0.087, "mining": 0.0007, "report": 1.0})
   return c
 
 
