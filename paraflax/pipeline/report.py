@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from paraflax import files
+from paraflax.training import metrics as metrics_lib
 
 if TYPE_CHECKING:
   from paraflax.pipeline import Plan
@@ -42,7 +43,7 @@ def _curve(path: str, rows: Sequence[dict], select: str, title: str) -> None:
 
 
 def metrics(workdir: str) -> list[dict]:
-  path = os.path.join(workdir, "metrics.jsonl")
+  path = os.path.join(workdir, metrics_lib.JSONL)
   if not os.path.exists(path):
     return []
   with open(path, encoding="utf-8") as f:

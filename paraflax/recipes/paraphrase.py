@@ -265,7 +265,7 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
         "runs/ppdb_words`, or start from random words with "
         "--config.model.word_vectors=''.")
   examples = tasks.examples(_task(config), config.data.split,
-                            cache_dir=config.data.get("cache_dir") or None)
+                            cache_dir=config.data.cache_dir or None)
   pairs = [(e["sentence1"], e["sentence2"]) for e in examples]
   vocab_path = os.path.join(workdir, VOCAB_FILE)
   if os.path.exists(vocab_path):  # resuming: the ids must not move
