@@ -27,8 +27,8 @@ working, not the method's numbers.
 import ml_collections
 
 PRESETS = ("tiny", "gpu", "pod")
-STAGES = ("nmt", "backtranslate", "score", "gran", "sts", "bilingual",
-          "mining", "report")
+STAGES = ("nmt", "backtranslate", "score", "words", "gran", "sts",
+          "bilingual", "mining", "report")
 
 
 def _tiny() -> ml_collections.ConfigDict:
@@ -38,13 +38,13 @@ def _tiny() -> ml_collections.ConfigDict:
   c.stages = STAGES  # the stages this pipeline runs, in this order
   # nmt: an existing X->en NMT workdir ("" trains one into W/nmt).
   c.nmt = ml_collections.ConfigDict({"workdir": "", "settings": {
-      "train_steps": 600, "batch_size": 32,
+      "train_steps": 2400, "batch_size": 32,
       "data": {"train_tasks": ("bitext_multi30k_de_en",), "max_len": 32},
       "vocab": {"size": 2000},
       "model": {"emb_dim": 64, "hidden": 64, "attention_dim": 64},
       "decode": {"max_output": 40},
       "evals": {"dev": {"sentences": 100, "beam": 2}},
-      "eval_every": 300, "log_every": 50, "checkpoint": {"every": 300},
+      "eval_every": 600, "log_every": 100, "checkpoint": {"every": 600},
       "mesh": {"num_devices": 1}}})
   # backtranslate: the first `sentences` rows of the bitext Task whose
   # non-English side is translated; the n-best lists as configured.
@@ -59,6 +59,14 @@ def _tiny() -> ml_collections.ConfigDict:
   c.filter = ml_collections.ConfigDict(
       {"score": "overlap_1", "lo": 0.1, "hi": 0.7})
   c.max_pairs = 0
+  # words: PARAGRAM vectors trained on PPDB's lexical pairs; the GRAN starts
+  # from them, with their vocabulary and word_dim (leave the stage out of
+  # `stages` for random words).
+  c.words = ml_collections.ConfigDict({"settings": {
+      "train_steps": 800, "batch_size": 100, "megabatch": 40,
+      "model": {"word_dim": 100},
+      "eval_every": 400, "log_every": 40, "checkpoint": {"every": 400},
+      "mesh": {"num_devices": 1}}})
   c.gran = ml_collections.ConfigDict({"settings": {
       "train_steps": 160, "batch_size": 50, "megabatch": 4,
       "model": {"word_dim": 100, "hidden": 100},
@@ -86,8 +94,9 @@ def _tiny() -> ml_collections.ConfigDict:
   # sts and report): the time-left estimate. Measured by the idle run of
   # the header (2 CPU cores, compilation included).
   c.seconds_per_unit = ml_collections.ConfigDict({
-      "nmt": 0.063, "backtranslate": 0.0027, "score": 0.0001, "gran": 0.11,
-      "sts": 4.0, "bilingual": 0.087, "mining": 0.0007, "report": 1.0})
+      "nmt": 0.063, "backtranslate": 0.0027, "score": 0.0001, "words": 0.1,
+      "gran": 0.3, "sts": 4.0, "bilingual": 0.087, "mining": 0.0007,
+      "report": 1.0})
   return c
 
 
@@ -100,6 +109,7 @@ def _gpu(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
                      "sentences": 29000, "beam": 50, "nbest": 50,
                      "batch_size": 64, "stop": "exact"}
   c.max_pairs = 24000
+  c.words.settings = {"mesh": {"num_devices": -1}}  # configs/ppdb_words.py
   c.gran.settings = {"train_steps": 1920, "eval_every": 160,
                      "checkpoint": {"every": 160},
                      "mesh": {"num_devices": -1}}
@@ -109,8 +119,8 @@ def _gpu(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   c.mining.gold, c.mining.distractors = 1000, 4000
   # Guesses, not measured: no accelerator has run a pipeline yet.
   c.seconds_per_unit = {"nmt": 0.05, "backtranslate": 0.05, "score": 0.0005,
-                        "gran": 0.1, "sts": 10.0, "bilingual": 0.05,
-                        "mining": 0.002, "report": 3.0}
+                        "words": 0.02, "gran": 0.1, "sts": 10.0,
+                        "bilingual": 0.05, "mining": 0.002, "report": 3.0}
   return c
 
 
@@ -126,8 +136,8 @@ def _pod(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   c.backtranslate.batch_size = 512
   # Guesses, not measured.
   c.seconds_per_unit = {"nmt": 0.05, "backtranslate": 0.01, "score": 0.0005,
-                        "gran": 0.1, "sts": 10.0, "bilingual": 0.05,
-                        "mining": 0.001, "report": 3.0}
+                        "words": 0.02, "gran": 0.1, "sts": 10.0,
+                        "bilingual": 0.05, "mining": 0.001, "report": 3.0}
   return c
 
 

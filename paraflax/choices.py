@@ -23,5 +23,5 @@ PARAPHRASE_SCORES = ("length", "cost", "overlap_1", "overlap_2", "overlap_3",
 LM_FORMATS = ("binary", "arpa")  # filtering.lm.FORMATS
 DOMAINS = ("biomed", "abc_science")  # evaluation.domain_selection.DOMAINS
 # pipeline.STAGES, in the order a pipeline runs them
-PIPELINE_STAGES = ("nmt", "backtranslate", "score", "gran", "sts",
+PIPELINE_STAGES = ("nmt", "backtranslate", "score", "words", "gran", "sts",
                    "bilingual", "mining", "report")

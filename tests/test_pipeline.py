@@ -38,9 +38,11 @@ SMALL = [
              "model.hidden": 24, "model.attention_dim": 24,
              "data.max_len": 16, "decode.max_output": 24}),
     *_set("backtranslate", sentences=64, beam=2, nbest=2, batch_size=32),
+    *_set("words.settings", train_steps=8, eval_every=8, log_every=4,
+          batch_size=16, megabatch=4, **{"checkpoint.every": 4,
+                                         "model.word_dim": 32}),
     *_set("gran.settings", train_steps=8, eval_every=8, log_every=2,
           batch_size=16, megabatch=2, **{"checkpoint.every": 4,
-                                         "model.word_dim": 32,
                                          "model.hidden": 32}),
     *_set("bilingual.settings", train_steps=12, eval_every=12, log_every=4,
           batch_size=16, **{"checkpoint.every": 6, "vocab.size": 600,
@@ -79,7 +81,7 @@ def test_runs_end_to_end_to_the_report(finished):
     assert f"] {stage}: start (elapsed" in output
   assert "left)" in output
   report = (workdir / "report.md").read_text()
-  for stage in ("nmt", "gran", "bilingual"):
+  for stage in ("nmt", "words", "gran", "bilingual"):
     assert f"(report/{stage}_curve.png)" in report
     assert (workdir / "report" / f"{stage}_curve.png").stat().st_size > 0
   assert "STS12-15 mean" in report and "Mining P/R/F1" in report
@@ -88,6 +90,13 @@ def test_runs_end_to_end_to_the_report(finished):
   assert len(numbers["mining"]["rows"]) == 12  # margins x retrievals
   assert numbers["score"]["pairs"] > 0
   assert numbers["sts"]["semeval_2012_2015"]["n"] > 0
+  # The GRAN started from the words stage's vectors, in their vocabulary.
+  gran = workdir_lib.load_config(workdir / "gran", "paraphrase")
+  vectors = workdir / "words" / pipeline.VECTORS
+  assert gran.model.word_vectors == str(vectors)
+  assert gran.model.word_dim == 32
+  vocab = (workdir / "gran" / "vocab.txt").read_text().splitlines()
+  assert len(vocab) > int(vectors.open().readline().split()[0])
 
 
 def test_rerun_skips_every_stage(runs, finished):
@@ -168,7 +177,7 @@ def test_nmt_workdir_of_other_languages_is_refused(tmp_path, capsys):
 def test_only_with_unfinished_prerequisites_names_them(tmp_path, capsys):
   workdir = tmp_path / "w"
   err = _fails(_argv(workdir, "--only", "gran"), capsys)
-  assert "--only gran needs score finished first" in err
+  assert "--only gran needs score, words finished first" in err
   assert not workdir.exists()
 
 
@@ -187,4 +196,13 @@ def test_every_preset_key_is_a_key_its_stage_uses(preset, tmp_path):
   assert tuple(config.stages) == tuple(pipeline.STAGES) \
       == choices.PIPELINE_STAGES
   assert not os.listdir(tmp_path)
+
+
+def test_without_the_words_stage_the_gran_starts_from_random_words(tmp_path):
+  config = config_lib.load_file(f"{CONFIG}:tiny")
+  config.stages = tuple(s for s in config.stages if s != "words")
+  gran = pipeline.plan(config, str(tmp_path / "w")).configs["gran"]
+  assert gran.model.word_vectors == ""
+  assert not gran.data.vocab_from_vectors
+  assert gran.model.word_dim == config.gran.settings.model.word_dim
 

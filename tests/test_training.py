@@ -95,26 +95,26 @@ def _final_params(workdir):
 
 def test_sigkill_and_restart_equals_uninterrupted(tmp_path, tiny_overrides):
   args = ["train", "--config", "configs/gran.py"] + tiny_overrides + [
-      "--config.train_steps=160", "--config.eval_every=80"]
+      "--config.train_steps=96", "--config.eval_every=48"]
   straight, killed = tmp_path / "straight", tmp_path / "killed"
   out, _ = _run(args + ["--workdir", str(straight)]).communicate(timeout=600)
-  assert "done: 160 steps" in out, out
+  assert "done: 96 steps" in out, out
 
   proc = _run(args + ["--workdir", str(killed)])
   deadline = time.time() + 600
-  while not any(8 <= s < 160 for s in _finished_steps(killed)):
+  while not any(8 <= s < 96 for s in _finished_steps(killed)):
     assert proc.poll() is None and time.time() < deadline, "no checkpoint"
     time.sleep(0.02)
   proc.send_signal(signal.SIGKILL)
   proc.wait()
   assert proc.returncode == -signal.SIGKILL
-  assert max(_finished_steps(killed)) < 160  # it really died mid-way
+  assert max(_finished_steps(killed)) < 96  # it really died mid-way
   out, _ = _run(args + ["--workdir", str(killed)]).communicate(timeout=600)
-  assert "done: 160 steps" in out, out
+  assert "done: 96 steps" in out, out
 
   step_a, params_a = _final_params(straight)
   step_b, params_b = _final_params(killed)
-  assert step_a == step_b == 160
+  assert step_a == step_b == 96
   jax.tree.map(np.testing.assert_array_equal, params_a, params_b)
 
   text = tmp_path / "sentences.txt"

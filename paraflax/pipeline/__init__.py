@@ -1,8 +1,9 @@
 """`paraflax pipeline`: the stages of the method strung together, each in
 its own folder of the workdir W, resumable per stage.
 
-The stages are data (`STAGES`): a name, the stages it needs, the function
-that runs it and how much work it is. Each calls the function of the
+The stages are data (`STAGES`): a name, the stages it needs (and those it
+uses when the config runs them), the function that runs it and how much
+work it is. Each calls the function of the
 command it stands for (`train`, `backtranslate`, `score-paraphrases`,
 `eval-sts`, `mining-set`, `embed`, `mining-eval`, `mine`), which resumes
 after a kill by itself; `W/<stage>/DONE.json`, written last and atomically,
@@ -35,8 +36,10 @@ DONE = "DONE.json"
 LMS = ("", "references")  # score.lm: what the lm_ppl LM is trained on
 CLAIM = "pipeline.json"  # W/pipeline.json: the plan; its .meta.json, config
 # The config files whose keys each stage's `settings` block sets.
-BASES = {"nmt": "configs/nmt.py:{lang}", "gran": "configs/paraphrase.py:gran",
+BASES = {"nmt": "configs/nmt.py:{lang}", "words": "configs/ppdb_words.py",
+         "gran": "configs/paraphrase.py:gran",
          "bilingual": "configs/bilingual.py:{lang}", "mining": "configs/mine.py"}
+VECTORS = "word_vectors.txt"  # W/words/word_vectors.txt: the GRAN's words
 
 
 @dataclasses.dataclass
@@ -64,6 +67,7 @@ class Stage:
   run: Callable[[Plan], dict]  # does the work; the summary for DONE.json
   units: Callable[[Plan], float]  # work, x config.seconds_per_unit: ETA
   what: str
+  uses: tuple[str, ...] = ()  # needed only where the config runs them
 
 
 # --- the stages ---------------------------------------------------------------
@@ -92,6 +96,16 @@ def _nmt(plan: Plan) -> dict:
   return {"workdir": os.path.abspath(existing), "trained_here": False,
           "steps": saved.train_steps, "select": saved.select,
           "best": _best(existing, saved.select)}
+
+
+def _words(plan: Plan) -> dict:
+  """PARAGRAM-style vectors from PPDB, exported for the GRAN (whose config
+  points at them: `_stage_configs`)."""
+  from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
+  summary = _train(plan, "words")
+  vectors = os.path.join(plan.folder("words"), VECTORS)
+  paraphrase.export_word_vectors(summary["workdir"], vectors)
+  return {**summary, "vectors": os.path.abspath(vectors)}
 
 
 def _lines(path: str) -> int:
@@ -242,8 +256,11 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
           lambda p: p.config.backtranslate.sentences
           * p.config.backtranslate.nbest,
           "score the pairs (score-paraphrases) and count the filtered Task"),
+    Stage("words", (), _words, _steps("words"),
+          "train PPDB word vectors for the GRAN (configs/ppdb_words.py)"),
     Stage("gran", ("score",), lambda p: _train(p, "gran"), _steps("gran"),
-          "train the GRAN on the filtered back-translated pairs"),
+          "train the GRAN on the filtered back-translated pairs",
+          uses=("words",)),
     Stage("sts", ("gran",), _sts, lambda p: 1, "STS table of the GRAN"),
     Stage("bilingual", (), lambda p: _train(p, "bilingual"),
           _steps("bilingual"), "train the bilingual encoders"),
@@ -271,7 +288,8 @@ def needs(config: ml_collections.ConfigDict, stage: str) -> tuple[str, ...]:
   config runs."""
   if stage == "report":
     return tuple(s for s in config.stages if s != "report")
-  return STAGES[stage].needs
+  used = tuple(s for s in STAGES[stage].uses if s in config.stages)
+  return STAGES[stage].needs + used
 
 
 def _check_stages(config: ml_collections.ConfigDict) -> None:
@@ -337,6 +355,12 @@ def _stage_configs(config: ml_collections.ConfigDict, workdir: str
       "data.task": "backtranslated:" + scored,
       "data.filter": config.filter.to_dict(),
       "data.max_pairs": config.max_pairs})
+  if "words" in config.stages:  # the GRAN starts from the stage's vectors
+    config_lib.override(found["gran"], (), {
+        "model.word_vectors": os.path.join(os.path.abspath(workdir), "words",
+                                           VECTORS),
+        "data.vocab_from_vectors": True,
+        "model.word_dim": found["words"].model.word_dim})
   try:
     filters.parse(config.filter.to_dict(), config.max_pairs)
   except errors.ConfigError as e:

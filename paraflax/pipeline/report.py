@@ -15,7 +15,8 @@ if TYPE_CHECKING:
   from paraflax.pipeline import Plan
 
 REPORT = "report.md"  # W/report.md; its plots and numbers in W/report/
-TRAINED = ("nmt", "gran", "bilingual")  # stages whose metrics.jsonl we plot
+# The stages whose metrics.jsonl we plot.
+TRAINED = ("nmt", "words", "gran", "bilingual")
 _TIMES = "times"  # report.json holds everything but the times
 
 
