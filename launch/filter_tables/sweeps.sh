@@ -1,7 +1,7 @@
 #!/bin/bash
 # usage: sweeps.sh NAME ENC GRID... ; GRID = length | cost | overlap | overlap,bleu | lm_ppl | ref_prob | random
 ROOT=$(cd "$(dirname "$0")/../.." && pwd); cd "${RUN_DIR:-$ROOT/runs/i11}"
-name=$1; enc=$2; shift 2
+name=$1; enc=$2; shift 2; P=${P:-paraflax}
 for g in "$@"; do
   file=${g%%,*}; score=${g#*,}; [ "$score" = "$g" ] && score=$file
   w=sweeps/$name/${score}_$enc

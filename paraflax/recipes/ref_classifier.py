@@ -76,7 +76,7 @@ def encode(groups: Sequence[nbest.Group], vocab: words.WordVocab,
   return Encoded(ref, ref_len, cand, cand_len, real & ~copy)
 
 
-def _with_negative(groups: Sequence[nbest.Group], what: str
+def with_negative(groups: Sequence[nbest.Group], what: str
                    ) -> list[nbest.Group]:
   """The groups that have a translation to be a negative; says how many
   have none (every translation a copy of the reference)."""
@@ -265,7 +265,7 @@ def read_splits(config: ml_collections.ConfigDict
   parts = nbest.split_by_id(nbest.read_groups(config.data.input),
                             config.data.dev_fraction,
                             config.data.test_fraction, config.seed)
-  return {name: _with_negative(groups, f"{config.data.input} ({name})")
+  return {name: with_negative(groups, f"{config.data.input} ({name})")
           for name, groups in parts.items()}
 
 
