@@ -55,8 +55,9 @@ def profile(inputs: int, beam: int) -> dict[str, float]:
       lambda c, t, e: decode(p, e, c, t), beam)(c, t, e)
 
   def attend(p, e, h):
-    return model.apply({"params": p}, e, h, method=lambda m, e, h: nmt._attend(  # pylint: disable=protected-access
-        m.decoder.query, m.decoder.energy, h, e))
+    def one(m, e, h):
+      return nmt._attend(m.decoder.query, m.decoder.energy, h, e)  # pylint: disable=protected-access
+    return model.apply({"params": p}, e, h, method=one)
 
   def search(p, e, c):
     return bs.beam_search(lambda c, t, e: shared(p, e, c, t), c, context=e,
@@ -68,7 +69,8 @@ def profile(inputs: int, beam: int) -> dict[str, float]:
   features = jnp.asarray(rng.normal(size=(rows, 256)), jnp.float32)
   out = params["decoder"]["logits"]
   parents = jnp.asarray(rng.integers(0, beam, (inputs, beam)), jnp.int32)
-  gather = jax.jit(lambda c, i: bs._gather_flat(c, i, beam))  # pylint: disable=protected-access
+  gather = jax.jit(
+      lambda c, i: bs._gather_flat(c, i, beam))  # pylint: disable=protected-access
 
   def candidates(logits, live):
     logprobs = jax.nn.log_softmax(logits).reshape(inputs, beam, -1)

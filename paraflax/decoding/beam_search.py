@@ -15,8 +15,8 @@ per-token log-probabilities.
 Inputs that are done leave the batch: the search runs in phases, each a
 `lax.while_loop` over fewer rows than the last (`SHRINK`), and a phase ends
 once the inputs still running fit in the next one (OpenNMT-py drops finished
-inputs from its batch the same way). A young model's loops otherwise keep a whole
-batch stepping to max_len for one input.
+inputs from its batch the same way). A young model's loops otherwise keep a
+whole batch stepping to max_len for one input.
 """
 from __future__ import annotations
 
