@@ -143,8 +143,9 @@ def _ours_decode(translator, params, sources, beam: int, batch: int,
 def _network_share(translator, params, sources, beam: int, batch: int
                    ) -> dict:
   """Seconds of one beam search (the median-length batch) vs. as many bare
-  decoder steps on the same [batch * beam] rows: the rest is the search
-  itself (log-softmax, top-k over K * V, gathers of the cache)."""
+  decoder steps on all its [batch * beam] rows: the rest is the search
+  itself (log-softmax, top-k over K * V, bookkeeping). The search drops
+  inputs whose search ended, so it may take less than the bare steps."""
   batches = _batches(translator, sources, batch)
   src, src_len = batches[len(batches) // 2]
   search = translator.search_fn(beam, translator.alpha)
@@ -157,15 +158,17 @@ def _network_share(translator, params, sources, beam: int, batch: int
                           method=nmt_model.AttentionNMT.encode)
     carry = model.apply({"params": params}, encoded,
                         method=nmt_model.AttentionNMT.init_carry)
-    encoded, carry = bs.repeat_for_beams((encoded, carry), beam)
     tokens = jnp.zeros((batch * beam,), jnp.int32)
+    step = bs.beamwise(lambda c, t, e: model.apply(
+        {"params": params}, e, c, t,
+        method=nmt_model.AttentionNMT.decode_step), beam)
 
     def body(carry, _):
-      logits, carry = model.apply({"params": params}, encoded, carry, tokens,
-                                  method=nmt_model.AttentionNMT.decode_step)
+      logits, carry = step(carry, tokens, encoded)
       return carry, jnp.max(logits, -1)  # keeps the whole projection live
 
-    return jax.lax.scan(body, carry, None, length=steps)[1]
+    return jax.lax.scan(body, bs.repeat_for_beams(carry, beam), None,
+                        length=steps)[1]
 
   timings = {"steps": steps, "longest_output": int(hyps.lengths.max())}
   for name, fn in (("beam_search_s", search), ("decoder_steps_only_s", bare)):

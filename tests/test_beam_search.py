@@ -229,3 +229,49 @@ def test_a_hypothesis_may_end_at_the_last_step():
                         bos=BOS, eos=EOS, max_len=MAX_LEN)
   assert bool(hyps.ended.all()) and bool((hyps.lengths == MAX_LEN).all())
   assert bool((hyps.tokens[..., -1] == EOS).all())
+
+
+def _decode_shared(model, params, src, src_len, beam, **options):
+  """The recipe's form: encoder states one row per input (the context),
+  broadcast over the beams, and only the decoder carry in the cache."""
+  encoded = model.apply({"params": params}, src, src_len,
+                        method=nmt.AttentionNMT.encode)
+  carry = model.apply({"params": params}, encoded,
+                      method=nmt.AttentionNMT.init_carry)
+
+  def step(carry, tokens, encoded):
+    return model.apply({"params": params}, encoded, carry, tokens,
+                       method=nmt.AttentionNMT.decode_step)
+
+  return bs.beam_search(bs.beamwise(step, beam),
+                        bs.repeat_for_beams(carry, beam), context=encoded,
+                        batch=src.shape[0], beam=beam, bos=BOS, eos=EOS,
+                        max_len=MAX_LEN, **options)
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_shared_encoder_states_give_the_same_hypotheses(cell):
+  model, params = _model_and_params(cell)
+  src, src_len = _source()
+  tiled, _ = _decode(model, params, src, src_len, beam=4, alpha=0.6)
+  shared = _decode_shared(model, params, src, src_len, 4, alpha=0.6)
+  np.testing.assert_array_equal(shared.tokens, tiled.tokens)
+  np.testing.assert_allclose(shared.scores, tiled.scores, atol=1e-5)
+  assert int(shared.steps) == int(tiled.steps)
+
+
+@pytest.mark.parametrize("stop", sorted(bs.STOP_RULES))
+def test_a_batch_decodes_as_its_inputs_one_at_a_time(stop):
+  """Inputs leave the batch when their search ends and keep their
+  hypotheses, so neither the batch nor its phases change an input's."""
+  model, params = _model_and_params()
+  src, src_len = _source()
+  decode = jax.jit(functools.partial(_decode_shared, model, beam=3,
+                                     alpha=2.0, stop=stop, nbest=2))
+  batch = decode(params, src, src_len)
+  assert int(batch.lengths.min()) < int(batch.steps)  # some ended sooner
+  for b in range(src.shape[0]):
+    one = decode(params, src[b:b + 1], src_len[b:b + 1])
+    np.testing.assert_array_equal(batch.tokens[b], one.tokens[0])
+    np.testing.assert_array_equal(batch.lengths[b], one.lengths[0])
+    np.testing.assert_allclose(batch.scores[b], one.scores[0], atol=1e-5)

@@ -1,12 +1,22 @@
 """Jitted beam search over any decoder with a per-token step (Flax `wmt` shape).
 
-`step_fn(cache, tokens_N) -> (logits_NxV, cache)` where every cache leaf has
-a leading axis N = batch * beam. Each step keeps the top 2K candidates so that
-K stay alive after some end in EOS; a `lax.while_loop` stops as soon as no
-live beam can beat the finished ones (or, with `stop="k_finished"`, once K
-have finished; with `stop="best_ended"`, once the best candidate of a step
-has ended and `nbest` have finished, as OpenNMT-py). Returns the K best hypotheses per input with their
-length-normalised scores, total and per-token log-probabilities.
+`step_fn(cache, tokens_N, context) -> (logits_NxV, cache)` where every cache
+leaf has a leading axis N = batch * beam and every `context` leaf (what the
+beams of an input share and never change, e.g. its encoder states) a leading
+axis batch. Each step keeps the top 2K candidates so that K stay alive after
+some end in EOS. An input's search ends as soon as no live beam can beat its
+finished ones (or, with `stop="k_finished"`, once K have finished; with
+`stop="best_ended"`, once the best candidate of a step has ended and `nbest`
+have finished, as OpenNMT-py); from then on its hypotheses stay as they are,
+so an input gets the same hypotheses in any batch. Returns the K best
+hypotheses per input with their length-normalised scores, total and
+per-token log-probabilities.
+
+Inputs that are done leave the batch: the search runs in phases, each a
+`lax.while_loop` over fewer rows than the last (`SHRINK`), and a phase ends
+once the inputs still running fit in the next one (OpenNMT-py drops finished
+inputs from its batch the same way). A young model's loops otherwise keep a
+whole batch stepping to max_len for one input.
 """
 from __future__ import annotations
 
@@ -19,7 +29,8 @@ import jax.numpy as jnp
 from jax import lax
 
 NEG_INF = -1.0e7
-StepFn = Callable[[Any, jax.Array], tuple[jax.Array, Any]]
+# (cache, tokens) or, with a context, (cache, tokens, context).
+StepFn = Callable[..., tuple[jax.Array, Any]]
 
 
 def brevity_penalty(alpha: float, length: jax.Array) -> jax.Array:
@@ -44,7 +55,9 @@ def _gather_flat(tree: Any, idx_BxJ: jax.Array, beam: int) -> Any:
 
 @flax.struct.dataclass
 class BeamState:
-  step: jax.Array  # tokens generated so far
+  """Rows are inputs: all of them at first, those still running later."""
+  step: jax.Array  # tokens generated so far by the rows still running
+  steps: jax.Array  # [B] tokens generated when each input's search ended
   live_logprobs: jax.Array  # [B, K] total log-prob of live beams
   live_seqs: jax.Array  # [B, K, L] tokens
   live_token_logprobs: jax.Array  # [B, K, L]
@@ -54,7 +67,17 @@ class BeamState:
   finished_token_logprobs: jax.Array  # [B, K, L]
   finished_flags: jax.Array  # [B, K]
   best_ended: jax.Array  # [B] the best candidate of some step was EOS
+  running: jax.Array  # [B] an active input whose search has not ended
+  rows: jax.Array  # [B] the input each row holds
   cache: Any  # leaves [B*K, ...]
+  context: Any  # leaves [B, ...]
+
+
+# What a phase hands back to the whole batch (not the cache and context).
+_PER_INPUT = ("steps", "live_logprobs", "live_seqs", "live_token_logprobs",
+              "finished_scores", "finished_logprobs", "finished_seqs",
+              "finished_token_logprobs", "finished_flags", "best_ended",
+              "running")
 
 
 @flax.struct.dataclass
@@ -68,12 +91,15 @@ class Hypotheses:
   steps: jax.Array  # decoder steps the search ran (at least max(lengths))
 
 
-def _init(cache: Any, batch: int, beam: int, max_len: int) -> BeamState:
+def _init(cache: Any, context: Any, active: jax.Array, beam: int,
+          max_len: int) -> BeamState:
+  batch = active.shape[0]
   # Only beam 0 is alive at first, so K copies do not fill the beam.
   live = jnp.tile(jnp.asarray([0.0] + [NEG_INF] * (beam - 1)), (batch, 1))
   zeros = jnp.zeros((batch, beam, max_len))
   return BeamState(
-      step=jnp.asarray(0), live_logprobs=live,
+      step=jnp.asarray(0), steps=jnp.zeros((batch,), jnp.int32),
+      live_logprobs=live,
       live_seqs=jnp.zeros((batch, beam, max_len), jnp.int32),
       live_token_logprobs=zeros,
       finished_scores=jnp.full((batch, beam), NEG_INF),
@@ -81,7 +107,8 @@ def _init(cache: Any, batch: int, beam: int, max_len: int) -> BeamState:
       finished_seqs=jnp.zeros((batch, beam, max_len), jnp.int32),
       finished_token_logprobs=zeros,
       finished_flags=jnp.zeros((batch, beam), bool),
-      best_ended=jnp.zeros((batch,), bool), cache=cache)
+      best_ended=jnp.zeros((batch,), bool), running=active,
+      rows=jnp.arange(batch), cache=cache, context=context)
 
 
 def _exact_done(state: BeamState, alpha: float, max_len: int, nbest: int
@@ -123,11 +150,37 @@ STOP_RULES = {"exact": _exact_done, "k_finished": _k_finished_done,
               "best_ended": _best_ended_done}
 
 
+# Each phase of the search has at most 1/SHRINK of the last one's rows.
+# Each phase compiles its own loop body (a decoder step): halving made 7
+# bodies for 51 inputs and 4x the compile time of one loop.
+SHRINK = 4
+
+
+def _phase_sizes(batch: int) -> list[int]:
+  """Rows of each phase of the search: the batch, then shrinking to one."""
+  sizes = [batch]
+  while sizes[-1] > 1:
+    sizes.append(-(-sizes[-1] // SHRINK))
+  return sizes
+
+
+def _take_rows(state: BeamState, order: jax.Array, beam: int) -> BeamState:
+  """Rows `order` of a state; an input's K cache rows move together."""
+  by_input = lambda x: x.reshape((-1, beam) + x.shape[1:])[order].reshape(
+      (-1,) + x.shape[1:])
+  return state.replace(
+      cache=jax.tree.map(by_input, state.cache),
+      context=jax.tree.map(lambda x: x[order], state.context),
+      **{k: getattr(state, k)[order] for k in _PER_INPUT + ("rows",)})
+
+
 def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
                 bos: int, eos: int, max_len: int, alpha: float = 0.0,
                 active: jax.Array | None = None, stop: str = "exact",
-                nbest: int = 1) -> Hypotheses:
-  """`cache` leaves must already be repeated K times ([B*K, ...]).
+                nbest: int = 1, context: Any = None) -> Hypotheses:
+  """`cache` leaves must already be repeated K times ([B*K, ...]);
+  `context` leaves are [B, ...], one row per input, and None means the step
+  takes none (`step_fn(cache, tokens)`).
 
   `active` [B] marks real inputs; the others (padding rows of the last
   batch) never keep the search running. `stop` names a STOP_RULES entry;
@@ -136,22 +189,21 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
   """
   if active is None:
     active = jnp.ones((batch,), bool)
+  if context is None:
+    plain, context = step_fn, ()
+    step_fn = lambda cache, tokens, _: plain(cache, tokens)
   done = STOP_RULES[stop]
 
-  def not_done(state: BeamState) -> jax.Array:
-    return (state.step < max_len) & ~jnp.all(
-        done(state, alpha, max_len, nbest) | ~active)
-
   def advance(state: BeamState) -> BeamState:
-    i = state.step
+    rows, i = state.running.shape[0], state.step
     prev = jnp.where(i == 0, bos, lax.dynamic_index_in_dim(
         state.live_seqs, jnp.maximum(i - 1, 0), axis=2, keepdims=False))
-    logits, cache = step_fn(state.cache, prev.reshape(-1))
+    logits, cache = step_fn(state.cache, prev.reshape(-1), state.context)
     logprobs_BxKxV = jax.nn.log_softmax(logits.astype(jnp.float32)).reshape(
-        batch, beam, -1)
+        rows, beam, -1)
     vocab = logprobs_BxKxV.shape[-1]
     totals = (state.live_logprobs[..., None] + logprobs_BxKxV).reshape(
-        batch, -1)
+        rows, -1)
     top_BxJ, flat_idx_BxJ = lax.top_k(totals, 2 * beam)
     parent_BxJ, token_BxJ = flat_idx_BxJ // vocab, flat_idx_BxJ % vocab
     token_lp_BxJ = top_BxJ - _gather(state.live_logprobs, parent_BxJ)
@@ -173,8 +225,8 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
     pool_scores = jnp.concatenate([state.finished_scores, scores_BxJ], 1)
     _, fin_pos = lax.top_k(pool_scores, beam)
     pool = lambda old, new: _gather(jnp.concatenate([old, new], 1), fin_pos)
-    return BeamState(
-        step=i + 1,
+    new = dict(
+        steps=jnp.full_like(state.steps, i + 1),
         live_logprobs=_gather(jnp.where(ended_BxJ, NEG_INF, top_BxJ),
                               live_pos),
         live_seqs=_gather(seqs, live_pos),
@@ -185,14 +237,38 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
         finished_token_logprobs=pool(state.finished_token_logprobs,
                                      token_lps),
         finished_flags=pool(state.finished_flags, ended_BxJ),
-        best_ended=state.best_ended | ended_BxJ[:, 0],
-        cache=_gather_flat(cache, live_parent, beam))
+        best_ended=state.best_ended | ended_BxJ[:, 0])
+    # An input whose search ended keeps its hypotheses as they were.
+    keep = lambda name, x: jnp.where(
+        state.running.reshape((rows,) + (1,) * (x.ndim - 1)), x,
+        getattr(state, name))
+    state = state.replace(step=i + 1, cache=_gather_flat(cache, live_parent,
+                                                         beam),
+                          **{k: keep(k, v) for k, v in new.items()})
+    return state.replace(running=state.running
+                         & ~done(state, alpha, max_len, nbest))
 
-  state = lax.while_loop(not_done, advance,
-                         _init(cache, batch, beam, max_len))
-  # The K best of each input: hypotheses that ended in EOS first, then, where
-  # fewer than K ended by max_len, live beams scored as if they ended there
-  # (before, those slots held stray candidates scored NEG_INF).
+  init = _init(cache, context, active, beam, max_len)
+  state = init.replace(running=active & ~done(init, alpha, max_len, nbest))
+  every = init
+  sizes = _phase_sizes(batch)
+  for size, next_size in zip(sizes, sizes[1:] + [0]):
+    if size < state.running.shape[0]:  # the running inputs come first
+      state = _take_rows(state, jnp.argsort(~state.running,
+                                            stable=True)[:size], beam)
+    state = lax.while_loop(
+        lambda s, n=next_size: (s.step < max_len) & (jnp.sum(s.running) > n),
+        advance, state)
+    every = every.replace(**{k: getattr(every, k).at[state.rows].set(
+        getattr(state, k)) for k in _PER_INPUT})
+  return _hypotheses(every, state.step, beam, eos, alpha, max_len)
+
+
+def _hypotheses(state: BeamState, steps: jax.Array, beam: int, eos: int,
+                alpha: float, max_len: int) -> Hypotheses:
+  """The K best of each input: hypotheses that ended in EOS first, then,
+  where fewer than K ended, live beams scored as if they ended at max_len
+  (before, those slots held stray candidates scored NEG_INF)."""
   live_scores = state.live_logprobs / brevity_penalty(alpha, max_len)
   flags = jnp.concatenate([state.finished_flags,
                            jnp.zeros_like(state.finished_flags)], 1)
@@ -203,7 +279,8 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
   take = lambda fin, live: _gather(jnp.concatenate([fin, live], 1), pick)
   tokens = take(state.finished_seqs, state.live_seqs)
   after_eos = jnp.cumsum(tokens == eos, axis=2) - (tokens == eos) > 0
-  lengths = jnp.sum(~after_eos & (jnp.arange(max_len) < state.step), axis=2)
+  lengths = jnp.sum(~after_eos & (jnp.arange(max_len)
+                                  < state.steps[:, None, None]), axis=2)
   keep = jnp.arange(max_len)[None, None] < lengths[..., None]
   return Hypotheses(
       tokens=jnp.where(keep, tokens, 0), lengths=lengths,
@@ -211,7 +288,7 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
       logprobs=take(state.finished_logprobs, state.live_logprobs),
       token_logprobs=jnp.where(keep, take(state.finished_token_logprobs,
                                           state.live_token_logprobs), 0.0),
-      ended=_gather(flags, pick), steps=state.step)
+      ended=_gather(flags, pick), steps=steps)
 
 
 def greedy(step_fn: StepFn, cache: Any, *, batch: int, bos: int, eos: int,
@@ -231,6 +308,22 @@ def greedy(step_fn: StepFn, cache: Any, *, batch: int, bos: int, eos: int,
           jnp.zeros((batch,)))
   (_, _, _, total), tokens_LxB = lax.scan(body, init, None, length=max_len)
   return tokens_LxB.T, total
+
+
+def beamwise(step_fn: Callable[[Any, jax.Array, Any], tuple[jax.Array, Any]],
+             beam: int) -> StepFn:
+  """The search's step over flat rows from a step that takes cache leaves
+  [B, K, ...], tokens [B, K] and the context [B, ...] as it is (so a model
+  broadcasts an input's encoder states over its beams) and gives logits
+  [B, K, V]."""
+  split = lambda x: x.reshape((-1, beam) + x.shape[1:])
+  merge = lambda x: x.reshape((-1,) + x.shape[2:])
+
+  def step(cache, tokens, context):
+    logits, cache = step_fn(jax.tree.map(split, cache), split(tokens),
+                            context)
+    return merge(logits), jax.tree.map(merge, cache)
+  return step
 
 
 def repeat_for_beams(tree: Any, beam: int) -> Any:

@@ -172,12 +172,17 @@ class BidirectionalEncoder(nn.Module):
 
 def _attend(query: nn.Dense, energy: nn.Dense, state_BxH: jax.Array,
             encoded: Encoded) -> jax.Array:
-  """Additive attention's context [B, 2H]; padding gets no weight."""
+  """Additive attention's context [B, 2H]; padding gets no weight. A state
+  [B, K, H] (K beams of each input) reads its input's encoder states [B, S,
+  ...] as they are, broadcast over the beams, instead of K copies."""
   query_BxA = query(state_BxH)
-  energy_BxS = energy(jnp.tanh(encoded["keys"] + query_BxA[:, None]))[..., 0]
-  energy_BxS = jnp.where(encoded["mask"], energy_BxS, _MASKED)
+  beams = tuple(range(1, state_BxH.ndim - 1))  # () or (1,)
+  keys = jnp.expand_dims(encoded["keys"], beams)
+  energy_BxS = energy(jnp.tanh(keys + query_BxA[..., None, :]))[..., 0]
+  energy_BxS = jnp.where(jnp.expand_dims(encoded["mask"], beams), energy_BxS,
+                         _MASKED)
   weights_BxS = jax.nn.softmax(energy_BxS, axis=-1)
-  return jnp.einsum("bs,bsc->bc", weights_BxS, encoded["states"])
+  return jnp.einsum("b...s,bsc->b...c", weights_BxS, encoded["states"])
 
 
 class AttentionDecoderCell(nn.Module):
@@ -312,7 +317,8 @@ class AttentionNMT(nn.Module):
     return (carry, jnp.zeros_like(h_BxH)) if self.input_feeding else carry
 
   def decode_step(self, encoded: Encoded, carry, prev_B: jax.Array):
-    """Logits [B, V] for the next token given the previous one."""
+    """Logits [B, V] for the next token given the previous one; with prev
+    [B, K] and carry leaves [B, K, ...] (beams), logits [B, K, V]."""
     carry, logits_BxV = self.decoder(carry, self.tgt_embed(prev_B), encoded)
     return logits_BxV, carry
 

@@ -77,15 +77,16 @@ class Translator:
                             method=nmt.AttentionNMT.encode)
       carry = model.apply({"params": params}, encoded,
                           method=nmt.AttentionNMT.init_carry)
-      # Beams of one input share its encoder states, so they stay out of the
-      # cache that the search gathers every step (25% of the decode time).
-      encoded = bs.repeat_for_beams(encoded, beam)
-
-      def step(carry, tokens):
+      # Beams of one input share its encoder states: they stay one row per
+      # input, out of the cache that the search gathers every step, and the
+      # attention broadcasts them over the beams.
+      def step(carry, tokens, encoded):
         return model.apply({"params": params}, encoded, carry, tokens,
                            method=nmt.AttentionNMT.decode_step)
 
-      return bs.beam_search(step, bs.repeat_for_beams(carry, beam),
+      return bs.beam_search(bs.beamwise(step, beam),
+                            bs.repeat_for_beams(carry, beam),
+                            context=encoded,
                             batch=src.shape[0], beam=beam, bos=bitext.BOS,
                             eos=bitext.EOS, max_len=self.max_output,
                             alpha=alpha, active=src_len > 0, stop=stop,
