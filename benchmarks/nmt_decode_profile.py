@@ -56,7 +56,7 @@ def profile(inputs: int, beam: int) -> dict[str, float]:
 
   def attend(p, e, h):
     def one(m, e, h):
-      return nmt._attend(m.decoder.query, m.decoder.energy, h, e)  # pylint: disable=protected-access
+      return nmt.attend(m.decoder.query, m.decoder.energy, h, e)
     return model.apply({"params": p}, e, h, method=one)
 
   def search(p, e, c):
@@ -69,8 +69,7 @@ def profile(inputs: int, beam: int) -> dict[str, float]:
   features = jnp.asarray(rng.normal(size=(rows, 256)), jnp.float32)
   out = params["decoder"]["logits"]
   parents = jnp.asarray(rng.integers(0, beam, (inputs, beam)), jnp.int32)
-  gather = jax.jit(
-      lambda c, i: bs._gather_flat(c, i, beam))  # pylint: disable=protected-access
+  gather = jax.jit(lambda c, i: bs.gather_flat(c, i, beam))
 
   def candidates(logits, live):
     logprobs = jax.nn.log_softmax(logits).reshape(inputs, beam, -1)

@@ -44,7 +44,7 @@ def _gather(x_BxKx: jax.Array, idx_BxJ: jax.Array) -> jax.Array:
   return jnp.take_along_axis(x_BxKx, idx, axis=1)
 
 
-def _gather_flat(tree: Any, idx_BxJ: jax.Array, beam: int) -> Any:
+def gather_flat(tree: Any, idx_BxJ: jax.Array, beam: int) -> Any:
   """Gathers beams of a cache whose leaves are [B*K, ...]."""
   def one(x):
     x = x.reshape((-1, beam) + x.shape[1:])
@@ -242,8 +242,8 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
     keep = lambda name, x: jnp.where(
         state.running.reshape((rows,) + (1,) * (x.ndim - 1)), x,
         getattr(state, name))
-    state = state.replace(step=i + 1, cache=_gather_flat(cache, live_parent,
-                                                         beam),
+    state = state.replace(step=i + 1,
+                          cache=gather_flat(cache, live_parent, beam),
                           **{k: keep(k, v) for k, v in new.items()})
     return state.replace(running=state.running
                          & ~done(state, alpha, max_len, nbest))

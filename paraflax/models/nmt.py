@@ -170,8 +170,8 @@ class BidirectionalEncoder(nn.Module):
     return finals, states
 
 
-def _attend(query: nn.Dense, energy: nn.Dense, state_BxH: jax.Array,
-            encoded: Encoded) -> jax.Array:
+def attend(query: nn.Dense, energy: nn.Dense, state_BxH: jax.Array,
+           encoded: Encoded) -> jax.Array:
   """Additive attention's context [B, 2H]; padding gets no weight. A state
   [B, K, H] (K beams of each input) reads its input's encoder states [B, S,
   ...] as they are, broadcast over the beams, instead of K copies."""
@@ -235,11 +235,11 @@ class AttentionDecoderCell(nn.Module):
     if self.input_feeding:
       rnn_carry, feed_BxH = carry
       rnn_carry, h_BxH = step(w, rnn_carry, y_proj_BxG + feed_BxH @ fed_w)
-      context_BxC = _attend(self.query, self.energy, h_BxH, encoded)
+      context_BxC = attend(self.query, self.energy, h_BxH, encoded)
       attentional_BxH = self.attentional(
           jnp.concatenate([context_BxC, h_BxH], -1))
       return (rnn_carry, attentional_BxH), attentional_BxH
-    context_BxC = _attend(self.query, self.energy, _hidden(carry), encoded)
+    context_BxC = attend(self.query, self.energy, _hidden(carry), encoded)
     carry, h_BxH = step(w, carry, y_proj_BxG + context_BxC @ fed_w)
     return carry, jnp.concatenate([h_BxH, context_BxC], -1)
 
