@@ -6,23 +6,25 @@ preset: tiny, gpu or pod.
 
 Each stage block holds the keys that stage uses; a `settings` block is
 applied to the stage's own config file (configs/nmt.py:<lang>,
-configs/paraphrase.py:gran, configs/bilingual.py:<lang>, configs/mine.py)
-as `--config.<key>=<value>` would be, so a key that file lacks stops the
-run before anything is written.
+configs/ppdb_words.py, configs/paraphrase.py:gran,
+configs/bilingual.py:<lang>, configs/mine.py) as `--config.<key>=<value>`
+would be, so a key that file lacks stops the run before anything is
+written.
 
 Command:
   paraflax pipeline --config configs/pipeline.py:tiny --workdir runs/pipe
   (gpu: configs/pipeline.py:gpu on one accelerator host; pod: on every
   host of a TPU pod slice, see README "Pipeline")
-Time (tiny, 2026-11-24): 2 min 04 s on 2 idle CPU cores, a clean clone
-(nmt 38 s, backtranslate 8 s, score 1 s, gran 17 s, sts 4 s, bilingual
-52 s, mining 2 s); 10 min 38 s on cores shared at load 11-18.
-Results (tiny, the clean clone): NMT dev BLEU 0.17 (600 steps, far from
-converged); 3,000 sentences -> 12,000 4-best records, 2,519 1-best pairs
-kept by the overlap_1 filter; GRAN STSb dev-tuning 33.43, STS12-15 mean
-Pearson 22.20; bilingual dev alignment accuracy 2.0 %; mining test F1 0.0
-(a 600-step caption model on news): the tiny preset shows the pipeline
-working, not the method's numbers.
+Time (tiny, 2026-11-24 07:04 UTC): 3 min 04 s on 2 idle CPU cores, a
+clean clone (nmt 73 s, backtranslate 15 s, score 1 s, words 22 s, gran
+18 s, sts 4 s, bilingual 47 s, mining 2 s).
+Results (tiny, that run): NMT dev BLEU 0.41 (2,400 steps, far from
+converged); 3,000 sentences -> 12,000 4-best records, 1,553 1-best pairs
+kept by the overlap_1 filter; PPDB words STSb dev-tuning 55.51; GRAN
+from them STSb dev-tuning 67.01, STS12-15 mean Pearson 53.45, STSb test
+57.42; bilingual dev alignment accuracy 2.0 %; mining test F1 0.0 (a
+600-step caption model on news). Before the words stage and the longer
+NMT (600 steps, random words): GRAN STS12-15 mean 22.20, STSb test 13.19.
 """
 import ml_collections
 
@@ -94,8 +96,8 @@ def _tiny() -> ml_collections.ConfigDict:
   # sts and report): the time-left estimate. Measured by the idle run of
   # the header (2 CPU cores, compilation included).
   c.seconds_per_unit = ml_collections.ConfigDict({
-      "nmt": 0.063, "backtranslate": 0.0027, "score": 0.0001, "words": 0.1,
-      "gran": 0.3, "sts": 4.0, "bilingual": 0.087, "mining": 0.0007,
+      "nmt": 0.030, "backtranslate": 0.005, "score": 0.0001, "words": 0.028,
+      "gran": 0.11, "sts": 4.0, "bilingual": 0.078, "mining": 0.0007,
       "report": 1.0})
   return c
 
