@@ -10,6 +10,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from paraflax.decoding import beam_search as bs
 from paraflax.models import nmt
+from paraflax.recipes import nmt as nmt_recipe
 from paraflax.training import partitioning
 
 BOS, EOS, V, MAX_LEN = 1, 2, 40, 12
@@ -234,19 +235,8 @@ def test_a_hypothesis_may_end_at_the_last_step():
 def _decode_shared(model, params, src, src_len, beam, **options):
   """The recipe's form: encoder states one row per input (the context),
   broadcast over the beams, and only the decoder carry in the cache."""
-  encoded = model.apply({"params": params}, src, src_len,
-                        method=nmt.AttentionNMT.encode)
-  carry = model.apply({"params": params}, encoded,
-                      method=nmt.AttentionNMT.init_carry)
-
-  def step(carry, tokens, encoded):
-    return model.apply({"params": params}, encoded, carry, tokens,
-                       method=nmt.AttentionNMT.decode_step)
-
-  return bs.beam_search(bs.beamwise(step, beam),
-                        bs.repeat_for_beams(carry, beam), context=encoded,
-                        batch=src.shape[0], beam=beam, bos=BOS, eos=EOS,
-                        max_len=MAX_LEN, **options)
+  return nmt_recipe.search(model, params, src, src_len, beam, bos=BOS,
+                           eos=EOS, max_len=MAX_LEN, **options)
 
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])

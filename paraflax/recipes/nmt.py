@@ -56,6 +56,27 @@ def make_model(config: ml_collections.ConfigDict, src_vocab: int,
                           bridge_type=settings.pop("bridge"), **settings)
 
 
+def search(model: nmt.AttentionNMT, params: Any, src: jax.Array,
+           src_len: jax.Array, beam: int, **options: Any) -> bs.Hypotheses:
+  """Beam search of `model` from src [B, S]; `options` are beam_search's.
+
+  Beams of one input share its encoder states: they stay one row per input
+  (the search's context), out of the cache that the search gathers every
+  step, and the attention broadcasts them over the beams."""
+  encoded = model.apply({"params": params}, src, src_len,
+                        method=nmt.AttentionNMT.encode)
+  carry = model.apply({"params": params}, encoded,
+                      method=nmt.AttentionNMT.init_carry)
+
+  def step(carry, tokens, encoded):
+    return model.apply({"params": params}, encoded, carry, tokens,
+                       method=nmt.AttentionNMT.decode_step)
+
+  return bs.beam_search(bs.beamwise(step, beam),
+                        bs.repeat_for_beams(carry, beam), context=encoded,
+                        batch=src.shape[0], beam=beam, **options)
+
+
 class Translator:
   """Batched, jitted beam search from text to text; each batch is split
   over the devices of `mesh` (its `data` axis)."""
@@ -70,27 +91,10 @@ class Translator:
   def search_fn(self, beam: int, alpha: float, stop: str = "exact",
                 nbest: int = 1):
     """Jitted `(params, src [B, S], src_len [B]) -> Hypotheses`."""
-    model = self.model
-
     def run(params, src, src_len):
-      encoded = model.apply({"params": params}, src, src_len,
-                            method=nmt.AttentionNMT.encode)
-      carry = model.apply({"params": params}, encoded,
-                          method=nmt.AttentionNMT.init_carry)
-      # Beams of one input share its encoder states: they stay one row per
-      # input, out of the cache that the search gathers every step, and the
-      # attention broadcasts them over the beams.
-      def step(carry, tokens, encoded):
-        return model.apply({"params": params}, encoded, carry, tokens,
-                           method=nmt.AttentionNMT.decode_step)
-
-      return bs.beam_search(bs.beamwise(step, beam),
-                            bs.repeat_for_beams(carry, beam),
-                            context=encoded,
-                            batch=src.shape[0], beam=beam, bos=bitext.BOS,
-                            eos=bitext.EOS, max_len=self.max_output,
-                            alpha=alpha, active=src_len > 0, stop=stop,
-                            nbest=nbest)
+      return search(self.model, params, src, src_len, beam=beam,
+                    bos=bitext.BOS, eos=bitext.EOS, max_len=self.max_output,
+                    alpha=alpha, active=src_len > 0, stop=stop, nbest=nbest)
 
     data = partitioning.batch_sharding(self.mesh, 0)
     return jax.jit(run, in_shardings=(partitioning.replicated(self.mesh),
