@@ -36,6 +36,11 @@ def get_config() -> ml_collections.ConfigDict:
   c.min_count = 2
   # eval-domain: selected general sentences per point of the curve.
   c.eval_sizes = (2000, 4000, 8000, 16000, 32000)
+  # The curve's LMs, fixed whatever the selection's settings, so that
+  # selections compare on the same events: the seed's 3-grams, the
+  # vocabulary of the in-domain words seen twice (Moore & Lewis 2010).
+  c.eval_order = 3
+  c.eval_min_count = 2
   c.eval_seed = 0  # of the random selection
   c.overlap_order = 3  # n-gram overlap selection: n-grams up to this n
   return c

@@ -425,7 +425,8 @@ COMMANDS: dict[str, Command] = {
         "paraflax.evaluation.domain_selection:evaluate",
         "in-domain perplexity of Moore-Lewis vs random vs n-gram-overlap "
         "selections",
-        "For each size of eval_sizes, a 3-gram LM (the selection's order) "
+        "For each size of eval_sizes, an eval_order-gram LM (3, the seed's; "
+        "closed vocabulary: the in-domain words seen eval_min_count times) "
         "on the top-diffCE sentences of a select-domain folder, on as many "
         "random ones and on the ones with the most n-grams in the in-domain "
         "text, all drawn from the sentences outside the general LM's "

@@ -17,10 +17,10 @@ atomically.
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 
@@ -35,6 +35,7 @@ from paraflax.data import words
 from paraflax.domain import alignment
 from paraflax.domain import phrases
 from paraflax.domain import selection
+from paraflax.domain import spill
 from paraflax.domain import table
 
 PIVOT_LANGS = ("de", "fr", "cs")
@@ -237,11 +238,25 @@ def paraphrase_rows(langs: Sequence[Language], start: int, stop: int,
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """p(e2|e1) for e1 in [start, stop): the average over the languages that
   hold e1, e2 = e1 dropped, the best `max_paraphrases` of each row with p
-  >= `min_prob`, as `best_per_row` (rows relative to `start`)."""
-  total = sum(l.forward[start:stop] @ l.backward for l in langs)
-  held = sum(l.has[start:stop].astype(np.float64) for l in langs)
+  >= `min_prob`, as `best_per_row` (rows relative to `start`). The
+  definition, over every phrase at once; the command's `_write_table`
+  gives the same rows a bucket at a time."""
+  window = [Language(l.forward[start:stop], l.backward, l.has[start:stop])
+            for l in langs]
+  columns = np.arange(langs[0].backward.shape[1])
+  return _paraphrases(window, np.arange(start, stop), columns,
+                      max_paraphrases, min_prob)
+
+
+def _paraphrases(langs: Sequence[Language], e1: np.ndarray, e2: np.ndarray,
+                 max_paraphrases: int, min_prob: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """`paraphrase_rows` of languages whose p(f|e1) rows are the phrases
+  `e1` and whose p(e2|f) columns are the phrases `e2` (global ids)."""
+  total = sum(l.forward @ l.backward for l in langs)
+  held = sum(l.has.astype(np.float64) for l in langs)
   total = (sparse.diags(1.0 / np.maximum(held, 1.0)) @ total).tocoo()
-  keep = (total.col != total.row + start) & (total.data >= min_prob)
+  keep = (e2[total.col] != e1[total.row]) & (total.data >= min_prob)
   return best_per_row(total, max_paraphrases, keep)
 
 
@@ -278,50 +293,163 @@ def build_table(bitext: Sequence[str], output: str, config,
   return _write_table(by_lang, output, c)
 
 
+_COUNT = np.dtype([("e", np.int64), ("f", np.int64), ("n", np.float64)])
+# An entry of p(f|e) (row e, column f) or of p(e|f) (row f, column e).
+_ENTRY = np.dtype([("row", np.int64), ("col", np.int64), ("p", np.float64)])
+_NEED = np.dtype([("f", np.int64), ("bucket", np.int64)])
+_LOCAL = np.int64(0xFFFFFFFF)
+
+
+def _entries(rows: np.ndarray, cols: np.ndarray, p: np.ndarray
+             ) -> np.ndarray:
+  out = np.empty(len(rows), _ENTRY)
+  out["row"], out["col"], out["p"] = rows, cols, p
+  return out
+
+
+def _counts_matrix(rows: np.ndarray, cols: np.ndarray, n: np.ndarray
+                   ) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
+  """The counts of one bucket as a matrix over its own row and column
+  ids (np.unique: in the order of the global ids), and those ids."""
+  row_ids, r = np.unique(rows, return_inverse=True)
+  col_ids, k = np.unique(cols, return_inverse=True)
+  m = sparse.csr_matrix((n, (r, k)), shape=(len(row_ids), len(col_ids)))
+  return m, row_ids, col_ids
+
+
+class _Spill:
+  """The table step's files: per language, the counts by e bucket and by
+  f bucket, p(f|e1) by e1 bucket, the f each e1 bucket needs (by f
+  bucket) and those f's p(e2|f) by e1 bucket.
+
+  A phrase's bucket: English phrase id // `rows`; a foreign phrase's
+  key is (its first block << 32 | its id in that block), which orders
+  foreign phrases as they first appear, and its bucket is (block, id //
+  `rows`): at most `rows` phrases a bucket whatever the corpus size."""
+
+  def __init__(self, folder: str, lang: str, rows: int):
+    self.rows = rows
+    self.per_block = int(_LOCAL) // rows + 1
+    self.by_e, self.by_f, self.forward, self.needs, self.backward = (
+        spill.Buckets(folder, f"{lang}.{name}", dtype) for name, dtype in (
+            ("count_e", _COUNT), ("count_f", _COUNT), ("forward", _ENTRY),
+            ("need", _NEED), ("backward", _ENTRY)))
+
+  def f_bucket(self, keys: np.ndarray) -> np.ndarray:
+    return (keys >> 32) * self.per_block + (keys & _LOCAL) // self.rows
+
+  def add_counts(self, counts: np.ndarray) -> None:
+    self.by_e.append(counts["e"] // self.rows, counts)
+    self.by_f.append(self.f_bucket(counts["f"]), counts)
+
+  def forward_pass(self, max_pivots: int) -> int:
+    """p(f|e1), its `max_pivots` best f per e1 (ties by first
+    appearance), by e1 bucket; returns the English phrases seen."""
+    english = 0
+    for bucket in sorted(self.by_e.written):
+      c = self.by_e.read(bucket)
+      m, e_ids, f_keys = _counts_matrix(c["e"], c["f"], c["n"])
+      r, k, p = best_per_row(_normalized(m), max_pivots)
+      self.forward.append(np.full(len(r), bucket),
+                          _entries(e_ids[r], f_keys[k], p))
+      need = np.unique(f_keys[k])
+      found = np.empty(len(need), _NEED)
+      found["f"], found["bucket"] = need, bucket
+      self.needs.append(self.f_bucket(need), found)
+      english += len(e_ids)
+    return english
+
+  def backward_pass(self, max_back: int) -> None:
+    """p(e2|f), its `max_back` best e2 per f, copied to each e1 bucket
+    whose p(f|e1) holds f."""
+    for bucket in sorted(self.by_f.written):
+      c = self.by_f.read(bucket)
+      m, f_keys, e_ids = _counts_matrix(c["f"], c["e"], c["n"])
+      r, k, p = best_per_row(_normalized(m), max_back)
+      need = self.needs.read(bucket)
+      first = np.searchsorted(r, np.searchsorted(f_keys, need["f"]))
+      size = np.searchsorted(r, np.searchsorted(f_keys, need["f"]),
+                             side="right") - first
+      at = (np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size)
+            + np.repeat(first, size))
+      self.backward.append(np.repeat(need["bucket"], size),
+                           _entries(f_keys[r[at]], e_ids[k[at]], p[at]))
+
+
+def _block_arrays(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  with np.load(path) as z:
+    return z["e"], z["f"], z["count"]
+
+
 def _write_table(by_lang: dict[str, list[str]], output: str, c) -> dict:
-  blocks = {lang: [_load_block(p) for p in paths]
-            for lang, paths in by_lang.items()}
-  english = sorted({e for bs in blocks.values() for b in bs for e in b[0]})
-  e_id = {e: i for i, e in enumerate(english)}
-  langs, summary = [], {"languages": {}}
-  for lang, bs in sorted(blocks.items()):
-    f_id: dict[str, int] = {}
-    rows, cols, vals = [], [], []
-    stats = BlockStats()
-    for e_words, f_words, e, f, count, s in bs:
-      e_map = np.asarray([e_id[w] for w in e_words], np.int64)
-      f_map = np.asarray([f_id.setdefault(w, len(f_id)) for w in f_words],
-                         np.int64)
-      rows.append(e_map[e] if len(e) else e)
-      cols.append(f_map[f] if len(f) else f)
-      vals.append(count)
-      for field in dataclasses.fields(BlockStats):
-        setattr(stats, field.name, getattr(stats, field.name)
-                + getattr(s, field.name))
-    counts = sparse.csr_matrix(
-        (np.concatenate(vals).astype(np.float64),
-         (np.concatenate(rows), np.concatenate(cols))),
-        shape=(len(english), len(f_id)))
-    langs.append(_language(counts, c.max_pivots, c.max_back))
+  """The table of the parts of each language, with one bucket of
+  `rows_per_block` phrases in memory at a time (`_Spill`, `spill`): the
+  same bytes as `paraphrase_rows` over all phrases at once."""
+  folder = os.path.dirname(os.path.abspath(output))
+  with tempfile.TemporaryDirectory(dir=folder, prefix=".tmp-table-") as tmp:
+    return _spilled_table(by_lang, output, c, tmp)
+
+
+def _spilled_table(by_lang: dict[str, list[str]], output: str, c,
+                   tmp: str) -> dict:
+  blocks = [(lang, path) for lang in sorted(by_lang)
+            for path in by_lang[lang]]
+  stats = {lang: BlockStats() for lang in sorted(by_lang)}
+  sizes = []
+  for b, (lang, path) in enumerate(blocks):
+    english, foreign, _, _, _, s = _load_block(path)
+    spill.write_run(os.path.join(tmp, f"e{b}.run"), english)
+    spill.write_run(os.path.join(tmp, f"f{b}.run"), foreign)
+    sizes.append((len(english), len(foreign)))
+    for field in dataclasses.fields(BlockStats):
+      setattr(stats[lang], field.name, getattr(stats[lang], field.name)
+              + getattr(s, field.name))
+  strings = spill.Strings(os.path.join(tmp, "english"))
+  total = spill.merge_runs(
+      [os.path.join(tmp, f"e{b}.run") for b in range(len(blocks))],
+      [os.path.join(tmp, f"e{b}.map") for b in range(len(blocks))],
+      lambda count, block, local: count, strings.add)
+  strings.close()
+  spills, summary = {}, {"languages": {}}
+  for lang in sorted(by_lang):
+    mine = [b for b, (l, _) in enumerate(blocks) if l == lang]
+    foreign = spill.merge_runs(
+        [os.path.join(tmp, f"f{b}.run") for b in mine],
+        [os.path.join(tmp, f"f{b}.map") for b in mine],
+        lambda count, block, local: (block << 32) | local)
+    spills[lang] = _Spill(tmp, lang, c.rows_per_block)
+    for b in mine:
+      e, f, n = _block_arrays(blocks[b][1])
+      counts = np.empty(len(e), _COUNT)
+      counts["e"] = spill.read_map(os.path.join(tmp, f"e{b}.map"),
+                                   sizes[b][0])[e]
+      counts["f"] = spill.read_map(os.path.join(tmp, f"f{b}.map"),
+                                   sizes[b][1])[f]
+      counts["n"] = n
+      spills[lang].add_counts(counts)
+    english = spills[lang].forward_pass(c.max_pivots)
+    spills[lang].backward_pass(c.max_back)
+    s = stats[lang]
     summary["languages"][lang] = {
-        **dataclasses.asdict(stats),
-        "pairs_per_s": stats.pairs / max(stats.align_s, 1e-9),
-        "phrase_pairs_per_s": stats.phrase_pairs / max(stats.extract_s, 1e-9),
-        "english_phrases": int(langs[-1].has.sum()),
-        "foreign_phrases": len(f_id)}
+        **dataclasses.asdict(s),
+        "pairs_per_s": s.pairs / max(s.align_s, 1e-9),
+        "phrase_pairs_per_s": s.phrase_pairs / max(s.extract_s, 1e-9),
+        "english_phrases": english, "foreign_phrases": foreign}
   lines = e1 = 0
   with files.atomic_output(output, "w") as out:
-    for start in range(0, len(english), c.rows_per_block):
-      stop = min(start + c.rows_per_block, len(english))
-      rows, cols, probs = paraphrase_rows(langs, start, stop,
-                                          c.max_paraphrases, c.min_prob)
-      buffer = io.StringIO()
-      for r, col, p in zip(rows.tolist(), cols.tolist(), probs.tolist()):
-        buffer.write(table.format_line(english[start + r], english[col], p))
-      out.write(buffer.getvalue())
+    for bucket, start in enumerate(range(0, total, c.rows_per_block)):
+      stop = min(start + c.rows_per_block, total)
+      rows, cols, probs = _bucket_rows(
+          [(s.forward.read(bucket), s.backward.read(bucket))
+           for s in spills.values()], start, stop, c)
+      found = strings.get(np.concatenate([rows + start, cols]))
+      out.write("".join(table.format_line(found[start + r], found[col], p)
+                        for r, col, p in zip(rows.tolist(), cols.tolist(),
+                                             probs.tolist())))
       lines += len(rows)
       e1 += len(np.unique(rows))
-  summary.update(lines=lines, e1=e1, english_phrases=len(english))
+  strings.release()
+  summary.update(lines=lines, e1=e1, english_phrases=total)
   files.write_text_atomic(output + ".summary.json",
                           json.dumps(summary, indent=2) + "\n")
   print(f"{output}: {lines} paraphrase pairs of {e1} phrases; "
@@ -330,3 +458,27 @@ def _write_table(by_lang: dict[str, list[str]], output: str, c) -> dict:
                     f"pairs at {s['phrase_pairs_per_s']:.0f}/s"
                     for l, s in summary["languages"].items()))
   return summary
+
+
+def _bucket_rows(entries: Sequence[tuple[np.ndarray, np.ndarray]],
+                 start: int, stop: int, c
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """`paraphrase_rows` of e1 in [start, stop) from each language's
+  p(f|e1) of those e1 and p(e2|f) of their f, over the bucket's own f and
+  e2 ids (in the order of the global ids, so sums and ties come out the
+  same); columns are global e2 ids."""
+  e2 = np.unique(np.concatenate([b["col"] for _, b in entries]))
+  langs = []
+  for forward, backward in entries:
+    f = np.unique(forward["col"])
+    langs.append(Language(
+        sparse.csr_matrix((forward["p"], (forward["row"] - start,
+                                          np.searchsorted(f, forward["col"]))),
+                          shape=(stop - start, len(f))),
+        sparse.csr_matrix((backward["p"], (np.searchsorted(f, backward["row"]),
+                                           np.searchsorted(e2, backward["col"]))),
+                          shape=(len(f), len(e2))),
+        np.isin(np.arange(start, stop), forward["row"])))
+  rows, cols, probs = _paraphrases(langs, np.arange(start, stop), e2,
+                                   c.max_paraphrases, c.min_prob)
+  return rows, e2[cols], probs

@@ -1,0 +1,151 @@
+"""The pivot table step in bounded memory: phrase counts of any number of
+blocks turned into p(e2|e1) with only one bucket of phrases in memory.
+
+`pivot.write_table` gives the phrase ids, the buckets and the arithmetic;
+this module holds the disk side: sorted runs of phrase strings merged into
+global ids (`merge_runs`), records appended to bucket files and read back
+one bucket at a time (`Buckets`), and the strings of an id read back
+without holding the vocabulary (`Strings`). Nothing here grows with the
+corpus but files on disk.
+"""
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+_FLUSH = 1 << 16  # (local, id) pairs buffered per block of a merge
+
+
+def write_run(path: str, phrases: Sequence[str]) -> None:
+  """A block's phrases sorted, one `local<TAB>phrase` line each (local =
+  the phrase's index in `phrases`; phrases never hold a newline)."""
+  order = sorted(range(len(phrases)), key=phrases.__getitem__)
+  with open(path, "w", encoding="utf-8") as f:
+    f.writelines(f"{i}\t{phrases[i]}\n" for i in order)
+
+
+def _read_run(path: str, block: int) -> Iterator[tuple[str, int, int]]:
+  with open(path, encoding="utf-8") as f:
+    for line in f:
+      local, phrase = line.rstrip("\n").split("\t", 1)
+      yield phrase, block, int(local)
+
+
+def merge_runs(runs: Sequence[str], maps: Sequence[str],
+               id_of: Callable[[int, int, int], int],
+               on_new: Callable[[str], None] | None = None) -> int:
+  """Merges sorted runs (`write_run`) of blocks 0..n-1 by phrase. Each
+  distinct phrase gets `id_of(count, block, local)` of its first
+  occurrence (the lowest block), `count` the distinct phrases before it;
+  `maps[b]` gets int64 (local, id) pairs for every phrase of block b, and
+  `on_new` each distinct phrase in order. Returns the distinct count."""
+  buffers: list[list[int]] = [[] for _ in runs]
+  outs = [open(m, "wb") for m in maps]  # pylint: disable=consider-using-with
+  try:
+    count, last, current = 0, None, 0
+    for phrase, block, local in heapq.merge(
+        *(_read_run(r, b) for b, r in enumerate(runs))):
+      if phrase != last:
+        current, last = id_of(count, block, local), phrase
+        count += 1
+        if on_new:
+          on_new(phrase)
+      buffers[block] += (local, current)
+      if len(buffers[block]) >= _FLUSH:
+        outs[block].write(np.asarray(buffers[block], np.int64).tobytes())
+        buffers[block].clear()
+    for out, buffer in zip(outs, buffers):
+      out.write(np.asarray(buffer, np.int64).tobytes())
+  finally:
+    for out in outs:
+      out.close()
+  return count
+
+
+def read_map(path: str, size: int) -> np.ndarray:
+  """The ids of a block's locals 0..size-1, from `merge_runs`' map."""
+  pairs = np.fromfile(path, np.int64).reshape(-1, 2)
+  found = np.zeros(size, np.int64)
+  found[pairs[:, 0]] = pairs[:, 1]
+  return found
+
+
+class Buckets:
+  """Records (a numpy structured dtype) appended to one file per bucket
+  and read back a bucket at a time, in the order they were appended."""
+
+  def __init__(self, folder: str, name: str, dtype: np.dtype):
+    self.folder, self.name, self.dtype = folder, name, dtype
+    self.written: set[int] = set()
+
+  def _path(self, bucket: int) -> str:
+    return os.path.join(self.folder, f"{self.name}.{bucket}")
+
+  def append(self, buckets: np.ndarray, records: np.ndarray) -> None:
+    """Appends each record to the file of its bucket."""
+    if not len(records):
+      return
+    order = np.argsort(buckets, kind="stable")
+    buckets, records = buckets[order], records[order]
+    starts = np.flatnonzero(np.r_[True, buckets[1:] != buckets[:-1]])
+    for a, b in zip(starts, np.r_[starts[1:], len(buckets)]):
+      bucket = int(buckets[a])
+      with open(self._path(bucket), "ab") as f:
+        f.write(records[a:b].tobytes())
+      self.written.add(bucket)
+
+  def read(self, bucket: int) -> np.ndarray:
+    """The bucket's records (none if nothing was appended), and its file
+    removed: each bucket is read once."""
+    if bucket not in self.written:
+      return np.zeros(0, self.dtype)
+    path = self._path(bucket)
+    found = np.fromfile(path, self.dtype)
+    os.remove(path)
+    return found
+
+
+class Strings:
+  """Phrases written in id order (`add`), read back by id (`get`) with
+  one positioned read each: the vocabulary stays on disk."""
+
+  def __init__(self, path: str):
+    self._text = open(path + ".txt", "wb")  # pylint: disable=consider-using-with
+    self._offsets = open(path + ".offsets", "wb")  # pylint: disable=consider-using-with
+    self._at = 0
+    self._pending: list[int] = [0]
+    self._path = path
+
+  def add(self, phrase: str) -> None:
+    raw = phrase.encode("utf-8")
+    self._text.write(raw)
+    self._at += len(raw)
+    self._pending.append(self._at)
+    if len(self._pending) >= _FLUSH:
+      self._offsets.write(np.asarray(self._pending, np.int64).tobytes())
+      self._pending.clear()
+
+  def close(self) -> None:
+    """Ends the writing; `get` reads from here on."""
+    self._offsets.write(np.asarray(self._pending, np.int64).tobytes())
+    self._text.close()
+    self._offsets.close()
+    self._text = os.open(self._path + ".txt", os.O_RDONLY)
+    self._offsets = os.open(self._path + ".offsets", os.O_RDONLY)
+
+  def get(self, ids: np.ndarray) -> dict[int, str]:
+    """The phrase of each id."""
+    found = {}
+    for i in np.unique(ids).tolist():
+      start, stop = np.frombuffer(os.pread(self._offsets, 16, 8 * i),
+                                  np.int64)
+      found[i] = os.pread(self._text, int(stop - start),
+                          int(start)).decode("utf-8")
+    return found
+
+  def release(self) -> None:
+    os.close(self._text)
+    os.close(self._offsets)
