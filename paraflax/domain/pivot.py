@@ -17,12 +17,13 @@ atomically.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -44,10 +45,15 @@ SELECTED = "selected:"  # as paraflax.data.tasks.SELECTED
 
 @dataclasses.dataclass(frozen=True)
 class Bitext:
-  """One foreign-English source: `read()` gives (foreign, English) pairs."""
+  """One foreign-English source: `stream()` gives its (foreign, English)
+  pairs one at a time (files are never held whole; a registered Task is
+  read as the catalogue reads it), `read()` all of them."""
   name: str
   lang: str
-  read: Callable[[], list[tuple[str, str]]]
+  stream: Callable[[], Iterator[tuple[str, str]]]
+
+  def read(self) -> list[tuple[str, str]]:
+    return list(self.stream())
 
 
 def _task(spec: str) -> Bitext | None:
@@ -56,37 +62,29 @@ def _task(spec: str) -> Bitext | None:
   if corpus is None or corpus.pair is None:
     return None
 
-  def read() -> list[tuple[str, str]]:
+  def stream() -> Iterator[tuple[str, str]]:
     columns = corpora.read(corpus, split or "train")
-    return list(zip(columns["source"], columns["target"]))
+    return zip(columns["source"], columns["target"])
 
-  return Bitext(spec, corpus.pair[0], read)
+  return Bitext(spec, corpus.pair[0], stream)
 
 
 def _one_language(prefix: str, lang: str) -> Bitext:
-  def read() -> list[tuple[str, str]]:
-    rows, _ = readers.read_parallel([f"{prefix}.{lang}", f"{prefix}.en"],
-                                    empty="drop")
-    return rows
-
-  return Bitext(prefix, lang, read)
+  return Bitext(prefix, lang, lambda: readers.iter_parallel(
+      [f"{prefix}.{lang}", f"{prefix}.en"]))
 
 
 def _mixed(prefix: str) -> list[Bitext]:
   """The bitexts of a mixed-language prefix (P.mul, P.en and P.langs, the
   language of each row, as a `select-domain` bin of a mul source): one per
   language, in code order, each its rows in file order."""
-  def rows() -> list[tuple[str, str, str]]:
-    found, _ = readers.read_parallel(
-        [f"{prefix}.{s}" for s in (selection.MIXED, "en", selection.LANGS)],
-        empty="drop")
-    return found
-
-  def reader(lang: str) -> Callable[[], list[tuple[str, str]]]:
-    return lambda: [(x, e) for x, e, l in rows() if l == lang]
+  def stream(lang: str) -> Callable[[], Iterator[tuple[str, str]]]:
+    return lambda: ((x, e) for x, e, l in readers.iter_parallel(
+        [f"{prefix}.{s}" for s in (selection.MIXED, "en", selection.LANGS)])
+                    if l == lang)
 
   codes = sorted(set(readers.iter_lines(f"{prefix}.{selection.LANGS}")))
-  return [Bitext(prefix, lang, reader(lang)) for lang in codes]
+  return [Bitext(prefix, lang, stream(lang)) for lang in codes]
 
 
 def _prefix(prefix: str) -> list[Bitext]:
@@ -278,11 +276,15 @@ def build_table(bitext: Sequence[str], output: str, config,
   os.makedirs(parts, exist_ok=True)
   by_lang: dict[str, list[str]] = {}
   for lang in dict.fromkeys(b.lang for b in sources):
-    pairs = [p for b in sources if b.lang == lang for p in b.read()]
-    for b, start in enumerate(range(0, len(pairs), c.block_pairs)):
+    pairs = itertools.chain.from_iterable(b.stream() for b in sources
+                                          if b.lang == lang)
+    for b in itertools.count():
+      block = list(itertools.islice(pairs, c.block_pairs))
+      if not block:
+        break
       path = os.path.join(parts, f"{lang}-{b:05d}.npz")
       if not os.path.exists(path):
-        counts, stats = extract_block(pairs[start:start + c.block_pairs],
+        counts, stats = extract_block(block,
                                       c.max_phrase_len, c.max_sentence_words,
                                       c.align_iterations)
         _save_block(path, counts, stats)
@@ -298,6 +300,7 @@ _COUNT = np.dtype([("e", np.int64), ("f", np.int64), ("n", np.float64)])
 _ENTRY = np.dtype([("row", np.int64), ("col", np.int64), ("p", np.float64)])
 _NEED = np.dtype([("f", np.int64), ("bucket", np.int64)])
 _LOCAL = np.int64(0xFFFFFFFF)
+_LINES = 1 << 16  # table lines formatted per write
 
 
 def _entries(rows: np.ndarray, cols: np.ndarray, p: np.ndarray
@@ -443,9 +446,11 @@ def _spilled_table(by_lang: dict[str, list[str]], output: str, c,
           [(s.forward.read(bucket), s.backward.read(bucket))
            for s in spills.values()], start, stop, c)
       found = strings.get(np.concatenate([rows + start, cols]))
-      out.write("".join(table.format_line(found[start + r], found[col], p)
-                        for r, col, p in zip(rows.tolist(), cols.tolist(),
-                                             probs.tolist())))
+      for a in range(0, len(rows), _LINES):
+        out.write("".join(table.format_line(found[start + r], found[col], p)
+                          for r, col, p in zip(rows[a:a + _LINES].tolist(),
+                                               cols[a:a + _LINES].tolist(),
+                                               probs[a:a + _LINES].tolist())))
       lines += len(rows)
       e1 += len(np.unique(rows))
   strings.release()
