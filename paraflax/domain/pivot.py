@@ -8,11 +8,17 @@ p(e2|e1) = sum_l p_l(e2|e1) / |{l : e1 in l}|, so every language that saw
 e1 weighs the same whatever its corpus size, and a row sums to at most 1
 (each p_l row sums to 1 before pruning and e2 = e1 is left out).
 
-The bitext is aligned and its phrase pairs counted in blocks of
+The bitext is streamed, aligned and its phrase pairs counted in blocks of
 `block_pairs` sentence pairs; each block's counts are kept in
 `TABLE.parts/`, so a killed run redone with the same command starts at the
-first missing block. The table is then written in row blocks of e1, sorted,
-atomically.
+first missing block. The table step then streams too (`_write_table`,
+files in `spill`): the blocks' phrases are merged from sorted runs into
+ids, the counts go to bucket files of at most `rows_per_block` phrases,
+p(f|e1) and p(e2|f) are computed a bucket at a time, and p(e2|e1) a bucket
+of e1 at a time from its p(f|e1) and the p(e2|f) of its f, so memory
+holds one block or one bucket whatever the number of blocks. It gives the
+bytes of `paraphrase_rows` over every phrase at once (the same sums in the
+same order, the same ties); the table is written sorted, atomically.
 """
 from __future__ import annotations
 
@@ -177,14 +183,28 @@ def _save_block(path: str, counts: phrases.PhraseCounts,
              stats=np.asarray(dataclasses.astuple(stats), np.float64))
 
 
+def _block_phrases(path: str, side: str) -> list[str]:
+  """A part's English or foreign phrases, in id order."""
+  with np.load(path) as z:
+    return str(z[side]).split("\n") if z["e"].size else []
+
+
+def _block_stats(path: str) -> BlockStats:
+  with np.load(path) as z:
+    return BlockStats(*(t(v) for t, v in zip(
+        (int, int, float, int, float), z["stats"])))
+
+
+def _block_arrays(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """A part's counts: (English id, foreign id, count) of each pair."""
+  with np.load(path) as z:
+    return z["e"], z["f"], z["count"]
+
+
 def _load_block(path: str) -> tuple[list[str], list[str], np.ndarray,
                                     np.ndarray, np.ndarray, BlockStats]:
-  with np.load(path) as z:
-    english = str(z["english"]).split("\n") if z["e"].size else []
-    foreign = str(z["foreign"]).split("\n") if z["f"].size else []
-    stats = BlockStats(*(t(v) for t, v in zip(
-        (int, int, float, int, float), z["stats"])))
-    return english, foreign, z["e"], z["f"], z["count"], stats
+  return (_block_phrases(path, "english"), _block_phrases(path, "foreign"),
+          *_block_arrays(path), _block_stats(path))
 
 
 def best_per_row(m: sparse.spmatrix, k: int, keep: np.ndarray | None = None
@@ -299,7 +319,7 @@ _COUNT = np.dtype([("e", np.int64), ("f", np.int64), ("n", np.float64)])
 # An entry of p(f|e) (row e, column f) or of p(e|f) (row f, column e).
 _ENTRY = np.dtype([("row", np.int64), ("col", np.int64), ("p", np.float64)])
 _NEED = np.dtype([("f", np.int64), ("bucket", np.int64)])
-_LOCAL = np.int64(0xFFFFFFFF)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _LINES = 1 << 16  # table lines formatted per write
 
 
@@ -325,21 +345,25 @@ class _Spill:
   f bucket, p(f|e1) by e1 bucket, the f each e1 bucket needs (by f
   bucket) and those f's p(e2|f) by e1 bucket.
 
-  A phrase's bucket: English phrase id // `rows`; a foreign phrase's
-  key is (its first block << 32 | its id in that block), which orders
-  foreign phrases as they first appear, and its bucket is (block, id //
-  `rows`): at most `rows` phrases a bucket whatever the corpus size."""
+  An English phrase's bucket is its id // `rows` (buckets of e1 are
+  ranges: the table is written bucket by bucket). A foreign phrase's key
+  is (its first block << 32 | its id in that block), which orders foreign
+  phrases as they first appear (the ties of p(f|e1)); its bucket is a
+  hash of the key over `foreign` / `rows` buckets, so the frequent f,
+  which appear first, are spread: about `rows` phrases a bucket whatever
+  the corpus size."""
 
-  def __init__(self, folder: str, lang: str, rows: int):
+  def __init__(self, folder: str, lang: str, rows: int, foreign: int):
     self.rows = rows
-    self.per_block = int(_LOCAL) // rows + 1
+    self.f_buckets = np.uint64(max(1, -(-foreign // rows)))
     self.by_e, self.by_f, self.forward, self.needs, self.backward = (
         spill.Buckets(folder, f"{lang}.{name}", dtype) for name, dtype in (
             ("count_e", _COUNT), ("count_f", _COUNT), ("forward", _ENTRY),
             ("need", _NEED), ("backward", _ENTRY)))
 
   def f_bucket(self, keys: np.ndarray) -> np.ndarray:
-    return (keys >> 32) * self.per_block + (keys & _LOCAL) // self.rows
+    mixed = keys.astype(np.uint64) * _GOLDEN  # wraps: a multiplicative hash
+    return ((mixed >> np.uint64(32)) % self.f_buckets).astype(np.int64)
 
   def add_counts(self, counts: np.ndarray) -> None:
     self.by_e.append(counts["e"] // self.rows, counts)
@@ -379,11 +403,6 @@ class _Spill:
                            _entries(f_keys[r[at]], e_ids[k[at]], p[at]))
 
 
-def _block_arrays(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  with np.load(path) as z:
-    return z["e"], z["f"], z["count"]
-
-
 def _write_table(by_lang: dict[str, list[str]], output: str, c) -> dict:
   """The table of the parts of each language, with one bucket of
   `rows_per_block` phrases in memory at a time (`_Spill`, `spill`): the
@@ -400,10 +419,10 @@ def _spilled_table(by_lang: dict[str, list[str]], output: str, c,
   stats = {lang: BlockStats() for lang in sorted(by_lang)}
   sizes = []
   for b, (lang, path) in enumerate(blocks):
-    english, foreign, _, _, _, s = _load_block(path)
-    spill.write_run(os.path.join(tmp, f"e{b}.run"), english)
-    spill.write_run(os.path.join(tmp, f"f{b}.run"), foreign)
-    sizes.append((len(english), len(foreign)))
+    sizes.append(tuple(spill.write_run(
+        os.path.join(tmp, f"{side[0]}{b}.run"), _block_phrases(path, side))
+                       for side in ("english", "foreign")))
+    s = _block_stats(path)
     for field in dataclasses.fields(BlockStats):
       setattr(stats[lang], field.name, getattr(stats[lang], field.name)
               + getattr(s, field.name))
@@ -420,7 +439,7 @@ def _spilled_table(by_lang: dict[str, list[str]], output: str, c,
         [os.path.join(tmp, f"f{b}.run") for b in mine],
         [os.path.join(tmp, f"f{b}.map") for b in mine],
         lambda count, block, local: (block << 32) | local)
-    spills[lang] = _Spill(tmp, lang, c.rows_per_block)
+    spills[lang] = _Spill(tmp, lang, c.rows_per_block, foreign)
     for b in mine:
       e, f, n = _block_arrays(blocks[b][1])
       counts = np.empty(len(e), _COUNT)

@@ -10,21 +10,26 @@ corpus but files on disk.
 """
 from __future__ import annotations
 
+import array
 import heapq
 import os
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-_FLUSH = 1 << 16  # (local, id) pairs buffered per block of a merge
+_FLUSH = 1 << 14  # int64s buffered per block of a merge (and offsets)
 
 
-def write_run(path: str, phrases: Sequence[str]) -> None:
+def write_run(path: str, phrases: list[str]) -> int:
   """A block's phrases sorted, one `local<TAB>phrase` line each (local =
-  the phrase's index in `phrases`; phrases never hold a newline)."""
-  order = sorted(range(len(phrases)), key=phrases.__getitem__)
+  the phrase's index in `phrases`; phrases never hold a newline).
+  Returns how many."""
+  count = len(phrases)
+  order = np.argsort(np.asarray(phrases, dtype=object), kind="stable")
   with open(path, "w", encoding="utf-8") as f:
-    f.writelines(f"{i}\t{phrases[i]}\n" for i in order)
+    for a in range(0, count, _FLUSH):
+      f.writelines(f"{i}\t{phrases[i]}\n" for i in order[a:a + _FLUSH].tolist())
+  return count
 
 
 def _read_run(path: str, block: int) -> Iterator[tuple[str, int, int]]:
@@ -41,28 +46,33 @@ def merge_runs(runs: Sequence[str], maps: Sequence[str],
   distinct phrase gets `id_of(count, block, local)` of its first
   occurrence (the lowest block), `count` the distinct phrases before it;
   `maps[b]` gets int64 (local, id) pairs for every phrase of block b, and
-  `on_new` each distinct phrase in order. Returns the distinct count."""
-  buffers: list[list[int]] = [[] for _ in runs]
-  outs = [open(m, "wb") for m in maps]  # pylint: disable=consider-using-with
-  try:
-    count, last, current = 0, None, 0
-    for phrase, block, local in heapq.merge(
-        *(_read_run(r, b) for b, r in enumerate(runs))):
-      if phrase != last:
-        current, last = id_of(count, block, local), phrase
-        count += 1
-        if on_new:
-          on_new(phrase)
-      buffers[block] += (local, current)
-      if len(buffers[block]) >= _FLUSH:
-        outs[block].write(np.asarray(buffers[block], np.int64).tobytes())
-        buffers[block].clear()
-    for out, buffer in zip(outs, buffers):
-      out.write(np.asarray(buffer, np.int64).tobytes())
-  finally:
-    for out in outs:
-      out.close()
+  `on_new` each distinct phrase in order. Returns the distinct count.
+  Only the runs stay open; each block buffers `_FLUSH` ids."""
+  buffers = [array.array("q") for _ in runs]
+  for path in maps:
+    open(path, "wb").close()  # pylint: disable=consider-using-with
+  count, last, current = 0, None, 0
+  for phrase, block, local in heapq.merge(
+      *(_read_run(r, b) for b, r in enumerate(runs))):
+    if phrase != last:
+      current, last = id_of(count, block, local), phrase
+      count += 1
+      if on_new:
+        on_new(phrase)
+    buffer = buffers[block]
+    buffer.append(local)
+    buffer.append(current)
+    if len(buffer) >= _FLUSH:
+      _flush(maps[block], buffer)
+  for path, buffer in zip(maps, buffers):
+    _flush(path, buffer)
   return count
+
+
+def _flush(path: str, buffer: array.array) -> None:
+  with open(path, "ab") as f:
+    buffer.tofile(f)
+  del buffer[:]
 
 
 def read_map(path: str, size: int) -> np.ndarray:
