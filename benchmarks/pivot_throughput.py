@@ -9,7 +9,7 @@ r"""Throughput of pivot paraphrase extraction and of MonoDS signatures.
            more and their bigrams (`--bits` bits), on each of `--devices`
            simulated CPU devices; the host's event extraction apart.
   table    with --table-parts DIR (a `paraflax pivot` TABLE.parts folder):
-           the table step alone (`pivot._write_table`) on those parts,
+           the table step alone (`pivot.write_table`) on those parts,
            and on N copies of them for each N of --copies, copy k's
            phrases renamed (a suffix) so that the phrases, the counts and
            the table all grow N times: seconds, lines and peak memory.
@@ -128,8 +128,8 @@ def _table_child(folder: str) -> dict:
       os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
       "configs", "domain_pivot.py"), [])
   start = time.perf_counter()
-  summary = pivot._write_table(by_lang, os.path.join(folder, "table.txt"),  # pylint: disable=protected-access
-                               config.pivot)
+  summary = pivot.write_table(by_lang, os.path.join(folder, "table.txt"),
+                              config.pivot)
   seconds = time.perf_counter() - start
   phrase_pairs = sum(l["phrase_pairs"] for l in summary["languages"].values())
   return {"blocks": sum(len(v) for v in by_lang.values()),

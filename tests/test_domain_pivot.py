@@ -121,7 +121,7 @@ def test_streamed_table_equals_the_in_memory_one(tmp_path, rows_per_block):
                                "--config.pivot.max_back=4",
                                "--config.pivot.max_paraphrases=5"]).pivot
   out = tmp_path / "table.txt"
-  summary = pivot._write_table(by_lang, str(out), c)
+  summary = pivot.write_table(by_lang, str(out), c)
   expected = _in_memory_table(by_lang, c)
   assert summary["lines"] > 100
   assert out.read_text("utf-8") == expected

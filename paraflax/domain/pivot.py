@@ -11,7 +11,7 @@ e1 weighs the same whatever its corpus size, and a row sums to at most 1
 The bitext is streamed, aligned and its phrase pairs counted in blocks of
 `block_pairs` sentence pairs; each block's counts are kept in
 `TABLE.parts/`, so a killed run redone with the same command starts at the
-first missing block. The table step then streams too (`_write_table`,
+first missing block. The table step then streams too (`write_table`,
 files in `spill`): the blocks' phrases are merged from sorted runs into
 ids, the counts go to bucket files of at most `rows_per_block` phrases,
 p(f|e1) and p(e2|f) are computed a bucket at a time, and p(e2|e1) a bucket
@@ -257,7 +257,7 @@ def paraphrase_rows(langs: Sequence[Language], start: int, stop: int,
   """p(e2|e1) for e1 in [start, stop): the average over the languages that
   hold e1, e2 = e1 dropped, the best `max_paraphrases` of each row with p
   >= `min_prob`, as `best_per_row` (rows relative to `start`). The
-  definition, over every phrase at once; the command's `_write_table`
+  definition, over every phrase at once; the command's `write_table`
   gives the same rows a bucket at a time."""
   window = [Language(l.forward[start:stop], l.backward, l.has[start:stop])
             for l in langs]
@@ -312,7 +312,7 @@ def build_table(bitext: Sequence[str], output: str, config,
                      "pairs in %.1f s", lang, b, stats.pairs,
                      stats.align_s, stats.phrase_pairs, stats.extract_s)
       by_lang.setdefault(lang, []).append(path)
-  return _write_table(by_lang, output, c)
+  return write_table(by_lang, output, c)
 
 
 _COUNT = np.dtype([("e", np.int64), ("f", np.int64), ("n", np.float64)])
@@ -403,10 +403,12 @@ class _Spill:
                            _entries(f_keys[r[at]], e_ids[k[at]], p[at]))
 
 
-def _write_table(by_lang: dict[str, list[str]], output: str, c) -> dict:
-  """The table of the parts of each language, with one bucket of
-  `rows_per_block` phrases in memory at a time (`_Spill`, `spill`): the
-  same bytes as `paraphrase_rows` over all phrases at once."""
+def write_table(by_lang: dict[str, list[str]], output: str, c) -> dict:
+  """The table of the parts (`TABLE.parts/` files, per language in block
+  order) with the `pivot` settings `c`, holding one block or one bucket
+  of `rows_per_block` phrases in memory at a time (`_Spill`, `spill`):
+  the same bytes as `paraphrase_rows` over all phrases at once. Returns
+  the summary (also OUTPUT.summary.json)."""
   folder = os.path.dirname(os.path.abspath(output))
   with tempfile.TemporaryDirectory(dir=folder, prefix=".tmp-table-") as tmp:
     return _spilled_table(by_lang, output, c, tmp)
