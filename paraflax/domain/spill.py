@@ -119,15 +119,16 @@ class Buckets:
 
 
 class Strings:
-  """Phrases written in id order (`add`), read back by id (`get`) with
-  one positioned read each: the vocabulary stays on disk."""
+  """Phrases written in id order (`add`, then `close`), read back by id
+  (`get`, then `release`) with one positioned read each: the vocabulary
+  stays on disk."""
 
   def __init__(self, path: str):
-    self._text = open(path + ".txt", "wb")  # pylint: disable=consider-using-with
-    self._offsets = open(path + ".offsets", "wb")  # pylint: disable=consider-using-with
+    self._names = (path + ".txt", path + ".offsets")
+    self._text, self._offsets = (open(n, "wb") for n in self._names)  # pylint: disable=consider-using-with
     self._at = 0
-    self._pending: list[int] = [0]
-    self._path = path
+    self._pending = array.array("q", [0])
+    self._fds: tuple[int, int] | None = None
 
   def add(self, phrase: str) -> None:
     raw = phrase.encode("utf-8")
@@ -135,27 +136,25 @@ class Strings:
     self._at += len(raw)
     self._pending.append(self._at)
     if len(self._pending) >= _FLUSH:
-      self._offsets.write(np.asarray(self._pending, np.int64).tobytes())
-      self._pending.clear()
+      self._pending.tofile(self._offsets)
+      del self._pending[:]
 
   def close(self) -> None:
     """Ends the writing; `get` reads from here on."""
-    self._offsets.write(np.asarray(self._pending, np.int64).tobytes())
+    self._pending.tofile(self._offsets)
     self._text.close()
     self._offsets.close()
-    self._text = os.open(self._path + ".txt", os.O_RDONLY)
-    self._offsets = os.open(self._path + ".offsets", os.O_RDONLY)
+    self._fds = tuple(os.open(n, os.O_RDONLY) for n in self._names)
 
   def get(self, ids: np.ndarray) -> dict[int, str]:
     """The phrase of each id."""
+    text, offsets = self._fds
     found = {}
     for i in np.unique(ids).tolist():
-      start, stop = np.frombuffer(os.pread(self._offsets, 16, 8 * i),
-                                  np.int64)
-      found[i] = os.pread(self._text, int(stop - start),
-                          int(start)).decode("utf-8")
+      start, stop = np.frombuffer(os.pread(offsets, 16, 8 * i), np.int64)
+      found[i] = os.pread(text, int(stop - start), int(start)).decode("utf-8")
     return found
 
   def release(self) -> None:
-    os.close(self._text)
-    os.close(self._offsets)
+    for fd in self._fds:
+      os.close(fd)
