@@ -394,9 +394,9 @@ class _Spill:
       m, f_keys, e_ids = _counts_matrix(c["f"], c["e"], c["n"])
       r, k, p = best_per_row(_normalized(m), max_back)
       need = self.needs.read(bucket)
-      first = np.searchsorted(r, np.searchsorted(f_keys, need["f"]))
-      size = np.searchsorted(r, np.searchsorted(f_keys, need["f"]),
-                             side="right") - first
+      row = np.searchsorted(f_keys, need["f"])  # each needed f is counted
+      first = np.searchsorted(r, row)
+      size = np.searchsorted(r, row, side="right") - first
       at = (np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size)
             + np.repeat(first, size))
       self.backward.append(np.repeat(need["bucket"], size),
