@@ -414,46 +414,64 @@ def write_table(by_lang: dict[str, list[str]], output: str, c) -> dict:
     return _spilled_table(by_lang, output, c, tmp)
 
 
-def _spilled_table(by_lang: dict[str, list[str]], output: str, c,
-                   tmp: str) -> dict:
-  blocks = [(lang, path) for lang in sorted(by_lang)
-            for path in by_lang[lang]]
-  stats = {lang: BlockStats() for lang in sorted(by_lang)}
-  sizes = []
+def _runs(blocks: Sequence[tuple[str, str]], tmp: str
+          ) -> tuple[list[tuple[int, int]], dict[str, BlockStats]]:
+  """Each block's English and foreign phrases as sorted runs in `tmp`;
+  returns their counts per block and the blocks' stats per language."""
+  sizes, stats = [], {}
   for b, (lang, path) in enumerate(blocks):
     sizes.append(tuple(spill.write_run(
         os.path.join(tmp, f"{side[0]}{b}.run"), _block_phrases(path, side))
                        for side in ("english", "foreign")))
-    s = _block_stats(path)
+    total, s = stats.setdefault(lang, BlockStats()), _block_stats(path)
     for field in dataclasses.fields(BlockStats):
-      setattr(stats[lang], field.name, getattr(stats[lang], field.name)
+      setattr(total, field.name, getattr(total, field.name)
               + getattr(s, field.name))
+  return sizes, stats
+
+
+def _spill_language(blocks: Sequence[tuple[str, str]], mine: list[int],
+                    sizes: list[tuple[int, int]], tmp: str, c
+                    ) -> tuple[_Spill, int, int]:
+  """One language's blocks (`mine`) merged into foreign ids, counted,
+  p(f|e1) and p(e2|f) spilled; returns the spill and its English and
+  foreign phrase counts."""
+  foreign = spill.merge_runs(
+      [os.path.join(tmp, f"f{b}.run") for b in mine],
+      [os.path.join(tmp, f"f{b}.map") for b in mine],
+      lambda count, block, local: (block << 32) | local)
+  spilled = _Spill(tmp, blocks[mine[0]][0], c.rows_per_block, foreign)
+  for b in mine:
+    e, f, n = _block_arrays(blocks[b][1])
+    counts = np.empty(len(e), _COUNT)
+    counts["e"] = spill.read_map(os.path.join(tmp, f"e{b}.map"),
+                                 sizes[b][0])[e]
+    counts["f"] = spill.read_map(os.path.join(tmp, f"f{b}.map"),
+                                 sizes[b][1])[f]
+    counts["n"] = n
+    spilled.add_counts(counts)
+  english = spilled.forward_pass(c.max_pivots)
+  spilled.backward_pass(c.max_back)
+  return spilled, english, foreign
+
+
+def _spilled_table(by_lang: dict[str, list[str]], output: str, c,
+                   tmp: str) -> dict:
+  blocks = [(lang, path) for lang in sorted(by_lang)
+            for path in by_lang[lang]]
+  sizes, stats = _runs(blocks, tmp)
   strings = spill.Strings(os.path.join(tmp, "english"))
   total = spill.merge_runs(
       [os.path.join(tmp, f"e{b}.run") for b in range(len(blocks))],
       [os.path.join(tmp, f"e{b}.map") for b in range(len(blocks))],
       lambda count, block, local: count, strings.add)
   strings.close()
-  spills, summary = {}, {"languages": {}}
-  for lang in sorted(by_lang):
-    mine = [b for b, (l, _) in enumerate(blocks) if l == lang]
-    foreign = spill.merge_runs(
-        [os.path.join(tmp, f"f{b}.run") for b in mine],
-        [os.path.join(tmp, f"f{b}.map") for b in mine],
-        lambda count, block, local: (block << 32) | local)
-    spills[lang] = _Spill(tmp, lang, c.rows_per_block, foreign)
-    for b in mine:
-      e, f, n = _block_arrays(blocks[b][1])
-      counts = np.empty(len(e), _COUNT)
-      counts["e"] = spill.read_map(os.path.join(tmp, f"e{b}.map"),
-                                   sizes[b][0])[e]
-      counts["f"] = spill.read_map(os.path.join(tmp, f"f{b}.map"),
-                                   sizes[b][1])[f]
-      counts["n"] = n
-      spills[lang].add_counts(counts)
-    english = spills[lang].forward_pass(c.max_pivots)
-    spills[lang].backward_pass(c.max_back)
-    s = stats[lang]
+  spills, summary = [], {"languages": {}}
+  for lang, s in stats.items():
+    spilled, english, foreign = _spill_language(
+        blocks, [b for b, (l, _) in enumerate(blocks) if l == lang], sizes,
+        tmp, c)
+    spills.append(spilled)
     summary["languages"][lang] = {
         **dataclasses.asdict(s),
         "pairs_per_s": s.pairs / max(s.align_s, 1e-9),
@@ -465,7 +483,7 @@ def _spilled_table(by_lang: dict[str, list[str]], output: str, c,
       stop = min(start + c.rows_per_block, total)
       rows, cols, probs = _bucket_rows(
           [(s.forward.read(bucket), s.backward.read(bucket))
-           for s in spills.values()], start, stop, c)
+           for s in spills], start, stop, c)
       found = strings.get(np.concatenate([rows + start, cols]))
       for a in range(0, len(rows), _LINES):
         out.write("".join(table.format_line(found[start + r], found[col], p)
