@@ -9,9 +9,9 @@ Commands (the flags --bins, --order and --seed set these keys too):
       --output D/select
   paraflax eval-domain --select-dir D/select --test D/biomed.test.en \
       --output D/eval
-Time (2 busy CPU cores, 2026-11-23): domain-data 2 s, select-domain 10 s
-(95,442 general pairs; about 12k pairs/s at 1M, benchmarks/README.md),
-eval-domain 25 s.
+Time (2 busy CPU cores): domain-data 2 s, select-domain 7 s (95,442
+general pairs; about 12k pairs/s at 1M with 3-gram LMs, benchmarks/README.md),
+eval-domain 23 s (2026-11-24).
 Results (README "Domain selection", biomedical test perplexity at 2,000
 selected sentences): top diffCE 729.6, random 1476.7 (0.494 of it),
 n-gram overlap 989.9.
