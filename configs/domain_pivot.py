@@ -25,7 +25,9 @@ def get_config() -> ml_collections.ConfigDict:
   c.pivot.max_back = 50  # English phrases e2 kept per f, by p(e2|f)
   c.pivot.max_paraphrases = 50  # e2 written per e1, by p(e2|e1)
   c.pivot.min_prob = 1e-4  # e2 with a lower p(e2|e1) are not written
-  c.pivot.rows_per_block = 20_000  # e1 per sparse product: memory
+  # Phrases per bucket of the table step (e1 of a sparse product, f of
+  # p(e2|f)): its memory, whatever the bitext's size.
+  c.pivot.rows_per_block = 20_000
 
   c.monods = ml_collections.ConfigDict()
   c.monods.bits = 256  # signature bits b; a multiple of 8 (packed bytes)

@@ -425,7 +425,8 @@ COMMANDS: dict[str, Command] = {
         "paraflax.evaluation.domain_selection:evaluate",
         "in-domain perplexity of Moore-Lewis vs random vs n-gram-overlap "
         "selections",
-        "For each size of eval_sizes, a 3-gram LM (the selection's order) "
+        "For each size of eval_sizes, an eval_order-gram LM (3, the seed's; "
+        "closed vocabulary: the in-domain words seen eval_min_count times) "
         "on the top-diffCE sentences of a select-domain folder, on as many "
         "random ones and on the ones with the most n-grams in the in-domain "
         "text, all drawn from the sentences outside the general LM's "
@@ -619,7 +620,9 @@ COMMANDS: dict[str, Command] = {
         "MonoDS = cos(pi * hamming / bits). RERANKED: every pair as `e1 ||| "
         "e2 ||| score ||| p=P monods=M`, score = (1 - w) log p + w log "
         "max(M, monods.floor), w = monods.weight; sorted by e1 then score. "
-        "Also RERANKED.summary.json (events per second).",
+        "Also RERANKED.summary.json (events per second). With "
+        "--distributed, several processes share the bits (each streams the "
+        "corpus; process 0 writes).",
         (flag("--corpus", nargs="+", required=True, action="extend",
               help="English text, one sentence per line (gzipped or not), "
               "or a monolingual Task (mono_en_brown); repeatable"),
@@ -630,7 +633,7 @@ COMMANDS: dict[str, Command] = {
                  help="signature bits, a multiple of 8"),
          setting("--weight", key="monods.weight", type=float,
                  help="weight of log MonoDS against log p(e2|e1)"),
-         OVERWRITE),
+         OVERWRITE, *CLUSTER),
         config="configs/domain_pivot.py"),
     "eval-ppdb": Command(
         "paraflax.evaluation.ppdb:evaluate_file",

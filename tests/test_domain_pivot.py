@@ -1,6 +1,7 @@
 """Pivot paraphrases, grow-diag-final-and, LSH signatures, MonoDS, PPDB."""
 import gzip
 import json
+import os
 import pathlib
 
 import numpy as np
@@ -8,12 +9,16 @@ import pytest
 from scipy import sparse
 
 from paraflax import cli
+from paraflax import config as config_lib
 from paraflax.data import paths
 from paraflax.domain import alignment
 from paraflax.domain import lsh
 from paraflax.domain import phrases
 from paraflax.domain import pivot
+from paraflax.domain import table
 from paraflax.training import partitioning
+
+CONFIG = str(pathlib.Path(__file__).parents[1] / "configs" / "domain_pivot.py")
 
 
 def _phrase_pairs(e, f, links, max_len):
@@ -62,6 +67,65 @@ def _random_language(rng, rows, held):
                          data_rvs=lambda n: rng.integers(1, 5, n)).tocsr()
   counts = sparse.diags(held.astype(float)) @ counts
   return counts.tocsr()
+
+
+def _random_blocks(folder, rng, blocks=3, pairs=40):
+  """Parts of random sentence pairs over a few words with random links:
+  phrases shared across blocks, counts and probabilities full of ties."""
+  paths = []
+  for b in range(blocks):
+    counts = phrases.PhraseCounts()
+    for _ in range(pairs):
+      e = [f"e{w}" for w in rng.integers(0, 6, rng.integers(1, 6))]
+      f = [f"f{w}" for w in rng.integers(0, 6, rng.integers(1, 6))]
+      links = sorted({(int(rng.integers(len(e))), int(rng.integers(len(f))))
+                      for _ in range(len(e))})
+      counts.add(e, f, links, 3)
+    paths.append(str(folder / f"{b}.npz"))
+    pivot._save_block(paths[-1], counts, pivot.BlockStats(pairs=pairs))
+  return paths
+
+
+def _in_memory_table(by_lang, c):
+  """The table as `paraphrase_rows` gives it over every phrase at once:
+  English ids in sorted order, foreign ids in order of first appearance."""
+  blocks = {l: [pivot._load_block(p) for p in ps] for l, ps in by_lang.items()}
+  english = sorted({e for bs in blocks.values() for b in bs for e in b[0]})
+  e_id = {e: i for i, e in enumerate(english)}
+  langs = []
+  for _, bs in sorted(blocks.items()):
+    f_id, rows, cols, vals = {}, [], [], []
+    for e_words, f_words, e, f, count, _ in bs:
+      rows.append(np.asarray([e_id[w] for w in e_words], np.int64)[e])
+      cols.append(np.asarray([f_id.setdefault(w, len(f_id))
+                              for w in f_words], np.int64)[f])
+      vals.append(count)
+    langs.append(pivot._language(sparse.csr_matrix(
+        (np.concatenate(vals).astype(np.float64),
+         (np.concatenate(rows), np.concatenate(cols))),
+        shape=(len(english), len(f_id))), c.max_pivots, c.max_back))
+  r, col, p = pivot.paraphrase_rows(langs, 0, len(english),
+                                    c.max_paraphrases, c.min_prob)
+  return "".join(table.format_line(english[a], english[b], v)
+                 for a, b, v in zip(r, col, p))
+
+
+@pytest.mark.parametrize("rows_per_block", [1, 4, 1000])
+def test_streamed_table_equals_the_in_memory_one(tmp_path, rows_per_block):
+  rng = np.random.default_rng(rows_per_block)
+  by_lang = {"de": _random_blocks(tmp_path / "de", rng),
+             "fr": _random_blocks(tmp_path / "fr", rng, blocks=2)}
+  c = config_lib.load(CONFIG, [f"--config.pivot.rows_per_block="
+                               f"{rows_per_block}",
+                               "--config.pivot.max_pivots=3",
+                               "--config.pivot.max_back=4",
+                               "--config.pivot.max_paraphrases=5"]).pivot
+  out = tmp_path / "table.txt"
+  summary = pivot.write_table(by_lang, str(out), c)
+  expected = _in_memory_table(by_lang, c)
+  assert summary["lines"] > 100
+  assert out.read_text("utf-8") == expected
+  assert not [n for n in os.listdir(tmp_path) if n.startswith(".tmp")]
 
 
 def test_paraphrase_probabilities_sum_to_at_most_one():

@@ -260,6 +260,12 @@ def test_eval_domain_writes_the_curve(corpora, selected, tmp_path):
   assert by["moore_lewis", 20] < by["random", 20]  # biomedical test text
   for name in ("results.json", "results.md", "perplexity.png"):
     assert (tmp_path / "eval" / name).stat().st_size > 0
+  # The curve's LMs are eval_order-grams over the eval_min_count
+  # vocabulary, whatever the selection's order and min_count.
+  curve_lm = kenlm.Model(str(tmp_path / "eval" / "random_20.lm"))
+  assert (kenlm.Model(os.path.join(selected, "in_domain.lm")).order,
+          curve_lm.order) == (config.order, config.eval_order) == (2, 3)
+  assert "<oov>" in curve_lm
   with pytest.raises(errors.ConfigError, match="give sizes from 1"):
     domain_selection.evaluate(
         selected, corpora["test"], str(tmp_path / "eval2"),

@@ -5,6 +5,7 @@ joined by jax.distributed over localhost (gloo collectives): the code path
 of a multi-host launch. Each must train as 1 process of 8 devices does,
 write one checkpoint with the other, stop when the other dies and resume.
 """
+import gzip
 import json
 import os
 import pathlib
@@ -18,6 +19,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 import pytest
 
+from paraflax.data import paths
 from tests.conftest import BILINGUAL_TINY
 from tests.conftest import ROOT
 from tests.conftest import TINY
@@ -314,3 +316,37 @@ def test_mining_over_two_processes_writes_the_pairs_of_one(tmp_path):
       (tmp_path / "one.tsv").read_bytes()
   assert len((tmp_path / "one.tsv").read_text().splitlines()) > 600
   assert not (tmp_path / "two.tsv.parts").exists()
+
+
+def test_monods_over_two_processes_writes_the_table_of_one(tmp_path):
+  """The signature bits are split over the devices of both processes; each
+  streams the corpus, process 0 writes: byte for byte one process's."""
+  (tmp_path / "table.txt").write_text(
+      "cat ||| dog ||| 0.5\ncat ||| house ||| 0.3\ndog ||| man ||| 0.2\n"
+      "house ||| home ||| 0.4\nman ||| woman ||| 0.5\n"
+      "woman ||| girl ||| 0.3\n", "utf-8")
+  with gzip.open(paths.data_path("multi30k_task1", "val.en.gz"), "rt",
+                 encoding="utf-8") as f:
+    (tmp_path / "corpus.txt").write_text(f.read(), "utf-8")
+  flags = ["--corpus", str(tmp_path / "corpus.txt"), "--table",
+           str(tmp_path / "table.txt"), "--bits", "64"]
+  one = subprocess.run([str(PARAFLAX), "monods", *flags, "--output",
+                        str(tmp_path / "one.txt")], env=_env(8),
+                       capture_output=True, text=True, timeout=_LIMIT_S,
+                       check=False)
+  assert one.returncode == 0, one.stderr[-2000:]
+  argv = [str(PARAFLAX), "monods", *flags, "--output",
+          str(tmp_path / "two.txt"), "--coordinator", "127.0.0.1:23461",
+          "--num-processes", "2"]
+  second = subprocess.Popen(argv + ["--process-id", "1"], env=_env(4),
+                            stderr=subprocess.PIPE, text=True)
+  first = subprocess.run(argv + ["--process-id", "0"], env=_env(4),
+                         capture_output=True, text=True, timeout=_LIMIT_S,
+                         check=False)
+  _, second_err = second.communicate(timeout=_LIMIT_S)
+  assert first.returncode == 0, first.stderr[-2000:]
+  assert second.returncode == 0, second_err[-2000:]
+  assert "on 8 device(s)" in first.stdout
+  reranked = (tmp_path / "one.txt").read_text("utf-8")
+  assert (tmp_path / "two.txt").read_text("utf-8") == reranked
+  assert "monods=0.9" in reranked  # man / woman: similar contexts

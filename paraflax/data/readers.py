@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import gzip
+import itertools
 import json
 import logging
 import math
@@ -153,6 +154,31 @@ def read_parallel(paths: Sequence[str | os.PathLike], *,
   logging.warning("%s: dropped %d row(s) with an empty side at line %s",
                   " + ".join(paths), len(bad), _line_list(bad))
   return kept, [dataclasses.replace(r, dropped=len(bad)) for r in reports]
+
+
+def iter_parallel(paths: Sequence[str | os.PathLike]
+                  ) -> Iterator[tuple[str, ...]]:
+  """`read_parallel(paths, empty="drop")` one row at a time, for bitexts
+  that may not fit in memory: a row with an empty side is dropped (a
+  warning at the end counts them); a file that ends before the others
+  stops at the first row without a partner."""
+  paths = [os.fspath(p) for p in paths]
+  dropped = 0
+  for number, row in enumerate(itertools.zip_longest(
+      *(iter_lines(p) for p in paths)), start=1):
+    if None in row:
+      short = paths[row.index(None)]
+      raise errors.DataError(
+          f"{short} has {number - 1} lines but another of {', '.join(paths)} "
+          f"has more: parallel files must be line-aligned. Line {number} "
+          "has no partner; fix the alignment (or pass the right files).")
+    if all(side.strip() for side in row):
+      yield row
+    else:
+      dropped += 1
+  if dropped:
+    logging.warning("%s: dropped %d row(s) with an empty side",
+                    " + ".join(paths), dropped)
 
 
 def read_tsv(path: str | os.PathLike, *, fields: int,

@@ -9,7 +9,9 @@ cos(u, v) ~ cos(pi * hamming(sig_u, sig_v) / b) (Charikar 2002).
 
 Layout: the sums are [phrases, bits] float32 split over the `data` axis
 by bits, so each device holds b / devices columns and sees every event;
-memory and work per device fall with the device count. A step adds one
+memory and work per device fall with the device count. The mesh may span
+several processes (`paraflax monods --distributed`): each streams the
+whole corpus and its devices hold their bits. A step adds one
 chunk of events; its int32 sum is exact (pool values are integers scaled
 so that a chunk cannot overflow), so the signatures are bit-for-bit the
 same on any number of devices; each phrase row then gets one float add
@@ -108,15 +110,18 @@ class Signatures:
     # Bits padded to a multiple of the device count, dropped at the end.
     self._padded = -(-hashing.bits // mesh.size) * mesh.size
     pad = self._padded - hashing.bits
-    replicated = partitioning.replicated(mesh)
+    # Every process holds the same host values and hands over its own
+    # devices' part (a mesh over several processes: --distributed).
+    self._replicated = partitioning.replicated(mesh)
     by_bits = NamedSharding(mesh, P(partitioning.DATA))
-    self._pool = jax.device_put(hashing.pool, replicated)
-    self._mult = jax.device_put(np.pad(hashing.mult, (0, pad),
-                                       constant_values=1), by_bits)
-    self._add = jax.device_put(np.pad(hashing.add, (0, pad)), by_bits)
+    self._pool = partitioning.put_global(hashing.pool, self._replicated)
+    self._mult = partitioning.put_global(
+        np.pad(hashing.mult, (0, pad), constant_values=1), by_bits)
+    self._add = partitioning.put_global(np.pad(hashing.add, (0, pad)),
+                                        by_bits)
     # Row num_phrases takes the empty slots of a chunk (zeros).
     self._rows = num_phrases
-    self._sums = jax.device_put(
+    self._sums = partitioning.put_global(
         np.zeros((num_phrases + 1, self._padded), np.float32),
         NamedSharding(mesh, P(None, partitioning.DATA)))
     self._step = _stepper(mesh, 32 - hashing.pool_bits)
@@ -128,17 +133,23 @@ class Signatures:
     for start in range(0, len(ids), chunk):
       n = min(chunk, len(ids) - start)
       rows, slots = np.unique(ids[start:start + n], return_inverse=True)
-      self._sums = self._step(
-          self._sums, self._pool, self._mult, self._add,
-          np.pad(rows.astype(np.int32), (0, chunk - len(rows)),
-                 constant_values=self._rows),
-          np.pad(slots.astype(np.int32), (0, chunk - n)),
-          np.pad(feats[start:start + n].astype(np.uint32), (0, chunk - n)),
-          np.pad(np.ones(n, np.int32), (0, chunk - n)))
+      events = (np.pad(rows.astype(np.int32), (0, chunk - len(rows)),
+                       constant_values=self._rows),
+                np.pad(slots.astype(np.int32), (0, chunk - n)),
+                np.pad(feats[start:start + n].astype(np.uint32),
+                       (0, chunk - n)),
+                np.pad(np.ones(n, np.int32), (0, chunk - n)))
+      if jax.process_count() > 1:  # one process: numpy goes in as it is
+        events = tuple(partitioning.put_global(e, self._replicated)
+                       for e in events)
+      self._sums = self._step(self._sums, self._pool, self._mult, self._add,
+                              *events)
       self.events += n
 
   def sums(self) -> np.ndarray:
-    return np.asarray(self._sums)[:self._rows, :self.hashing.bits]
+    """The sums on the host (every process gets all of them)."""
+    return np.asarray(partitioning.fetch(self._sums))[
+        :self._rows, :self.hashing.bits]
 
   def packed(self) -> np.ndarray:
     """[phrases, bits / 8] uint8: bit j is 1 where sum j > 0."""

@@ -29,6 +29,7 @@ from paraflax.data import readers
 from paraflax.data import words
 from paraflax.domain import lsh
 from paraflax.domain import table
+from paraflax.training import distributed
 from paraflax.training import partitioning
 
 _EVENTS_PER_FLUSH = 1 << 20  # host events gathered before a device update
@@ -142,26 +143,34 @@ def _reranked_lines(groups: list[list[table.Entry]], index: dict[str, int],
 
 
 def rerank(corpus: Sequence[str], table_path: str, output: str, config,
-           overwrite: bool = False) -> dict:
+           overwrite: bool = False, **cluster) -> dict:
   """`paraflax monods`: the table's pairs with MonoDS and the combined
   score. Three streaming passes: the table's phrases (every line checked
   before any work), the corpus into the signatures, the table again into
-  RERANKED (written atomically: whole or not at all)."""
+  RERANKED (written atomically: whole or not at all). `cluster`: one of
+  several processes (`training.distributed.join`), whose devices share
+  the signature bits; every process reads the inputs, process 0 writes."""
   m = config.monods
   lsh.check_bits(m.bits)
   if not 0.0 <= m.weight <= 1.0 or m.floor <= 0:
     raise errors.ConfigError(f"monods.weight={m.weight} must lie in [0, 1] "
                              f"and monods.floor={m.floor} be positive.")
   files.check_output(output)
+  distributed.join(**cluster)
   phrases = _phrases(table_path)
-  files.claim_output(output, {"table": os.path.abspath(table_path),
-                              "corpus": list(corpus),
-                              "monods": m.to_dict()}, overwrite=overwrite)
-  if os.path.exists(output):
+  written = os.path.exists(output)
+  if distributed.is_primary():
+    files.claim_output(output, {"table": os.path.abspath(table_path),
+                                "corpus": list(corpus),
+                                "monods": m.to_dict()}, overwrite=overwrite)
+  distributed.barrier("monods.claimed")
+  if written and not overwrite:
     print(f"{output}: already written with these settings.")
     return {}
   index = {p: i for i, p in enumerate(phrases)}
   packed, seen, stats = signatures(corpus, phrases, config)
+  if not distributed.is_primary():
+    return stats
   start, lines = time.perf_counter(), 0
   with files.atomic_output(output, "w") as out:
     groups: list[list[table.Entry]] = []

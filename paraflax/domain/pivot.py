@@ -8,21 +8,28 @@ p(e2|e1) = sum_l p_l(e2|e1) / |{l : e1 in l}|, so every language that saw
 e1 weighs the same whatever its corpus size, and a row sums to at most 1
 (each p_l row sums to 1 before pruning and e2 = e1 is left out).
 
-The bitext is aligned and its phrase pairs counted in blocks of
+The bitext is streamed, aligned and its phrase pairs counted in blocks of
 `block_pairs` sentence pairs; each block's counts are kept in
 `TABLE.parts/`, so a killed run redone with the same command starts at the
-first missing block. The table is then written in row blocks of e1, sorted,
-atomically.
+first missing block. The table step then streams too (`write_table`,
+files in `spill`): the blocks' phrases are merged from sorted runs into
+ids, the counts go to bucket files of at most `rows_per_block` phrases,
+p(f|e1) and p(e2|f) are computed a bucket at a time, and p(e2|e1) a bucket
+of e1 at a time from its p(f|e1) and the p(e2|f) of its f, so memory
+holds one block or one bucket whatever the number of blocks. It gives the
+bytes of `paraphrase_rows` over every phrase at once (the same sums in the
+same order, the same ties); the table is written sorted, atomically.
 """
 from __future__ import annotations
 
 import dataclasses
-import io
+import itertools
 import json
 import logging
 import os
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -35,6 +42,7 @@ from paraflax.data import words
 from paraflax.domain import alignment
 from paraflax.domain import phrases
 from paraflax.domain import selection
+from paraflax.domain import spill
 from paraflax.domain import table
 
 PIVOT_LANGS = ("de", "fr", "cs")
@@ -43,10 +51,15 @@ SELECTED = "selected:"  # as paraflax.data.tasks.SELECTED
 
 @dataclasses.dataclass(frozen=True)
 class Bitext:
-  """One foreign-English source: `read()` gives (foreign, English) pairs."""
+  """One foreign-English source: `stream()` gives its (foreign, English)
+  pairs one at a time (files are never held whole; a registered Task is
+  read as the catalogue reads it), `read()` all of them."""
   name: str
   lang: str
-  read: Callable[[], list[tuple[str, str]]]
+  stream: Callable[[], Iterator[tuple[str, str]]]
+
+  def read(self) -> list[tuple[str, str]]:
+    return list(self.stream())
 
 
 def _task(spec: str) -> Bitext | None:
@@ -55,37 +68,29 @@ def _task(spec: str) -> Bitext | None:
   if corpus is None or corpus.pair is None:
     return None
 
-  def read() -> list[tuple[str, str]]:
+  def stream() -> Iterator[tuple[str, str]]:
     columns = corpora.read(corpus, split or "train")
-    return list(zip(columns["source"], columns["target"]))
+    return zip(columns["source"], columns["target"])
 
-  return Bitext(spec, corpus.pair[0], read)
+  return Bitext(spec, corpus.pair[0], stream)
 
 
 def _one_language(prefix: str, lang: str) -> Bitext:
-  def read() -> list[tuple[str, str]]:
-    rows, _ = readers.read_parallel([f"{prefix}.{lang}", f"{prefix}.en"],
-                                    empty="drop")
-    return rows
-
-  return Bitext(prefix, lang, read)
+  return Bitext(prefix, lang, lambda: readers.iter_parallel(
+      [f"{prefix}.{lang}", f"{prefix}.en"]))
 
 
 def _mixed(prefix: str) -> list[Bitext]:
   """The bitexts of a mixed-language prefix (P.mul, P.en and P.langs, the
   language of each row, as a `select-domain` bin of a mul source): one per
   language, in code order, each its rows in file order."""
-  def rows() -> list[tuple[str, str, str]]:
-    found, _ = readers.read_parallel(
-        [f"{prefix}.{s}" for s in (selection.MIXED, "en", selection.LANGS)],
-        empty="drop")
-    return found
-
-  def reader(lang: str) -> Callable[[], list[tuple[str, str]]]:
-    return lambda: [(x, e) for x, e, l in rows() if l == lang]
+  def stream(lang: str) -> Callable[[], Iterator[tuple[str, str]]]:
+    return lambda: ((x, e) for x, e, l in readers.iter_parallel(
+        [f"{prefix}.{s}" for s in (selection.MIXED, "en", selection.LANGS)])
+                    if l == lang)
 
   codes = sorted(set(readers.iter_lines(f"{prefix}.{selection.LANGS}")))
-  return [Bitext(prefix, lang, reader(lang)) for lang in codes]
+  return [Bitext(prefix, lang, stream(lang)) for lang in codes]
 
 
 def _prefix(prefix: str) -> list[Bitext]:
@@ -178,14 +183,28 @@ def _save_block(path: str, counts: phrases.PhraseCounts,
              stats=np.asarray(dataclasses.astuple(stats), np.float64))
 
 
+def _block_phrases(path: str, side: str) -> list[str]:
+  """A part's English or foreign phrases, in id order."""
+  with np.load(path) as z:
+    return str(z[side]).split("\n") if z["e"].size else []
+
+
+def _block_stats(path: str) -> BlockStats:
+  with np.load(path) as z:
+    return BlockStats(*(t(v) for t, v in zip(
+        (int, int, float, int, float), z["stats"])))
+
+
+def _block_arrays(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """A part's counts: (English id, foreign id, count) of each pair."""
+  with np.load(path) as z:
+    return z["e"], z["f"], z["count"]
+
+
 def _load_block(path: str) -> tuple[list[str], list[str], np.ndarray,
                                     np.ndarray, np.ndarray, BlockStats]:
-  with np.load(path) as z:
-    english = str(z["english"]).split("\n") if z["e"].size else []
-    foreign = str(z["foreign"]).split("\n") if z["f"].size else []
-    stats = BlockStats(*(t(v) for t, v in zip(
-        (int, int, float, int, float), z["stats"])))
-    return english, foreign, z["e"], z["f"], z["count"], stats
+  return (_block_phrases(path, "english"), _block_phrases(path, "foreign"),
+          *_block_arrays(path), _block_stats(path))
 
 
 def best_per_row(m: sparse.spmatrix, k: int, keep: np.ndarray | None = None
@@ -237,11 +256,25 @@ def paraphrase_rows(langs: Sequence[Language], start: int, stop: int,
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """p(e2|e1) for e1 in [start, stop): the average over the languages that
   hold e1, e2 = e1 dropped, the best `max_paraphrases` of each row with p
-  >= `min_prob`, as `best_per_row` (rows relative to `start`)."""
-  total = sum(l.forward[start:stop] @ l.backward for l in langs)
-  held = sum(l.has[start:stop].astype(np.float64) for l in langs)
+  >= `min_prob`, as `best_per_row` (rows relative to `start`). The
+  definition, over every phrase at once; the command's `write_table`
+  gives the same rows a bucket at a time."""
+  window = [Language(l.forward[start:stop], l.backward, l.has[start:stop])
+            for l in langs]
+  columns = np.arange(langs[0].backward.shape[1])
+  return _paraphrases(window, np.arange(start, stop), columns,
+                      max_paraphrases, min_prob)
+
+
+def _paraphrases(langs: Sequence[Language], e1: np.ndarray, e2: np.ndarray,
+                 max_paraphrases: int, min_prob: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """`paraphrase_rows` of languages whose p(f|e1) rows are the phrases
+  `e1` and whose p(e2|f) columns are the phrases `e2` (global ids)."""
+  total = sum(l.forward @ l.backward for l in langs)
+  held = sum(l.has.astype(np.float64) for l in langs)
   total = (sparse.diags(1.0 / np.maximum(held, 1.0)) @ total).tocoo()
-  keep = (total.col != total.row + start) & (total.data >= min_prob)
+  keep = (e2[total.col] != e1[total.row]) & (total.data >= min_prob)
   return best_per_row(total, max_paraphrases, keep)
 
 
@@ -263,11 +296,15 @@ def build_table(bitext: Sequence[str], output: str, config,
   os.makedirs(parts, exist_ok=True)
   by_lang: dict[str, list[str]] = {}
   for lang in dict.fromkeys(b.lang for b in sources):
-    pairs = [p for b in sources if b.lang == lang for p in b.read()]
-    for b, start in enumerate(range(0, len(pairs), c.block_pairs)):
+    pairs = itertools.chain.from_iterable(b.stream() for b in sources
+                                          if b.lang == lang)
+    for b in itertools.count():
+      block = list(itertools.islice(pairs, c.block_pairs))
+      if not block:
+        break
       path = os.path.join(parts, f"{lang}-{b:05d}.npz")
       if not os.path.exists(path):
-        counts, stats = extract_block(pairs[start:start + c.block_pairs],
+        counts, stats = extract_block(block,
                                       c.max_phrase_len, c.max_sentence_words,
                                       c.align_iterations)
         _save_block(path, counts, stats)
@@ -275,53 +312,188 @@ def build_table(bitext: Sequence[str], output: str, config,
                      "pairs in %.1f s", lang, b, stats.pairs,
                      stats.align_s, stats.phrase_pairs, stats.extract_s)
       by_lang.setdefault(lang, []).append(path)
-  return _write_table(by_lang, output, c)
+  return write_table(by_lang, output, c)
 
 
-def _write_table(by_lang: dict[str, list[str]], output: str, c) -> dict:
-  blocks = {lang: [_load_block(p) for p in paths]
-            for lang, paths in by_lang.items()}
-  english = sorted({e for bs in blocks.values() for b in bs for e in b[0]})
-  e_id = {e: i for i, e in enumerate(english)}
-  langs, summary = [], {"languages": {}}
-  for lang, bs in sorted(blocks.items()):
-    f_id: dict[str, int] = {}
-    rows, cols, vals = [], [], []
-    stats = BlockStats()
-    for e_words, f_words, e, f, count, s in bs:
-      e_map = np.asarray([e_id[w] for w in e_words], np.int64)
-      f_map = np.asarray([f_id.setdefault(w, len(f_id)) for w in f_words],
-                         np.int64)
-      rows.append(e_map[e] if len(e) else e)
-      cols.append(f_map[f] if len(f) else f)
-      vals.append(count)
-      for field in dataclasses.fields(BlockStats):
-        setattr(stats, field.name, getattr(stats, field.name)
-                + getattr(s, field.name))
-    counts = sparse.csr_matrix(
-        (np.concatenate(vals).astype(np.float64),
-         (np.concatenate(rows), np.concatenate(cols))),
-        shape=(len(english), len(f_id)))
-    langs.append(_language(counts, c.max_pivots, c.max_back))
+_COUNT = np.dtype([("e", np.int64), ("f", np.int64), ("n", np.float64)])
+# An entry of p(f|e) (row e, column f) or of p(e|f) (row f, column e).
+_ENTRY = np.dtype([("row", np.int64), ("col", np.int64), ("p", np.float64)])
+_NEED = np.dtype([("f", np.int64), ("bucket", np.int64)])
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_LINES = 1 << 16  # table lines formatted per write
+
+
+def _entries(rows: np.ndarray, cols: np.ndarray, p: np.ndarray
+             ) -> np.ndarray:
+  out = np.empty(len(rows), _ENTRY)
+  out["row"], out["col"], out["p"] = rows, cols, p
+  return out
+
+
+def _counts_matrix(rows: np.ndarray, cols: np.ndarray, n: np.ndarray
+                   ) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
+  """The counts of one bucket as a matrix over its own row and column
+  ids (np.unique: in the order of the global ids), and those ids."""
+  row_ids, r = np.unique(rows, return_inverse=True)
+  col_ids, k = np.unique(cols, return_inverse=True)
+  m = sparse.csr_matrix((n, (r, k)), shape=(len(row_ids), len(col_ids)))
+  return m, row_ids, col_ids
+
+
+class _Spill:
+  """The table step's files: per language, the counts by e bucket and by
+  f bucket, p(f|e1) by e1 bucket, the f each e1 bucket needs (by f
+  bucket) and those f's p(e2|f) by e1 bucket.
+
+  An English phrase's bucket is its id // `rows` (buckets of e1 are
+  ranges: the table is written bucket by bucket). A foreign phrase's key
+  is (its first block << 32 | its id in that block), which orders foreign
+  phrases as they first appear (the ties of p(f|e1)); its bucket is a
+  hash of the key over `foreign` / `rows` buckets, so the frequent f,
+  which appear first, are spread: about `rows` phrases a bucket whatever
+  the corpus size."""
+
+  def __init__(self, folder: str, lang: str, rows: int, foreign: int):
+    self.rows = rows
+    self.f_buckets = np.uint64(max(1, -(-foreign // rows)))
+    self.by_e, self.by_f, self.forward, self.needs, self.backward = (
+        spill.Buckets(folder, f"{lang}.{name}", dtype) for name, dtype in (
+            ("count_e", _COUNT), ("count_f", _COUNT), ("forward", _ENTRY),
+            ("need", _NEED), ("backward", _ENTRY)))
+
+  def f_bucket(self, keys: np.ndarray) -> np.ndarray:
+    mixed = keys.astype(np.uint64) * _GOLDEN  # wraps: a multiplicative hash
+    return ((mixed >> np.uint64(32)) % self.f_buckets).astype(np.int64)
+
+  def add_counts(self, counts: np.ndarray) -> None:
+    self.by_e.append(counts["e"] // self.rows, counts)
+    self.by_f.append(self.f_bucket(counts["f"]), counts)
+
+  def forward_pass(self, max_pivots: int) -> int:
+    """p(f|e1), its `max_pivots` best f per e1 (ties by first
+    appearance), by e1 bucket; returns the English phrases seen."""
+    english = 0
+    for bucket in sorted(self.by_e.written):
+      c = self.by_e.read(bucket)
+      m, e_ids, f_keys = _counts_matrix(c["e"], c["f"], c["n"])
+      r, k, p = best_per_row(_normalized(m), max_pivots)
+      self.forward.append(np.full(len(r), bucket),
+                          _entries(e_ids[r], f_keys[k], p))
+      need = np.unique(f_keys[k])
+      found = np.empty(len(need), _NEED)
+      found["f"], found["bucket"] = need, bucket
+      self.needs.append(self.f_bucket(need), found)
+      english += len(e_ids)
+    return english
+
+  def backward_pass(self, max_back: int) -> None:
+    """p(e2|f), its `max_back` best e2 per f, copied to each e1 bucket
+    whose p(f|e1) holds f."""
+    for bucket in sorted(self.by_f.written):
+      c = self.by_f.read(bucket)
+      m, f_keys, e_ids = _counts_matrix(c["f"], c["e"], c["n"])
+      r, k, p = best_per_row(_normalized(m), max_back)
+      need = self.needs.read(bucket)
+      row = np.searchsorted(f_keys, need["f"])  # each needed f is counted
+      first = np.searchsorted(r, row)
+      size = np.searchsorted(r, row, side="right") - first
+      at = (np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size)
+            + np.repeat(first, size))
+      self.backward.append(np.repeat(need["bucket"], size),
+                           _entries(f_keys[r[at]], e_ids[k[at]], p[at]))
+
+
+def write_table(by_lang: dict[str, list[str]], output: str, c) -> dict:
+  """The table of the parts (`TABLE.parts/` files, per language in block
+  order) with the `pivot` settings `c`, holding one block or one bucket
+  of `rows_per_block` phrases in memory at a time (`_Spill`, `spill`):
+  the same bytes as `paraphrase_rows` over all phrases at once. Returns
+  the summary (also OUTPUT.summary.json)."""
+  folder = os.path.dirname(os.path.abspath(output))
+  with tempfile.TemporaryDirectory(dir=folder, prefix=".tmp-table-") as tmp:
+    return _spilled_table(by_lang, output, c, tmp)
+
+
+def _runs(blocks: Sequence[tuple[str, str]], tmp: str
+          ) -> tuple[list[tuple[int, int]], dict[str, BlockStats]]:
+  """Each block's English and foreign phrases as sorted runs in `tmp`;
+  returns their counts per block and the blocks' stats per language."""
+  sizes, stats = [], {}
+  for b, (lang, path) in enumerate(blocks):
+    sizes.append(tuple(spill.write_run(
+        os.path.join(tmp, f"{side[0]}{b}.run"), _block_phrases(path, side))
+                       for side in ("english", "foreign")))
+    total, s = stats.setdefault(lang, BlockStats()), _block_stats(path)
+    for field in dataclasses.fields(BlockStats):
+      setattr(total, field.name, getattr(total, field.name)
+              + getattr(s, field.name))
+  return sizes, stats
+
+
+def _spill_language(blocks: Sequence[tuple[str, str]], mine: list[int],
+                    sizes: list[tuple[int, int]], tmp: str, c
+                    ) -> tuple[_Spill, int, int]:
+  """One language's blocks (`mine`) merged into foreign ids, counted,
+  p(f|e1) and p(e2|f) spilled; returns the spill and its English and
+  foreign phrase counts."""
+  foreign = spill.merge_runs(
+      [os.path.join(tmp, f"f{b}.run") for b in mine],
+      [os.path.join(tmp, f"f{b}.map") for b in mine],
+      lambda count, block, local: (block << 32) | local)
+  spilled = _Spill(tmp, blocks[mine[0]][0], c.rows_per_block, foreign)
+  for b in mine:
+    e, f, n = _block_arrays(blocks[b][1])
+    counts = np.empty(len(e), _COUNT)
+    counts["e"] = spill.read_map(os.path.join(tmp, f"e{b}.map"),
+                                 sizes[b][0])[e]
+    counts["f"] = spill.read_map(os.path.join(tmp, f"f{b}.map"),
+                                 sizes[b][1])[f]
+    counts["n"] = n
+    spilled.add_counts(counts)
+  english = spilled.forward_pass(c.max_pivots)
+  spilled.backward_pass(c.max_back)
+  return spilled, english, foreign
+
+
+def _spilled_table(by_lang: dict[str, list[str]], output: str, c,
+                   tmp: str) -> dict:
+  blocks = [(lang, path) for lang in sorted(by_lang)
+            for path in by_lang[lang]]
+  sizes, stats = _runs(blocks, tmp)
+  strings = spill.Strings(os.path.join(tmp, "english"))
+  total = spill.merge_runs(
+      [os.path.join(tmp, f"e{b}.run") for b in range(len(blocks))],
+      [os.path.join(tmp, f"e{b}.map") for b in range(len(blocks))],
+      lambda count, block, local: count, strings.add)
+  strings.close()
+  spills, summary = [], {"languages": {}}
+  for lang, s in stats.items():
+    spilled, english, foreign = _spill_language(
+        blocks, [b for b, (l, _) in enumerate(blocks) if l == lang], sizes,
+        tmp, c)
+    spills.append(spilled)
     summary["languages"][lang] = {
-        **dataclasses.asdict(stats),
-        "pairs_per_s": stats.pairs / max(stats.align_s, 1e-9),
-        "phrase_pairs_per_s": stats.phrase_pairs / max(stats.extract_s, 1e-9),
-        "english_phrases": int(langs[-1].has.sum()),
-        "foreign_phrases": len(f_id)}
+        **dataclasses.asdict(s),
+        "pairs_per_s": s.pairs / max(s.align_s, 1e-9),
+        "phrase_pairs_per_s": s.phrase_pairs / max(s.extract_s, 1e-9),
+        "english_phrases": english, "foreign_phrases": foreign}
   lines = e1 = 0
   with files.atomic_output(output, "w") as out:
-    for start in range(0, len(english), c.rows_per_block):
-      stop = min(start + c.rows_per_block, len(english))
-      rows, cols, probs = paraphrase_rows(langs, start, stop,
-                                          c.max_paraphrases, c.min_prob)
-      buffer = io.StringIO()
-      for r, col, p in zip(rows.tolist(), cols.tolist(), probs.tolist()):
-        buffer.write(table.format_line(english[start + r], english[col], p))
-      out.write(buffer.getvalue())
+    for bucket, start in enumerate(range(0, total, c.rows_per_block)):
+      stop = min(start + c.rows_per_block, total)
+      rows, cols, probs = _bucket_rows(
+          [(s.forward.read(bucket), s.backward.read(bucket))
+           for s in spills], start, stop, c)
+      found = strings.get(np.concatenate([rows + start, cols]))
+      for a in range(0, len(rows), _LINES):
+        out.write("".join(table.format_line(found[start + r], found[col], p)
+                          for r, col, p in zip(rows[a:a + _LINES].tolist(),
+                                               cols[a:a + _LINES].tolist(),
+                                               probs[a:a + _LINES].tolist())))
       lines += len(rows)
       e1 += len(np.unique(rows))
-  summary.update(lines=lines, e1=e1, english_phrases=len(english))
+  strings.release()
+  summary.update(lines=lines, e1=e1, english_phrases=total)
   files.write_text_atomic(output + ".summary.json",
                           json.dumps(summary, indent=2) + "\n")
   print(f"{output}: {lines} paraphrase pairs of {e1} phrases; "
@@ -330,3 +502,27 @@ def _write_table(by_lang: dict[str, list[str]], output: str, c) -> dict:
                     f"pairs at {s['phrase_pairs_per_s']:.0f}/s"
                     for l, s in summary["languages"].items()))
   return summary
+
+
+def _bucket_rows(entries: Sequence[tuple[np.ndarray, np.ndarray]],
+                 start: int, stop: int, c
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """`paraphrase_rows` of e1 in [start, stop) from each language's
+  p(f|e1) of those e1 and p(e2|f) of their f, over the bucket's own f and
+  e2 ids (in the order of the global ids, so sums and ties come out the
+  same); columns are global e2 ids."""
+  e2 = np.unique(np.concatenate([b["col"] for _, b in entries]))
+  langs = []
+  for forward, backward in entries:
+    f = np.unique(forward["col"])
+    langs.append(Language(
+        sparse.csr_matrix((forward["p"], (forward["row"] - start,
+                                          np.searchsorted(f, forward["col"]))),
+                          shape=(stop - start, len(f))),
+        sparse.csr_matrix((backward["p"], (np.searchsorted(f, backward["row"]),
+                                           np.searchsorted(e2, backward["col"]))),
+                          shape=(len(f), len(e2))),
+        np.isin(np.arange(start, stop), forward["row"])))
+  rows, cols, probs = _paraphrases(langs, np.arange(start, stop), e2,
+                                   c.max_paraphrases, c.min_prob)
+  return rows, e2[cols], probs

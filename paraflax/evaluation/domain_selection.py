@@ -4,11 +4,17 @@
 (biomedical, or ABC science news) split into LM training, dev and test
 text, and one general bitext made of every English-paired de/fr/cs bitext
 of the data folder. `evaluate` trains
-a 3-gram LM on the top-diffCE sentences of a `paraflax select-domain`
-folder at each size of `eval_sizes`, and on as many sentences picked at
-random or by n-gram overlap with the in-domain text (all three from the
-sentences outside the general LM's sample), and measures each LM's
-perplexity on the in-domain test text.
+an `eval_order`-gram LM (the seed's 3-grams) on the top-diffCE sentences
+of a `paraflax select-domain` folder at each size of `eval_sizes`, and on
+as many sentences picked at random or by n-gram overlap with the
+in-domain text (all three from the sentences outside the general LM's
+sample), and measures each LM's perplexity on the in-domain test text.
+
+The curve's LMs have their own order and closed vocabulary (the tokens
+seen `eval_min_count` times in the selection's in-domain text), not the
+selection's: perplexities over different vocabularies count different
+events, so only a fixed evaluation compares selection settings
+(`configs/domain.py` chose them on the dev text that way).
 """
 from __future__ import annotations
 
@@ -219,16 +225,19 @@ def _plot(rows: list[dict], path: str) -> None:
   plt.close(figure)
 
 
-def _markdown(rows: list[dict], summary: dict, test: str) -> str:
+def _markdown(rows: list[dict], summary: dict, test: str,
+              config: ml_collections.ConfigDict) -> str:
   by = {(r["method"], r["size"]): r for r in rows}
   sizes = sorted({r["size"] for r in rows})
   lines = [f"# In-domain test perplexity of selected general sentences\n\n"
            f"Test: `{test}`. General: `{summary['general_tgt']}` "
            f"({summary['selectable']} selectable sentences). "
-           f"{summary['settings']['order']}-gram LMs with the selection's "
-           "vocabulary (words seen at least "
-           f"{summary['settings']['min_count']} times in the in-domain "
-           "text; 0: open, any other word is one <oov> word), estimated "
+           f"Selection: {summary['settings']['order']}-gram LMs, "
+           f"vocabulary min_count {summary['settings']['min_count']}. "
+           f"Curve: {config.eval_order}-gram LMs with the vocabulary of "
+           f"the words seen at least {config.eval_min_count} times in the "
+           "in-domain text (0: open; any other word is one <oov> word), "
+           "estimated "
            "with lmplz --vocab_pad at its size, so that each vocabulary "
            "word an LM never saw gets one share of its uniform "
            "distribution. KenLM's perplexity with </s>; in brackets "
@@ -265,13 +274,15 @@ def evaluate(select_dir: str, test: str, output: str,
         f"--config.eval_sizes={list(config.eval_sizes)}: give sizes from 1 "
         f"to {summary['selectable']}, the selectable sentences of "
         f"{select_dir}.")
-  vocabulary = selection.read_vocabulary(select_dir)
+  vocabulary = (lm.vocabulary(summary["in_domain"], config.eval_min_count)
+                if config.eval_min_count > 0 else None)
   sentences = [lm.sentence(line, vocabulary) for line in readers.read_lines(
       test, empty="drop", fix="Empty lines are dropped.")[0]]
   settings = {"scores": lm.sha256(os.path.join(select_dir, "scores.tsv")),
               "test": lm.sha256(test),
               **{k: config[k] for k in ("eval_sizes", "eval_seed",
-                                        "overlap_order")}}
+                                        "overlap_order", "eval_order",
+                                        "eval_min_count")}}
   files.claim_output(output, settings, overwrite=overwrite)
   ranked = rankings(select_dir, summary, config)
   wanted = {line for lines in ranked.values() for line in lines}
@@ -283,8 +294,7 @@ def evaluate(select_dir: str, test: str, output: str,
     name = os.path.join(output, f"{method}_{size}")
     files.write_once(name + ".en", "".join(
         texts[i] + "\n" for i in ranked[method][:size]), overwrite=overwrite)
-    lm.train_lm(name + ".en", name + ".lm",
-                order=summary["settings"]["order"],
+    lm.train_lm(name + ".en", name + ".lm", order=config.eval_order,
                 memory=summary["settings"]["memory"],
                 discount_fallback=summary["settings"]["discount_fallback"],
                 vocabulary=vocabulary)
@@ -293,7 +303,7 @@ def evaluate(select_dir: str, test: str, output: str,
     print(f"eval-domain: {method} {size}: perplexity "
           f"{rows[-1]['perplexity']:.1f}", file=sys.stderr)
   _plot(rows, os.path.join(output, "perplexity.png"))
-  table = _markdown(rows, summary, test)
+  table = _markdown(rows, summary, test, config)
   files.write_text_atomic(os.path.join(output, "results.md"), table)
   files.write_text_atomic(os.path.join(output, "results.json"), json.dumps(
       {"select_dir": os.path.abspath(select_dir), "test": test,

@@ -60,6 +60,21 @@ def test_ragged_parallel_names_both_files(cut):
   assert "20 lines" in message and "has 19" in message
 
 
+def test_iter_parallel_streams_what_read_parallel_drops(cut, caplog):
+  de, en = (paths.data_path(OPENNMT, f) for f in
+            ("tgt-train.txt.gz", "src-train.txt.gz"))
+  rows, _ = readers.read_parallel([de, en], empty="drop")
+  assert list(readers.iter_parallel([de, en])) == rows
+  assert "dropped 1 row(s) with an empty side" in caplog.text
+  short = cut("multi30k_task1/val.en.gz", 20, skip=7)
+  long = cut("multi30k_task1/val.de.gz", 20)
+  streamed = readers.iter_parallel([long, short])
+  assert len([next(streamed) for _ in range(19)]) == 19
+  with pytest.raises(errors.DataError, match=f"{short} has 19 lines.*Line "
+                     "20 has no partner"):
+    next(streamed)
+
+
 def test_missing_file(tmp_path):
   path = tmp_path / "nope.txt"
   with pytest.raises(errors.DataError, match=re.escape(f"{path}: file not "
