@@ -215,6 +215,9 @@ def _roofline(x: np.ndarray, y: np.ndarray, block: int, backend: str
 
 def _measure(args: argparse.Namespace) -> Result:
   """One method at one size; its mined pairs go to --child-pairs."""
+  # As `paraflax mine` does, for every method alike (before jax starts).
+  from paraflax import host  # pylint: disable=g-import-not-at-top
+  kept = host.keep_freed_memory()
   x, y = _embeddings(args.child_size, args.dim)
   inputs_rss = children.peak_rss_mib()
   pairs = None
@@ -227,7 +230,7 @@ def _measure(args: argparse.Namespace) -> Result:
   if pairs is not None:
     np.save(args.child_pairs, pairs)
   return {"method": args.child, "n": args.child_size, "status": "ok",
-          **result, "pairs": None if pairs is None else len(pairs),
+          "keep_freed_memory": kept, **result, "pairs": None if pairs is None else len(pairs),
           # faiss multiplies twice (once per direction), the others once.
           "gflop_per_s": (4 if args.child == "faiss" else 2)
                          * args.child_size**2 * args.dim
