@@ -92,8 +92,8 @@ _GROUP = 64
 
 
 def _group_max(s_AxGxM: jax.Array, n_ok: jax.Array) -> jax.Array:
-  """[A, G] maxima of the groups of M along axis 1, of only the first n_ok
-  of the G * M positions (the rest count as -inf)."""
+  """[A, G] maxima over the last axis, counting only the first n_ok of the
+  G * M positions of each row (the rest count as -inf; n_ok may be <= 0)."""
   groups, size = s_AxGxM.shape[1:]
   max_AxG = s_AxGxM.max(axis=2)
   # The group holding the boundary, masked; clamped to the last group when
@@ -121,7 +121,7 @@ def _top_candidates(group_AxK: jax.Array, cand_AxKxM: jax.Array,
 
 
 def row_top_k(s_QxC: jax.Array, n_ok: jax.Array, k: int
-                   ) -> tuple[jax.Array, jax.Array]:
+              ) -> tuple[jax.Array, jax.Array]:
   """`lax.top_k` of each row of s_QxC over its first n_ok columns (the
   others count as -inf), faster when C is a multiple of _GROUP."""
   rows, cols = s_QxC.shape
@@ -137,7 +137,7 @@ def row_top_k(s_QxC: jax.Array, n_ok: jax.Array, k: int
 
 
 def column_top_k(s_QxC: jax.Array, n_ok: jax.Array, k: int
-                          ) -> tuple[jax.Array, jax.Array]:
+                 ) -> tuple[jax.Array, jax.Array]:
   """`lax.top_k` of each column of s_QxC over its first n_ok rows, without
   transposing the whole tile."""
   rows, cols = s_QxC.shape
@@ -193,7 +193,7 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
     idx_C = shard_start + b * block + jnp.arange(block, dtype=jnp.int32)
     # Padding rows can never be chosen: every real similarity is finite.
     block_top, block_pos = row_top_k(sims_QxC, n_valid - idx_C[0],
-                                          min(k, block))
+                                     min(k, block))
     # The running top-k comes first: its indices are lower, so it wins ties.
     merged_top = jnp.concatenate([top_QxK, block_top], axis=1)
     merged_idx = jnp.concatenate([idx_QxK, idx_C[block_pos]], axis=1)
