@@ -98,13 +98,15 @@ def _ours(x: np.ndarray, y: np.ndarray, k: int, block: int,
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
 
   mesh = partitioning.make_mesh(num_devices)
-  # One query block against the whole corpus has the shapes of the timed
-  # run. The second call finds the search compiled, so first - second is the
-  # compile time.
+  # A full query block, and a last one as short as the timed run's (padded
+  # to its own, smaller shape), against the whole corpus: the shapes of the
+  # timed run. The second call finds the searches compiled, so first -
+  # second is the compile time.
+  shapes = x[:block + len(x) % block]
   warmup = []
   for _ in range(2):
     start = time.perf_counter()
-    list(knn.both_ways_blocks(x[:block], y, k, block=block, mesh=mesh))
+    list(knn.both_ways_blocks(shapes, y, k, block=block, mesh=mesh))
     warmup.append(time.perf_counter() - start)
   # knn_fwd_s: the one pass that finds both directions; knn_bwd_s: the host
   # merge of the y rows' top-k over the x blocks.
@@ -215,6 +217,9 @@ def _roofline(x: np.ndarray, y: np.ndarray, block: int, backend: str
 
 def _measure(args: argparse.Namespace) -> Result:
   """One method at one size; its mined pairs go to --child-pairs."""
+  # As `paraflax mine` does, for every method alike (before jax starts).
+  from paraflax import host  # pylint: disable=g-import-not-at-top
+  kept = host.keep_freed_memory()
   x, y = _embeddings(args.child_size, args.dim)
   inputs_rss = children.peak_rss_mib()
   pairs = None
@@ -227,7 +232,7 @@ def _measure(args: argparse.Namespace) -> Result:
   if pairs is not None:
     np.save(args.child_pairs, pairs)
   return {"method": args.child, "n": args.child_size, "status": "ok",
-          **result, "pairs": None if pairs is None else len(pairs),
+          "keep_freed_memory": kept, **result, "pairs": None if pairs is None else len(pairs),
           # faiss multiplies twice (once per direction), the others once.
           "gflop_per_s": (4 if args.child == "faiss" else 2)
                          * args.child_size**2 * args.dim

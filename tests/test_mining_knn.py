@@ -1,4 +1,5 @@
 """Blocked, sharded exact k-NN against a brute-force numpy search."""
+import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -62,6 +63,44 @@ def test_ties_take_lower_index_on_any_device_count():
   np.testing.assert_array_equal(results[1][1][5, :3], [3, 20, 200])
   np.testing.assert_array_equal(results[1][1],
                                 _brute_force(queries, corpus, 6)[1])
+
+
+@pytest.mark.parametrize("n_ok", [320, 200, 130, 3])
+def test_tile_top_k_equals_lax_top_k_of_the_masked_tile(n_ok):
+  # Values rounded to one decimal tie often; the positions from n_ok on
+  # hold the largest values, so any of them that is not masked shows.
+  rng = np.random.default_rng(6)
+  s = np.round(rng.normal(size=(320, 320)), 1).astype(np.float32)
+  s[n_ok:] = s[:, n_ok:] = 10
+  ok = np.arange(320) < n_ok
+  for got, want in (
+      (knn.row_top_k(s, n_ok, 4),
+       jax.lax.top_k(np.where(ok, s, -np.inf), 4)),
+      (knn.column_top_k(s, n_ok, 4),
+       jax.lax.top_k(np.where(ok[:, None], s, -np.inf).T, 4))):
+    np.testing.assert_array_equal(got[0][:n_ok], want[0][:n_ok])
+    np.testing.assert_array_equal(got[1][:n_ok], want[1][:n_ok])
+
+
+@pytest.mark.parametrize("num_devices", [1, 8])
+def test_both_ways_equals_brute_force_with_groups_and_a_short_last_block(
+    num_devices):
+  # Blocks of 256: the tiles take the grouped top-k (groups of 64) on one
+  # device, and the last x block (88 rows) is padded to 128, not 256, with
+  # its boundary inside a group. Copies make exact ties in both directions;
+  # x[595] and y[7] are negative to every row of the other side, so the
+  # zero padding (similarity 0) would win wherever it is not masked.
+  x, y = (np.abs(a) for a in _data(600, 600, 8, seed=5))
+  x[595], y[7] = -x[595], -y[7]
+  y[300] = y[10]
+  x[590] = x[550] = x[520] = y[10]
+  (fwd, bwd) = knn.both_ways(x, y, 2, block=256,
+                             mesh=partitioning.make_mesh(num_devices))
+  for (sims, idx), (want_sims, want_idx) in zip(
+      (fwd, bwd), (_brute_force(x, y, 2), _brute_force(y, x, 2))):
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_allclose(sims, want_sims, atol=1e-6)
+  np.testing.assert_array_equal(bwd[1][10], [520, 550])
 
 
 def test_bfloat16_and_jax_inputs():

@@ -82,42 +82,92 @@ def check_inputs(queries, corpus, k: int, block: int, names: tuple[str, str]
 # `lax.top_k` over the whole tile, measured 3x (rows) and 3.7x (columns,
 # which `lax.top_k` reaches only through a transpose) faster on XLA:CPU for
 # a 4096 x 4096 tile.
+#
+# Padding (corpus rows past the end, query rows past the last real one) is a
+# suffix of each tile side, so only the one group holding the boundary needs
+# a mask. Masking the whole tile instead made XLA:CPU write a masked copy of
+# it for each direction: 3 tiles (717 MB at [8192, 7168]) per device instead
+# of 1.
 _GROUP = 64
 
 
-def _grouped_top_k(s_QxC: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
-  """`lax.top_k(s_QxC, k)`, faster when C is a multiple of _GROUP."""
+def _group_max(s_AxGxM: jax.Array, n_ok: jax.Array) -> jax.Array:
+  """[A, G] maxima over the last axis, counting only the first n_ok of the
+  G * M positions of each row (the rest count as -inf; n_ok may be <= 0)."""
+  groups, size = s_AxGxM.shape[1:]
+  max_AxG = s_AxGxM.max(axis=2)
+  # The group holding the boundary, masked; clamped to the last group when
+  # every position is real, where it is then never used.
+  edge = jnp.minimum(n_ok // size, groups - 1)
+  edge_AxM = lax.dynamic_index_in_dim(s_AxGxM, edge, axis=1, keepdims=False)
+  ok_M = edge * size + jnp.arange(size, dtype=jnp.int32) < n_ok
+  edge_A = jnp.where(ok_M, edge_AxM, -jnp.inf).max(axis=1)
+  group_G = jnp.arange(groups, dtype=jnp.int32)
+  return jnp.where(group_G * size + size <= n_ok, max_AxG,
+                   jnp.where(group_G == edge, edge_A[:, None], -jnp.inf))
+
+
+def _top_candidates(group_AxK: jax.Array, cand_AxKxM: jax.Array,
+                    n_ok: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """The top k of the candidates (whole groups `group_AxK`, in increasing
+  group order, so that `lax.top_k` still prefers the lower position) and
+  their positions; positions from n_ok on count as -inf."""
+  rows, k, size = cand_AxKxM.shape
+  pos_AxKxM = group_AxK[:, :, None] * size + jnp.arange(size, dtype=jnp.int32)
+  cand_AxKxM = jnp.where(pos_AxKxM < n_ok, cand_AxKxM, -jnp.inf)
+  top_AxK, at_AxK = lax.top_k(cand_AxKxM.reshape(rows, k * size), k)
+  return top_AxK, jnp.take_along_axis(pos_AxKxM.reshape(rows, k * size),
+                                      at_AxK, axis=1)
+
+
+def row_top_k(s_QxC: jax.Array, n_ok: jax.Array, k: int
+              ) -> tuple[jax.Array, jax.Array]:
+  """`lax.top_k` of each row of s_QxC over its first n_ok columns (the
+  others count as -inf), faster when C is a multiple of _GROUP."""
   rows, cols = s_QxC.shape
   if cols % _GROUP or cols // _GROUP < k:
-    return lax.top_k(s_QxC, k)
+    ok_C = jnp.arange(cols, dtype=jnp.int32) < n_ok
+    return lax.top_k(jnp.where(ok_C, s_QxC, -jnp.inf), k)
   s_QxGxM = s_QxC.reshape(rows, cols // _GROUP, _GROUP)
-  _, group_QxK = lax.top_k(s_QxGxM.max(axis=2), k)
-  # Candidates in index order, so that `lax.top_k` still prefers the lower.
+  _, group_QxK = lax.top_k(_group_max(s_QxGxM, n_ok), k)
   group_QxK = jnp.sort(group_QxK, axis=1)
-  cand_QxKxM = jnp.take_along_axis(s_QxGxM, group_QxK[:, :, None], axis=1)
-  top_QxK, pos_QxK = lax.top_k(cand_QxKxM.reshape(rows, k * _GROUP), k)
-  group_QxK = jnp.take_along_axis(group_QxK, pos_QxK // _GROUP, axis=1)
-  return top_QxK, group_QxK * _GROUP + pos_QxK % _GROUP
+  # Whole groups, each a contiguous slice of its row.
+  return _top_candidates(
+      group_QxK, s_QxGxM[jnp.arange(rows)[:, None], group_QxK], n_ok)
 
 
-def _grouped_column_top_k(s_QxC: jax.Array, k: int
-                          ) -> tuple[jax.Array, jax.Array]:
-  """`lax.top_k(s_QxC.T, k)` without transposing the whole tile."""
+def column_top_k(s_QxC: jax.Array, n_ok: jax.Array, k: int
+                 ) -> tuple[jax.Array, jax.Array]:
+  """`lax.top_k` of each column of s_QxC over its first n_ok rows, without
+  transposing the whole tile."""
   rows, cols = s_QxC.shape
   if rows % _GROUP or rows // _GROUP < k:
-    return lax.top_k(s_QxC.T, k)
+    ok_Q = jnp.arange(rows, dtype=jnp.int32) < n_ok
+    return lax.top_k(jnp.where(ok_Q[:, None], s_QxC, -jnp.inf).T, k)
   s_GxMxC = s_QxC.reshape(rows // _GROUP, _GROUP, cols)
-  _, group_CxK = lax.top_k(s_GxMxC.max(axis=1).T, k)
+  # [C, G, M] is a view for the group maxima: the reduction runs over M.
+  max_CxG = _group_max(jnp.moveaxis(s_GxMxC, 2, 0), n_ok)
+  _, group_CxK = lax.top_k(max_CxG, k)
   group_CxK = jnp.sort(group_CxK, axis=1)
-  cand_CxKxM = s_GxMxC[group_CxK, :, jnp.arange(cols)[:, None]]
-  top_CxK, pos_CxK = lax.top_k(cand_CxKxM.reshape(cols, k * _GROUP), k)
-  group_CxK = jnp.take_along_axis(group_CxK, pos_CxK // _GROUP, axis=1)
-  return top_CxK, group_CxK * _GROUP + pos_CxK % _GROUP
+  return _top_candidates(
+      group_CxK, s_GxMxC[group_CxK, :, jnp.arange(cols)[:, None]], n_ok)
 
 
 def _tile_rows(rows: int, k: int) -> int:
   """`rows` rounded up to a multiple of _GROUP where grouping pays."""
   return _ceil_div(rows, _GROUP) * _GROUP if rows >= _GROUP * k else rows
+
+
+def _last_block_rows(rows: int, query_block: int, k: int) -> int:
+  """The query rows a block of `rows` is padded to when both directions
+  come from its tiles: the smallest query_block / 2^j (as `_tile_rows`)
+  that holds it. A short last block (848 rows at 50k and block 8192) costs
+  about its own rows, not 12 % more product for the whole run, and the
+  compiled shapes stay few (at most log2(query_block) + 1)."""
+  size = query_block
+  while size // 2 >= rows:
+    size //= 2
+  return _tile_rows(size, k)
 
 
 def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
@@ -142,17 +192,15 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
                           precision=lax.Precision.HIGHEST)
     idx_C = shard_start + b * block + jnp.arange(block, dtype=jnp.int32)
     # Padding rows can never be chosen: every real similarity is finite.
-    rows_QxC = jnp.where(idx_C < n_valid, sims_QxC, -jnp.inf)
-    block_top, block_pos = _grouped_top_k(rows_QxC, min(k, block))
+    block_top, block_pos = row_top_k(sims_QxC, n_valid - idx_C[0],
+                                     min(k, block))
     # The running top-k comes first: its indices are lower, so it wins ties.
     merged_top = jnp.concatenate([top_QxK, block_top], axis=1)
     merged_idx = jnp.concatenate([idx_QxK, idx_C[block_pos]], axis=1)
     top_QxK, pos_QxK = lax.top_k(merged_top, k)
     columns = None
     if q_valid is not None:
-      q_ok_Q = jnp.arange(num_queries, dtype=jnp.int32) < q_valid
-      columns = _grouped_column_top_k(
-          jnp.where(q_ok_Q[:, None], sims_QxC, -jnp.inf), col_k)
+      columns = column_top_k(sims_QxC, q_valid, col_k)
     return (top_QxK, jnp.take_along_axis(merged_idx, pos_QxK, axis=1)), columns
 
   # The carry differs per device from the first step on.
@@ -276,9 +324,10 @@ def _blocked_search(queries: np.ndarray, corpus: np.ndarray, k: int,
   def dispatch(b: int) -> tuple[int, int, Any]:
     q = queries[b * block:(b + 1) * block]
     rows = len(q)
-    if rows < query_block:
-      q = np.concatenate(
-          [q, np.zeros((query_block - rows, q.shape[1]), q.dtype)])
+    padded = (_last_block_rows(rows, query_block, k) if columns
+              else query_block)
+    if rows < padded:
+      q = np.concatenate([q, np.zeros((padded - rows, q.shape[1]), q.dtype)])
     q_valid = (np.int32(rows),) if columns else ()
     return b, rows, searcher(partitioning.put_global(q, replicated),
                              corpus_dev, n_valid, *q_valid)
