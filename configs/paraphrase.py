@@ -39,6 +39,12 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
 
   c.data = ml_collections.ConfigDict()
   c.data.task = "paraphrase_en_human"  # seqio Task or Mixture of pairs
+  # Or Tasks sampled by rate, as a seqio Mixture with rates does (data.task
+  # then ""): each example from member m with probability rate_m / sum of
+  # rates, e.g. (("paraphrase_en_human", 0.95),
+  # ("paraphrase_en_ppdb_lexical", 0.05)). () reads data.task; a Mixture
+  # named there is its members concatenated (paraphrase_en_human).
+  c.data.mixture = ()
   c.data.split = "train"
   c.data.max_len = 40  # words; longer sentences are truncated (and counted)
   c.data.vocab_min_count = 1

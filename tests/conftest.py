@@ -20,7 +20,8 @@ TINY = ("--config.data.task=paraphrase_en_generaltest2022_cs",
         "--config.data.max_len=24", "--config.train_steps=48",
         "--config.log_every=4", "--config.eval_every=24",
         "--config.checkpoint.every=8", "--config.mesh.num_devices=1",
-        "--config.model.word_vectors=")  # random words: no PPDB stage
+        "--config.model.word_vectors=",  # random words: no PPDB stage
+        "--config.data.mixture=()")  # data.task alone: no PPDB pairs
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -116,6 +116,9 @@ def _select(t: pathlib.Path, *extra: str, indomain: str = "a b\nb c\n",
           "de", "--output", str(t / "out"), "--bins", "2", *extra]
 
 
+_MIXTURE = ("--config.data.mixture=(('paraphrase_en_human', 1), "
+            "('paraphrase_en_ppdb_lexical', %d))")
+
 CASES: dict[str, Case] = {
     # --- train: config files and keys -----------------------------------
     "config file missing": Case(
@@ -354,6 +357,18 @@ CASES: dict[str, Case] = {
     "train: word vectors not exported yet": Case(
         lambda t: _train(t, f"--config.model.word_vectors={t}/nope.txt"),
         r"nope\.txt': no such file.*paraflax export-words"),
+    "train: data.mixture and data.task both set": Case(
+        lambda t: _train(t, _MIXTURE % 1),
+        r"data\.mixture=.*data\.task.*--config\.data\.task="),
+    "train: data.mixture rate of 0": Case(
+        lambda t: _train(t, "--config.data.task=", _MIXTURE % 0),
+        r"data\.mixture\[1\]=\('paraphrase_en_ppdb_lexical', 0\): each "
+        r"member is \(Task, rate\) with a rate > 0"),
+    "train: data.mixture of an unknown Task": Case(
+        lambda t: _train(t, "--config.data.task=", "--config.data.mixture="
+                         "(('paraphrase_en_nothing', 1),)"),
+        r"data\.mixture\[0\]: 'paraphrase_en_nothing' is not a registered "
+        r"Task.*paraflax tasks"),
     "train: filter on a catalogued Task": Case(
         lambda t: _train(t, "--config.data.max_pairs=10"),
         r"data\.task='paraphrase_en_human' is not one"),

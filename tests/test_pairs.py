@@ -1,9 +1,14 @@
 """Megabatch stream: deterministic by index, epoch-complete, padded right."""
 import numpy as np
 
+from paraflax import config as config_lib
 from paraflax.data import pairs as pairs_lib
 from paraflax.data import tasks
 from paraflax.data import words
+from paraflax.recipes import paraphrase
+from paraflax.training import partitioning
+from tests.conftest import ROOT
+from tests.conftest import TINY
 
 
 def _stream(**kwargs):
@@ -55,3 +60,67 @@ def test_scrambling_keeps_the_words():
   assert not np.array_equal(plain["a"], scrambled["a"])
   np.testing.assert_array_equal(np.sort(plain["a"], axis=-1),
                                 np.sort(scrambled["a"], axis=-1))
+
+
+def _mixed(sizes=(300, 40), rates=(0.9, 0.1), **kwargs):
+  """Two members of one-word pairs: member m's words are m0, m1, ..."""
+  pairs = [(f"w{m}x{i}", f"w{m}y{i}") for m, n in enumerate(sizes)
+           for i in range(n)]
+  vocab = words.WordVocab.build(s for p in pairs for s in p)
+  return pairs_lib.MegabatchStream(
+      pairs_lib.encode_pairs(pairs, vocab, max_len=4),
+      **{"batch": 10, "megabatch": 4, "seed": 0, "sizes": sizes,
+         "rates": rates, **kwargs})
+
+
+def test_rates_are_respected():
+  stream = _mixed()
+  seen = np.concatenate([stream.indices(k) for k in range(100)])  # 4,000
+  share = np.mean(seen >= 300)  # from the 40 pairs of member 1
+  assert abs(share - 0.1) < 0.015, share
+  # Every megabatch mixes both members, not one after the other.
+  assert all(0 < np.sum(stream.indices(k) >= 300) < 40 for k in range(10))
+  # Each member is read in passes: the small one repeats (~10 times), every
+  # pair as often as any other, give or take the pass under way.
+  for member in (seen[seen < 300], seen[seen >= 300] - 300):
+    counts = np.bincount(member)
+    assert counts.max() - counts.min() <= 1, counts
+
+
+def test_rates_are_relative_weights():
+  a = np.concatenate([_mixed(rates=(9, 1)).indices(k) for k in range(5)])
+  b = np.concatenate([_mixed().indices(k) for k in range(5)])
+  np.testing.assert_array_equal(a, b)
+
+
+def test_mixed_stream_is_a_function_of_seed_and_resumes_exactly():
+  fresh = [_mixed(seed=5).get(k) for k in range(8)]
+  again = _mixed(seed=5)
+  for k in (7, 2, 5):  # any order: each megabatch from the seed alone
+    np.testing.assert_array_equal(again.get(k)["a"], fresh[k]["a"])
+  resumed = _mixed(seed=5).from_step(6 * 4)  # a new process, at step 24
+  for k in (6, 7):
+    got = next(resumed)
+    for key in fresh[k]:
+      np.testing.assert_array_equal(got[key], fresh[k][key])
+  other = _mixed(seed=6).get(0)["a"]
+  assert not np.array_equal(other, fresh[0]["a"])
+
+
+def test_without_rates_the_passes_are_the_ones_of_before():
+  """No mixture: the order every earlier run trained on, (seed, pass)."""
+  stream = _stream(seed=3)
+  order = np.random.default_rng([3, 0]).permutation(230)
+  np.testing.assert_array_equal(stream.indices(0), order[:40])
+
+
+def test_a_config_mixture_samples_its_tasks_by_rate(tmp_path):
+  members = ("paraphrase_en_generaltest2022_cs", "paraphrase_en_wikiauto")
+  config = config_lib.load(str(ROOT / "configs" / "gran.py"), list(TINY) + [
+      "--config.data.task=",
+      f"--config.data.mixture=(('{members[0]}', 3), ('{members[1]}', 1))"])
+  stream = paraphrase.build(config, str(tmp_path / "w"),
+                            partitioning.make_mesh(1)).stream
+  assert stream.sizes == (1448, 16000) and stream.rates == (3.0, 1.0)
+  seen = np.concatenate([stream.indices(k) for k in range(15)])  # 3,000
+  assert abs(np.mean(seen < 1448) - 0.75) < 0.03

@@ -93,8 +93,17 @@ def _final_params(workdir):
     return step, manager.restore(step)["params"]
 
 
-def test_sigkill_and_restart_equals_uninterrupted(tmp_path, tiny_overrides):
-  args = ["train", "--config", "configs/gran.py"] + tiny_overrides + [
+# Two Tasks sampled by rate (data.mixture): where each member stands is
+# summed again by the resumed run.
+_MIXED = ["--config.data.task=",
+          "--config.data.mixture=(('paraphrase_en_generaltest2022_cs', 3), "
+          "('paraphrase_en_wikiauto', 1))"]
+
+
+@pytest.mark.parametrize("data", [[], _MIXED], ids=["task", "mixture"])
+def test_sigkill_and_restart_equals_uninterrupted(tmp_path, tiny_overrides,
+                                                  data):
+  args = ["train", "--config", "configs/gran.py"] + tiny_overrides + data + [
       "--config.train_steps=96", "--config.eval_every=48"]
   straight, killed = tmp_path / "straight", tmp_path / "killed"
   out, _ = _run(args + ["--workdir", str(straight)]).communicate(timeout=600)

@@ -3,7 +3,9 @@
 A megabatch is `megabatch` mini-batches of `batch` pairs, shaped [M, B, L]:
 the unit in which hardest negatives are chosen. The stream is a pure function
 of (seed, megabatch index), so a resumed run sees exactly the batches an
-uninterrupted run would have seen.
+uninterrupted run would have seen. The pairs are either read in shuffled
+passes over all of them, or drawn from several members by rate (`Rates`,
+a seqio Mixture's semantics).
 """
 from __future__ import annotations
 
@@ -51,6 +53,60 @@ def _scramble(ids: np.ndarray, lengths: np.ndarray, p: float,
   return ids
 
 
+@dataclasses.dataclass(frozen=True)
+class Passes:
+  """Shuffled passes over `n` items, chained: position i of the chain is
+  item order(i // n)[i % n], each pass's order drawn from (*key, pass)."""
+  n: int
+  key: tuple[int, ...]
+
+  def take(self, start: int, count: int) -> np.ndarray:
+    flat = np.arange(start, start + count)
+    epochs = flat // self.n
+    out = np.empty_like(flat)
+    for epoch in np.unique(epochs):
+      mask = epochs == epoch
+      order = np.random.default_rng([*self.key, int(epoch)]).permutation(
+          self.n)
+      out[mask] = order[flat[mask] % self.n]
+    return out
+
+
+class Rates:
+  """A seqio Mixture's rates over consecutive members of the pairs (sizes
+  `sizes`): every example of a megabatch comes from member m with
+  probability rates[m] / sum(rates), independently, as in
+  `seqio.Mixture.get_dataset`. Each member is read in its own shuffled
+  passes (`Passes`), so a small member repeats and a large one is sampled
+  without repeats until it is used up. Megabatch k draws its member counts
+  from (seed, 2, k): where each member stands before k is the sum of the
+  counts before it, so the stream stays a pure function of k."""
+
+  def __init__(self, sizes: Sequence[int], rates: Sequence[float], seed: int,
+               size: int):
+    self.p = np.asarray(rates, np.float64) / np.sum(rates)
+    self.offsets = np.cumsum([0, *sizes[:-1]])
+    self.passes = [Passes(n, (seed, 3, m)) for m, n in enumerate(sizes)]
+    self.seed, self.size = seed, size
+    self._before = [np.zeros(len(sizes), np.int64)]  # counts before k
+
+  def _draw(self, k: int) -> tuple[np.ndarray, np.random.Generator]:
+    rng = np.random.default_rng([self.seed, 2, k])
+    return rng.multinomial(self.size, self.p), rng
+
+  def indices(self, k: int) -> np.ndarray:
+    """Pair indices of megabatch k, the members interleaved at random."""
+    while len(self._before) <= k:  # once per k: a resumed run sums them
+      done = len(self._before) - 1
+      self._before.append(self._before[-1] + self._draw(done)[0])
+    counts, rng = self._draw(k)
+    out = np.concatenate([
+        offset + passes.take(int(start), int(count)) for offset, passes,
+        start, count in zip(self.offsets, self.passes, self._before[k],
+                            counts)])
+    return out[rng.permutation(self.size)]
+
+
 @dataclasses.dataclass
 class MegabatchStream:
   pairs: EncodedPairs
@@ -59,21 +115,22 @@ class MegabatchStream:
   shards: int = 1
   seed: int = 0
   scramble: float = 0.0  # probability of shuffling a sentence's word order
+  # With rates: `pairs` are members of these sizes, one after another,
+  # sampled by these rates (`Rates`); without: passes over all pairs.
+  sizes: tuple[int, ...] = ()
+  rates: tuple[float, ...] = ()
 
-  def _order(self, epoch: int) -> np.ndarray:
-    return np.random.default_rng([self.seed, epoch]).permutation(
-        len(self.pairs))
+  def __post_init__(self):
+    size = self.batch * self.megabatch
+    self._rates = Rates(self.sizes, self.rates, self.seed, size) \
+        if self.rates else None
 
   def indices(self, k: int) -> np.ndarray:
-    """Pair indices of megabatch k: epoch-wise shuffled passes, chained."""
-    n, size = len(self.pairs), self.batch * self.megabatch
-    flat = np.arange(k * size, (k + 1) * size)
-    epochs = flat // n
-    out = np.empty_like(flat)
-    for epoch in np.unique(epochs):
-      mask = epochs == epoch
-      out[mask] = self._order(int(epoch))[flat[mask] % n]
-    return out
+    """Pair indices of megabatch k."""
+    size = self.batch * self.megabatch
+    if self._rates is not None:
+      return self._rates.indices(k)
+    return Passes(len(self.pairs), (self.seed,)).take(k * size, size)
 
   def get(self, k: int) -> dict[str, np.ndarray]:
     idx = self.indices(k).reshape(self.megabatch, self.batch)

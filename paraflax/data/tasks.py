@@ -195,8 +195,9 @@ def _cached(task: seqio.Task, cache_dir: str) -> None:
 def examples(name: str, split: str, cache_dir: str | None = None
              ) -> list[dict[str, str | float]]:
   """All examples of a Task in file order, or of a Mixture as its members'
-  examples concatenated in the Mixture's order (no sampling); from seqio's
-  cache in `cache_dir` (`paraflax cache-task`) when given."""
+  examples concatenated in the Mixture's order (no sampling: a paraphrase
+  config's `data.mixture` samples Tasks by rate, `pairs.Rates`); from
+  seqio's cache in `cache_dir` (`paraflax cache-task`) when given."""
   register()
   if name.startswith(BACKTRANSLATED):
     name = register_backtranslated(name[len(BACKTRANSLATED):])

@@ -243,19 +243,49 @@ def _task(config: ml_collections.ConfigDict) -> str:
   return config.data.task
 
 
-def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
-          ) -> ParaphraseRecipe:
-  """Reads the pairs of `config.data.task` (a seqio Task or Mixture), builds
-  or reloads the vocabulary and returns a recipe ready for the train loop."""
+def _check_task(name: str, key: str) -> None:
   from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-  if not (config.data.task in corpora.catalogue()
-          or config.data.task.startswith(tasks.BACKTRANSLATED)):
+  if not (name in corpora.catalogue() or name.startswith(tasks.BACKTRANSLATED)):
     raise errors.ConfigError(
-        f"data.task={config.data.task!r} is not a registered Task or "
-        "Mixture; `paraflax tasks` lists them (e.g. paraphrase_en_human), "
-        "or use backtranslated:OUT.jsonl for `paraflax backtranslate` "
-        "output.")
+        f"{key}: {name!r} is not a registered Task or Mixture; `paraflax "
+        "tasks` lists them (e.g. paraphrase_en_human), or use "
+        "backtranslated:OUT.jsonl for `paraflax backtranslate` output.")
+
+
+def _members(config: ml_collections.ConfigDict
+             ) -> tuple[tuple[str, float], ...]:
+  """The (Task, rate) members `config.data` names: those of data.mixture,
+  or data.task alone (rate () below: read in passes over all its pairs)."""
+  mixture = tuple(tuple(m) for m in config.data.mixture)
+  if not mixture:
+    _check_task(config.data.task, "data.task")
+    return ((_task(config), 1.0),)
+  if config.data.task or config.data.filter is not None \
+      or config.data.max_pairs:
+    raise errors.ConfigError(
+        f"data.mixture={mixture!r} names the pairs, and data.task, "
+        "data.filter or data.max_pairs is set too: put data.task in "
+        "data.mixture with its rate and set --config.data.task= (filter "
+        "back-translated pairs by a config of their own).")
+  for i, member in enumerate(mixture):
+    if (len(member) != 2 or not isinstance(member[0], str)
+        or not isinstance(member[1], (int, float)) or member[1] <= 0):
+      raise errors.ConfigError(
+          f"data.mixture[{i}]={member!r}: each member is (Task, rate) with "
+          "a rate > 0, e.g. ((\"paraphrase_en_human\", 0.95), "
+          "(\"paraphrase_en_ppdb_lexical\", 0.05)).")
+    _check_task(member[0], f"data.mixture[{i}]")
+  return tuple((name, float(rate)) for name, rate in mixture)
+
+
+def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
+          ) -> ParaphraseRecipe:
+  """Reads the pairs of `config.data` (a seqio Task or Mixture, or Tasks
+  mixed by rate), builds or reloads the vocabulary and returns a recipe
+  ready for the train loop."""
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  members = _members(config)
   vectors = config.model.word_vectors
   if vectors and not os.path.isfile(vectors):
     raise errors.ConfigError(
@@ -264,9 +294,10 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
         "--workdir runs/ppdb_words && paraflax export-words --workdir "
         "runs/ppdb_words`, or start from random words with "
         "--config.model.word_vectors=''.")
-  examples = tasks.examples(_task(config), config.data.split,
-                            cache_dir=config.data.cache_dir or None)
-  pairs = [(e["sentence1"], e["sentence2"]) for e in examples]
+  parts = [[(e["sentence1"], e["sentence2"]) for e in tasks.examples(
+      name, config.data.split, cache_dir=config.data.cache_dir or None)]
+           for name, _ in members]
+  pairs = [p for part in parts for p in part]
   vocab_path = os.path.join(workdir, VOCAB_FILE)
   if os.path.exists(vocab_path):  # resuming: the ids must not move
     vocab = words.WordVocab.load(vocab_path)
@@ -281,9 +312,12 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
     table, found = words.load_word_vectors(vectors, vocab,
                                            config.model.word_dim)
     anchor_init = words.fill_missing(table, found, config.seed)
+  mixed = bool(config.data.mixture)
   stream = pairs_lib.MegabatchStream(
       pairs_lib.encode_pairs(pairs, vocab, config.data.max_len),
       batch=config.batch_size, megabatch=config.megabatch, shards=mesh.size,
-      seed=config.seed, scramble=config.loss.scramble)
+      seed=config.seed, scramble=config.loss.scramble,
+      sizes=tuple(map(len, parts)) if mixed else (),
+      rates=tuple(rate for _, rate in members) if mixed else ())
   save_workdir_files(workdir, config, vocab)
   return ParaphraseRecipe(config, vocab, stream, anchor_init)

@@ -61,13 +61,14 @@ _EVALS_OF_EVAL = {
 # Keys added to a recipe's config since, per block, with the values that
 # ran before them (issue 17: OpenNMT-py's choices, off; issue 11: no filter
 # of back-translated pairs, all of them; issue 14: the vocabulary of the
-# pairs alone).
+# pairs alone, no Tasks mixed by rate).
 _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
                   "loss": {"normalize": "tokens"},
                   "data": {"sort_by": "target"}},
           "paraphrase": {"data": {"filter": None, "max_pairs": 0,
                                   "cache_dir": "",
-                                  "vocab_from_vectors": False},
+                                  "vocab_from_vectors": False,
+                                  "mixture": ()},
                          "length_groups": 1}}
 # Settings a resumed run may change: how long it trains, and how fast (the
 # length groups compute the same numbers, issue 14).
@@ -131,6 +132,7 @@ def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
   saved = _read_saved(workdir)
   if saved is None:
     return
+  saved = json.loads(json.dumps(saved))  # upgrade()'s tuples as JSON has them
   now = json.loads(config.to_json())
   diff = sorted(k for k in set(saved) | set(now)
                 if k not in _MAY_CHANGE and saved.get(k) != now.get(k))
