@@ -34,7 +34,6 @@ import tempfile
 import time
 
 import nmt_vs_opennmt as peer  # benchmarks/nmt_vs_opennmt.py, beside this script
-import sacrebleu
 
 from paraflax import files
 from paraflax.data import bitext, tasks
@@ -65,12 +64,10 @@ def _score(sp, out_path: str, references: list[str], max_output: int
   pieces = [line.split() for line in
             open(out_path, encoding="utf-8").read().splitlines()]
   texts = [sp.decode_pieces(p) for p in pieces]
-  score = sacrebleu.corpus_bleu(texts, [references])
   # OpenNMT-py's max_length counts output pieces without EOS.
   hit = sum(len(p) >= max_output for p in pieces)
-  return {"bleu": score.score, "length_ratio": score.sys_len
-          / max(score.ref_len, 1), "hit_max_output": 100.0 * hit
-          / max(len(pieces), 1), "signature": str(score), "n": len(texts)}
+  return {**peer.bleu(texts, references), "hit_max_output": 100.0 * hit
+          / max(len(pieces), 1), "n": len(texts)}
 
 
 def _translate(bin_dir: str, tmp: str, src: str, step: int, beam: int,

@@ -163,7 +163,7 @@ STOP_RULES = {"exact": _exact_done, "k_finished": _k_finished_done,
 SHRINK = 4
 
 
-def _phase_sizes(batch: int) -> list[int]:
+def phase_sizes(batch: int) -> list[int]:
   """Rows of each phase of the search: the batch, then shrinking to one."""
   sizes = [batch]
   while sizes[-1] > 1:
@@ -265,7 +265,7 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
   init = _init(cache, context, active, beam, max_len, max_lens)
   state = init.replace(running=active & ~done(init))
   every = init
-  sizes = _phase_sizes(batch)
+  sizes = phase_sizes(batch)
   for size, next_size in zip(sizes, sizes[1:] + [0]):
     if size < state.running.shape[0]:  # the running inputs come first
       state = _take_rows(state, jnp.argsort(~state.running,

@@ -148,7 +148,7 @@ class Translator:
           params, partitioning.put_global(src, data),
           partitioning.put_global(src_len, data)))
       for j, i in enumerate(rows):
-        yield int(i), [self._hypothesis(hyps, j, k) for k in range(nbest)]
+        yield int(i), [self.hypothesis(hyps, j, k) for k in range(nbest)]
 
   def translate_texts(self, params: Any, *, alpha: float | None = None,
                       **options
@@ -175,7 +175,8 @@ class Translator:
     return (f"{unended} of {total} translations ({share:.1f} %) hit "
             f"decode.max_output={self.max_output} without ending")
 
-  def _hypothesis(self, hyps: bs.Hypotheses, row: int, k: int) -> Hypothesis:
+  def hypothesis(self, hyps: bs.Hypotheses, row: int, k: int) -> Hypothesis:
+    """Hypothesis k of row `row` of a fetched search result."""
     n = int(hyps.lengths[row, k])
     ids = [int(t) for t in hyps.tokens[row, k, :n] if t != bitext.EOS]
     return Hypothesis(self.tgt_sp.decode(ids), float(hyps.scores[row, k]),
