@@ -7,9 +7,8 @@ checkpoint, the same batches, one process; with the 1-best agreement.
       --shrinks 4 8 1000 --beams 5 50 [--sentences 100] [--stop exact] \
       [--output benchmarks/results/nmt_decode_phases.json]
 
-A SHRINK above the batch size is one phase: the whole batch steps until
-its last input ends (the search of before the phases, with shared encoder
-states). Compile seconds are those of the first batch of each padded
+A SHRINK above the batch size gives two phases: the whole batch, then the
+last input alone. Compile seconds are those of the first batch of each padded
 source width, run untimed; the rate is the best of `--repeats` passes.
 """
 from __future__ import annotations
