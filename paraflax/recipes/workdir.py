@@ -61,10 +61,11 @@ _EVALS_OF_EVAL = {
 # Keys added to a recipe's config since, per block, with the values that
 # ran before them (issue 17: OpenNMT-py's choices, off; issue 11: no filter
 # of back-translated pairs, all of them; issue 14: the vocabulary of the
-# pairs alone; issue 14: no output limit per source length).
+# pairs alone).
 _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
                   "loss": {"normalize": "tokens"},
                   "data": {"sort_by": "target"},
+                  # Issue 14: no output limit per source length.
                   "decode": {"max_output_ratio": 0.0, "max_output_plus": 10}},
           "paraphrase": {"data": {"filter": None, "max_pairs": 0,
                                   "cache_dir": "",
