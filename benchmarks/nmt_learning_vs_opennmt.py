@@ -3,7 +3,7 @@ BLEU at equal steps (issue 17).
 
   python benchmarks/nmt_learning_vs_opennmt.py --onmt-bin /path/to/onmt/bin \
       --workdirs runs/a runs/b ... [--steps 1500] [--every 500] \
-      [--output benchmarks/results/nmt_learning_vs_opennmt.json]
+      [--output benchmarks/results/nmt_learning_vs_opennmt.json] [--keep DIR]
 
 Our side: each `--workdirs` entry is a finished `paraflax train` run of
 `configs/nmt.py` (any variant); its dev figures are read from
@@ -18,11 +18,14 @@ the first workdir's training pairs cut into its subwords, saved every
 (beam 4, GNMT length penalty alpha 0.6, `decode.max_output`), and the last
 one all of newstest2013 at beam 5. Its pieces are joined back into text by
 the target sentencepiece model and scored by sacrebleu (13a) against the
-same references our evaluator uses.
+same references our evaluator uses. With `--keep DIR` its data, vocabularies
+and checkpoints (`DIR/model_step_N.pt`) stay in DIR for
+`nmt_vs_opennmt.py --onmt-model` to decode beside ours.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -31,7 +34,6 @@ import tempfile
 import time
 
 import nmt_vs_opennmt as peer  # benchmarks/nmt_vs_opennmt.py, beside this script
-import sacrebleu
 
 from paraflax import files
 from paraflax.data import bitext, tasks
@@ -62,12 +64,10 @@ def _score(sp, out_path: str, references: list[str], max_output: int
   pieces = [line.split() for line in
             open(out_path, encoding="utf-8").read().splitlines()]
   texts = [sp.decode_pieces(p) for p in pieces]
-  score = sacrebleu.corpus_bleu(texts, [references])
   # OpenNMT-py's max_length counts output pieces without EOS.
   hit = sum(len(p) >= max_output for p in pieces)
-  return {"bleu": score.score, "length_ratio": score.sys_len
-          / max(score.ref_len, 1), "hit_max_output": 100.0 * hit
-          / max(len(pieces), 1), "signature": str(score), "n": len(texts)}
+  return {**peer.bleu(texts, references), "hit_max_output": 100.0 * hit
+          / max(len(pieces), 1), "n": len(texts)}
 
 
 def _translate(bin_dir: str, tmp: str, src: str, step: int, beam: int,
@@ -83,7 +83,8 @@ def _translate(bin_dir: str, tmp: str, src: str, step: int, beam: int,
   return out
 
 
-def _opennmt(bin_dir: str, workdir: str, steps: int, every: int) -> dict:
+def _opennmt(bin_dir: str, workdir: str, steps: int, every: int,
+             keep: str | None) -> dict:
   config = workdir_lib.load_config(workdir, "nmt")
   translator, _, _ = nmt.load_translator(workdir)
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
@@ -102,7 +103,10 @@ def _opennmt(bin_dir: str, workdir: str, steps: int, every: int) -> dict:
         s, f"{all_eval.split} line {i + 1}", "truncate"))
             for i, (s, _) in enumerate(rows))
 
-  with tempfile.TemporaryDirectory(prefix="nmt_learning_") as tmp:
+  if keep:
+    os.makedirs(keep, exist_ok=True)
+  with (contextlib.nullcontext(keep) if keep else
+        tempfile.TemporaryDirectory(prefix="nmt_learning_")) as tmp:
     peer.write_lines(f"{tmp}/train.src",
                      (peer.as_pieces(src_sp, s) for s in data.src))
     peer.write_lines(f"{tmp}/train.tgt",
@@ -141,8 +145,11 @@ def main() -> None:
   parser.add_argument("--every", type=int, default=500)
   parser.add_argument("--output",
                       default="benchmarks/results/nmt_learning_vs_opennmt.json")
+  parser.add_argument("--keep", help="a folder to keep OpenNMT-py's data and "
+                      "checkpoints in (default: a temporary one, removed)")
   args = parser.parse_args()
-  opennmt = _opennmt(args.onmt_bin, args.workdirs[0], args.steps, args.every)
+  opennmt = _opennmt(args.onmt_bin, args.workdirs[0], args.steps, args.every,
+                     args.keep)
   report = {
       "benchmark": "nmt_learning_vs_opennmt",
       "command": " ".join(["python"] + sys.argv),

@@ -4,6 +4,9 @@ beam-search sentences/s, in one run, on the same subwords.
   python benchmarks/nmt_vs_opennmt.py --workdir runs/nmt_de_en \
       --onmt-bin /path/to/onmt-venv/bin [--train-steps 100] [--sentences 200] \
       [--beams 5 50] [--output benchmarks/results/nmt_vs_opennmt.json]
+  python benchmarks/nmt_vs_opennmt.py --workdir runs/nmt_de_en \
+      --onmt-bin /path/to/onmt-venv/bin --onmt-model DIR/model_step_1500.pt \
+      [--max-output-ratio 2] ...
 
 Both sides get the workdir's training pairs, cut into the workdir's
 sentencepiece subwords (OpenNMT-py reads the same pieces as text), and the
@@ -13,8 +16,9 @@ same model sizes: 1-layer bidirectional GRU encoder, GRU decoder, additive
 the same first `--sentences` lines of newstest2013 with its own fresh model,
 at the same beam, batch (256 // beam sentences), GNMT length penalty
 (alpha 0.6) and maximum output length, keeping the 1-best. Our side runs
-both stop rules of `beam_search.STOP_RULES` ("exact" K-best, and
-"k_finished"); OpenNMT-py ends a sentence when its best beam has ended. A model this
+each stop rule of `beam_search.STOP_RULES` ("exact" K-best, "k_finished",
+"best_ended"); OpenNMT-py ends a sentence when its best beam has ended and K
+hypotheses have. A model this
 young writes different lengths on the two sides, so the report gives
 output subwords and decoder steps next to sentences/s. The workdir's trained
 checkpoint is decoded too, as the realistic row for our side.
@@ -23,10 +27,25 @@ Our first batch of each padded shape compiles; those batches run once
 untimed before the timed pass. OpenNMT-py's own counters give its rates (training: the target tokens/s
 of each `report_every` interval after the first; decoding: "Total
 translation time" without loading the model).
+
+With `--onmt-model` (an OpenNMT-py checkpoint trained on the workdir's
+subwords, e.g. by `nmt_learning_vs_opennmt.py --keep DIR`) nothing trains:
+the workdir's checkpoint and that one decode side by side, trained models
+writing outputs of about the reference's length on both sides. Our side
+also runs "best_ended_k": best_ended waiting for K finished hypotheses,
+OpenNMT-py 3.0.4's own stop condition (its `BeamSearch` waits for
+`beam_size` of them whatever its n_best); and, with `--max-output-ratio`,
+"exact" and "best_ended_k" again with outputs limited by the source length
+(`decode.max_output_ratio`; OpenNMT-py 3.0.4 has no such limit).
+
+Every decode reports the BLEU (sacrebleu, 13a) of its 1-best outputs
+against the newstest2013 references, so that speed is not bought with
+worse output.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -38,6 +57,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import sacrebleu
 
 from paraflax import files
 from paraflax.data import batching, bitext, paths, readers, tasks
@@ -64,6 +84,12 @@ def write_lines(path: str, lines) -> str:
   with open(path, "w", encoding="utf-8") as f:
     f.writelines(line + "\n" for line in lines)
   return path
+
+
+def bleu(texts: list[str], references: list[str]) -> dict:
+  score = sacrebleu.corpus_bleu(texts, [references[:len(texts)]])
+  return {"bleu": score.score, "length_ratio": score.sys_len
+          / max(score.ref_len, 1), "signature": str(score)}
 
 
 def run_logged(cmd: list[str], log: str) -> str:
@@ -109,23 +135,42 @@ def _ours_train(recipe, stream, steps: int):
 
 
 def _batches(translator, sources, batch: int):
-  """The (ids, lengths) of the batches `Translator.translate` makes."""
-  return [(src, src_len) for _, src, src_len in batching.sorted_batches(
-      sources, batch, translator.mesh.size)]
+  """The (rows, ids, lengths) of the batches `Translator.translate` makes."""
+  return list(batching.sorted_batches(sources, batch, translator.mesh.size))
 
 
-def _ours_decode(translator, params, sources, beam: int, batch: int,
-                 stop: str) -> dict:
-  search = translator.search_fn(beam, translator.alpha, stop)
+@dataclasses.dataclass(frozen=True)
+class Variant:
+  """One way our side decodes: a stop rule, the hypotheses it waits for,
+  and an output limit per source length (0: decode.max_output alone)."""
+  stop: str
+  nbest_is_beam: bool = False
+  max_output_ratio: float = 0.0
+
+  def name(self) -> str:
+    base = self.stop + ("_k" if self.nbest_is_beam else "")
+    return base + (f"@ratio{self.max_output_ratio:g}"
+                   if self.max_output_ratio > 0 else "")
+
+
+def _ours_decode(translator, params, sources, references, beam: int,
+                 batch: int, variant: Variant = Variant("exact")) -> dict:
+  if variant.max_output_ratio > 0:  # a new Translator: its own search_fns
+    t = translator
+    translator = nmt.Translator(t.model, t.src_sp, t.tgt_sp, t.max_len,
+                                t.max_output, t.alpha, t.mesh,
+                                variant.max_output_ratio, t.max_output_plus)
+  search = translator.search_fn(beam, translator.alpha, variant.stop,
+                                beam if variant.nbest_is_beam else 1)
   batches = _batches(translator, sources, batch)
   start, widths = time.perf_counter(), set()
-  for src, src_len in batches:  # one compile per padded source width
+  for _, src, src_len in batches:  # one compile per padded source width
     if src.shape not in widths:
       widths.add(src.shape)
       jax.block_until_ready(search(params, src, src_len))
   compile_s = time.perf_counter() - start
-  seconds, subwords, steps = 0.0, 0, []
-  for src, src_len in batches:
+  seconds, subwords, steps, texts = 0.0, 0, [], [""] * len(sources)
+  for rows, src, src_len in batches:
     start = time.perf_counter()
     hyps = jax.device_get(search(params, src, src_len))
     seconds += time.perf_counter() - start
@@ -133,11 +178,15 @@ def _ours_decode(translator, params, sources, beam: int, batch: int,
     # The search runs until no live beam can win, often past the longest
     # hypothesis it keeps.
     steps.append(int(hyps.steps))
+    for j, i in enumerate(rows):
+      texts[i] = translator.hypothesis(hyps, j, 0).text
   return {"sentences": len(sources), "compile_and_first_batches_s": compile_s,
+          "padded_widths": len(widths),
           "seconds": seconds, "sentences_per_s": len(sources) / seconds,
           "output_subwords_per_sentence": subwords / len(sources),
           "output_subwords_per_s": subwords / seconds,
-          "decoder_steps_per_batch": sum(steps) / len(steps)}
+          "decoder_steps_per_batch": sum(steps) / len(steps),
+          **bleu(texts, references)}
 
 
 def _network_share(translator, params, sources, beam: int, batch: int
@@ -229,11 +278,11 @@ def _onmt_train(bin_dir: str, tmp: str, config, vocab: int, steps: int
           / seconds}
 
 
-def _onmt_decode(bin_dir: str, tmp: str, src: str, steps: int, beam: int,
-                 batch: int, config) -> dict:
+def _onmt_decode(bin_dir: str, tmp: str, src: str, model: str, beam: int,
+                 batch: int, config, tgt_sp, references) -> dict:
   out = f"{tmp}/out.beam{beam}.txt"
   log = run_logged([f"{bin_dir}/onmt_translate", "-model",
-              f"{tmp}/model_step_{steps}.pt", "-src", src, "-output", out,
+              model, "-src", src, "-output", out,
               "-beam_size", str(beam), "-batch_size", str(batch),
               "-batch_type", "sents", "-max_length",
               str(config.decode.max_output), "-length_penalty", "wu",
@@ -245,7 +294,9 @@ def _onmt_decode(bin_dir: str, tmp: str, src: str, steps: int, beam: int,
   return {"sentences": len(lines), "seconds": seconds,
           "sentences_per_s": len(lines) / seconds,
           "output_subwords_per_sentence": subwords / len(lines),
-          "output_subwords_per_s": subwords / seconds}
+          "output_subwords_per_s": subwords / seconds,
+          **bleu([tgt_sp.decode_pieces(line.split()) for line in lines],
+                 references)}
 
 
 def onmt_versions(bin_dir: str) -> dict:
@@ -260,18 +311,101 @@ def onmt_versions(bin_dir: str) -> dict:
 # -------------------------------------------------------------------- main
 
 
+def _variants(ratio: float) -> list[Variant]:
+  plain = [Variant(stop) for stop in STOPS] + [Variant("best_ended", True)]
+  if ratio <= 0:
+    return plain
+  # The limit on the default rule and on OpenNMT-py's (each variant
+  # compiles its search: at beam 50 minutes under load).
+  return plain + [dataclasses.replace(v, max_output_ratio=ratio)
+                  for v in (plain[0], plain[-1])]
+
+
+def _ratios(row: dict, ours: str) -> dict:
+  return {name: found["sentences_per_s"] / row["opennmt"]["sentences_per_s"]
+          for name, found in row[ours].items()}
+
+
+def _fresh(args, config, translator, trained, data, stream, sources,
+           references, tmp: str, test_src: str, vocab: int, load: dict
+           ) -> dict:
+  """Both sides train `--train-steps` from scratch, then decode."""
+  src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
+  write_lines(f"{tmp}/train.src", (as_pieces(src_sp, s) for s in data.src))
+  write_lines(f"{tmp}/train.tgt", (as_pieces(tgt_sp, t) for t in data.tgt))
+  recipe = nmt.NMTRecipe(config, src_sp, tgt_sp, stream,
+                         mesh=translator.mesh)
+  fresh, ours_train = _ours_train(recipe, stream, args.train_steps)
+  print("ours train", json.dumps(ours_train), flush=True)
+  load["after_ours_train"] = os.getloadavg()[0]
+  onmt_train = _onmt_train(args.onmt_bin, tmp, config, vocab,
+                           args.train_steps)
+  print("opennmt train", json.dumps(onmt_train), flush=True)
+  load["after_opennmt_train"] = os.getloadavg()[0]
+  decode = []
+  for beam in args.beams:
+    batch = max(1, 256 // beam)  # about the same number of live rows
+    variants = [Variant(stop) for stop in STOPS]
+    row = {"beam": beam, "batch": batch,
+           "ours": {v.name(): _ours_decode(recipe.translator, fresh, sources,
+                                           references, beam, batch, v)
+                    for v in variants},
+           "opennmt": _onmt_decode(
+               args.onmt_bin, tmp, test_src,
+               f"{tmp}/model_step_{args.train_steps}.pt", beam, batch,
+               config, tgt_sp, references),
+           "ours_trained": {v.name(): _ours_decode(
+               translator, trained, sources, references, beam, batch, v)
+                            for v in variants},
+           "ours_trained_profile": _network_share(translator, trained,
+                                                  sources, beam, batch)}
+    row["sentences_per_s_ratio_ours_over_opennmt"] = _ratios(row, "ours")
+    decode.append(row)
+    print("decode", json.dumps(row), flush=True)
+  return {"train": {"ours": ours_train, "opennmt": onmt_train,
+                    "target_tokens_per_s_ratio_ours_over_opennmt":
+                        ours_train["target_tokens_per_s"]
+                        / onmt_train["target_tokens_per_s"]},
+          "decode": decode}
+
+
+def _trained(args, config, translator, trained, sources, references,
+             tmp: str, test_src: str) -> dict:
+  """The workdir's checkpoint beside `--onmt-model`, no training."""
+  decode = []
+  for beam in args.beams:
+    batch = max(1, 256 // beam)  # about the same number of live rows
+    row = {"beam": beam, "batch": batch,
+           "opennmt": _onmt_decode(args.onmt_bin, tmp, test_src,
+                                   args.onmt_model, beam, batch, config,
+                                   translator.tgt_sp, references),
+           "ours_trained": {v.name(): _ours_decode(
+               translator, trained, sources, references, beam, batch, v)
+                            for v in _variants(args.max_output_ratio)}}
+    row["sentences_per_s_ratio_ours_over_opennmt"] = _ratios(
+        row, "ours_trained")
+    decode.append(row)
+    print("decode", json.dumps(row), flush=True)
+  return {"opennmt_model": args.onmt_model, "decode": decode}
+
+
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--workdir", required=True, help="a trained NMT workdir")
   parser.add_argument("--onmt-bin", required=True,
                       help="bin/ of a venv with OpenNMT-py 3.0.4")
+  parser.add_argument("--onmt-model",
+                      help="a trained OpenNMT-py checkpoint on the workdir's "
+                      "subwords: decode it beside the workdir's, no training")
+  parser.add_argument("--max-output-ratio", type=float, default=0.0,
+                      help="with --onmt-model, our stop rules again with "
+                      "decode.max_output_ratio set to this")
   parser.add_argument("--train-steps", type=int, default=100)
   parser.add_argument("--sentences", type=int, default=200)
   parser.add_argument("--beams", type=int, nargs="+", default=[5, 50])
   parser.add_argument("--output",
                       default="benchmarks/results/nmt_vs_opennmt.json")
   args = parser.parse_args()
-
 
   # The cores are shared: the 1-minute load average at each phase says how
   # much (contention slows OpenNMT-py's torch threads far more than XLA).
@@ -287,44 +421,21 @@ def main() -> None:
   lang = config.data.dev_task.split("_")[-2]
   lines, _ = readers.read_lines(
       paths.data_path("newstest_dev", f"newstest2013.{_ISO3[lang]}"))
+  references, _ = readers.read_lines(
+      paths.data_path("newstest_dev", "newstest2013.eng"))
   sources = [translator.encode(s, f"newstest2013 line {i + 1}", "truncate")
              for i, s in enumerate(lines[:args.sentences])]
+  vocab = max(src_sp.get_piece_size(), tgt_sp.get_piece_size())
 
   with tempfile.TemporaryDirectory(prefix="nmt_vs_opennmt_") as tmp:
-    write_lines(f"{tmp}/train.src", (as_pieces(src_sp, s) for s in data.src))
-    write_lines(f"{tmp}/train.tgt", (as_pieces(tgt_sp, t) for t in data.tgt))
     test_src = write_lines(f"{tmp}/test.src", (as_pieces(src_sp, s)
-                                          for s in sources))
-    vocab = max(src_sp.get_piece_size(), tgt_sp.get_piece_size())
-
-    recipe = nmt.NMTRecipe(config, src_sp, tgt_sp, stream,
-                           mesh=translator.mesh)
-    fresh, ours_train = _ours_train(recipe, stream, args.train_steps)
-    print("ours train", json.dumps(ours_train), flush=True)
-    load["after_ours_train"] = os.getloadavg()[0]
-    onmt_train = _onmt_train(args.onmt_bin, tmp, config, vocab,
-                             args.train_steps)
-    print("opennmt train", json.dumps(onmt_train), flush=True)
-    load["after_opennmt_train"] = os.getloadavg()[0]
-
-    decode = []
-    for beam in args.beams:
-      batch = max(1, 256 // beam)  # about the same number of live rows
-      row = {"beam": beam, "batch": batch,
-             "ours": {stop: _ours_decode(recipe.translator, fresh, sources,
-                                         beam, batch, stop) for stop in STOPS},
-             "opennmt": _onmt_decode(args.onmt_bin, tmp, test_src,
-                                     args.train_steps, beam, batch, config),
-             "ours_trained": {stop: _ours_decode(translator, trained, sources,
-                                                 beam, batch, stop)
-                              for stop in STOPS},
-             "ours_trained_profile": _network_share(translator, trained,
-                                                    sources, beam, batch)}
-      row["sentences_per_s_ratio_ours_over_opennmt"] = {
-          stop: row["ours"][stop]["sentences_per_s"]
-          / row["opennmt"]["sentences_per_s"] for stop in STOPS}
-      decode.append(row)
-      print("decode", json.dumps(row), flush=True)
+                                               for s in sources))
+    if args.onmt_model:
+      found = _trained(args, config, translator, trained, sources,
+                       references, tmp, test_src)
+    else:
+      found = _fresh(args, config, translator, trained, data, stream,
+                     sources, references, tmp, test_src, vocab, load)
 
   report = {
       "benchmark": "nmt_vs_opennmt", "command": " ".join(["python"] + sys.argv),
@@ -333,12 +444,7 @@ def main() -> None:
       "train_pairs": len(data), "jax": jax.__version__,
       "backend": jax.default_backend(), "cpu_count": os.cpu_count(),
       "platform": platform.platform(), **onmt_versions(args.onmt_bin),
-      "load_average_1min": dict(load, end=os.getloadavg()[0]),
-      "train": {"ours": ours_train, "opennmt": onmt_train,
-                "target_tokens_per_s_ratio_ours_over_opennmt":
-                    ours_train["target_tokens_per_s"]
-                    / onmt_train["target_tokens_per_s"]},
-      "decode": decode}
+      "load_average_1min": dict(load, end=os.getloadavg()[0]), **found}
   files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
   print(f"wrote {args.output}")
 

@@ -74,6 +74,15 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   c.decode = ml_collections.ConfigDict()
   c.decode.alpha = 0.6  # length normalisation ((5 + |Y|) / 6) ** alpha
   c.decode.max_output = 100  # subwords
+  # An input's output stops at ceil(max_output_ratio * source subwords) +
+  # max_output_plus subwords (EOS counted on both sides), at most
+  # max_output (fairseq's max_len_a / max_len_b); ratio 0 is off. A looping
+  # input otherwise keeps its decode phase stepping to max_output. De-en at
+  # step 1,500, all of newstest2013, beam 5: BLEU 6.448 with 1.5 + 10 as
+  # without (6.448); 0.57 % of outputs cut against 0.43 % (issue 14). Off
+  # by default: a workdir's config.json keeps its decode settings.
+  c.decode.max_output_ratio = 0.0
+  c.decode.max_output_plus = 10
 
   # Evaluators (paraflax/evaluation/evaluators.py) by name: the train loop
   # runs those in_training every eval_every steps, `paraflax eval` all.

@@ -250,14 +250,22 @@ def test_shared_encoder_states_give_the_same_hypotheses(cell):
   assert int(shared.steps) == int(tiled.steps)
 
 
-@pytest.mark.parametrize("stop", sorted(bs.STOP_RULES))
-def test_a_batch_decodes_as_its_inputs_one_at_a_time(stop):
+def _limited(model, params, src, src_len, ratio, **options):
+  """The search with each input's output limit from its source length."""
+  return _decode_shared(model, params, src, src_len, max_lens=(
+      nmt_recipe.output_limits(src_len, MAX_LEN, ratio, 1)), **options)
+
+
+@pytest.mark.parametrize("stop,ratio", [(s, 0.0) for s in sorted(
+    bs.STOP_RULES)] + [("exact", 1.0)])
+def test_a_batch_decodes_as_its_inputs_one_at_a_time(stop, ratio):
   """Inputs leave the batch when their search ends and keep their
-  hypotheses, so neither the batch nor its phases change an input's."""
+  hypotheses, so neither the batch nor its phases change an input's (nor
+  do the other inputs' output limits)."""
   model, params = _model_and_params()
   src, src_len = _source()
-  decode = jax.jit(functools.partial(_decode_shared, model, beam=3,
-                                     alpha=2.0, stop=stop, nbest=2))
+  decode = jax.jit(functools.partial(_limited, model, beam=3, alpha=2.0,
+                                     stop=stop, nbest=2, ratio=ratio))
   batch = decode(params, src, src_len)
   assert int(batch.lengths.min()) < int(batch.steps)  # some ended sooner
   for b in range(src.shape[0]):
@@ -265,3 +273,35 @@ def test_a_batch_decodes_as_its_inputs_one_at_a_time(stop):
     np.testing.assert_array_equal(batch.tokens[b], one.tokens[0])
     np.testing.assert_array_equal(batch.lengths[b], one.lengths[0])
     np.testing.assert_allclose(batch.scores[b], one.scores[0], atol=1e-5)
+
+
+def test_the_exact_search_is_unchanged_with_the_ratio_off():
+  model, params = _model_and_params()
+  src, src_len = _source()
+  plain = _decode_shared(model, params, src, src_len, 4, alpha=0.6)
+  off = _limited(model, params, src, src_len, 0.0, beam=4, alpha=0.6)
+  for name in ("tokens", "lengths", "scores", "ended", "steps"):
+    np.testing.assert_array_equal(getattr(off, name), getattr(plain, name))
+
+
+def test_each_input_stops_at_its_own_limit():
+  """A looping decoder: every input runs to its limit, and its unended
+  hypotheses are scored as if they ended there."""
+  step = lambda cache, prev: (_loop_after_first_token(prev), cache)
+  max_lens = jnp.asarray([4, 7, 30])  # the last one capped at MAX_LEN
+  hyps = bs.beam_search(step, jnp.zeros((3 * 2, 1)), batch=3, beam=2,
+                        bos=BOS, eos=EOS, max_len=MAX_LEN, alpha=0.6,
+                        max_lens=max_lens)
+  np.testing.assert_array_equal(hyps.lengths[:, 1], [4, 7, MAX_LEN])
+  assert not bool(hyps.ended[:, 1].any()) and int(hyps.steps) == MAX_LEN
+  np.testing.assert_allclose(
+      hyps.scores[:, 1], hyps.logprobs[:, 1] / bs.brevity_penalty(
+          0.6, jnp.asarray([4, 7, MAX_LEN])), rtol=1e-6)
+
+
+def test_output_limits_follow_the_source_length():
+  src_len = jnp.asarray([0, 3, 10, 90])
+  np.testing.assert_array_equal(
+      nmt_recipe.output_limits(src_len, 100, 1.5, 10), [10, 15, 25, 100])
+  np.testing.assert_array_equal(
+      nmt_recipe.output_limits(src_len, 100, 0.0, 10), [100] * 4)

@@ -86,7 +86,7 @@ def run(translator: Any, params: Any, sources: Sequence[str],
                               ).hexdigest(),
       "beam": beam, "nbest": nbest, "alpha": alpha, "stop": stop,
       "batch_size": batch_size, "max_len": translator.max_len,
-      "max_output": translator.max_output}, overwrite=overwrite)
+      **translator.limit_settings()}, overwrite=overwrite)
   start = _finished_prefix(output, batches, nbest)
   written, inputs, unended = 0, 0, 0
   progress = tqdm.tqdm(total=len(sources), unit="sent", dynamic_ncols=True,

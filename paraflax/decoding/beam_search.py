@@ -17,6 +17,10 @@ Inputs that are done leave the batch: the search runs in phases, each a
 once the inputs still running fit in the next one (OpenNMT-py drops finished
 inputs from its batch the same way). A young model's loops otherwise keep a
 whole batch stepping to max_len for one input.
+
+`max_lens` [B] may hold each input a shorter limit than max_len (e.g. a
+multiple of its source length, fairseq's max_len_a / max_len_b): its search
+ends there, its live beams scored as if they ended at that length.
 """
 from __future__ import annotations
 
@@ -69,6 +73,7 @@ class BeamState:
   best_ended: jax.Array  # [B] the best candidate of some step was EOS
   running: jax.Array  # [B] an active input whose search has not ended
   rows: jax.Array  # [B] the input each row holds
+  max_lens: jax.Array  # [B] the longest output each input may have
   cache: Any  # leaves [B*K, ...]
   context: Any  # leaves [B, ...]
 
@@ -92,7 +97,7 @@ class Hypotheses:
 
 
 def _init(cache: Any, context: Any, active: jax.Array, beam: int,
-          max_len: int) -> BeamState:
+          max_len: int, max_lens: jax.Array) -> BeamState:
   batch = active.shape[0]
   # Only beam 0 is alive at first, so K copies do not fill the beam.
   live = jnp.tile(jnp.asarray([0.0] + [NEG_INF] * (beam - 1)), (batch, 1))
@@ -108,16 +113,17 @@ def _init(cache: Any, context: Any, active: jax.Array, beam: int,
       finished_token_logprobs=zeros,
       finished_flags=jnp.zeros((batch, beam), bool),
       best_ended=jnp.zeros((batch,), bool), running=active,
-      rows=jnp.arange(batch), cache=cache, context=context)
+      rows=jnp.arange(batch), max_lens=max_lens, cache=cache,
+      context=context)
 
 
-def _exact_done(state: BeamState, alpha: float, max_len: int, nbest: int
-                ) -> jax.Array:
+def _exact_done(state: BeamState, alpha: float, nbest: int) -> jax.Array:
   """[B]: no live beam can beat the worst of K finished hypotheses."""
   del nbest
-  # Log-probs only fall; at max length the penalty is largest, so this
-  # bounds every live beam's final score from above.
-  best_live = state.live_logprobs[:, 0] / brevity_penalty(alpha, max_len)
+  # Log-probs only fall; at an input's max length the penalty is largest, so
+  # this bounds every live beam's final score from above.
+  best_live = state.live_logprobs[:, 0] / brevity_penalty(alpha,
+                                                          state.max_lens)
   worst_finished = jnp.where(state.finished_flags,
                              state.finished_scores, NEG_INF).min(axis=1)
   worst_finished = jnp.where(state.finished_flags.all(axis=1),
@@ -125,18 +131,19 @@ def _exact_done(state: BeamState, alpha: float, max_len: int, nbest: int
   return worst_finished >= best_live
 
 
-def _k_finished_done(state: BeamState, alpha: float, max_len: int,
-                     nbest: int) -> jax.Array:
+def _k_finished_done(state: BeamState, alpha: float, nbest: int
+                     ) -> jax.Array:
   """[B]: K hypotheses have finished (Hugging Face's early_stopping=True)."""
-  del alpha, max_len, nbest
+  del alpha, nbest
   return state.finished_flags.all(axis=1)
 
 
-def _best_ended_done(state: BeamState, alpha: float, max_len: int,
-                     nbest: int) -> jax.Array:
+def _best_ended_done(state: BeamState, alpha: float, nbest: int
+                     ) -> jax.Array:
   """[B]: the best candidate of a step ended in EOS and `nbest` hypotheses
-  have finished (OpenNMT-py's BeamSearch)."""
-  del alpha, max_len
+  have finished. OpenNMT-py 3.0.4's BeamSearch waits for K (`beam_size`)
+  finished whatever its n_best: its rule is this one with nbest = K."""
+  del alpha
   return state.best_ended & (state.finished_flags.sum(axis=1) >= nbest)
 
 
@@ -156,7 +163,7 @@ STOP_RULES = {"exact": _exact_done, "k_finished": _k_finished_done,
 SHRINK = 4
 
 
-def _phase_sizes(batch: int) -> list[int]:
+def phase_sizes(batch: int) -> list[int]:
   """Rows of each phase of the search: the batch, then shrinking to one."""
   sizes = [batch]
   while sizes[-1] > 1:
@@ -171,13 +178,15 @@ def _take_rows(state: BeamState, order: jax.Array, beam: int) -> BeamState:
   return state.replace(
       cache=jax.tree.map(by_input, state.cache),
       context=jax.tree.map(lambda x: x[order], state.context),
-      **{k: getattr(state, k)[order] for k in _PER_INPUT + ("rows",)})
+      **{k: getattr(state, k)[order]
+         for k in _PER_INPUT + ("rows", "max_lens")})
 
 
 def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
                 bos: int, eos: int, max_len: int, alpha: float = 0.0,
                 active: jax.Array | None = None, stop: str = "exact",
-                nbest: int = 1, context: Any = None) -> Hypotheses:
+                nbest: int = 1, context: Any = None,
+                max_lens: jax.Array | None = None) -> Hypotheses:
   """`cache` leaves must already be repeated K times ([B*K, ...]);
   `context` leaves are [B, ...], one row per input, and None means the step
   takes none (`step_fn(cache, tokens)`).
@@ -185,14 +194,20 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
   `active` [B] marks real inputs; the others (padding rows of the last
   batch) never keep the search running. `stop` names a STOP_RULES entry;
   `nbest` is how many hypotheses the caller keeps ("best_ended" waits for
-  that many to finish).
+  that many to finish). `max_lens` [B], each at most max_len, ends an
+  input's search at its own limit (default: max_len for all).
   """
   if active is None:
     active = jnp.ones((batch,), bool)
+  max_lens = jnp.full((batch,), max_len, jnp.int32) if max_lens is None \
+      else jnp.minimum(max_lens, max_len).astype(jnp.int32)
   if context is None:
     plain, context = step_fn, ()
     step_fn = lambda cache, tokens, _: plain(cache, tokens)
-  done = STOP_RULES[stop]
+  rule = STOP_RULES[stop]
+
+  def done(state: BeamState) -> jax.Array:
+    return rule(state, alpha, nbest) | (state.step >= state.max_lens)
 
   def advance(state: BeamState) -> BeamState:
     rows, i = state.running.shape[0], state.step
@@ -245,20 +260,19 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
     state = state.replace(step=i + 1,
                           cache=gather_flat(cache, live_parent, beam),
                           **{k: keep(k, v) for k, v in new.items()})
-    return state.replace(running=state.running
-                         & ~done(state, alpha, max_len, nbest))
+    return state.replace(running=state.running & ~done(state))
 
-  init = _init(cache, context, active, beam, max_len)
-  state = init.replace(running=active & ~done(init, alpha, max_len, nbest))
+  init = _init(cache, context, active, beam, max_len, max_lens)
+  state = init.replace(running=active & ~done(init))
   every = init
-  sizes = _phase_sizes(batch)
+  sizes = phase_sizes(batch)
   for size, next_size in zip(sizes, sizes[1:] + [0]):
     if size < state.running.shape[0]:  # the running inputs come first
       state = _take_rows(state, jnp.argsort(~state.running,
                                             stable=True)[:size], beam)
-    state = lax.while_loop(
-        lambda s, n=next_size: (s.step < max_len) & (jnp.sum(s.running) > n),
-        advance, state)
+    # An input's search ends by max_lens at the latest (`done`).
+    state = lax.while_loop(lambda s, n=next_size: jnp.sum(s.running) > n,
+                           advance, state)
     every = every.replace(**{k: getattr(every, k).at[state.rows].set(
         getattr(state, k)) for k in _PER_INPUT})
   return _hypotheses(every, state.step, beam, eos, alpha, max_len)
@@ -267,9 +281,11 @@ def beam_search(step_fn: StepFn, cache: Any, *, batch: int, beam: int,
 def _hypotheses(state: BeamState, steps: jax.Array, beam: int, eos: int,
                 alpha: float, max_len: int) -> Hypotheses:
   """The K best of each input: hypotheses that ended in EOS first, then,
-  where fewer than K ended, live beams scored as if they ended at max_len
-  (before, those slots held stray candidates scored NEG_INF)."""
-  live_scores = state.live_logprobs / brevity_penalty(alpha, max_len)
+  where fewer than K ended, live beams scored as if they ended at the
+  input's max length (before, those slots held stray candidates scored
+  NEG_INF)."""
+  live_scores = state.live_logprobs / brevity_penalty(
+      alpha, state.max_lens[:, None])
   flags = jnp.concatenate([state.finished_flags,
                            jnp.zeros_like(state.finished_flags)], 1)
   pool_scores = jnp.concatenate([state.finished_scores, live_scores], 1)

@@ -77,15 +77,39 @@ def search(model: nmt.AttentionNMT, params: Any, src: jax.Array,
                         batch=src.shape[0], beam=beam, **options)
 
 
+def output_limits(src_len: jax.Array, max_output: int, ratio: float,
+                  plus: int) -> jax.Array:
+  """[B] longest output of each input (subwords, EOS included):
+  ceil(ratio * source subwords, EOS included) + plus, at most max_output
+  (fairseq's max_len_a / max_len_b); ratio 0 is max_output for all."""
+  if ratio <= 0:
+    return jnp.full(src_len.shape, max_output, jnp.int32)
+  limit = jnp.ceil(ratio * src_len).astype(jnp.int32) + plus
+  return jnp.minimum(limit, max_output)
+
+
 class Translator:
   """Batched, jitted beam search from text to text; each batch is split
-  over the devices of `mesh` (its `data` axis)."""
+  over the devices of `mesh` (its `data` axis). An input's output stops at
+  `output_limits` (the config's decode block)."""
 
   def __init__(self, model: nmt.AttentionNMT, src_sp, tgt_sp,
-               max_len: int, max_output: int, alpha: float, mesh: Mesh):
+               max_len: int, max_output: int, alpha: float, mesh: Mesh,
+               max_output_ratio: float = 0.0, max_output_plus: int = 0):
     self.model, self.src_sp, self.tgt_sp = model, src_sp, tgt_sp
     self.max_len, self.max_output, self.alpha = max_len, max_output, alpha
+    self.max_output_ratio, self.max_output_plus = (max_output_ratio,
+                                                   max_output_plus)
     self.mesh = mesh
+
+  def limit_settings(self) -> dict[str, Any]:
+    """The settings that cap outputs, for records of what made them (the
+    ratio only where it is on, so records of before it still match)."""
+    if self.max_output_ratio <= 0:
+      return {"max_output": self.max_output}
+    return {"max_output": self.max_output,
+            "max_output_ratio": self.max_output_ratio,
+            "max_output_plus": self.max_output_plus}
 
   @functools.lru_cache(maxsize=8)
   def search_fn(self, beam: int, alpha: float, stop: str = "exact",
@@ -94,7 +118,10 @@ class Translator:
     def run(params, src, src_len):
       return search(self.model, params, src, src_len, beam=beam,
                     bos=bitext.BOS, eos=bitext.EOS, max_len=self.max_output,
-                    alpha=alpha, active=src_len > 0, stop=stop, nbest=nbest)
+                    alpha=alpha, active=src_len > 0, stop=stop, nbest=nbest,
+                    max_lens=output_limits(
+                        src_len, self.max_output, self.max_output_ratio,
+                        self.max_output_plus))
 
     data = partitioning.batch_sharding(self.mesh, 0)
     return jax.jit(run, in_shardings=(partitioning.replicated(self.mesh),
@@ -121,7 +148,7 @@ class Translator:
           params, partitioning.put_global(src, data),
           partitioning.put_global(src_len, data)))
       for j, i in enumerate(rows):
-        yield int(i), [self._hypothesis(hyps, j, k) for k in range(nbest)]
+        yield int(i), [self.hypothesis(hyps, j, k) for k in range(nbest)]
 
   def translate_texts(self, params: Any, *, alpha: float | None = None,
                       **options
@@ -148,7 +175,8 @@ class Translator:
     return (f"{unended} of {total} translations ({share:.1f} %) hit "
             f"decode.max_output={self.max_output} without ending")
 
-  def _hypothesis(self, hyps: bs.Hypotheses, row: int, k: int) -> Hypothesis:
+  def hypothesis(self, hyps: bs.Hypotheses, row: int, k: int) -> Hypothesis:
+    """Hypothesis k of row `row` of a fetched search result."""
     n = int(hyps.lengths[row, k])
     ids = [int(t) for t in hyps.tokens[row, k, :n] if t != bitext.EOS]
     return Hypothesis(self.tgt_sp.decode(ids), float(hyps.scores[row, k]),
@@ -179,7 +207,8 @@ class NMTRecipe:
     self.translator = Translator(
         self.model, src_sp, tgt_sp, config.data.max_len,
         config.decode.max_output, config.decode.alpha,
-        partitioning.config_mesh(config) if mesh is None else mesh)
+        partitioning.config_mesh(config) if mesh is None else mesh,
+        config.decode.max_output_ratio, config.decode.max_output_plus)
 
   def init_state(self, key: jax.Array) -> dict[str, Any]:
     ids = jnp.zeros((1, 8), jnp.int32)

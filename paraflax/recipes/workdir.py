@@ -64,7 +64,9 @@ _EVALS_OF_EVAL = {
 # pairs alone, no Tasks mixed by rate).
 _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
                   "loss": {"normalize": "tokens"},
-                  "data": {"sort_by": "target"}},
+                  "data": {"sort_by": "target"},
+                  # Issue 14: no output limit per source length.
+                  "decode": {"max_output_ratio": 0.0, "max_output_plus": 10}},
           "paraphrase": {"data": {"filter": None, "max_pairs": 0,
                                   "cache_dir": "",
                                   "vocab_from_vectors": False,
