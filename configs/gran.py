@@ -23,9 +23,8 @@ Command:
   paraflax export-words --workdir runs/ppdb_words
   paraflax train --config configs/gran.py --workdir runs/gran
   paraflax eval-sts --workdir runs/gran
-Time (2 CPU cores shared with other jobs): PPDB stage 288 s, export-words
-27 s (load average ~10, 2026-11-24); train 896 s (524 s of user CPU, load
-average 3-14, 2026-11-24 08:17 UTC), eval-sts 16 s.
+Time (2 idle CPU cores, alone, 2026-11-24 09:46 UTC): PPDB stage 80 s,
+export-words 10 s, train 320 s, eval-sts 9 s: 7 min 00 s in all.
 Results (Pearson x 100, best STSb.dev-tuning checkpoint, step 800;
 2026-11-24, the PPDB vectors of the stage above, byte for byte):
   STSb dev 70.34, STSb test 64.27, SICK train 61.94,
