@@ -286,6 +286,27 @@ def test_without_a_launcher_the_survivor_stops_within_the_heartbeat(
           or "another task died" in err), err[-3000:]
 
 
+def _one_then_two_processes(command: str, flags: list[str], one: pathlib.Path,
+                            two: pathlib.Path, port: int):
+  """Runs `command` as one process of 8 devices into `one`, then as two
+  processes of 4 into `two`; returns process 0's result."""
+  alone = subprocess.run([str(PARAFLAX), command, *flags, "--output", str(one)],
+                         env=_env(8), capture_output=True, text=True,
+                         timeout=_LIMIT_S, check=False)
+  assert alone.returncode == 0, alone.stderr[-2000:]
+  argv = [str(PARAFLAX), command, *flags, "--output", str(two),
+          "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2"]
+  second = subprocess.Popen(argv + ["--process-id", "1"], env=_env(4),
+                            stderr=subprocess.PIPE, text=True)
+  first = subprocess.run(argv + ["--process-id", "0"], env=_env(4),
+                         capture_output=True, text=True, timeout=_LIMIT_S,
+                         check=False)
+  _, second_err = second.communicate(timeout=_LIMIT_S)
+  assert first.returncode == 0, first.stderr[-2000:]
+  assert second.returncode == 0, second_err[-2000:]
+  return first
+
+
 def test_mining_over_two_processes_writes_the_pairs_of_one(tmp_path):
   """Each process holds its devices' share of the target rows; the top-k
   merge is exact, so the TSV is byte for byte one process's."""
@@ -297,21 +318,8 @@ def test_mining_over_two_processes_writes_the_pairs_of_one(tmp_path):
     emb.tofile(tmp_path / name)
   flags = ["--src-emb", str(tmp_path / "x.f32"), "--tgt-emb",
            str(tmp_path / "y.f32"), "--dim", "32", "--block", "256"]
-  one = subprocess.run([str(PARAFLAX), "mine", *flags, "--output",
-                        str(tmp_path / "one.tsv")], env=_env(8),
-                       capture_output=True, text=True, timeout=_LIMIT_S,
-                       check=False)
-  assert one.returncode == 0, one.stderr[-2000:]
-  argv = [str(PARAFLAX), "mine", *flags, "--output", str(tmp_path / "two.tsv"),
-          "--coordinator", "127.0.0.1:23459", "--num-processes", "2"]
-  second = subprocess.Popen(argv + ["--process-id", "1"], env=_env(4),
-                            stderr=subprocess.PIPE, text=True)
-  first = subprocess.run(argv + ["--process-id", "0"], env=_env(4),
-                         capture_output=True, text=True, timeout=_LIMIT_S,
-                         check=False)
-  _, second_err = second.communicate(timeout=_LIMIT_S)
-  assert first.returncode == 0, first.stderr[-2000:]
-  assert second.returncode == 0, second_err[-2000:]
+  _one_then_two_processes("mine", flags, tmp_path / "one.tsv",
+                          tmp_path / "two.tsv", 23459)
   assert (tmp_path / "two.tsv").read_bytes() == \
       (tmp_path / "one.tsv").read_bytes()
   assert len((tmp_path / "one.tsv").read_text().splitlines()) > 600
@@ -330,22 +338,8 @@ def test_monods_over_two_processes_writes_the_table_of_one(tmp_path):
     (tmp_path / "corpus.txt").write_text(f.read(), "utf-8")
   flags = ["--corpus", str(tmp_path / "corpus.txt"), "--table",
            str(tmp_path / "table.txt"), "--bits", "64"]
-  one = subprocess.run([str(PARAFLAX), "monods", *flags, "--output",
-                        str(tmp_path / "one.txt")], env=_env(8),
-                       capture_output=True, text=True, timeout=_LIMIT_S,
-                       check=False)
-  assert one.returncode == 0, one.stderr[-2000:]
-  argv = [str(PARAFLAX), "monods", *flags, "--output",
-          str(tmp_path / "two.txt"), "--coordinator", "127.0.0.1:23461",
-          "--num-processes", "2"]
-  second = subprocess.Popen(argv + ["--process-id", "1"], env=_env(4),
-                            stderr=subprocess.PIPE, text=True)
-  first = subprocess.run(argv + ["--process-id", "0"], env=_env(4),
-                         capture_output=True, text=True, timeout=_LIMIT_S,
-                         check=False)
-  _, second_err = second.communicate(timeout=_LIMIT_S)
-  assert first.returncode == 0, first.stderr[-2000:]
-  assert second.returncode == 0, second_err[-2000:]
+  first = _one_then_two_processes("monods", flags, tmp_path / "one.txt",
+                                  tmp_path / "two.txt", 23461)
   assert "on 8 device(s)" in first.stdout
   reranked = (tmp_path / "one.txt").read_text("utf-8")
   assert (tmp_path / "two.txt").read_text("utf-8") == reranked
