@@ -443,8 +443,9 @@ COMMANDS: dict[str, Command] = {
     "tasks": Command(
         "paraflax.data.corpora:print_catalogue",
         "list the registered data Tasks and Mixtures",
-        "Tasks and Mixtures a config can name in data.task, with their "
-        "features and splits.",
+        "Tasks and Mixtures a config can name in data.task (a Mixture "
+        "there concatenates its Tasks), or Tasks to sample by rate in "
+        "data.mixture, with their features and splits.",
         (flag("--select-dir", help="also the bin Tasks of a paraflax "
               "select-domain folder"),)),
     "mine": Command(
