@@ -89,13 +89,15 @@ def _random_blocks(folder, rng, blocks=3, pairs=40):
 def _in_memory_table(by_lang, c):
   """The table as `paraphrase_rows` gives it over every phrase at once:
   English ids in sorted order, foreign ids in order of first appearance."""
-  blocks = {l: [pivot._load_block(p) for p in ps] for l, ps in by_lang.items()}
+  blocks = {l: [(pivot._block_phrases(p, "english"),
+                 pivot._block_phrases(p, "foreign"), *pivot._block_arrays(p))
+                for p in ps] for l, ps in by_lang.items()}
   english = sorted({e for bs in blocks.values() for b in bs for e in b[0]})
   e_id = {e: i for i, e in enumerate(english)}
   langs = []
   for _, bs in sorted(blocks.items()):
     f_id, rows, cols, vals = {}, [], [], []
-    for e_words, f_words, e, f, count, _ in bs:
+    for e_words, f_words, e, f, count in bs:
       rows.append(np.asarray([e_id[w] for w in e_words], np.int64)[e])
       cols.append(np.asarray([f_id.setdefault(w, len(f_id))
                               for w in f_words], np.int64)[f])

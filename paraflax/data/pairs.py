@@ -127,9 +127,9 @@ class MegabatchStream:
 
   def indices(self, k: int) -> np.ndarray:
     """Pair indices of megabatch k."""
-    size = self.batch * self.megabatch
     if self._rates is not None:
       return self._rates.indices(k)
+    size = self.batch * self.megabatch
     return Passes(len(self.pairs), (self.seed,)).take(k * size, size)
 
   def get(self, k: int) -> dict[str, np.ndarray]:

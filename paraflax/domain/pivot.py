@@ -201,12 +201,6 @@ def _block_arrays(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return z["e"], z["f"], z["count"]
 
 
-def _load_block(path: str) -> tuple[list[str], list[str], np.ndarray,
-                                    np.ndarray, np.ndarray, BlockStats]:
-  return (_block_phrases(path, "english"), _block_phrases(path, "foreign"),
-          *_block_arrays(path), _block_stats(path))
-
-
 def best_per_row(m: sparse.spmatrix, k: int, keep: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """(rows, columns, values) of the k largest entries of each row of `m`
