@@ -10,6 +10,7 @@ import jax
 import numpy as np
 import pytest
 
+from paraflax import cli
 from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import pairs as pairs_lib
@@ -130,8 +131,9 @@ def test_sigkill_and_restart_equals_uninterrupted(tmp_path, tiny_overrides):
   embedded = []
   for workdir in (straight, killed):
     target = tmp_path / f"{workdir.name}.f32"
-    _, _ = _run(["embed", "--workdir", str(workdir), "--input", str(text),
-                 "--output", str(target)]).communicate(timeout=300)
+    # In this process: a fresh one per workdir would only add start-up.
+    assert cli.main(["embed", "--workdir", str(workdir), "--input",
+                     str(text), "--output", str(target)]) == 0
     embedded.append(np.fromfile(target, "<f4"))
   assert embedded[0].size == 2 * 32
   np.testing.assert_array_equal(embedded[0], embedded[1])
