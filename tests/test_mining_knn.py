@@ -85,9 +85,10 @@ def test_tile_top_k_equals_lax_top_k_of_the_masked_tile(n_ok):
 @pytest.mark.parametrize("num_devices", [1, 8])
 def test_both_ways_equals_brute_force_with_groups_and_a_short_last_block(
     num_devices):
-  # Blocks of 256: the tiles take the grouped top-k (groups of 64) on one
-  # device, and the last x block (88 rows) is padded to 128, not 256, with
-  # its boundary inside a group. Copies make exact ties in both directions;
+  # Blocks of 256: the tiles take the grouped top-k (rows in groups of 64
+  # columns, columns in groups of 32 rows) on one device, and the last x
+  # block (88 rows) is padded to 128, not 256, with its boundary inside a
+  # group. Copies make exact ties in both directions;
   # x[595] and y[7] are negative to every row of the other side, so the
   # zero padding (similarity 0) would win wherever it is not masked.
   x, y = (np.abs(a) for a in _data(600, 600, 8, seed=5))
