@@ -14,6 +14,9 @@ cut to a fixed number of megabatches and timed:
 - one update is their `train_epochs` loop body: `pairing.compute_loss_one_batch`
   (which embeds a new megabatch and searches its negatives every
   `megabatch` updates), `zero_grad`, `backward`, `clip_grad_norm_`, `step`.
+- `--vectors` (Avg): after the last update, their word table and vocabulary
+  go to an .npz, which is their whole Avg model; the parent embeds the STS
+  sentences with it and scores them with our evaluator, as it does ours.
 
 Prints one JSON line.
 """
@@ -38,6 +41,9 @@ def _parse() -> argparse.Namespace:
                       help="the first is warm-up, the rest are timed")
   parser.add_argument("--dim", type=int, default=300)
   parser.add_argument("--hidden-dim", type=int, default=150)
+  parser.add_argument("--vectors", default="",
+                      help="avg: write the trained word table here (.npz: "
+                      "words, vectors, unk) for the parent to score")
   return parser.parse_args()
 
 
@@ -54,6 +60,16 @@ def _pairs(path: str):
            np.asarray([vocab[w] for w in b.split()], np.int32))
           for a, b in rows]
   return data, vocab
+
+
+def _save_vectors(path: str, model, vocab: dict[str, int], unk: str) -> None:
+  """Their Avg model as data: words in id order, their vectors."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  words = sorted(vocab, key=vocab.get)
+  table = model.embedding.weight.detach().cpu().numpy().astype(np.float32)
+  with open(path + ".tmp", "wb") as f:  # atomic: the parent reads it after
+    np.savez(f, words=np.asarray(words), vectors=table, unk=np.asarray(unk))
+  os.replace(path + ".tmp", path)
 
 
 def main() -> None:
@@ -102,6 +118,8 @@ def main() -> None:
       model.optimizer.step()
     times.append(time.perf_counter() - start)
     losses.append(total / args.megabatch)
+  if args.vectors:
+    _save_vectors(args.vectors, model, vocab, utils.unk_string)
   timed = times[1:]
   median = statistics.median(timed)
   print(json.dumps({
