@@ -13,7 +13,10 @@ cut to a fixed number of megabatches and timed:
   their loop only indexes `data[t]`, as it does the HDF5 dataset.
 - one update is their `train_epochs` loop body: `pairing.compute_loss_one_batch`
   (which embeds a new megabatch and searches its negatives every
-  `megabatch` updates), `zero_grad`, `backward`, `clip_grad_norm_`, `step`.
+  `megabatch` updates), `zero_grad`, `backward`, `clip_grad_norm_`, `step`;
+  where their epoch ends (195 batches of 100 here, the last megabatch of an
+  epoch 35 of them) the next epoch starts as in train_epochs, so a timed
+  "megabatch" of `megabatch` updates may straddle two of theirs.
 - `--vectors` (Avg): after the last update, their word table and vocabulary
   go to an .npz, which is their whole Avg model; the parent embeds the STS
   sentences with it and scores them with our evaluator, as it does ours.
@@ -62,6 +65,13 @@ def _pairs(path: str):
   return data, vocab
 
 
+def _new_epoch(model, batch: int) -> None:
+  """train_epochs' set-up of an epoch: the pairs shuffled into batches."""
+  import utils  # pylint: disable=g-import-not-at-top (theirs)
+  model.mb = utils.get_minibatches_idx(len(model.data), batch, shuffle=True)
+  model.curr_idx, model.megabatch = 0, []
+
+
 def _save_vectors(path: str, model, vocab: dict[str, int], unk: str) -> None:
   """Their Avg model as data: words in id order, their vectors."""
   import numpy as np  # pylint: disable=g-import-not-at-top
@@ -101,9 +111,7 @@ def main() -> None:
   model = cls(data, model_args, vocab, None)
   sys.stdout = stdout
   model.train()
-  # train_epochs' set-up of one epoch.
-  model.mb = utils.get_minibatches_idx(len(data), args.batch, shuffle=True)
-  model.curr_idx, model.megabatch = 0, []
+  _new_epoch(model, args.batch)
 
   times, losses = [], []
   for _ in range(args.megabatches):
@@ -111,6 +119,9 @@ def main() -> None:
     total = 0.0
     for _ in range(args.megabatch):
       cost = pairing.compute_loss_one_batch(model)
+      if cost is None:  # their epoch ended: train_epochs starts the next
+        _new_epoch(model, args.batch)
+        cost = pairing.compute_loss_one_batch(model)
       total += cost.item()
       model.optimizer.zero_grad()
       cost.backward()
