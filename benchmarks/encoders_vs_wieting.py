@@ -38,7 +38,7 @@ encoders_vs_wieting_quality.json):
   .venv/bin/python benchmarks/encoders_vs_wieting.py \
       --peer-python /work/peers/wieting/bin/python \
       --peer-src /work/peers/wieting-src --models avg --quality \
-      --megabatches 10
+      --megabatches 8
 """
 from __future__ import annotations
 
