@@ -13,7 +13,13 @@ cut to a fixed number of megabatches and timed:
   their loop only indexes `data[t]`, as it does the HDF5 dataset.
 - one update is their `train_epochs` loop body: `pairing.compute_loss_one_batch`
   (which embeds a new megabatch and searches its negatives every
-  `megabatch` updates), `zero_grad`, `backward`, `clip_grad_norm_`, `step`.
+  `megabatch` updates), `zero_grad`, `backward`, `clip_grad_norm_`, `step`;
+  where their epoch ends (195 batches of 100 here, the last megabatch of an
+  epoch 35 of them) the next epoch starts as in train_epochs, so a timed
+  "megabatch" of `megabatch` updates may straddle two of theirs.
+- `--vectors` (Avg): after the last update, their word table and vocabulary
+  go to an .npz, which is their whole Avg model; the parent embeds the STS
+  sentences with it and scores them with our evaluator, as it does ours.
 
 Prints one JSON line.
 """
@@ -38,6 +44,9 @@ def _parse() -> argparse.Namespace:
                       help="the first is warm-up, the rest are timed")
   parser.add_argument("--dim", type=int, default=300)
   parser.add_argument("--hidden-dim", type=int, default=150)
+  parser.add_argument("--vectors", default="",
+                      help="avg: write the trained word table here (.npz: "
+                      "words, vectors, unk) for the parent to score")
   return parser.parse_args()
 
 
@@ -54,6 +63,23 @@ def _pairs(path: str):
            np.asarray([vocab[w] for w in b.split()], np.int32))
           for a, b in rows]
   return data, vocab
+
+
+def _new_epoch(model, batch: int) -> None:
+  """train_epochs' set-up of an epoch: the pairs shuffled into batches."""
+  import utils  # pylint: disable=g-import-not-at-top (theirs)
+  model.mb = utils.get_minibatches_idx(len(model.data), batch, shuffle=True)
+  model.curr_idx, model.megabatch = 0, []
+
+
+def _save_vectors(path: str, model, vocab: dict[str, int], unk: str) -> None:
+  """Their Avg model as data: words in id order, their vectors."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  words = sorted(vocab, key=vocab.get)
+  table = model.embedding.weight.detach().cpu().numpy().astype(np.float32)
+  with open(path + ".tmp", "wb") as f:  # atomic: the parent reads it after
+    np.savez(f, words=np.asarray(words), vectors=table, unk=np.asarray(unk))
+  os.replace(path + ".tmp", path)
 
 
 def main() -> None:
@@ -85,9 +111,7 @@ def main() -> None:
   model = cls(data, model_args, vocab, None)
   sys.stdout = stdout
   model.train()
-  # train_epochs' set-up of one epoch.
-  model.mb = utils.get_minibatches_idx(len(data), args.batch, shuffle=True)
-  model.curr_idx, model.megabatch = 0, []
+  _new_epoch(model, args.batch)
 
   times, losses = [], []
   for _ in range(args.megabatches):
@@ -95,6 +119,9 @@ def main() -> None:
     total = 0.0
     for _ in range(args.megabatch):
       cost = pairing.compute_loss_one_batch(model)
+      if cost is None:  # their epoch ended: train_epochs starts the next
+        _new_epoch(model, args.batch)
+        cost = pairing.compute_loss_one_batch(model)
       total += cost.item()
       model.optimizer.zero_grad()
       cost.backward()
@@ -102,6 +129,8 @@ def main() -> None:
       model.optimizer.step()
     times.append(time.perf_counter() - start)
     losses.append(total / args.megabatch)
+  if args.vectors:
+    _save_vectors(args.vectors, model, vocab, utils.unk_string)
   timed = times[1:]
   median = statistics.median(timed)
   print(json.dumps({
