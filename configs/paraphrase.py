@@ -80,6 +80,12 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
 
   c.optimizer = ml_collections.ConfigDict()
   c.optimizer.learning_rate = 1e-3  # Adam
+  # How the rate moves (paraflax/training/optimizers.py): constant |
+  # linear_decay | cosine, after warmup_steps rising from 0, down to
+  # end_fraction x learning_rate at train_steps.
+  c.optimizer.schedule = "constant"
+  c.optimizer.warmup_steps = 0
+  c.optimizer.end_fraction = 0.0
 
   # Evaluators (paraflax/evaluation/evaluators.py) by name: the train loop
   # runs those in_training every eval_every steps, `paraflax eval` all.

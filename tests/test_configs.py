@@ -473,14 +473,20 @@ def test_a_config_saved_before_the_opennmt_keys_resumes(tmp_path):
 
 def test_a_paraphrase_config_saved_before_the_filter_keys_resumes(tmp_path):
   """A config.json written before data.filter and data.max_pairs (issue 11)
-  is the same experiment: no filter, every pair."""
+  and the optimizer's schedule (issue 14) is the same experiment: no
+  filter, every pair, a constant rate."""
   from paraflax.recipes import workdir  # pylint: disable=g-import-not-at-top
   config = config_lib.load(_spec("gran"))
   saved = json.loads(config.to_json())
   del saved["data"]["filter"], saved["data"]["max_pairs"]
+  saved["optimizer"] = {"learning_rate": config.optimizer.learning_rate}
   assert workdir.upgrade(saved) == json.loads(config.to_json())
   (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(saved))
   workdir.check_same_experiment(str(tmp_path), config)
   config.data.max_pairs = 100
   with pytest.raises(errors.ConfigError, match="differs in: data"):
+    workdir.check_same_experiment(str(tmp_path), config)
+  config.data.max_pairs = 0
+  config.optimizer.schedule = "cosine"
+  with pytest.raises(errors.ConfigError, match="differs in: optimizer"):
     workdir.check_same_experiment(str(tmp_path), config)

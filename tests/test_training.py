@@ -96,10 +96,13 @@ def _final_params(workdir):
 
 # Two Tasks sampled by rate (data.mixture, as configs/gran.py's default):
 # where each member stands is summed again by the resumed run. The one-Task
-# stream's resume is pinned by tests/test_kill_anywhere.py.
+# stream's resume is pinned by tests/test_kill_anywhere.py. A decaying rate
+# after a warmup: the schedule's step count comes back with the checkpoint.
 _MIXED = ["--config.data.task=",
           "--config.data.mixture=(('paraphrase_en_generaltest2022_cs', 3), "
-          "('paraphrase_en_wikiauto', 1))"]
+          "('paraphrase_en_wikiauto', 1))",
+          "--config.optimizer.schedule=cosine",
+          "--config.optimizer.warmup_steps=16"]
 
 
 def test_sigkill_and_restart_equals_uninterrupted(tmp_path, tiny_overrides):

@@ -189,7 +189,7 @@ class BilingualRecipe:
     self.config = config
     self.model = make_model(config, src_sp.get_piece_size(),
                             tgt_sp.get_piece_size())
-    self.tx = optimizers.make(config.optimizer)
+    self.tx = optimizers.make(config.optimizer, config.train_steps)
     self.stream = stream
     self.dev = list(dev)
     self.select_metric = config.select

@@ -201,7 +201,7 @@ class NMTRecipe:
       raise errors.ConfigError(
           f"loss.normalize={config.loss.normalize!r}; use one of "
           f"{', '.join(NORMALIZE)}.")
-    self.tx = optimizers.make(config.optimizer)
+    self.tx = optimizers.make(config.optimizer, config.train_steps)
     self.stream = stream
     self.select_metric = config.select
     self.translator = Translator(

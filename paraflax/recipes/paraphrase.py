@@ -97,7 +97,7 @@ class ParaphraseRecipe:
     self.config = config
     self.vocab = vocab
     self.model = make_model(config, len(vocab))
-    self.tx = optimizers.make(config.optimizer)
+    self.tx = optimizers.make(config.optimizer, config.train_steps)
     self.stream = stream
     self.updates_per_call = updates_per_call(config)
     self.anchor_init = anchor_init

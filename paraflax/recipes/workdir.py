@@ -71,6 +71,10 @@ _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
                                   "cache_dir": "",
                                   "vocab_from_vectors": False,
                                   "mixture": ()},
+                         # Issue 14: Adam at a constant rate.
+                         "optimizer": {"schedule": "constant",
+                                       "warmup_steps": 0,
+                                       "end_fraction": 0.0},
                          "length_groups": 1}}
 # Settings a resumed run may change: how long it trains, and how fast (the
 # length groups compute the same numbers, issue 14).
