@@ -143,7 +143,8 @@ def _batches(translator, sources, batch: int):
 @dataclasses.dataclass(frozen=True)
 class Variant:
   """One way our side decodes: a stop rule, the hypotheses it waits for,
-  and an output limit per source length (0: decode.max_output alone)."""
+  and an output limit per source length (0: the workdir's own decode
+  settings)."""
   stop: str
   nbest_is_beam: bool = False
   max_output_ratio: float = 0.0
