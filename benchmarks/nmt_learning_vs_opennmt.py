@@ -120,8 +120,8 @@ def write_inputs(tmp: str, config, translator) -> Inputs:
                    (peer.as_pieces(src_sp, s) for s in data.src))
   peer.write_lines(f"{tmp}/train.tgt",
                    (peer.as_pieces(tgt_sp, t) for t in data.tgt))
-  return Inputs(data, max(src_sp.get_piece_size(),
-                               tgt_sp.get_piece_size()), dev, test,
+  vocab = max(src_sp.get_piece_size(), tgt_sp.get_piece_size())
+  return Inputs(data, vocab, dev, test,
                 peer.write_lines(f"{tmp}/dev.src", source_pieces(dev)),
                 peer.write_lines(f"{tmp}/all.src", source_pieces(test)))
 
