@@ -62,7 +62,7 @@ _ONE_XLA_THREAD = ("--xla_cpu_multi_thread_eigen=false "
 
 @dataclasses.dataclass
 class Side:
-  """One training process and where its checkpoints land."""
+  """One side's training process: its core, command, environment, log."""
   name: str
   core: int
   command: list[str]
@@ -95,9 +95,9 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 
 def _overrides(args) -> list[str]:
   return [f"--config.train_steps={_FOREVER}",
-           f"--config.eval_every={_FOREVER}",
-           f"--config.checkpoint.every={args.every}",
-           f"--config.log_every={args.every}", "--config.mesh.num_devices=1"]
+          f"--config.eval_every={_FOREVER}",
+          f"--config.checkpoint.every={args.every}",
+          f"--config.log_every={args.every}", "--config.mesh.num_devices=1"]
 
 
 def _first_sentences(workdir: str, sentences: int) -> None:
