@@ -76,7 +76,8 @@ def main() -> None:
       bs.SHRINK = shrink  # read when the search traces
       t = translator  # a new Translator: its own jitted searches
       fresh = nmt.Translator(t.model, t.src_sp, t.tgt_sp, t.max_len,
-                             t.max_output, t.alpha, t.mesh)
+                             t.max_output, t.alpha, t.mesh,
+                             t.max_output_ratio, t.max_output_plus)
       row, tokens = _measure(fresh, params, batches, beam, args.stop,
                              args.repeats)
       first = tokens if first is None else first

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import platform
@@ -59,8 +60,8 @@ def _ours(workdir: str) -> dict:
           "loss": config.loss.to_dict(), "dev": curve, "dev_all": full}
 
 
-def _score(sp, out_path: str, references: list[str], max_output: int
-           ) -> dict:
+def score(sp, out_path: str, references: list[str], max_output: int
+          ) -> dict:
   pieces = [line.split() for line in
             open(out_path, encoding="utf-8").read().splitlines()]
   texts = [sp.decode_pieces(p) for p in pieces]
@@ -70,10 +71,12 @@ def _score(sp, out_path: str, references: list[str], max_output: int
           / max(len(pieces), 1), "n": len(texts)}
 
 
-def _translate(bin_dir: str, tmp: str, src: str, step: int, beam: int,
-               config, name: str) -> str:
+def translate(bin_dir: str, tmp: str, src: str, step: int, beam: int,
+              config, name: str, prefix: tuple[str, ...] = ()) -> str:
+  """OpenNMT-py's translation of `src` by `tmp/model_step_{step}.pt`;
+  `prefix`: a command to run it under (e.g. taskset)."""
   out = f"{tmp}/{name}.step{step}.beam{beam}.txt"
-  peer.run_logged([f"{bin_dir}/onmt_translate", "-model",
+  peer.run_logged([*prefix, f"{bin_dir}/onmt_translate", "-model",
                    f"{tmp}/model_step_{step}.pt", "-src", src, "-output", out,
                    "-beam_size", str(beam), "-batch_size", "32",
                    "-batch_type", "sents", "-max_length",
@@ -83,56 +86,85 @@ def _translate(bin_dir: str, tmp: str, src: str, step: int, beam: int,
   return out
 
 
-def _opennmt(bin_dir: str, workdir: str, steps: int, every: int,
-             keep: str | None) -> dict:
-  config = workdir_lib.load_config(workdir, "nmt")
-  translator, _, _ = nmt.load_translator(workdir)
+@dataclasses.dataclass(frozen=True)
+class Inputs:
+  """OpenNMT-py's files in one folder, in the workdir's subwords."""
+  data: bitext.EncodedBitext  # the training pairs, cut as our side cuts
+  vocab: int
+  dev: list[tuple[str, str]]  # the first config.evals.dev.sentences of test
+  test: list[tuple[str, str]]  # all of config.evals.dev_all's pairs
+  dev_src: str  # their source pieces, one line each
+  all_src: str
+
+
+def write_inputs(tmp: str, config, translator) -> Inputs:
+  """The training pairs of `config` (cut as our side cuts them) and the
+  test sources, as `translator`'s sentencepiece pieces in `tmp`."""
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
   pairs = [(e["source"], e["target"]) for name in config.data.train_tasks
            for e in tasks.examples(name, "train")]
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")
-  dev_eval, all_eval = config.evals.dev, config.evals.dev_all
+  all_eval = config.evals.dev_all
   test = [(e["source"], e["target"])
           for e in tasks.examples(all_eval.task, all_eval.split)]
-  dev = test[:dev_eval.sentences]
-  vocab = max(src_sp.get_piece_size(), tgt_sp.get_piece_size())
+  test = test[:all_eval.get("sentences", 0) or len(test)]
+  dev = test[:config.evals.dev.sentences]
 
   def source_pieces(rows):
     return (peer.as_pieces(src_sp, translator.encode(
         s, f"{all_eval.split} line {i + 1}", "truncate"))
             for i, (s, _) in enumerate(rows))
 
+  peer.write_lines(f"{tmp}/train.src",
+                   (peer.as_pieces(src_sp, s) for s in data.src))
+  peer.write_lines(f"{tmp}/train.tgt",
+                   (peer.as_pieces(tgt_sp, t) for t in data.tgt))
+  vocab = max(src_sp.get_piece_size(), tgt_sp.get_piece_size())
+  return Inputs(data, vocab, dev, test,
+                peer.write_lines(f"{tmp}/dev.src", source_pieces(dev)),
+                peer.write_lines(f"{tmp}/all.src", source_pieces(test)))
+
+
+def build_vocab(bin_dir: str, tmp: str, config, vocab: int, steps: int,
+                every: int) -> str:
+  """OpenNMT-py's training config in `tmp`, its vocabularies built."""
+  cfg = peer.onmt_config(tmp, config, vocab, steps, every)
+  peer.run_logged([f"{bin_dir}/onmt_build_vocab", "-config", cfg,
+                   "-n_sample", "-1"], f"{tmp}/build_vocab.log")
+  return cfg
+
+
+def _opennmt(bin_dir: str, workdir: str, steps: int, every: int,
+             keep: str | None) -> dict:
+  config = workdir_lib.load_config(workdir, "nmt")
+  translator, _, _ = nmt.load_translator(workdir)
+  tgt_sp = translator.tgt_sp
+  dev_eval, all_eval = config.evals.dev, config.evals.dev_all
   if keep:
     os.makedirs(keep, exist_ok=True)
   with (contextlib.nullcontext(keep) if keep else
         tempfile.TemporaryDirectory(prefix="nmt_learning_")) as tmp:
-    peer.write_lines(f"{tmp}/train.src",
-                     (peer.as_pieces(src_sp, s) for s in data.src))
-    peer.write_lines(f"{tmp}/train.tgt",
-                     (peer.as_pieces(tgt_sp, t) for t in data.tgt))
-    dev_src = peer.write_lines(f"{tmp}/dev.src", source_pieces(dev))
-    all_src = peer.write_lines(f"{tmp}/all.src", source_pieces(test))
-    cfg = peer.onmt_config(tmp, config, vocab, steps, every)
-    peer.run_logged([f"{bin_dir}/onmt_build_vocab", "-config", cfg,
-                     "-n_sample", "-1"], f"{tmp}/build_vocab.log")
+    inputs = write_inputs(tmp, config, translator)
+    dev, test = inputs.dev, inputs.test
+    cfg = build_vocab(bin_dir, tmp, config, inputs.vocab, steps, every)
     start = time.perf_counter()
     peer.run_logged([f"{bin_dir}/onmt_train", "-config", cfg],
                     f"{tmp}/train.log")
     wall = time.perf_counter() - start
     curve = {}
     for step in range(every, steps + 1, every):
-      out = _translate(bin_dir, tmp, dev_src, step, dev_eval.beam, config,
-                       "dev")
-      curve[step] = _score(tgt_sp, out, [t for _, t in dev],
-                           config.decode.max_output)
+      out = translate(bin_dir, tmp, inputs.dev_src, step, dev_eval.beam,
+                      config, "dev")
+      curve[step] = score(tgt_sp, out, [t for _, t in dev],
+                          config.decode.max_output)
       print(f"opennmt step {step} dev", json.dumps(curve[step]), flush=True)
-    out = _translate(bin_dir, tmp, all_src, steps, all_eval.beam, config,
-                     "all")
-    full = _score(tgt_sp, out, [t for _, t in test], config.decode.max_output)
+    out = translate(bin_dir, tmp, inputs.all_src, steps, all_eval.beam,
+                    config, "all")
+    full = score(tgt_sp, out, [t for _, t in test], config.decode.max_output)
   print("opennmt dev_all", json.dumps(full), flush=True)
-  return {"train_pairs": len(data), "train_wall_s": wall, "dev": curve,
-          "dev_all": full}
+  return {"train_pairs": len(inputs.data), "train_wall_s": wall,
+          "dev": curve, "dev_all": full}
 
 
 def main() -> None:

@@ -67,9 +67,10 @@ from paraflax.recipes import nmt
 from paraflax.recipes import workdir as workdir_lib
 
 _ISO3 = {"de": "deu", "fr": "fra", "cs": "ces"}
-_REPORT_EVERY = 10
+REPORT_EVERY = 10
 STOPS = tuple(bs.STOP_RULES)  # our side runs each stop rule
-_ONMT_STEP = re.compile(r"Step\s+\d+/\s*\d+;.*bsz:\s*[\d.]+/\s*([\d.]+)/"
+# A training report: its step, target tokens per batch and tokens/s.
+ONMT_STEP = re.compile(r"Step\s+(\d+)/\s*\d+;.*bsz:\s*[\d.]+/\s*([\d.]+)/"
                         r"\s*[\d.]+;\s*[\d.]+/\s*([\d.]+) tok/s")
 _ONMT_TIME = re.compile(r"Total translation time \(s\): ([\d.]+)")
 
@@ -142,7 +143,8 @@ def _batches(translator, sources, batch: int):
 @dataclasses.dataclass(frozen=True)
 class Variant:
   """One way our side decodes: a stop rule, the hypotheses it waits for,
-  and an output limit per source length (0: decode.max_output alone)."""
+  and an output limit per source length (0: the workdir's own decode
+  settings)."""
   stop: str
   nbest_is_beam: bool = False
   max_output_ratio: float = 0.0
@@ -251,7 +253,7 @@ def onmt_config(tmp: str, config, vocab: int, steps: int,
       "label_smoothing": config.loss.label_smoothing,
       "train_steps": steps, "save_checkpoint_steps": save_every or steps,
       "keep_checkpoint": -1,
-      "valid_steps": 10 * steps, "report_every": _REPORT_EVERY,
+      "valid_steps": 10 * steps, "report_every": REPORT_EVERY,
       "num_workers": 0}
   body = "".join(f"{k}: {v}\n" for k, v in lines.items())
   body += (f"data:\n  corpus_1:\n    path_src: {tmp}/train.src\n"
@@ -267,14 +269,15 @@ def _onmt_train(bin_dir: str, tmp: str, config, vocab: int, steps: int
   start = time.perf_counter()
   log = run_logged([f"{bin_dir}/onmt_train", "-config", cfg], f"{tmp}/train.log")
   wall = time.perf_counter() - start
-  intervals = [(float(b), float(r)) for b, r in _ONMT_STEP.findall(log)][1:]
+  intervals = [(float(b), float(r))
+               for _, b, r in ONMT_STEP.findall(log)][1:]
   if not intervals:
     sys.exit(f"no training reports in {tmp}/train.log; raise --train-steps "
-             f"above {2 * _REPORT_EVERY}")
-  tokens = sum(b * _REPORT_EVERY for b, _ in intervals)
-  seconds = sum(b * _REPORT_EVERY / r for b, r in intervals)
+             f"above {2 * REPORT_EVERY}")
+  tokens = sum(b * REPORT_EVERY for b, _ in intervals)
+  seconds = sum(b * REPORT_EVERY / r for b, r in intervals)
   return {"steps": steps, "wall_s": wall, "target_tokens_per_s":
-          tokens / seconds, "steps_per_s": len(intervals) * _REPORT_EVERY
+          tokens / seconds, "steps_per_s": len(intervals) * REPORT_EVERY
           / seconds}
 
 

@@ -55,14 +55,21 @@ def _parser() -> argparse.ArgumentParser:
 
 def _call(command: commands.Command, args: argparse.Namespace,
           overrides: list[str]) -> None:
+  if command.prepare:
+    _function(command.prepare)()
   kwargs = {k: v for k, v in vars(args).items()
             if k not in ("command", "verbose")}
   if command.config:
     settings = {k[len(commands.SETTING):]: kwargs.pop(k) for k in list(kwargs)
                 if k.startswith(commands.SETTING)}
     kwargs["config"] = config_lib.load(kwargs["config"], overrides, settings)
-  module, _, function = command.target.partition(":")
-  getattr(importlib.import_module(module), function)(**kwargs)
+  _function(command.target)(**kwargs)
+
+
+def _function(target: str):
+  """The function named by "module:function", its module imported."""
+  module, _, function = target.partition(":")
+  return getattr(importlib.import_module(module), function)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,6 +32,10 @@ class Command:
   # True: --config is required; a path ("configs/mine.py", in the paraflax
   # checkout): the default --config.
   config: bool | str = False
+  # "module:function" to call first, before the target's module is imported
+  # (so before jax starts): process-wide settings that suit the command's
+  # own process, which the library function leaves to its callers.
+  prepare: str = ""
 
 
 def setting(name: str, key: str | None = None, **kwargs: Any) -> Flag:
@@ -451,7 +455,9 @@ COMMANDS: dict[str, Command] = {
     "mine": Command(
         "paraflax.recipes.embedders:mine_files",
         "mine parallel sentences by margin score (LASER files)",
-        _MINE_DESCRIPTION, MINE_FLAGS + CLUSTER, config="configs/mine.py"),
+        _MINE_DESCRIPTION, MINE_FLAGS + CLUSTER, config="configs/mine.py",
+        # XLA:CPU's tiles would page-fault afresh in every query block.
+        prepare="paraflax.host:keep_freed_memory"),
     "mining-set": Command(
         "paraflax.evaluation.mining_set:build_folder",
         "build a mining benchmark from the news test sets",

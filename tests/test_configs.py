@@ -296,6 +296,9 @@ CHANGED["gran"] = (("data", "task", ""),
 LENGTH_GROUPS = {"gran": 8, "lstmavg": 8}
 # Issue 14: the quick-start GRAN trains twice as long.
 TRAIN_STEPS = {"gran": 960}
+# Issue 14: NMT outputs stop at 1.5 x the source's subwords + 10; a workdir
+# of before decodes without (0) and may change it on resume.
+OUTPUT_RATIO = {name: 1.5 for name in ("nmt:cs", "nmt:de", "nmt:fr")}
 
 
 @pytest.mark.parametrize("name", sorted(BEFORE))
@@ -311,6 +314,10 @@ def test_the_experiments_are_unchanged(name, tmp_path):
   if name in TRAIN_STEPS:
     assert config.train_steps == TRAIN_STEPS[name] != then["train_steps"]
     config.train_steps = then["train_steps"]  # may change on resume
+  if name in OUTPUT_RATIO:
+    assert then["decode"]["max_output_ratio"] == 0.0
+    assert config.decode.max_output_ratio == OUTPUT_RATIO[name]
+    config.decode.max_output_ratio = 0.0  # as the old config.json has it
   if name in LENGTH_GROUPS:
     assert then["length_groups"] == 1
     assert config.length_groups == LENGTH_GROUPS[name]
@@ -468,6 +475,26 @@ def test_a_config_saved_before_the_opennmt_keys_resumes(tmp_path):
   workdir.check_same_experiment(str(tmp_path), config)
   config.model.input_feeding = True
   with pytest.raises(errors.ConfigError, match="differs in: model"):
+    workdir.check_same_experiment(str(tmp_path), config)
+
+
+def test_a_run_may_change_how_it_decodes_on_resume(tmp_path):
+  """A workdir of before the output limit per source length (issue 14)
+  keeps it off; a resumed run may set it, or any decode key, and then
+  decodes (evaluates, translates) with the new settings."""
+  from paraflax.recipes import workdir  # pylint: disable=g-import-not-at-top
+  config = config_lib.load(_spec("nmt:de"))
+  saved = json.loads(config.to_json())
+  del saved["decode"]["max_output_ratio"], saved["decode"]["max_output_plus"]
+  (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(saved))
+  old = workdir.read_config(str(tmp_path)).decode
+  assert (old.max_output_ratio, old.max_output_plus) == (0.0, 10)
+  config.decode.max_output, config.decode.alpha = 50, 1.0
+  workdir.check_same_experiment(str(tmp_path), config)  # ratio 1.5 too
+  config.batch_size = 32
+  with pytest.raises(errors.ConfigError, match=(
+      "differs in: batch_size.*only train_steps, length_groups, decode "
+      "may change")):
     workdir.check_same_experiment(str(tmp_path), config)
 
 

@@ -86,6 +86,23 @@ def test_with_texts_writes_the_sentences(corpus, retrieval):
       (f"x sentence {s}", f"y sentence {t}") for s, t in expected]
 
 
+def test_the_command_keeps_freed_memory_and_the_library_does_not(
+    corpus, monkeypatch):
+  """`paraflax mine` sets its own process's allocator; `mine_files` (the
+  Python API's) leaves the caller's as it is."""
+  from paraflax import host  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+  calls = []
+  monkeypatch.setattr(host, "keep_freed_memory", lambda: calls.append(1))
+  assert cli.main(_args(corpus, out=corpus.out + ".cli")) == 0
+  assert calls == [1]
+  embedders.mine_files(corpus.out + ".api", {"block": BLOCK},
+                       src_emb=corpus.x_f32, tgt_emb=corpus.y_f32, dim=DIM)
+  assert calls == [1]
+  assert (pathlib.Path(corpus.out + ".api").read_text(encoding="utf-8")
+          == pathlib.Path(corpus.out + ".cli").read_text(encoding="utf-8"))
+
+
 def test_fp16_files(corpus):
   x16, y16 = corpus.x.astype(np.float16), corpus.y.astype(np.float16)
   embeddings_io.write(corpus.x_f32, x16, fp16=True, overwrite=True)

@@ -100,8 +100,10 @@ def test_translations_are_the_same_on_one_and_eight_devices(workdir,
                                [h.score for h in results[1][i]], atol=1e-5)
 
 
-_UNENDED = (r"(\d+) of {} translations \(\d+\.\d %\) hit "
-            r"decode.max_output=100 without ending")
+_UNENDED = (r"(\d+) of {} translations \(\d+\.\d %\) hit their output "
+            r"limit \(decode.max_output_ratio=1.5 x source subwords \+ "
+            r"decode.max_output_plus=10, at most decode.max_output=100\) "
+            r"without ending")
 
 
 def test_translate_says_how_many_hit_max_output(workdir, tmp_path, capsys):
@@ -111,9 +113,14 @@ def test_translate_says_how_many_hit_max_output(workdir, tmp_path, capsys):
 
 
 def test_the_translator_marks_cut_hypotheses(workdir):
-  """With EOS made impossible every 1-best is cut at max_output, and said to
-  be."""
+  """With EOS made impossible every hypothesis is cut at its output limit
+  (1.5 x its source subwords + 10 by default; decode.max_output with the
+  ratio off), and said to be."""
   translator, params, _ = nmt.load_translator(str(workdir))
+  tr = translator
+  uncapped = nmt.Translator(tr.model, tr.src_sp, tr.tgt_sp, tr.max_len,
+                            tr.max_output, tr.alpha, tr.mesh, 0.0,
+                            tr.max_output_plus)
   texts = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]
   logits = params["decoder"]["logits"]
   never_ends = dict(params, decoder=dict(params["decoder"], logits=dict(
@@ -121,9 +128,13 @@ def test_the_translator_marks_cut_hypotheses(workdir):
   assert translator.translate_texts(never_ends)(texts, 2).ended == [
       False, False]
   sources = [translator.encode(t, "t", "truncate") for t in texts]
-  for _, hyps in translator.translate(never_ends, sources, beam=2, nbest=2):
-    assert [(h.ended, h.tokens) for h in hyps] == [(False, 100)] * 2
-  assert translator.unended_note(2, 2) == (
+  for found, limit in ((translator, lambda n: -(-3 * n // 2) + 10),
+                       (uncapped, lambda n: 100)):
+    for i, hyps in found.translate(never_ends, sources, beam=2, nbest=2):
+      assert [(h.ended, h.tokens) for h in hyps] == [
+          (False, limit(len(sources[i])))] * 2
+  assert re.fullmatch(_UNENDED.format(2), translator.unended_note(2, 2))
+  assert uncapped.unended_note(2, 2) == (
       "2 of 2 translations (100.0 %) hit decode.max_output=100 without "
       "ending")
 

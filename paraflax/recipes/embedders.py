@@ -16,7 +16,6 @@ import numpy as np
 from paraflax import config as config_lib
 from paraflax import errors
 from paraflax import files
-from paraflax import host
 from paraflax.data import readers
 from paraflax.mining import embeddings_io
 from paraflax.mining import knn
@@ -140,8 +139,6 @@ def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
   (configs/mine.py), None: the defaults; `cluster`: one of several
   processes, each holding its share of the target rows
   (`training.distributed.join`)."""
-  # Before jax runs: XLA:CPU's tiles would page-fault afresh in every block.
-  host.keep_freed_memory()
   options = config_lib.fields_of(pipeline.Options, config)
   files.check_output(output)
   distributed.join(**cluster)

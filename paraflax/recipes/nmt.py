@@ -39,7 +39,7 @@ class Hypothesis:
   score: float  # length-normalised log-prob (what the beam ranks by)
   logprob: float  # total log-prob, EOS included
   tokens: int  # subwords, EOS included
-  ended: bool  # in EOS; False: cut at max_output
+  ended: bool  # in EOS; False: cut at its output limit
 
 
 # How the summed token loss of a batch is divided: by its target tokens, or
@@ -95,7 +95,7 @@ class Translator:
 
   def __init__(self, model: nmt.AttentionNMT, src_sp, tgt_sp,
                max_len: int, max_output: int, alpha: float, mesh: Mesh,
-               max_output_ratio: float = 0.0, max_output_plus: int = 0):
+               max_output_ratio: float, max_output_plus: int):
     self.model, self.src_sp, self.tgt_sp = model, src_sp, tgt_sp
     self.max_len, self.max_output, self.alpha = max_len, max_output, alpha
     self.max_output_ratio, self.max_output_plus = (max_output_ratio,
@@ -169,11 +169,20 @@ class Translator:
     return run
 
   def unended_note(self, unended: int, total: int) -> str:
-    """How many 1-best translations the search cut at max_output, for logs:
-    a model that loops ("able to be able to ...") shows there."""
+    """How many 1-best translations the search cut at their output limit,
+    and that limit, for logs: a model that loops ("able to be able to ...")
+    shows there."""
     share = 100.0 * unended / max(total, 1)
     return (f"{unended} of {total} translations ({share:.1f} %) hit "
-            f"decode.max_output={self.max_output} without ending")
+            f"{self._limit_text()} without ending")
+
+  def _limit_text(self) -> str:
+    if self.max_output_ratio <= 0:
+      return f"decode.max_output={self.max_output}"
+    return (f"their output limit (decode.max_output_ratio="
+            f"{self.max_output_ratio:g} x source subwords + "
+            f"decode.max_output_plus={self.max_output_plus}, at most "
+            f"decode.max_output={self.max_output})")
 
   def hypothesis(self, hyps: bs.Hypotheses, row: int, k: int) -> Hypothesis:
     """Hypothesis k of row `row` of a fetched search result."""

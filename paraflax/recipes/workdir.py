@@ -65,7 +65,8 @@ _EVALS_OF_EVAL = {
 _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
                   "loss": {"normalize": "tokens"},
                   "data": {"sort_by": "target"},
-                  # Issue 14: no output limit per source length.
+                  # Issue 14: no output limit per source length (the
+                  # default since is 1.5 + 10; old runs reproduce with 0).
                   "decode": {"max_output_ratio": 0.0, "max_output_plus": 10}},
           "paraphrase": {"data": {"filter": None, "max_pairs": 0,
                                   "cache_dir": "",
@@ -76,9 +77,15 @@ _ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
                                        "warmup_steps": 0,
                                        "end_fraction": 0.0},
                          "length_groups": 1}}
-# Settings a resumed run may change: how long it trains, and how fast (the
-# length groups compute the same numbers, issue 14).
-_MAY_CHANGE = ("train_steps", "length_groups")
+# Settings a resumed run may change: how long it trains, how fast (the
+# length groups compute the same numbers, issue 14), and how it decodes.
+# Decoding never touches the parameters, so the trained model is the same;
+# what it changes is the in-training dev BLEU: rows of metrics.jsonl written
+# before the resume were decoded with the old settings, those after with
+# the new, and the best checkpoint is chosen over both. The saved
+# config.json then holds the new settings, which `paraflax eval` and
+# `paraflax translate` use.
+_MAY_CHANGE = ("train_steps", "length_groups", "decode")
 
 
 def _with_evals(saved: dict) -> dict:
@@ -146,4 +153,4 @@ def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
     raise errors.ConfigError(
         f"{workdir} holds a run of a different config (differs in: "
         f"{', '.join(diff)}). Use a new --workdir, or the same config (only "
-        "train_steps and length_groups may change on resume).")
+        f"{', '.join(_MAY_CHANGE)} may change on resume).")
