@@ -377,8 +377,8 @@ COMMANDS: dict[str, Command] = {
         "the biomedical split and the general bitext of the domain "
         "evaluation",
         "Writes OUTPUT/DOMAIN.{train,dev,test}.en (the in-domain English of "
-        "mono_en_domains, empty lines dropped: line i to dev when i %% 10 "
-        "== 9, to test when i %% 10 == 0, else to train) and "
+        "mono_en_domains, empty lines dropped: line i to dev when i % 10 "
+        "== 9, to test when i % 10 == 0, else to train) and "
         "OUTPUT/general.{mul,en,langs}: every English-paired de/fr/cs "
         "bitext of the data folder concatenated, each English sentence once "
         "(its first pair kept), rows with an empty side dropped; "
@@ -516,7 +516,7 @@ COMMANDS: dict[str, Command] = {
         "sentence alignment recovery error of a bilingual workdir",
         "Shuffles the English side of two line-aligned files, gives every "
         "sentence its nearest neighbour on the other side under each "
-        "similarity, and prints the share (%%) not matched with their "
+        "similarity, and prints the share (%) not matched with their "
         "translation, xx->en, en->xx and their mean.",
         (BILINGUAL_WORKDIR, flag("--src", required=True),
          flag("--tgt", required=True, help="line-aligned with --src"), *LANGS,
@@ -545,7 +545,7 @@ COMMANDS: dict[str, Command] = {
         "paraflax.recipes.scoring:eval_bilingual",
         "alignment recovery and ParaCrawl tables of a bilingual workdir",
         "Alignment recovery on newstest2012 and the Multi30k test sets, "
-        "ParaCrawl v3/v6 AUC and precision at 25%% beside the bundled "
+        "ParaCrawl v3/v6 AUC and precision at 25% beside the bundled "
         "filters, and cosine vs MLP score plots; trains the MLP similarity "
         "first if the workdir has none. Writes WORKDIR/bilingual_eval.json "
         "and WORKDIR/paracrawl_*.png.",

@@ -63,3 +63,11 @@ def test_help_loads_no_framework():
   out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                        text=True, check=True).stdout
   assert "HEAVY []" in out
+
+
+@pytest.mark.parametrize("name", sorted(commands.COMMANDS))
+def test_help_prints_what_the_table_says(name):
+  # argparse %-formats argument help but prints a description as written,
+  # so "%%" belongs in the one and would show doubled in the other.
+  sub = cli._parser()._subparsers._group_actions[0].choices[name]  # pylint: disable=protected-access
+  assert "%%" not in sub.format_help()
