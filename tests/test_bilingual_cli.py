@@ -132,14 +132,18 @@ def test_train_mlp_then_score_and_evaluate_everything(workdir, tmp_path,
                                                       capsys):
   own = tmp_path / "w"
   shutil.copytree(workdir, own)
+  # A narrow MLP: eval-bilingual scores every pair of each alignment set
+  # (newstest2012: 9M) through it, which at the default 512 was most of
+  # this test's time.
+  narrow = "--config.hidden=32"
   assert cli.main(["train-mlp", "--workdir", str(own), "--epochs", "2",
-                   "--seed", "3"]) == 0
+                   "--seed", "3", narrow]) == 0
   report = json.loads((own / "mlp_similarity.json").read_text())
   # The flags set the keys of configs/mlp_similarity.py; the held-out loss
   # of every evaluation picks the state that is kept.
   config = report["config"]
-  assert report["lang"] == "de" and (config["epochs"], config["seed"]) == (
-      2, 3)
+  assert report["lang"] == "de" and (
+      config["epochs"], config["seed"], config["hidden"]) == (2, 3, 32)
   assert report["evals"][-1]["step"] == config["train_steps"]
   best = min(report["evals"], key=lambda e: e["heldout/loss"])
   assert report["selected_step"] == best["step"]
@@ -147,7 +151,7 @@ def test_train_mlp_then_score_and_evaluate_everything(workdir, tmp_path,
   # Another run replaces it whole: 1 epoch of twice the examples (as many
   # random negatives as positives) is another step count.
   assert cli.main(["train-mlp", "--workdir", str(own), "--epochs", "1",
-                   "--negatives", "random"]) == 0
+                   "--negatives", "random", narrow]) == 0
   report = json.loads((own / "mlp_similarity.json").read_text())
   steps = report["config"]["train_steps"]
   assert report["config"]["negatives"] == "random"
