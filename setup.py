@@ -46,6 +46,11 @@ setuptools.setup(
     ],
     # nbclient runs colabs/ notebooks in an ipykernel of this interpreter.
     extras_require={"test": ["pytest>=9,<10", "nbclient>=0.11,<0.12",
-                             "nbformat>=5.11,<5.12", "ipykernel>=7.4,<7.5"]},
+                             "nbformat>=5.11,<5.12", "ipykernel>=7.4,<7.5"],
+                    # jax's own extras: its CUDA 12 plugin (with the CUDA
+                    # wheels, NVIDIA driver >= 525) or libtpu, at jax's
+                    # version (constraints.txt pins it).
+                    "cuda": ["jax[cuda12]"],
+                    "tpu": ["jax[tpu]"]},
     entry_points={"console_scripts": ["paraflax=paraflax.cli:main"]},
 )
