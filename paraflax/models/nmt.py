@@ -135,6 +135,7 @@ class BidirectionalEncoder(nn.Module):
   input side of every step is projected before the loop."""
   cell: str
   hidden: int
+  unroll: int = 1
 
   def setup(self):
     self.forward_rnn = _Direction(CELLS[self.cell](self.hidden))
@@ -158,7 +159,8 @@ class BidirectionalEncoder(nn.Module):
       carry, h = cell.step(w, carry, x_2xBxG)
       return carry, (carry, h)
 
-    _, (carries, hs) = jax.lax.scan(body, carry, jnp.moveaxis(xs, 2, 0))
+    _, (carries, hs) = jax.lax.scan(body, carry, jnp.moveaxis(xs, 2, 0),
+                                   unroll=self.unroll)
     # nn.RNN's final carry with seq_lengths: the one after the last real
     # token (index -1, the last step, for an empty row).
     rows = jnp.arange(len_B.shape[0])
@@ -267,6 +269,7 @@ class AttentionNMT(nn.Module):
   input_feeding: bool = False
   # A BRIDGES name (config key model.bridge; the submodule is `bridge`).
   bridge_type: str = "mean_tanh"
+  unroll: int = 1
 
   def setup(self):
     if self.cell not in CELLS:
@@ -277,7 +280,7 @@ class AttentionNMT(nn.Module):
                        f"to one of {list(BRIDGES)}.")
     self.src_embed = nn.Embed(self.src_vocab, self.emb_dim)
     self.tgt_embed = nn.Embed(self.tgt_vocab, self.emb_dim)
-    self.encoder = BidirectionalEncoder(self.cell, self.hidden)
+    self.encoder = BidirectionalEncoder(self.cell, self.hidden, self.unroll)
     self.keys = nn.Dense(self.attention_dim, use_bias=False)
     self.bridge = nn.Dense(self.hidden)
     if self.bridge_type == "final" and self.cell == "lstm":
@@ -325,6 +328,13 @@ class AttentionNMT(nn.Module):
   def __call__(self, src_BxS: jax.Array, src_len_B: jax.Array,
                tgt_in_BxT: jax.Array) -> jax.Array:
     """Teacher-forced logits [B, T, V]; `tgt_in` starts with BOS."""
+    return self.decoder.output(*self.features(src_BxS, src_len_B,
+                                              tgt_in_BxT))
+
+  def features(self, src_BxS: jax.Array, src_len_B: jax.Array,
+               tgt_in_BxT: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The decoder's teacher-forced features [B, T, F] before the output
+    layer, and the previous tokens' embeddings [B, T, E] it also reads."""
     encoded = self.encode(src_BxS, src_len_B)
     y_prev_BxTxE = self.tgt_embed(tgt_in_BxT)
     w = self.decoder.rnn_weights()
@@ -334,7 +344,8 @@ class AttentionNMT(nn.Module):
 
     scan = nn.scan(body, variable_broadcast="params",
                    split_rngs={"params": False},
-                   in_axes=(1, nn.broadcast, nn.broadcast), out_axes=1)
+                   in_axes=(1, nn.broadcast, nn.broadcast), out_axes=1,
+                   unroll=self.unroll)
     _, features_BxTxF = scan(self, self.init_carry(encoded),
                              self.decoder.inputs(w, y_prev_BxTxE), w, encoded)
-    return self.decoder.output(features_BxTxF, y_prev_BxTxE)
+    return features_BxTxF, y_prev_BxTxE
