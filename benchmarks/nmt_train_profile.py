@@ -3,12 +3,11 @@ attention 256, vocabulary 8,000, input feeding, batch 64), random weights,
 one random batch padded to `--width` on both sides (real lengths drawn from
 [width / 2, width], as the longer-side sort leaves them).
 
-  python benchmarks/nmt_train_profile.py [--width 32] [--unrolls 1 2] \
-      [--rounds 5] [--pieces train_step] [--no-bf16] [--output benchmarks/results/nmt_train_profile.json]
+  python benchmarks/nmt_train_profile.py [--width 32] [--rounds 5] [--pieces train_step] [--no-bf16] [--output benchmarks/results/nmt_train_profile.json]
 
 Variants run interleaved in one process, `--rounds` times each; the table
-keeps each one's best round (the cores are shared). `unrollN` runs both
-scans (encoder, decoder) unrolled N steps; `autodiff_ce` the train step
+keeps each one's best round (the cores are shared). `float32` is the train
+step as it is, with its pieces; `autodiff_ce` the train step
 with the cross-entropy's gradient left to autodiff (before issue 14's
 closed-form backward pass in `losses.token_cross_entropy`); `bf16_params` the
 whole step with the parameters cast to bfloat16 inside the loss (its
@@ -113,7 +112,6 @@ def pieces(model: nmt.AttentionNMT, batch, cast=None,
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--width", type=int, default=32)
-  parser.add_argument("--unrolls", type=int, nargs="+", default=[1, 2, 4])
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--pieces", nargs="+",
                       help="time only these pieces (default: all)")
@@ -122,18 +120,17 @@ def main() -> None:
                       default="benchmarks/results/nmt_train_profile.json")
   args = parser.parse_args()
   batch = make_batch(args.width)
-  variants = {f"unroll{u}": pieces(nmt.AttentionNMT(
-      VOCAB, VOCAB, input_feeding=True, unroll=u), batch) for u in args.unrolls}
+  model = nmt.AttentionNMT(VOCAB, VOCAB, input_feeding=True)
+  variants = {"float32": pieces(model, batch)}
   if args.pieces:
     variants = {v: {p: ps[p] for p in args.pieces}
                 for v, ps in variants.items()}
-  variants["autodiff_ce"] = {"train_step": pieces(nmt.AttentionNMT(
-      VOCAB, VOCAB, input_feeding=True), batch,
-      cross_entropy=autodiff_cross_entropy)["train_step"]}
+  variants["autodiff_ce"] = {"train_step": pieces(
+      model, batch, cross_entropy=autodiff_cross_entropy)["train_step"]}
   if not args.no_bf16:
     to_bf16 = lambda p: jax.tree.map(lambda a: a.astype(jnp.bfloat16), p)
-    variants["bf16_params"] = {"train_step": pieces(nmt.AttentionNMT(
-        VOCAB, VOCAB, input_feeding=True), batch, to_bf16)["train_step"]}
+    variants["bf16_params"] = {"train_step": pieces(model, batch,
+                                                    to_bf16)["train_step"]}
   load = [os.getloadavg()[0]]
   found = {v: {p: [] for p in ps} for v, ps in variants.items()}
   for r in range(args.rounds):

@@ -135,7 +135,6 @@ class BidirectionalEncoder(nn.Module):
   input side of every step is projected before the loop."""
   cell: str
   hidden: int
-  unroll: int = 1
 
   def setup(self):
     self.forward_rnn = _Direction(CELLS[self.cell](self.hidden))
@@ -159,8 +158,7 @@ class BidirectionalEncoder(nn.Module):
       carry, h = cell.step(w, carry, x_2xBxG)
       return carry, (carry, h)
 
-    _, (carries, hs) = jax.lax.scan(body, carry, jnp.moveaxis(xs, 2, 0),
-                                   unroll=self.unroll)
+    _, (carries, hs) = jax.lax.scan(body, carry, jnp.moveaxis(xs, 2, 0))
     # nn.RNN's final carry with seq_lengths: the one after the last real
     # token (index -1, the last step, for an empty row).
     rows = jnp.arange(len_B.shape[0])
@@ -269,7 +267,6 @@ class AttentionNMT(nn.Module):
   input_feeding: bool = False
   # A BRIDGES name (config key model.bridge; the submodule is `bridge`).
   bridge_type: str = "mean_tanh"
-  unroll: int = 1
 
   def setup(self):
     if self.cell not in CELLS:
@@ -280,7 +277,7 @@ class AttentionNMT(nn.Module):
                        f"to one of {list(BRIDGES)}.")
     self.src_embed = nn.Embed(self.src_vocab, self.emb_dim)
     self.tgt_embed = nn.Embed(self.tgt_vocab, self.emb_dim)
-    self.encoder = BidirectionalEncoder(self.cell, self.hidden, self.unroll)
+    self.encoder = BidirectionalEncoder(self.cell, self.hidden)
     self.keys = nn.Dense(self.attention_dim, use_bias=False)
     self.bridge = nn.Dense(self.hidden)
     if self.bridge_type == "final" and self.cell == "lstm":
@@ -344,8 +341,7 @@ class AttentionNMT(nn.Module):
 
     scan = nn.scan(body, variable_broadcast="params",
                    split_rngs={"params": False},
-                   in_axes=(1, nn.broadcast, nn.broadcast), out_axes=1,
-                   unroll=self.unroll)
+                   in_axes=(1, nn.broadcast, nn.broadcast), out_axes=1)
     _, features_BxTxF = scan(self, self.init_carry(encoded),
                              self.decoder.inputs(w, y_prev_BxTxE), w, encoded)
     return features_BxTxF, y_prev_BxTxE
