@@ -125,8 +125,10 @@ def main() -> None:
   if args.pieces:
     variants = {v: {p: ps[p] for p in args.pieces}
                 for v, ps in variants.items()}
-  variants["autodiff_ce"] = {"train_step": pieces(
-      model, batch, cross_entropy=autodiff_cross_entropy)["train_step"]}
+  before = pieces(model, batch, cross_entropy=autodiff_cross_entropy)
+  variants["autodiff_ce"] = {p: before[p] for p in ("train_step",
+                                                    "loss_fwd_bwd")
+                             if p in variants["float32"]}
   if not args.no_bf16:
     to_bf16 = lambda p: jax.tree.map(lambda a: a.astype(jnp.bfloat16), p)
     variants["bf16_params"] = {"train_step": pieces(model, batch,
