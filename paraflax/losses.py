@@ -122,8 +122,8 @@ def _smoothed_nll_sum(logits: jax.Array, targets_BxT: jax.Array,
 def _smoothed_nll_sum_bwd(label_smoothing, saved, cotangent):
   # The gradient in closed form, softmax - smoothed one-hot, as one
   # elementwise pass: autodiff built it from a scatter into a [B, T, V]
-  # zero array plus a transposed copy for the output layer's kernel
-  # gradient (the NMT train step 1.2x faster, issue 14).
+  # zero array and a transposed [V, B*T] copy for the output layer's
+  # kernel gradient (issue 14; benchmarks/nmt_train_profile.py).
   logits, log_z_BxT, targets_BxT, mask_BxT = saved
   vocab = logits.shape[-1]
   one_hot = jnp.arange(vocab) == targets_BxT[..., None]
