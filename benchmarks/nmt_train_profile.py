@@ -1,18 +1,19 @@
-"""Where one NMT train step spends its time: each piece jitted alone at the `configs/nmt.py` sizes (GRU 256,
-attention 256, vocabulary 8,000, input feeding, batch 64), random weights,
-one random batch padded to `--width` on both sides (real lengths drawn from
-[width / 2, width], as the longer-side sort leaves them).
+"""Where one NMT train step spends its time: each piece jitted alone at the
+`configs/nmt.py` sizes (GRU 256, attention 256, vocabulary 8,000, input
+feeding, batch 64), random weights, one random batch padded to `--width` on
+both sides (real lengths drawn from [width / 2, width], as the longer-side
+sort leaves them).
 
-  python benchmarks/nmt_train_profile.py [--width 32] [--rounds 5] [--pieces train_step] [--no-bf16] [--output benchmarks/results/nmt_train_profile.json]
+  python benchmarks/nmt_train_profile.py [--width 32] [--rounds 5] \
+      [--pieces train_step] [--no-bf16] \
+      [--output benchmarks/results/nmt_train_profile.json]
 
-Variants run interleaved in one process, `--rounds` times each; the table
-keeps each one's best round (the cores are shared). `float32` is the train
-step as it is, with its pieces; `autodiff_ce` the train step
-with the cross-entropy's gradient left to autodiff (before issue 14's
-closed-form backward pass in `losses.token_cross_entropy`); `bf16_params` the
-whole step with the parameters cast to bfloat16 inside the loss (its
-products then take bfloat16 operands; the loss stays float32): what a
-bfloat16 computation dtype would cost or save on this CPU.
+Variants run interleaved in one process, `--rounds` times each; the report
+keeps every round and each one's best (the cores are shared). `float32` is
+the train step as it is, with its pieces; `bf16_params` the whole step with
+the parameters cast to bfloat16 inside the loss (its products then take
+bfloat16 operands; the loss stays float32): what a bfloat16 computation
+dtype would cost or save on this CPU.
 """
 from __future__ import annotations
 
@@ -58,19 +59,7 @@ def make_batch(width: int, seed: int = 0) -> dict[str, jax.Array]:
       "tgt_out": tgt}.items()}
 
 
-def autodiff_cross_entropy(logits, targets, mask, label_smoothing):
-  """`losses.token_cross_entropy` as it was before its closed-form
-  backward pass (issue 14): the same values, autodiff's gradient."""
-  log_z = jax.nn.logsumexp(logits, axis=-1)
-  nll = log_z - jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
-  nll = ((1 - label_smoothing) * nll
-         + label_smoothing * (log_z - jnp.mean(logits, axis=-1)))
-  mask = mask.astype(jnp.float32)
-  return jnp.sum(nll * mask), jnp.sum(mask)
-
-
-def pieces(model: nmt.AttentionNMT, batch, cast=None,
-           cross_entropy=losses.token_cross_entropy) -> dict:
+def pieces(model: nmt.AttentionNMT, batch, cast=None) -> dict:
   """name -> (jitted fn, its arguments) for each piece of a train step."""
   tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-3))
   params = model.init(jax.random.key(0), batch["src"], batch["src_len"],
@@ -83,7 +72,8 @@ def pieces(model: nmt.AttentionNMT, batch, cast=None,
 
   def loss(p, b):
     logits = apply(p, b["src"], b["src_len"], b["tgt_in"])
-    total, count = cross_entropy(logits, b["tgt_out"], mask, 0.1)
+    total, count = losses.token_cross_entropy(logits, b["tgt_out"], mask,
+                                              0.1)
     return total / count, count
 
   def encoder(p, b):
@@ -125,10 +115,6 @@ def main() -> None:
   if args.pieces:
     variants = {v: {p: ps[p] for p in args.pieces}
                 for v, ps in variants.items()}
-  before = pieces(model, batch, cross_entropy=autodiff_cross_entropy)
-  variants["autodiff_ce"] = {p: before[p] for p in ("train_step",
-                                                    "loss_fwd_bwd")
-                             if p in variants["float32"]}
   if not args.no_bf16:
     to_bf16 = lambda p: jax.tree.map(lambda a: a.astype(jnp.bfloat16), p)
     variants["bf16_params"] = {"train_step": pieces(model, batch,

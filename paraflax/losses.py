@@ -8,7 +8,6 @@ sides), never the pair itself, its partner, any exact duplicate of either
 """
 from __future__ import annotations
 
-import functools
 from typing import Literal
 
 import jax
@@ -87,50 +86,15 @@ def token_cross_entropy(logits_BxTxV: jax.Array, targets_BxT: jax.Array,
   The sum and the count are returned apart so that a mean over devices or
   micro-batches weighs every token alike.
   """
-  mask = mask_BxT.astype(jnp.float32)
-  return (_smoothed_nll_sum(logits_BxTxV.astype(jnp.float32), targets_BxT,
-                            mask, label_smoothing), jnp.sum(mask))
-
-
-def _nll_BxT(logits: jax.Array, log_z_BxT: jax.Array, targets_BxT: jax.Array,
-             label_smoothing: float) -> jax.Array:
   # From the log-partition rather than a [B, T, V] log-softmax: the same
-  # values, with one pass less over the vocabulary (issue 14).
+  # values, with one pass less over the vocabulary forward and backward
+  # (a fifth of an NMT train step, issue 14).
+  logits = logits_BxTxV.astype(jnp.float32)
+  log_z_BxT = jax.nn.logsumexp(logits, axis=-1)
   nll_BxT = log_z_BxT - jnp.take_along_axis(
       logits, targets_BxT[..., None], -1)[..., 0]
-  if not label_smoothing:
-    return nll_BxT
-  uniform_BxT = log_z_BxT - jnp.mean(logits, axis=-1)
-  return (1 - label_smoothing) * nll_BxT + label_smoothing * uniform_BxT
-
-
-def _smoothed_nll_sum_fwd(logits, targets_BxT, mask_BxT, label_smoothing):
-  log_z_BxT = jax.nn.logsumexp(logits, axis=-1)
-  total = jnp.sum(_nll_BxT(logits, log_z_BxT, targets_BxT, label_smoothing)
-                  * mask_BxT)
-  return total, (logits, log_z_BxT, targets_BxT, mask_BxT)
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
-def _smoothed_nll_sum(logits: jax.Array, targets_BxT: jax.Array,
-                      mask_BxT: jax.Array, label_smoothing: float
-                      ) -> jax.Array:
-  return _smoothed_nll_sum_fwd(logits, targets_BxT, mask_BxT,
-                               label_smoothing)[0]
-
-
-def _smoothed_nll_sum_bwd(label_smoothing, saved, cotangent):
-  # The gradient in closed form, softmax - smoothed one-hot, as one
-  # elementwise pass: autodiff built it from a scatter into a [B, T, V]
-  # zero array and a transposed [V, B*T] copy for the output layer's
-  # kernel gradient (issue 14; benchmarks/nmt_train_profile.py).
-  logits, log_z_BxT, targets_BxT, mask_BxT = saved
-  vocab = logits.shape[-1]
-  one_hot = jnp.arange(vocab) == targets_BxT[..., None]
-  target_p = (1 - label_smoothing) * one_hot + label_smoothing / vocab
-  grad = ((jnp.exp(logits - log_z_BxT[..., None]) - target_p)
-          * (mask_BxT * cotangent)[..., None])
-  return grad, None, None
-
-
-_smoothed_nll_sum.defvjp(_smoothed_nll_sum_fwd, _smoothed_nll_sum_bwd)
+  if label_smoothing:
+    uniform_BxT = log_z_BxT - jnp.mean(logits, axis=-1)
+    nll_BxT = (1 - label_smoothing) * nll_BxT + label_smoothing * uniform_BxT
+  mask = mask_BxT.astype(jnp.float32)
+  return jnp.sum(nll_BxT * mask), jnp.sum(mask)
