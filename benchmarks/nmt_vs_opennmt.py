@@ -198,7 +198,7 @@ def _network_share(translator, params, sources, beam: int, batch: int
   itself (log-softmax, top-k over K * V, bookkeeping). The search drops
   inputs whose search ended, so it may take less than the bare steps."""
   batches = _batches(translator, sources, batch)
-  src, src_len = batches[len(batches) // 2]
+  _, src, src_len = batches[len(batches) // 2]
   search = translator.search_fn(beam, translator.alpha)
   hyps = jax.device_get(search(params, src, src_len))
   model, steps = translator.model, int(hyps.steps)

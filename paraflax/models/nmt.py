@@ -325,6 +325,13 @@ class AttentionNMT(nn.Module):
   def __call__(self, src_BxS: jax.Array, src_len_B: jax.Array,
                tgt_in_BxT: jax.Array) -> jax.Array:
     """Teacher-forced logits [B, T, V]; `tgt_in` starts with BOS."""
+    return self.decoder.output(*self.features(src_BxS, src_len_B,
+                                              tgt_in_BxT))
+
+  def features(self, src_BxS: jax.Array, src_len_B: jax.Array,
+               tgt_in_BxT: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The decoder's teacher-forced features [B, T, F] before the output
+    layer, and the previous tokens' embeddings [B, T, E] it also reads."""
     encoded = self.encode(src_BxS, src_len_B)
     y_prev_BxTxE = self.tgt_embed(tgt_in_BxT)
     w = self.decoder.rnn_weights()
@@ -337,4 +344,4 @@ class AttentionNMT(nn.Module):
                    in_axes=(1, nn.broadcast, nn.broadcast), out_axes=1)
     _, features_BxTxF = scan(self, self.init_carry(encoded),
                              self.decoder.inputs(w, y_prev_BxTxE), w, encoded)
-    return self.decoder.output(features_BxTxF, y_prev_BxTxE)
+    return features_BxTxF, y_prev_BxTxE
