@@ -114,12 +114,12 @@ class FileCache(compilation_cache_interface.CacheInterface):
     for file in self._path.iterdir():
       with contextlib.suppress(FileNotFoundError):  # another run evicted it
         stat = file.stat()
-        if file.name.endswith(_SUFFIX):
+        if file.name.startswith(".tmp-"):  # files.atomic_output's
+          if time.time() - stat.st_mtime > _STALE_SECONDS:
+            file.unlink()
+        elif file.name.endswith(_SUFFIX):
           entries.append((stat.st_mtime, stat.st_size, file))
           total += stat.st_size
-        elif (file.name.startswith(".tmp-")
-              and time.time() - stat.st_mtime > _STALE_SECONDS):
-          file.unlink()
     for _, size, file in sorted(entries):
       if total <= self._max_bytes:
         break
