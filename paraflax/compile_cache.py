@@ -87,9 +87,10 @@ class FileCache(compilation_cache_interface.CacheInterface):
     file = self._file(key)
     try:
       data = file.read_bytes()
-      os.utime(file)  # used now: evicted last
     except FileNotFoundError:  # never written, or just evicted
       return None
+    with contextlib.suppress(OSError):  # evicted since, or another user's
+      os.utime(file)  # used now: evicted last
     head = len(_HEADER) + _LENGTH_BYTES
     length = int.from_bytes(data[len(_HEADER):head], "big")
     if not data.startswith(_HEADER) or len(data) != head + length:
