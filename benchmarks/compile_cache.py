@@ -55,6 +55,20 @@ def run(workdir: str, cache: str, steps: int) -> dict:
           "load_average_end": os.getloadavg()[0]}
 
 
+def compile_seconds(cache: str) -> list[int]:
+  """The compile time jax stored in each entry (whole seconds, cut)."""
+  from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
+  from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
+  head = len(compile_cache._HEADER) + compile_cache._LENGTH_BYTES  # pylint: disable=protected-access
+  seconds = []
+  for name in os.listdir(cache):
+    if name.endswith("-cache") and not name.startswith("."):
+      with open(os.path.join(cache, name), "rb") as f:
+        entry = compilation_cache.decompress_executable(f.read()[head:])
+      seconds.append(compilation_cache.extract_executable_and_time(entry)[1])
+  return sorted(seconds)
+
+
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__)
   parser.add_argument("--folder", required=True,
@@ -78,6 +92,7 @@ def main() -> None:
   result = {"benchmark": "compile_cache", "runs": runs,
             "cache_entries": len(entries),
             "cache_bytes": sum(os.path.getsize(f) for f in entries),
+            "compile_seconds": compile_seconds(cache),
             "command": " ".join(["python", *sys.argv])}
   with open(args.output, "w", encoding="utf-8") as f:
     json.dump(result, f, indent=1)
