@@ -19,6 +19,7 @@ only; the others read.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pathlib
 import time
@@ -31,8 +32,9 @@ from paraflax import files
 
 ENV = "PARAFLAX_COMPILATION_CACHE"
 OFF = "off"
-# Programs that compile faster than this are not worth a file: measured on
-# the NMT and the test suite, see benchmarks/README.md ("Compilation cache").
+# Programs that compile faster than this are not kept: the NMT's took 7-22 s
+# (loaded cores), a read takes milliseconds; benchmarks/README.md
+# ("Compilation cache").
 MIN_COMPILE_SECONDS = 0.5
 MAX_BYTES = 2 << 30  # least recently used entries go beyond this
 _SUFFIX = "-cache"  # the name jax's own cache gives an entry
@@ -58,6 +60,13 @@ def use(path: str | None = None) -> str | None:
   folder, or None where the cache is off. Call it before jax compiles what
   it should cache (the paraflax CLI calls it before each command)."""
   path = path or directory()
+  cache = None
+  if path:
+    try:
+      cache = FileCache(path)
+    except OSError as e:  # a read-only home: run, only without the cache
+      logging.warning("compilation cache off: %s", e)
+      path = None
   jax.config.update("jax_compilation_cache_dir", path)
   jax.config.update("jax_persistent_cache_min_compile_time_secs",
                     MIN_COMPILE_SECONDS)
@@ -65,8 +74,7 @@ def use(path: str | None = None) -> str | None:
   # is what `compiler` reads and writes through (CacheInterface: get, put).
   # reset_cache() also forgets whether a backend was found to use a cache.
   compilation_cache.reset_cache()
-  if path:
-    compilation_cache._cache = FileCache(path)  # pylint: disable=protected-access
+  compilation_cache._cache = cache  # pylint: disable=protected-access
   return path
 
 

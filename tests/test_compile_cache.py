@@ -125,3 +125,14 @@ def test_off_and_the_default_folder(monkeypatch):
   assert compile_cache.directory() == "/x/paraflax/xla"
   monkeypatch.setenv(compile_cache.ENV, "~/c")
   assert compile_cache.directory() == os.path.expanduser("~/c")
+
+
+def test_an_unwritable_folder_runs_without_the_cache(tmp_path, monkeypatch):
+  (tmp_path / "file").write_text("")
+  monkeypatch.setenv(compile_cache.ENV, str(tmp_path / "file" / "xla"))
+  try:
+    assert compile_cache.use() is None and _cache() is None
+    assert float(jax.jit(_f)(jnp.ones((2, 2)))) > 0
+  finally:
+    monkeypatch.undo()
+    compile_cache.use()
