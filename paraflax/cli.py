@@ -57,6 +57,8 @@ def _call(command: commands.Command, args: argparse.Namespace,
           overrides: list[str]) -> None:
   if command.prepare:
     _function(command.prepare)()
+  if command.compiles:
+    _function("paraflax.compile_cache:use")()
   kwargs = {k: v for k, v in vars(args).items()
             if k not in ("command", "verbose")}
   if command.config:

@@ -36,6 +36,10 @@ class Command:
   # (so before jax starts): process-wide settings that suit the command's
   # own process, which the library function leaves to its callers.
   prepare: str = ""
+  # Runs jax programs: the CLI turns the compilation cache on first
+  # (`paraflax.compile_cache`); False spares a command that never compiles
+  # the import of jax.
+  compiles: bool = True
 
 
 def setting(name: str, key: str | None = None, **kwargs: Any) -> Flag:
@@ -258,7 +262,8 @@ COMMANDS: dict[str, Command] = {
          flag("--examples", type=int, default=10),
          flag("--seed", type=int, default=0),
          flag("--json", dest="json_path", help="also write the statistics here"),
-         OVERWRITE)),
+         OVERWRITE),
+        compiles=False),
     "export-pairs": Command(
         "paraflax.data.tasks:export_pairs",
         "write human English pairs as back-translation records",
@@ -331,7 +336,8 @@ COMMANDS: dict[str, Command] = {
          *BEAM_RUNNER,
          flag("--shards", type=int, default=8, help="TFRecord shards of "
               "the cache (default: 8)"),
-         OVERWRITE)),
+         OVERWRITE),
+        compiles=False),
     "train-lm": Command(
         "paraflax.filtering.lm:train_lm",
         "train an n-gram LM (KenLM lmplz) for the lm_ppl score",
@@ -352,7 +358,8 @@ COMMANDS: dict[str, Command] = {
          flag("--discount-fallback", action="store_true",
               help="lmplz --discount_fallback: default discounts where the "
               "counts of counts cannot estimate them (tiny corpora)"),
-         OVERWRITE)),
+         OVERWRITE),
+        compiles=False),
     "analyze-backtranslations": Command(
         "paraflax.filtering.analysis:analyze_file",
         "entropy, repetition and ref_prob analyses of back-translations",
@@ -369,7 +376,8 @@ COMMANDS: dict[str, Command] = {
          flag("--output", help="also write the tables here as JSON"),
          flag("--examples", type=int, default=5,
               help="translations shown at each end of ref_prob (default: "
-              "5)"), OVERWRITE)),
+              "5)"), OVERWRITE),
+        compiles=False),
     # Domain selection (issue 12): Moore-Lewis subsampling and its
     # evaluation.
     "domain-data": Command(
@@ -388,7 +396,8 @@ COMMANDS: dict[str, Command] = {
               "(ABC science news, lines that are not UTF-8 read as Latin-1; "
               "default: biomed)"),
          flag("--output", required=True, help="folder to write"),
-         OVERWRITE)),
+         OVERWRITE),
+        compiles=False),
     "select-domain": Command(
         "paraflax.domain.selection:select_domain",
         "Moore-Lewis cross-entropy-difference selection of a bitext",
@@ -424,7 +433,8 @@ COMMANDS: dict[str, Command] = {
                  "of the random bins"),
          flag("--output", required=True, help="folder to write"),
          OVERWRITE),
-        config="configs/domain.py"),
+        config="configs/domain.py",
+        compiles=False),
     "eval-domain": Command(
         "paraflax.evaluation.domain_selection:evaluate",
         "in-domain perplexity of Moore-Lewis vs random vs n-gram-overlap "
@@ -443,7 +453,8 @@ COMMANDS: dict[str, Command] = {
          setting("--eval-seed", type=int, help="of the random selection"),
          flag("--output", required=True, help="folder to write"),
          OVERWRITE),
-        config="configs/domain.py"),
+        config="configs/domain.py",
+        compiles=False),
     "tasks": Command(
         "paraflax.data.corpora:print_catalogue",
         "list the registered data Tasks and Mixtures",
@@ -451,7 +462,8 @@ COMMANDS: dict[str, Command] = {
         "there concatenates its Tasks), or Tasks to sample by rate in "
         "data.mixture, with their features and splits.",
         (flag("--select-dir", help="also the bin Tasks of a paraflax "
-              "select-domain folder"),)),
+              "select-domain folder"),),
+        compiles=False),
     "mine": Command(
         "paraflax.recipes.embedders:mine_files",
         "mine parallel sentences by margin score (LASER files)",
@@ -477,7 +489,8 @@ COMMANDS: dict[str, Command] = {
          flag("--distractors", type=int, default=4000,
               help="sentences without translation, per side (default: "
               "4000)"),
-         flag("--seed", type=int, default=0), OVERWRITE)),
+         flag("--seed", type=int, default=0), OVERWRITE),
+        compiles=False),
     "mining-eval": Command(
         "paraflax.evaluation.mining:evaluate_folders",
         "mining P/R/F1 on a dev and a test benchmark",
@@ -616,7 +629,8 @@ COMMANDS: dict[str, Command] = {
          flag("--output", required=True, help="TABLE"),
          setting("--max-phrase-len", key="pivot.max_phrase_len", type=int),
          OVERWRITE),
-        config="configs/domain_pivot.py"),
+        config="configs/domain_pivot.py",
+        compiles=False),
     "monods": Command(
         "paraflax.domain.monods:rerank",
         "rerank a paraphrase table by monolingual similarity (LSH)",
@@ -662,5 +676,6 @@ COMMANDS: dict[str, Command] = {
          flag("--words", nargs="+", dest="words_shown", help="show these words instead"),
          flag("--coverage", nargs="+", dest="coverage_texts", help="test text(s): coverage of "
               "their 1- to 4-grams by the table"),
-         OVERWRITE)),
+         OVERWRITE),
+        compiles=False),
 }

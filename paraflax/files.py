@@ -25,8 +25,10 @@ _SHOWN_VALUE = 40  # longer settings (digests) are named, not shown
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, mode: str = "wb"
-                  ) -> Iterator[IO]:
+def atomic_output(path: str | os.PathLike, mode: str = "wb", *,
+                  moment: str = "atomic") -> Iterator[IO]:
+  """`path` appears whole or not at all, even after a SIGKILL; `moment`
+  names the crash moments `<moment>.written` and `<moment>.renamed`."""
   path = os.fspath(path)
   if os.path.isdir(path):
     raise errors.DataError(f"{path}: is a directory; give the output a file "
@@ -41,13 +43,13 @@ def atomic_output(path: str | os.PathLike, mode: str = "wb"
       f.flush()
       os.fsync(f.fileno())
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are shared
-    faults.moment("atomic.written")
+    faults.moment(f"{moment}.written")
     os.replace(tmp, path)
   except BaseException:
     with contextlib.suppress(FileNotFoundError):
       os.remove(tmp)
     raise
-  faults.moment("atomic.renamed")
+  faults.moment(f"{moment}.renamed")
 
 
 def _umask() -> int:

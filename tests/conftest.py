@@ -92,6 +92,18 @@ def train_bilingual(workdir) -> int:
                    str(workdir), *BILINGUAL_TINY])
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compilation_cache(tmp_path_factory):
+  """One compilation cache for the session's processes (the subprocesses
+  tests start inherit it), empty at its start and never the user's: a
+  program compiled once serves every later test. An explicit
+  PARAFLAX_COMPILATION_CACHE (`off`, a folder) stands."""
+  from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
+  os.environ.setdefault(compile_cache.ENV,
+                        str(tmp_path_factory.mktemp("xla_cache")))
+  compile_cache.use()
+
+
 @pytest.fixture
 def tiny_overrides():
   return list(TINY)

@@ -7,7 +7,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "paraflax"
 # Lower number = lower room; a module may import its own room or a lower one.
 LAYERS = {
     "errors": 0, "files": 0, "config": 0, "choices": 0, "vectors": 0,
-    "faults": 0, "quiet": 0, "host": 0,
+    "faults": 0, "quiet": 0, "host": 0, "compile_cache": 0,
     "data": 1,
     "models": 2,
     "losses": 3, "training": 3, "decoding": 3,
