@@ -4,7 +4,8 @@ Every run (train, a resume, translate, eval, mine, each pipeline stage)
 compiles the same programs again: ~30 s for the NMT on an idle core. With
 the cache a later run loads them from disk. `PARAFLAX_COMPILATION_CACHE`
 names the folder, or `off`; by default `$XDG_CACHE_HOME/paraflax/xla`
-(`~/.cache/paraflax/xla`). Like jax's own cache it must be trusted: whoever
+(`~/.cache/paraflax/xla`), in a subfolder named for this host's CPU
+(`host_key`). Like jax's own cache it must be trusted: whoever
 may write to it can make paraflax run their code.
 
 jax's file cache writes an entry in place: a SIGKILL mid-write leaves a
@@ -19,9 +20,12 @@ only; the others read.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import logging
 import os
 import pathlib
+import platform
 import time
 
 import jax
@@ -44,14 +48,33 @@ _STALE_SECONDS = 3600  # a temporary file this old was left by a killed run
 
 
 def directory() -> str | None:
-  """The cache folder that `PARAFLAX_COMPILATION_CACHE` names (None: off)."""
+  """This host's folder in the cache that `PARAFLAX_COMPILATION_CACHE`
+  names (None: off)."""
   value = os.environ.get(ENV, "").strip()
   if value.lower() == OFF:
     return None
   if value:
-    return os.path.abspath(os.path.expanduser(value))
+    return os.path.join(os.path.abspath(os.path.expanduser(value)),
+                        host_key())
   base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-  return os.path.join(base, "paraflax", "xla")
+  return os.path.join(base, "paraflax", "xla", host_key())
+
+
+@functools.cache
+def host_key() -> str:
+  """Names the instruction set compiled programs were built for. XLA
+  compiles host code (all of it on CPU) for the CPU it runs on, and jax's
+  cache key holds the backend and its version but not the CPU's features:
+  a cache folder shared by unlike machines (a home directory on NFS, a
+  cluster of mixed nodes) must not hand one of them the other's code."""
+  text = platform.machine() + platform.processor()
+  with contextlib.suppress(OSError):
+    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+      first_cpu = f.read().split("\n\n")[0]
+    text += "".join(line for line in first_cpu.splitlines()
+                    if line.startswith(("model name", "flags", "Features",
+                                        "CPU implementer", "CPU part")))
+  return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def use(path: str | None = None) -> str | None:

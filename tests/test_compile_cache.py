@@ -22,10 +22,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 def cache_dir(tmp_path, monkeypatch):
   """A fresh cache for this test, every program cached; the session's
   cache again afterwards."""
-  path = tmp_path / "xla"
-  monkeypatch.setenv(compile_cache.ENV, str(path))
+  monkeypatch.setenv(compile_cache.ENV, str(tmp_path / "xla"))
   monkeypatch.setattr(compile_cache, "MIN_COMPILE_SECONDS", 0.0)
-  compile_cache.use()
+  path = pathlib.Path(compile_cache.use())
   jax.clear_caches()  # what this process compiled before is read anew
   yield path
   monkeypatch.undo()
@@ -95,13 +94,14 @@ def test_a_kill_mid_write_leaves_no_entry(tmp_path):
   killed = subprocess.run([sys.executable, "-c", _PROGRAM], env=env,
                           cwd=ROOT, capture_output=True, text=True)
   assert killed.returncode == -signal.SIGKILL, killed.stderr
-  assert not _entries(tmp_path) and os.listdir(tmp_path)  # the temporary
+  host = tmp_path / compile_cache.host_key()
+  assert not _entries(host) and os.listdir(host)  # the temporary
   del env["PARAFLAX_CRASH_AT"]
   for _ in range(2):  # writes the entries, then reads them
     out = subprocess.run([sys.executable, "-W", "error", "-c", _PROGRAM],
                          env=env, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0 and not out.stderr.strip(), out.stderr
-  assert _entries(tmp_path)
+  assert _entries(host)
 
 
 def test_the_least_recently_used_go_beyond_the_cap(tmp_path):
@@ -122,9 +122,23 @@ def test_off_and_the_default_folder(monkeypatch):
   assert compile_cache.directory() is None
   monkeypatch.delenv(compile_cache.ENV)
   monkeypatch.setenv("XDG_CACHE_HOME", "/x")
-  assert compile_cache.directory() == "/x/paraflax/xla"
+  host = compile_cache.host_key()
+  assert compile_cache.directory() == f"/x/paraflax/xla/{host}"
   monkeypatch.setenv(compile_cache.ENV, "~/c")
-  assert compile_cache.directory() == os.path.expanduser("~/c")
+  assert compile_cache.directory() == os.path.expanduser(f"~/c/{host}")
+
+
+def test_unlike_cpus_get_their_own_folders(monkeypatch):
+  """The folder is named by the CPU's model and features, which jax's
+  cache key lacks."""
+  here = compile_cache.host_key()
+  compile_cache.host_key.cache_clear()
+  monkeypatch.setattr(compile_cache.platform, "processor",
+                      lambda: "another CPU")
+  try:
+    assert compile_cache.host_key() != here
+  finally:
+    compile_cache.host_key.cache_clear()
 
 
 def test_an_unwritable_folder_runs_without_the_cache(tmp_path, monkeypatch):
