@@ -55,18 +55,11 @@ def run(workdir: str, cache: str, steps: int) -> dict:
           "load_average_end": os.getloadavg()[0]}
 
 
-def compile_seconds(cache: str) -> list[int]:
+def compile_seconds(values: list[bytes]) -> list[int]:
   """The compile time jax stored in each entry (whole seconds, cut)."""
   from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
-  from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
-  head = len(compile_cache._HEADER) + compile_cache._LENGTH_BYTES  # pylint: disable=protected-access
-  seconds = []
-  for name in os.listdir(cache):
-    if name.endswith("-cache") and not name.startswith("."):
-      with open(os.path.join(cache, name), "rb") as f:
-        entry = compilation_cache.decompress_executable(f.read()[head:])
-      seconds.append(compilation_cache.extract_executable_and_time(entry)[1])
-  return sorted(seconds)
+  return sorted(compilation_cache.extract_executable_and_time(
+      compilation_cache.decompress_executable(value))[1] for value in values)
 
 
 def main() -> None:
@@ -87,12 +80,13 @@ def main() -> None:
   for name, cache_setting, workdir, steps in plan:
     runs[name] = run(os.path.join(args.folder, workdir), cache_setting, steps)
     print(name, runs[name], flush=True)
-  entries = [os.path.join(cache, f) for f in os.listdir(cache)
-             if f.endswith("-cache")]
+  from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
+  values = compile_cache.FileCache(
+      os.path.join(cache, compile_cache.host_key())).values()
   result = {"benchmark": "compile_cache", "runs": runs,
-            "cache_entries": len(entries),
-            "cache_bytes": sum(os.path.getsize(f) for f in entries),
-            "compile_seconds": compile_seconds(cache),
+            "cache_entries": len(values),
+            "cache_bytes": sum(len(value) for value in values),
+            "compile_seconds": compile_seconds(values),
             "command": " ".join(["python", *sys.argv])}
   with open(args.output, "w", encoding="utf-8") as f:
     json.dump(result, f, indent=1)

@@ -101,6 +101,21 @@ def use(path: str | None = None) -> str | None:
   return path
 
 
+def _read_whole(file: pathlib.Path) -> bytes | None:
+  """The value stored in `file`; None where it is gone or not ours whole
+  (an older jax's cut entry: a miss, which jax then compiles and puts back
+  in its place)."""
+  try:
+    data = file.read_bytes()
+  except FileNotFoundError:  # never written, or just evicted
+    return None
+  head = len(_HEADER) + _LENGTH_BYTES
+  length = int.from_bytes(data[len(_HEADER):head], "big")
+  if not data.startswith(_HEADER) or len(data) != head + length:
+    return None
+  return data[head:]
+
+
 class FileCache(compilation_cache_interface.CacheInterface):
   """jax's cache interface over a folder: one file per compiled program,
   written atomically, its last use its modification time."""
@@ -116,20 +131,18 @@ class FileCache(compilation_cache_interface.CacheInterface):
 
   def get(self, key: str) -> bytes | None:
     file = self._file(key)
-    try:
-      data = file.read_bytes()
-    except FileNotFoundError:  # never written, or just evicted
-      return None
-    with contextlib.suppress(OSError):  # evicted since, or another user's
-      os.utime(file)  # used now: evicted last
-    head = len(_HEADER) + _LENGTH_BYTES
-    length = int.from_bytes(data[len(_HEADER):head], "big")
-    if not data.startswith(_HEADER) or len(data) != head + length:
-      # Not ours whole (an older jax's cut entry): a miss, which jax then
-      # compiles and puts back in its place.
-      return None
-    self.hits += 1
-    return data[head:]
+    value = _read_whole(file)
+    if value is not None:
+      with contextlib.suppress(OSError):  # evicted since, or another user's
+        os.utime(file)  # used now: evicted last
+      self.hits += 1
+    return value
+
+  def values(self) -> list[bytes]:
+    """What jax stored in each whole entry (the compiled program and its
+    compile time), without marking them used."""
+    found = (_read_whole(f) for f in sorted(self._path.glob(f"*{_SUFFIX}")))
+    return [value for value in found if value is not None]
 
   def put(self, key: str, value: bytes) -> None:
     if len(value) > self._max_bytes:

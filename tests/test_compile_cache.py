@@ -71,6 +71,7 @@ def test_a_cut_entry_is_a_silent_miss_and_is_replaced(cache_dir):
   expected = float(jax.jit(_f)(x))
   for entry in _entries(cache_dir):
     entry.write_bytes(entry.read_bytes()[:-7])  # as a killed plain write
+  assert not compile_cache.FileCache(str(cache_dir)).values()
   jax.clear_caches()
   with warnings.catch_warnings():
     warnings.simplefilter("error")  # jax warns on an entry it cannot read
@@ -79,6 +80,7 @@ def test_a_cut_entry_is_a_silent_miss_and_is_replaced(cache_dir):
   jax.clear_caches()
   assert float(jax.jit(_f)(x)) == expected
   assert _cache().hits == 1  # _f's entry, rewritten whole
+  assert len(compile_cache.FileCache(str(cache_dir)).values()) == 1
 
 
 _PROGRAM = ("import jax, jax.numpy as jnp\n"
