@@ -53,11 +53,10 @@ def directory() -> str | None:
   value = os.environ.get(ENV, "").strip()
   if value.lower() == OFF:
     return None
-  if value:
-    return os.path.join(os.path.abspath(os.path.expanduser(value)),
-                        host_key())
-  base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-  return os.path.join(base, "paraflax", "xla", host_key())
+  if not value:
+    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    value = os.path.join(base, "paraflax", "xla")
+  return os.path.join(os.path.abspath(os.path.expanduser(value)), host_key())
 
 
 @functools.cache
