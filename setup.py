@@ -44,8 +44,10 @@ setuptools.setup(
         "apache-beam[tfrecord]>=2.77,<2.78",  # tfrecord: crcmod, for seqio caches
         "protobuf>=6.33,<7",
     ],
-    # nbclient runs colabs/ notebooks in an ipykernel of this interpreter.
-    extras_require={"test": ["pytest>=9,<10", "nbclient>=0.11,<0.12",
+    # nbclient runs colabs/ notebooks in an ipykernel of this interpreter;
+    # pytest-xdist runs the tests in one process per core.
+    extras_require={"test": ["pytest>=9,<10", "pytest-xdist>=3.8,<3.9",
+                             "nbclient>=0.11,<0.12",
                              "nbformat>=5.11,<5.12", "ipykernel>=7.4,<7.5"],
                     # jax's own extras: its CUDA 12 plugin (with the CUDA
                     # wheels, NVIDIA driver >= 525) or libtpu, at jax's

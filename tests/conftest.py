@@ -1,8 +1,10 @@
 """Every test sees 8 simulated CPU devices; TensorFlow stays quiet."""
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 
 # Must happen before jax is imported anywhere in the test session.
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
@@ -92,15 +94,23 @@ def train_bilingual(workdir) -> int:
                    str(workdir), *BILINGUAL_TINY])
 
 
-@pytest.fixture(scope="session", autouse=True)
-def compilation_cache(tmp_path_factory):
-  """One compilation cache for the session's processes (the subprocesses
-  tests start inherit it), empty at its start and never the user's: a
-  program compiled once serves every later test. An explicit
-  PARAFLAX_COMPILATION_CACHE (`off`, a folder) stands."""
+def pytest_configure(config):
+  """One compilation cache for the whole run, empty at its start and never
+  the user's: pytest-xdist's workers and the subprocesses tests start
+  inherit the folder, so a program compiled once serves every later test
+  in every process. An explicit PARAFLAX_COMPILATION_CACHE (`off`, a
+  folder) stands."""
   from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
-  os.environ.setdefault(compile_cache.ENV,
-                        str(tmp_path_factory.mktemp("xla_cache")))
+  if hasattr(config, "workerinput") or compile_cache.ENV in os.environ:
+    return  # a worker: the controller has set it
+  folder = tempfile.mkdtemp(prefix="paraflax-xla-")
+  os.environ[compile_cache.ENV] = folder
+  config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compilation_cache():
+  from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
   compile_cache.use()
 
 
