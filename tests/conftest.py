@@ -117,6 +117,20 @@ def pytest_configure(config):
                                            ignore_errors=True))
 
 
+# The files that take longest (CI's --durations, 2 cores), started first:
+# pytest-xdist hands out whole files in collection order (pytest.ini), and
+# a long file started last would run on alone after the other worker ends.
+_LONGEST_FIRST = ("test_multihost.py", "test_kill_anywhere.py",
+                  "test_beam_search.py", "test_nmt.py", "test_training.py",
+                  "test_colab.py", "test_pipeline.py", "test_bilingual_cli.py",
+                  "test_bilingual.py")
+
+
+def pytest_collection_modifyitems(items):
+  rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
+  items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def compilation_cache():
   from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
