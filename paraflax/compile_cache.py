@@ -35,7 +35,6 @@ from jax._src import compilation_cache_interface
 from paraflax import files
 
 ENV = "PARAFLAX_COMPILATION_CACHE"
-OFF = "off"
 # Programs that compile faster than this are not kept: the NMT's took 7-22 s
 # (loaded cores), a read takes milliseconds; benchmarks/README.md
 # ("Compilation cache").
@@ -50,13 +49,8 @@ _STALE_SECONDS = 3600  # a temporary file this old was left by a killed run
 def directory() -> str | None:
   """This host's folder in the cache that `PARAFLAX_COMPILATION_CACHE`
   names (None: off)."""
-  value = os.environ.get(ENV, "").strip()
-  if value.lower() == OFF:
-    return None
-  if not value:
-    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-    value = os.path.join(base, "paraflax", "xla")
-  return os.path.join(os.path.abspath(os.path.expanduser(value)), host_key())
+  folder = files.user_cache(ENV, "xla")
+  return folder and os.path.join(folder, host_key())
 
 
 @functools.cache

@@ -118,6 +118,19 @@ def copy_atomic(source: str | os.PathLike, path: str | os.PathLike) -> None:
     shutil.copyfileobj(src, f)
 
 
+def user_cache(env: str, name: str) -> str | None:
+  """The absolute folder of a cache that the environment variable `env`
+  names, by default $XDG_CACHE_HOME/paraflax/<name> (~/.cache/paraflax/
+  <name>); None where `env` says `off`."""
+  value = os.environ.get(env, "").strip()
+  if value.lower() == "off":
+    return None
+  if not value:
+    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    value = os.path.join(base, "paraflax", name)
+  return os.path.abspath(os.path.expanduser(value))
+
+
 def settings_path(output: str) -> str:
   """Where `claim_output` keeps the settings an output was made with."""
   return output + ".meta.json"

@@ -49,7 +49,7 @@ TRAIN = {
     "gran": ["--config", str(ROOT / "configs" / "gran.py"), *TINY, *_STEPS],
     "nmt": ["--config", str(ROOT / "configs" / "nmt.py") + ":de", *TINY_NMT,
             *_SHORT, "--config.evals.dev.sentences=8",
-            "--config.data.max_len=16", "--config.decode.max_output=24"],
+            "--config.decode.max_output=24"],
     "bilingual": ["--config", BILINGUAL_CONFIG, *BILINGUAL_TINY, *_SHORT],
 }
 # A fresh Avg or GRAN run writes config.json, vocab.txt (atomically: a temp

@@ -43,9 +43,7 @@ def _tiny(flags: tuple[str, ...], steps: int, every: int) -> list[str]:
 
 RUNS = {  # model -> (config, flags)
     "gran": (f"{ROOT}/configs/gran.py", _tiny(TINY, 8, 4)),
-    # One padded width (max_len 16): one compilation per process.
-    "nmt": (f"{ROOT}/configs/nmt.py:de",
-            _tiny(TINY_NMT, 4, 2) + ["--config.data.max_len=16"]),
+    "nmt": (f"{ROOT}/configs/nmt.py:de", _tiny(TINY_NMT, 4, 2)),
     "bilingual": (f"{ROOT}/configs/bilingual.py:de",
                   _tiny(BILINGUAL_TINY, 4, 2)),
 }

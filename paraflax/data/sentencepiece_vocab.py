@@ -3,10 +3,13 @@
 The cache key is a sha256 of the training lines and every trainer option, so a
 second `train` call with the same inputs returns the cached model at once.
 A seq2seq workdir keeps the (source, target) pair of its bitext as
-`SRC_MODEL` and `TGT_MODEL` (`pair`).
+`SRC_MODEL` and `TGT_MODEL` (`pair`), trained into a cache that every
+workdir shares (`ENV`), so that a second workdir over the same text and
+settings copies the models instead of training them again.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -33,6 +36,11 @@ _DETERMINISTIC = {"num_threads": 1, "input_sentence_size": 0,
                   "shuffle_input_sentence": False}
 _SEED = 0
 SRC_MODEL, TGT_MODEL = "src.spm.model", "tgt.spm.model"
+# The models `pair` trains are kept by their key in this user cache, shared
+# by every workdir (a sweep's points, a rerun in a new folder, a test
+# session), else in the workdir's own spm_cache: "off" or an unwritable
+# folder.
+ENV = "PARAFLAX_SENTENCEPIECE_CACHE"
 
 
 def _lines(texts_or_files: Iterable[str | os.PathLike],
@@ -100,10 +108,20 @@ def load(path: str | os.PathLike) -> seqio.SentencePieceVocabulary:
   return seqio.SentencePieceVocabulary(os.fspath(path))
 
 
+def _cache_dir(workdir: str) -> str:
+  shared = files.user_cache(ENV, "sentencepiece")
+  with contextlib.suppress(OSError):  # a read-only home: the workdir's
+    if shared:
+      os.makedirs(shared, exist_ok=True)
+      if os.access(shared, os.W_OK):
+        return shared
+  return os.path.join(workdir, "spm_cache")
+
+
 def _train_pair(folder: str, pairs: list[tuple[str, str]], *, size: int,
                 model_type: str, joint: bool) -> None:
   options = {"vocab_size": size, "model_type": model_type,
-             "cache_dir": os.path.join(folder, "spm_cache"), "minloglevel": 2}
+             "cache_dir": _cache_dir(folder), "minloglevel": 2}
   if joint:
     src = tgt = train([s for p in pairs for s in p], **options)
   else:

@@ -66,3 +66,29 @@ def test_deterministic_and_keyed_by_options(model, lines, tmp_path):
   bpe = sentencepiece_vocab.train(lines[:2000], vocab_size=VOCAB,
                                   model_type="bpe", cache_dir=tmp_path)
   assert bpe != fresh and bpe.exists()
+
+
+def _pair(workdir, lines):
+  pairs = list(zip(lines[:1000], lines[1000:2000]))
+  return sentencepiece_vocab.pair(str(workdir), pairs, size=VOCAB,
+                                  model_type="unigram", joint=False)
+
+
+def test_workdirs_share_the_trained_pair(lines, tmp_path, monkeypatch):
+  monkeypatch.setenv(sentencepiece_vocab.ENV, str(tmp_path / "cache"))
+  first = _pair(tmp_path / "a", lines)
+  assert len(list((tmp_path / "cache").glob("*.model"))) == 2
+  monkeypatch.setattr(spm.SentencePieceTrainer, "train", None)  # no call
+  second = _pair(tmp_path / "b", lines)
+  for name in (sentencepiece_vocab.SRC_MODEL, sentencepiece_vocab.TGT_MODEL):
+    assert (tmp_path / "b" / name).read_bytes() == \
+        (tmp_path / "a" / name).read_bytes()
+  assert [m.id_to_piece(5) for m in second] == \
+      [m.id_to_piece(5) for m in first]
+  assert not (tmp_path / "b" / "spm_cache").exists()
+
+
+def test_off_keeps_the_models_in_the_workdir(lines, tmp_path, monkeypatch):
+  monkeypatch.setenv(sentencepiece_vocab.ENV, "off")
+  _pair(tmp_path / "w", lines)
+  assert len(list((tmp_path / "w" / "spm_cache").glob("*.model"))) == 2
