@@ -105,28 +105,32 @@ _MIXED = ["--config.data.task=",
           "--config.optimizer.warmup_steps=16"]
 
 
+_KILLED_STEPS = 48
+
+
 def test_sigkill_and_restart_equals_uninterrupted(tmp_path, tiny_overrides):
   args = ["train", "--config", "configs/gran.py"] + tiny_overrides + _MIXED + [
-      "--config.train_steps=48", "--config.eval_every=24"]
+      f"--config.train_steps={_KILLED_STEPS}",
+      f"--config.eval_every={_KILLED_STEPS // 2}"]
   straight, killed = tmp_path / "straight", tmp_path / "killed"
   out, _ = _run(args + ["--workdir", str(straight)]).communicate(timeout=600)
-  assert "done: 48 steps" in out, out
+  assert f"done: {_KILLED_STEPS} steps" in out, out
 
   proc = _run(args + ["--workdir", str(killed)])
   deadline = time.time() + 600
-  while not any(8 <= s < 48 for s in _finished_steps(killed)):
+  while not any(8 <= s < _KILLED_STEPS for s in _finished_steps(killed)):
     assert proc.poll() is None and time.time() < deadline, "no checkpoint"
     time.sleep(0.02)
   proc.send_signal(signal.SIGKILL)
   proc.wait()
   assert proc.returncode == -signal.SIGKILL
-  assert max(_finished_steps(killed)) < 48  # it really died mid-way
+  assert max(_finished_steps(killed)) < _KILLED_STEPS  # it really died mid-way
   out, _ = _run(args + ["--workdir", str(killed)]).communicate(timeout=600)
-  assert "done: 48 steps" in out, out
+  assert f"done: {_KILLED_STEPS} steps" in out, out
 
   step_a, params_a = _final_params(straight)
   step_b, params_b = _final_params(killed)
-  assert step_a == step_b == 48
+  assert step_a == step_b == _KILLED_STEPS
   jax.tree.map(np.testing.assert_array_equal, params_a, params_b)
 
   text = tmp_path / "sentences.txt"

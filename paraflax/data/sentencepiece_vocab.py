@@ -110,11 +110,11 @@ def load(path: str | os.PathLike) -> seqio.SentencePieceVocabulary:
 
 def _cache_dir(workdir: str) -> str:
   shared = files.user_cache(ENV, "sentencepiece")
-  with contextlib.suppress(OSError):  # a read-only home: the workdir's
-    if shared:
+  if shared:
+    with contextlib.suppress(OSError):  # a read-only home: the workdir's
       os.makedirs(shared, exist_ok=True)
-      if os.access(shared, os.W_OK):
-        return shared
+    if os.access(shared, os.W_OK):
+      return shared
   return os.path.join(workdir, "spm_cache")
 
 
