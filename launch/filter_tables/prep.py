@@ -1,5 +1,6 @@
 """Source/reference files for issue 11 (bt = back-translated, held = LM/held-out refs)."""
 import random
+import sys
 import paraflax
 
 PLAN = {  # task: (n back-translated, n held-out refs, shuffle)
@@ -7,8 +8,11 @@ PLAN = {  # task: (n back-translated, n held-out refs, shuffle)
   "multi30k_fr_en": (10000, 5000, False),
   "newstest_pool_de_en": (5000, 5000, True),
   "newstest_pool_fr_en": (5000, 2000, True),
+  "multi30k_cs_en": (10000, 5000, False),
+  "newstest_pool_cs_en": (5000, 5000, True),
 }
-for name, (n_bt, n_held, shuffle) in PLAN.items():
+for name in sys.argv[1:] or PLAN:  # default: every file
+  n_bt, n_held, shuffle = PLAN[name]
   ex = paraflax.examples("bitext_" + name, "train")
   ex = [e for e in ex if e["source"].strip() and e["target"].strip()]
   if shuffle:

@@ -29,6 +29,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from paraflax import errors
+from paraflax.training import distributed
 from paraflax.training import partitioning
 
 CLIP = 6.0  # pool values are standard Gaussians clipped at +-CLIP
@@ -99,7 +100,8 @@ def _stepper(mesh: Mesh, shift: int):
       in_specs=(bits, P(), P(partitioning.DATA), P(partitioning.DATA), P(),
                 P(), P(), P()),
       out_specs=bits)
-  return jax.jit(step, donate_argnums=0)
+  return distributed.first_runs_together(jax.jit(step, donate_argnums=0),
+                                         "lsh")
 
 
 class Signatures:

@@ -28,6 +28,7 @@ from jax.sharding import Mesh, PartitionSpec as P
 
 from paraflax import errors
 from paraflax import vectors
+from paraflax.training import distributed
 from paraflax.training import partitioning
 
 # Narrow floats stay narrow on the device (half the memory); everything else
@@ -242,8 +243,9 @@ def _searcher(mesh: Mesh, k: int, block: int, columns: bool = False):
 
   replicated = partitioning.replicated(mesh)
   split = partitioning.batch_sharding(mesh, 0)
-  return jax.jit(search, out_shardings=(
-      (replicated, replicated, split, split) if columns else replicated))
+  return distributed.first_runs_together(jax.jit(search, out_shardings=(
+      (replicated, replicated, split, split) if columns else replicated)),
+                                         "knn")
 
 
 def _ceil_div(a: int, b: int) -> int:

@@ -12,19 +12,28 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any
 
 from paraflax import errors
 
 ENV = {"coordinator": "JAX_COORDINATOR_ADDRESS",
        "num_processes": "JAX_NUM_PROCESSES", "process_id": "JAX_PROCESS_ID"}
+# How long a process waits for the others to finish compiling a program.
+# Dead peers end the wait sooner, through the coordination service's
+# heartbeat.
+_PEER_WAIT_S = 1800
 # The exit status of a process whose peer died: the launcher (and a user)
 # tells it from bad input (2) and from a crash.
 EXIT_PEER_LOST = 3
+# Numbers the programs of `first_runs_together` in the order this process
+# meets them, the same in every process, so that barrier names stay unique.
+_programs = itertools.count()
 
 
 def _setting(value: str | int | None, name: str) -> str | None:
@@ -148,6 +157,50 @@ def barrier(name: str) -> None:
   if jax.process_count() > 1:
     from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
     multihost_utils.sync_global_devices(name)
+
+
+def wait_for_peers(name: str, timeout_s: int = _PEER_WAIT_S) -> None:
+  """Every process reaches `name` before any goes on, through the
+  coordination service rather than a collective: `barrier` is itself a
+  collective and can time out the way `first_runs_together` avoids."""
+  import jax  # pylint: disable=g-import-not-at-top
+  if jax.process_count() == 1:
+    return
+  # The client jax's own array serialization waits on; jax has no public
+  # barrier that is not a collective.
+  from jax._src import distributed as jax_distributed  # pylint: disable=g-import-not-at-top
+  jax_distributed.global_state.client.wait_at_barrier(
+      name, timeout_in_ms=timeout_s * 1000)
+
+
+def _signature(args: tuple[Any, ...]) -> Hashable:
+  import jax  # pylint: disable=g-import-not-at-top
+  leaves, tree = jax.tree.flatten(args)
+  return tree, tuple((getattr(x, "shape", None), str(getattr(x, "dtype", "")))
+                     for x in leaves)
+
+
+def first_runs_together(fn: Any, name: str) -> Callable[..., Any]:
+  """`fn` (a `jax.jit` function) compiled ahead for each new argument shape,
+  and run for the first time only when every process has compiled it. CPU
+  collectives connect a device group at its first collective, and gloo
+  gives up when a peer is more than 30 s late (a fixed limit in XLA): a
+  process that compiles slower (a busy host, a compilation cache that only
+  process 0 writes) would stop the run. One process: `fn` itself."""
+  import jax  # pylint: disable=g-import-not-at-top
+  if jax.process_count() == 1:
+    return fn
+  compiled: dict[Hashable, Any] = {}
+
+  def call(*args: Any) -> Any:
+    key = _signature(args)
+    if key not in compiled:
+      program = fn.lower(*args).compile()
+      wait_for_peers(f"paraflax/{name}/{next(_programs)}")
+      compiled[key] = program
+    return compiled[key](*args)
+
+  return call
 
 
 def check_same_config(config_json: str) -> None:

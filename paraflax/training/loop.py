@@ -22,6 +22,7 @@ from jax.sharding import Mesh
 
 from paraflax import errors
 from paraflax.training import checkpointing
+from paraflax.training import distributed
 from paraflax.training import metrics as metrics_lib
 from paraflax.training import partitioning
 
@@ -142,7 +143,8 @@ def train(recipe: Recipe, config: Any, workdir: str,
   else:
     state = jax.jit(recipe.init_state, out_shardings=shardings)(init_key)
   step = int(state["step"])
-  step_fn = jit_train_step(recipe, mesh, shardings)
+  step_fn = distributed.first_runs_together(
+      jit_train_step(recipe, mesh, shardings), "train_step")
   primary = jax.process_index() == 0
   writer = metrics_lib.MetricsWriter(workdir, step, primary=primary)
   last, last_saved = config.train_steps, ckpt.latest_step()
