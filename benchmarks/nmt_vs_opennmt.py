@@ -403,6 +403,12 @@ def main() -> None:
   parser.add_argument("--max-output-ratio", type=float, default=0.0,
                       help="with --onmt-model, our stop rules again with "
                       "decode.max_output_ratio set to this")
+  parser.add_argument("--encoder-hidden", type=int,
+                      help="units of each of our encoder directions in the "
+                      "side-by-side training (model.encoder_hidden); "
+                      "OpenNMT-py's brnn splits its hidden_size over the "
+                      "two, so hidden // 2 trains the same model as its "
+                      "side; default: the workdir's")
   parser.add_argument("--train-steps", type=int, default=100)
   parser.add_argument("--sentences", type=int, default=200)
   parser.add_argument("--beams", type=int, nargs="+", default=[5, 50])
@@ -414,6 +420,8 @@ def main() -> None:
   # much (contention slows OpenNMT-py's torch threads far more than XLA).
   load = {"start": os.getloadavg()[0]}
   config = workdir_lib.load_config(args.workdir, "nmt")
+  if args.encoder_hidden:  # the fresh training only; the checkpoint is the workdir's
+    config.model.encoder_hidden = args.encoder_hidden
   translator, trained, trained_step = nmt.load_translator(args.workdir)
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
   pairs = [(e["source"], e["target"]) for name in config.data.train_tasks

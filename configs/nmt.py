@@ -25,6 +25,7 @@ of newstest2013, beam 5
       dev 0.22 / 0.40 / 0.88 / 1.49; newstest2013 1.9.
 """
 import ml_collections
+from ml_collections import config_dict
 
 from configs import common
 
@@ -50,6 +51,9 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   c.model = ml_collections.ConfigDict()
   c.model.emb_dim = 256
   c.model.hidden = 256
+  # Units of each encoder direction; None: model.hidden. OpenNMT-py's brnn
+  # splits hidden over the two directions (hidden // 2, e.g. 128).
+  c.model.encoder_hidden = config_dict.placeholder(int)
   c.model.attention_dim = 256
   c.model.cell = "gru"  # gru | lstm
   # input_feeding (OpenNMT-py's `rnn` decoder, input_feed 1): the RNN first,

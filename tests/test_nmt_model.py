@@ -58,12 +58,17 @@ def test_the_one_scan_encoder_is_flax_bidirectional_rnn(cell):
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 @pytest.mark.parametrize("input_feeding", [False, True])
-def test_teacher_forcing_is_the_decoder_step_repeated(cell, input_feeding):
+@pytest.mark.parametrize("encoder_hidden", [None, 3])
+def test_teacher_forcing_is_the_decoder_step_repeated(cell, input_feeding,
+                                                      encoder_hidden):
   """The scan keeps only the recurrence; the inputs' projection and the
-  output layer run outside it, over all positions."""
+  output layer run outside it, over all positions. With `encoder_hidden`
+  each encoder direction has its own width (OpenNMT-py's brnn: half the
+  decoder's)."""
   model = nmt.AttentionNMT(src_vocab=30, tgt_vocab=20, emb_dim=8, hidden=6,
                            attention_dim=5, cell=cell,
-                           input_feeding=input_feeding)
+                           input_feeding=input_feeding,
+                           encoder_hidden=encoder_hidden)
   src = np.array([[5, 6, 7, 1, 0, 0], [8, 9, 10, 11, 12, 1]], np.int32)
   src_len = np.array([4, 6], np.int32)
   tgt_in = np.array([[0, 3, 4, 5, 9], [0, 6, 7, 8, 2]], np.int32)
@@ -71,6 +76,7 @@ def test_teacher_forcing_is_the_decoder_step_repeated(cell, input_feeding):
   logits = model.apply({"params": params}, src, src_len, tgt_in)
   encoded = model.apply({"params": params}, src, src_len,
                         method=nmt.AttentionNMT.encode)
+  assert encoded["states"].shape == (2, 6, 2 * (encoder_hidden or 6))
   carry = model.apply({"params": params}, encoded,
                       method=nmt.AttentionNMT.init_carry)
   for t in range(tgt_in.shape[1]):

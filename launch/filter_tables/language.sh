@@ -25,8 +25,11 @@ for f in "${files[@]}"; do
   [ -s $f.scored.jsonl ] || { time $P score-paraphrases --input $f.bt.jsonl --output $f.scored.jsonl \
     --lm $f.lm --classifier-workdir refclf_$lang; } > $f.score.log 2>&1
   mkdir -p sweeps/$f
-  P=$P bash $ROOT/launch/filter_tables/sweeps.sh $f avg random length overlap overlap,bleu lm_ppl ref_prob
 done
-P=$P bash $ROOT/launch/filter_tables/sweeps.sh ${files[0]} avg cost
-P=$P bash $ROOT/launch/filter_tables/cost_news.sh ${files[1]}
+step sweeps  # the two files' sweeps side by side (one process each)
+sweeps=(random length overlap overlap,bleu lm_ppl ref_prob)
+{ P=$P bash $ROOT/launch/filter_tables/sweeps.sh ${files[0]} avg "${sweeps[@]}" cost; } &
+{ P=$P bash $ROOT/launch/filter_tables/sweeps.sh ${files[1]} avg "${sweeps[@]}"
+  P=$P bash $ROOT/launch/filter_tables/cost_news.sh ${files[1]}; } &
+wait
 step done

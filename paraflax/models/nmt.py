@@ -204,6 +204,7 @@ class AttentionDecoderCell(nn.Module):
   vocab_size: int
   cell: str = "gru"
   input_feeding: bool = False
+  context_dim: int | None = None  # the encoder states' width; None: 2 * hidden
 
   def setup(self):
     self.query = nn.Dense(self.attention_dim)
@@ -219,7 +220,8 @@ class AttentionDecoderCell(nn.Module):
     """The RNN's weights, its input kernel split (outside any loop) into the
     previous token's rows (w_y) and the fed vector's (w_fed)."""
     # The RNN reads [y_prev; attentional vector] or [y_prev; context].
-    fed = self.hidden if self.input_feeding else 2 * self.hidden
+    fed = self.hidden if self.input_feeding else (self.context_dim
+                                                  or 2 * self.hidden)
     w = dict(self.rnn.weights(self.emb_dim + fed))
     w_i = w.pop("w_i")
     return dict(w, w_y=w_i[:self.emb_dim], w_fed=w_i[self.emb_dim:])
@@ -267,6 +269,9 @@ class AttentionNMT(nn.Module):
   input_feeding: bool = False
   # A BRIDGES name (config key model.bridge; the submodule is `bridge`).
   bridge_type: str = "mean_tanh"
+  # Units of each encoder direction; None: `hidden` (OpenNMT-py's brnn
+  # splits `hidden` over the two: hidden // 2).
+  encoder_hidden: int | None = None
 
   def setup(self):
     if self.cell not in CELLS:
@@ -277,14 +282,16 @@ class AttentionNMT(nn.Module):
                        f"to one of {list(BRIDGES)}.")
     self.src_embed = nn.Embed(self.src_vocab, self.emb_dim)
     self.tgt_embed = nn.Embed(self.tgt_vocab, self.emb_dim)
-    self.encoder = BidirectionalEncoder(self.cell, self.hidden)
+    per_direction = self.encoder_hidden or self.hidden
+    self.encoder = BidirectionalEncoder(self.cell, per_direction)
     self.keys = nn.Dense(self.attention_dim, use_bias=False)
     self.bridge = nn.Dense(self.hidden)
     if self.bridge_type == "final" and self.cell == "lstm":
       self.bridge_c = nn.Dense(self.hidden)
     self.decoder = AttentionDecoderCell(self.hidden, self.attention_dim,
                                         self.emb_dim, self.tgt_vocab,
-                                        self.cell, self.input_feeding)
+                                        self.cell, self.input_feeding,
+                                        2 * per_direction)
 
   def encode(self, src_BxS: jax.Array, src_len_B: jax.Array) -> Encoded:
     mask_BxS = jnp.arange(src_BxS.shape[1])[None] < src_len_B[:, None]

@@ -62,7 +62,9 @@ _EVALS_OF_EVAL = {
 # ran before them (issue 17: OpenNMT-py's choices, off; issue 11: no filter
 # of back-translated pairs, all of them; issue 14: the vocabulary of the
 # pairs alone, no Tasks mixed by rate).
-_ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh"},
+_ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh",
+                            # Issue 14: encoder directions of `hidden` units.
+                            "encoder_hidden": None},
                   "loss": {"normalize": "tokens"},
                   "data": {"sort_by": "target"},
                   # Issue 14: no output limit per source length (the
