@@ -24,16 +24,16 @@ from paraflax import errors
 
 ENV = {"coordinator": "JAX_COORDINATOR_ADDRESS",
        "num_processes": "JAX_NUM_PROCESSES", "process_id": "JAX_PROCESS_ID"}
-# How long a process waits for the others to finish compiling a program.
-# Dead peers end the wait sooner, through the coordination service's
+# How long a process waits at a barrier for the others (e.g. to finish
+# compiling a program). Dead peers end the wait sooner, through the coordination service's
 # heartbeat.
 _PEER_WAIT_S = 1800
 # The exit status of a process whose peer died: the launcher (and a user)
 # tells it from bad input (2) and from a crash.
 EXIT_PEER_LOST = 3
-# Numbers the programs of `first_runs_together` in the order this process
-# meets them, the same in every process, so that barrier names stay unique.
-_programs = itertools.count()
+# Numbers the barriers in the order this process meets them, the same in
+# every process, so that a name may be waited on more than once.
+_barriers = itertools.count()
 
 
 def _setting(value: str | int | None, name: str) -> str | None:
@@ -151,18 +151,10 @@ def is_primary() -> bool:
   return jax.process_index() == 0
 
 
-def barrier(name: str) -> None:
-  """Every process reaches `name` before any goes on (one process: no-op)."""
-  import jax  # pylint: disable=g-import-not-at-top
-  if jax.process_count() > 1:
-    from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
-    multihost_utils.sync_global_devices(name)
-
-
-def wait_for_peers(name: str, timeout_s: int = _PEER_WAIT_S) -> None:
-  """Every process reaches `name` before any goes on, through the
-  coordination service rather than a collective: `barrier` is itself a
-  collective and can time out the way `first_runs_together` avoids."""
+def barrier(name: str, timeout_s: int = _PEER_WAIT_S) -> None:
+  """Every process reaches `name` before any goes on (one process: no-op),
+  through the coordination service rather than a collective: CPU
+  collectives give up when a peer is 30 s late (`first_runs_together`)."""
   import jax  # pylint: disable=g-import-not-at-top
   if jax.process_count() == 1:
     return
@@ -170,7 +162,7 @@ def wait_for_peers(name: str, timeout_s: int = _PEER_WAIT_S) -> None:
   # barrier that is not a collective.
   from jax._src import distributed as jax_distributed  # pylint: disable=g-import-not-at-top
   jax_distributed.global_state.client.wait_at_barrier(
-      name, timeout_in_ms=timeout_s * 1000)
+      f"paraflax/{name}/{next(_barriers)}", timeout_in_ms=timeout_s * 1000)
 
 
 def _signature(args: tuple[Any, ...]) -> Hashable:
@@ -196,7 +188,7 @@ def first_runs_together(fn: Any, name: str) -> Callable[..., Any]:
     key = _signature(args)
     if key not in compiled:
       program = fn.lower(*args).compile()
-      wait_for_peers(f"paraflax/{name}/{next(_programs)}")
+      barrier(name)
       compiled[key] = program
     return compiled[key](*args)
 
