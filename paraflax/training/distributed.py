@@ -25,8 +25,8 @@ from paraflax import errors
 ENV = {"coordinator": "JAX_COORDINATOR_ADDRESS",
        "num_processes": "JAX_NUM_PROCESSES", "process_id": "JAX_PROCESS_ID"}
 # How long a process waits at a barrier for the others (e.g. to finish
-# compiling a program). Dead peers end the wait sooner, through the coordination service's
-# heartbeat.
+# compiling a program). Dead peers end the wait sooner, through the
+# coordination service's heartbeat.
 _PEER_WAIT_S = 1800
 # The exit status of a process whose peer died: the launcher (and a user)
 # tells it from bad input (2) and from a crash.
@@ -151,7 +151,7 @@ def is_primary() -> bool:
   return jax.process_index() == 0
 
 
-def barrier(name: str, timeout_s: int = _PEER_WAIT_S) -> None:
+def barrier(name: str) -> None:
   """Every process reaches `name` before any goes on (one process: no-op),
   through the coordination service rather than a collective: CPU
   collectives give up when a peer is 30 s late (`first_runs_together`)."""
@@ -162,7 +162,7 @@ def barrier(name: str, timeout_s: int = _PEER_WAIT_S) -> None:
   # barrier that is not a collective.
   from jax._src import distributed as jax_distributed  # pylint: disable=g-import-not-at-top
   jax_distributed.global_state.client.wait_at_barrier(
-      f"paraflax/{name}/{next(_barriers)}", timeout_in_ms=timeout_s * 1000)
+      f"paraflax/{name}/{next(_barriers)}", timeout_in_ms=_PEER_WAIT_S * 1000)
 
 
 def _signature(args: tuple[Any, ...]) -> Hashable:
