@@ -2,14 +2,18 @@
 # Every step of the filter tables for one language, from its NMT workdir:
 # inputs (prep.py), back-translations (beam 5, 5-best, --stop best_ended),
 # 3-gram LMs on the held-apart references, an Avg reference classifier on
-# the Multi30k file, scores, and the Avg sweeps of every grid (newstest's
-# cost grid as cost_news.sh's bounds). Steps whose output exists are skipped.
-#   launch/filter_tables/language.sh LANG NMT_WORKDIR     (e.g. cs runs/nmt_cs)
+# the first file (refclf_LANG), scores, and the Avg sweeps of every grid,
+# one process per file side by side; the cost grid is cost_news.sh's bounds
+# where the 0.1..1.0 one would keep no pairs (1-best 10 % quantile > 1).
+# Steps whose output exists are skipped.
+#   launch/filter_tables/language.sh LANG NMT_WORKDIR [FILE...]
+#   (e.g. cs runs/nmt_cs; FILE... defaults to multi30k_LANG_en newstest_pool_LANG_en)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd); cd "${RUN_DIR:-$ROOT/runs/i11}"
-lang=$1; nmt=$(realpath "$2"); P=${P:-paraflax}; PY=${PY:-python3}
+lang=$1; nmt=$(realpath "$2"); shift 2; P=${P:-paraflax}; PY=${PY:-python3}
 step() { echo "== $lang $1 start $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"; }
-files=(multi30k_${lang}_en newstest_pool_${lang}_en)
-step prep; [ -s ${files[1]}.held.en ] || $PY $ROOT/launch/filter_tables/prep.py "${files[@]}"
+files=("$@"); [ ${#files[@]} -gt 0 ] || files=(multi30k_${lang}_en newstest_pool_${lang}_en)
+step prep
+for f in "${files[@]}"; do [ -s $f.held.en ] || $PY $ROOT/launch/filter_tables/prep.py $f; done
 for f in "${files[@]}"; do
   step "backtranslate $f"
   [ -s $f.bt.jsonl ] || { /usr/bin/time -v $P backtranslate --workdir $nmt --src $f.src --ref $f.ref \
@@ -26,10 +30,16 @@ for f in "${files[@]}"; do
     --lm $f.lm --classifier-workdir refclf_$lang; } > $f.score.log 2>&1
   mkdir -p sweeps/$f
 done
-step sweeps  # the two files' sweeps side by side (one process each)
+high_costs() {  # exit 0 where a tenth of the 1-best costs or more exceeds 1
+  $PY -c "import json, sys; c = sorted(r['scores']['cost'] for r in map(json.loads, open(sys.argv[1]))
+if r.get('rank', 0) == 0); sys.exit(c[len(c) // 10] <= 1.0)" $1.scored.jsonl
+}
+step sweeps
 sweeps=(random length overlap overlap,bleu lm_ppl ref_prob)
-{ P=$P bash $ROOT/launch/filter_tables/sweeps.sh ${files[0]} avg "${sweeps[@]}" cost; } &
-{ P=$P bash $ROOT/launch/filter_tables/sweeps.sh ${files[1]} avg "${sweeps[@]}"
-  P=$P bash $ROOT/launch/filter_tables/cost_news.sh ${files[1]}; } &
+for f in "${files[@]}"; do
+  { P=$P bash $ROOT/launch/filter_tables/sweeps.sh $f avg "${sweeps[@]}"
+    if high_costs $f; then P=$P bash $ROOT/launch/filter_tables/cost_news.sh $f
+    else P=$P bash $ROOT/launch/filter_tables/sweeps.sh $f avg cost; fi; } &
+done
 wait
 step done

@@ -10,6 +10,7 @@ PLAN = {  # task: (n back-translated, n held-out refs, shuffle)
   "newstest_pool_fr_en": (5000, 2000, True),
   "multi30k_cs_en": (10000, 5000, False),
   "newstest_pool_cs_en": (5000, 5000, True),
+  "opennmt_wmt_de_en": (5000, 5000, True),  # 9,999 non-empty pairs
 }
 for name in sys.argv[1:] or PLAN:  # default: every file
   n_bt, n_held, shuffle = PLAN[name]

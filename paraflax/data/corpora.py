@@ -11,6 +11,7 @@ readers reject it. Re-encode it as UTF-8 before adding it here.
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import logging
 import os
@@ -59,6 +60,10 @@ class Split:
   parts: tuple[Part, ...]  # concatenated in this order
   empty: readers.EmptyPolicy = "error"
   dedup: bool = False  # drop repeated rows, keeping the first occurrence
+  # Moses' escapes (&apos; &quot; &amp; &#91; ...) back to the characters,
+  # which the other corpora hold as they are; escaped, the word tokenizer
+  # splits them into "&", "apos", ";".
+  unescape: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +111,8 @@ def read(corpus: Corpus, split: str, root: pathlib.Path | None = None
   spec = corpus.splits[split]
   root = root or paths.data_dir()
   rows = [r for p in spec.parts for r in _read_part(p, root, spec.empty)]
+  if spec.unescape:
+    rows = [tuple(html.unescape(v) for v in r) for r in rows]
   if spec.dedup:
     unique = list(dict.fromkeys(rows))
     logging.info("%s/%s: dropped %d repeated row(s)", corpus.name, split,
@@ -169,13 +176,15 @@ def _newstest_dev(lang: str) -> Corpus:
 
 
 def _opennmt_wmt() -> Corpus:
-  # src-* is English, tgt-* German; src-train has one empty line.
+  # src-* is English, tgt-* German; src-train has one empty line. Moses
+  # tokenized, so escaped.
   d = "opennmt_wmt_ende_10k"
   return _bitext("opennmt_wmt", "de", {
       "train": Split(
           (Lines((f"{d}/tgt-train.txt.gz", f"{d}/src-train.txt.gz")),),
-          empty="drop"),
-      "validation": Split((Lines((f"{d}/tgt-val.txt", f"{d}/src-val.txt")),)),
+          empty="drop", unescape=True),
+      "validation": Split((Lines((f"{d}/tgt-val.txt", f"{d}/src-val.txt")),),
+                          unescape=True),
   })
 
 

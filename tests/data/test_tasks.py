@@ -61,6 +61,14 @@ def test_bitext_source_is_the_non_english_side():
   assert first == {"source": de[0], "target": en[0]}
 
 
+def test_opennmt_wmt_reads_moses_escapes_as_characters():
+  rows = tasks.examples("bitext_opennmt_wmt_de_en", "train")
+  assert not any("&apos;" in r["target"] or "&quot;" in r["source"]
+                 for r in rows)
+  assert "Parliament 's legislative" in rows[0]["target"]
+  assert sum('"' in r["source"] for r in rows) == 495
+
+
 def test_newstest_pool_is_sorted_concatenation():
   rows = tasks.examples("bitext_newstest_pool_de_en", "train")
   assert len(rows) == 24525
