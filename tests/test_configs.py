@@ -287,6 +287,8 @@ CHANGED["gran"] = (("data", "task", ""),
                                         ("paraphrase_en_ppdb_lexical", 0.05))),
                    ("data", "vocab_from_vectors", True),
                    ("loss", "scramble", 0.3),
+                   # Session 11: the margin (README rows 21-25).
+                   ("loss", "margin", 0.8),
                    ("model", "word_vectors",
                     "runs/ppdb_words/word_vectors.txt"))
 
