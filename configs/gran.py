@@ -60,7 +60,7 @@ def get_config():
   c.loss.scramble = 0.3
   # The paper's 0.4 (configs/paraphrase.py) trails from the PPDB vectors:
   # best STSb dev 72.05 / 72.50 (seeds 0 / 1) at 0.8 against 70.49 /
-  # MARGIN04_S1 at 0.4 and 71.15 / MARGIN06_S1 at 0.6 (README rows 21-23).
+  # 70.34 at 0.4 and 71.15 / 71.92 at 0.6 (README rows 21-25).
   c.loss.margin = 0.8
   # PPDB's one-word pairs as 5 % of the examples, drawn by rate (issue 14;
   # README, "Learning per minute"): STSb dev 70.38 (step 800) against 70.12
