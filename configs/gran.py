@@ -28,7 +28,7 @@ margin does not change a step's cost): PPDB stage 80 s, export-words 10 s,
 train 320 s, eval-sts 9 s: 7 min 00 s in all.
 Results (Pearson x 100, best STSb.dev-tuning checkpoint; 2026-11-25, an
 Intel Xeon @ 2.80GHz, the PPDB stage of README row 18; XLA:CPU compiles for
-the host CPU, so another CPU gives other digits; README rows 21-23):
+the host CPU, so another CPU gives other digits; README rows 22-23):
   seed 0 (step 800): STSb dev 71.98, STSb test 64.96, SICK train 61.64,
   STS12-15 mean 61.96, size-weighted 64.84
   (per year: STS12 51.90, STS13 51.42, STS14 67.41, STS15 69.78);
