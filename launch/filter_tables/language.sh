@@ -2,14 +2,15 @@
 # Every step of the filter tables for one language, from its NMT workdir:
 # inputs (prep.py), back-translations (beam 5, 5-best, --stop best_ended),
 # 3-gram LMs on the held-apart references, an Avg reference classifier on
-# the first file (refclf_LANG), scores, and the Avg sweeps of every grid,
+# the first file (refclf_LANG), scores, and the sweeps of every grid (Avg;
+# ENC=gran for GRAN's, which reuse every earlier step's output),
 # one process per file side by side; the cost grid is cost_news.sh's bounds
 # where the 0.1..1.0 one would keep no pairs (1-best 10 % quantile > 1).
 # Steps whose output exists are skipped.
-#   launch/filter_tables/language.sh LANG NMT_WORKDIR [FILE...]
+#   [ENC=avg|gran] launch/filter_tables/language.sh LANG NMT_WORKDIR [FILE...]
 #   (e.g. cs runs/nmt_cs; FILE... defaults to multi30k_LANG_en newstest_pool_LANG_en)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd); cd "${RUN_DIR:-$ROOT/runs/i11}"
-lang=$1; nmt=$(realpath "$2"); shift 2; P=${P:-paraflax}; PY=${PY:-python3}
+lang=$1; nmt=$(realpath "$2"); shift 2; P=${P:-paraflax}; PY=${PY:-python3}; enc=${ENC:-avg}
 step() { echo "== $lang $1 start $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"; }
 files=("$@"); [ ${#files[@]} -gt 0 ] || files=(multi30k_${lang}_en newstest_pool_${lang}_en)
 step prep
@@ -37,9 +38,9 @@ if r.get('rank', 0) == 0); sys.exit(c[len(c) // 10] <= 1.0)" $1.scored.jsonl
 step sweeps
 sweeps=(random length overlap overlap,bleu lm_ppl ref_prob)
 for f in "${files[@]}"; do
-  { P=$P bash $ROOT/launch/filter_tables/sweeps.sh $f avg "${sweeps[@]}"
-    if high_costs $f; then P=$P bash $ROOT/launch/filter_tables/cost_news.sh $f
-    else P=$P bash $ROOT/launch/filter_tables/sweeps.sh $f avg cost; fi; } &
+  { P=$P bash $ROOT/launch/filter_tables/sweeps.sh $f $enc "${sweeps[@]}"
+    if high_costs $f; then P=$P ENC=$enc bash $ROOT/launch/filter_tables/cost_news.sh $f
+    else P=$P bash $ROOT/launch/filter_tables/sweeps.sh $f $enc cost; fi; } &
 done
 wait
 step done

@@ -5,13 +5,12 @@ scores NAME.bt.jsonl never saw one of its ids: usage prep_heldapart.py NAME
 (multi30k_de_en, multi30k_fr_en or multi30k_cs_en)."""
 import sys
 
-import paraflax
+from prep import pairs, write
 
 FIRST, N = 15000, 10000  # prep.py: lines 1-10,000 back-translated, 10,001-15,000 the LM's
 name = sys.argv[1]
-ex = [e for e in paraflax.examples("bitext_" + name, "train")
-      if e["source"].strip() and e["target"].strip()]
+ex = pairs(name)
 part = ex[FIRST:FIRST + N]
-with open(f"{name}.clf.src", "w") as f: f.writelines(e["source"].replace("\n", " ") + "\n" for e in part)
-with open(f"{name}.clf.ref", "w") as f: f.writelines(e["target"].replace("\n", " ") + "\n" for e in part)
+write(f"{name}.clf.src", part, "source")
+write(f"{name}.clf.ref", part, "target")
 print(name, len(ex), "lines; classifier lines", FIRST + 1, "-", FIRST + len(part))

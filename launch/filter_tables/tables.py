@@ -46,13 +46,21 @@ def cell(name, f, enc="avg"):
   part = "" if len(done) + sum(p["status"].startswith("failed") for p in pts) == len(pts) else f" ({len(done)} of {len(pts)} run)"
   return f"{setting(b)}: {100*b['columns'][TEST]:.2f} / {100*b['columns'][STS]:.2f}{part}"
 
+def paired(names):
+  """The paper's Tables 5-7 shape: filter x {Avg, GRAN}, one column pair per file."""
+  out = ["| filter | " + " | ".join(f"{n} Avg | {n} GRAN" for n in names) + " |",
+         "|---|" + "---|---|" * len(names)]
+  for f in FILTERS:
+    out.append(f"| {f} | " + " | ".join(f"{cell(n, f)} | {cell(n, f, 'gran')}" for n in names) + " |")
+  return "\n".join(out)
+
 def combined(names):
   out = ["| filter | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
   for f in FILTERS:
     out.append(f"| {f} | " + " | ".join(cell(n, f) for n in names) + " |")
   return "\n".join(out)
 
-if sys.argv[1] == "--combined":
-  print(combined(sys.argv[2:])); sys.exit()
+if sys.argv[1] in ("--combined", "--paired"):
+  print((combined if sys.argv[1] == "--combined" else paired)(sys.argv[2:])); sys.exit()
 for name in sys.argv[1:]:
   print(f"\n{name}\n"); print(table(name))
