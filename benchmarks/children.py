@@ -43,21 +43,27 @@ def peak_rss_mib() -> float:
   return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
-def child_env(num_devices: int) -> dict[str, str]:
+def child_env(num_devices: int, platform: str = "cpu") -> dict[str, str]:
+  """The environment of a child on `num_devices` simulated CPU devices, or
+  on the devices of `platform` (jax's name: cuda, rocm, tpu) as they are."""
   env = dict(os.environ)
+  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # tf only reads data; quiet it
+  env["JAX_PLATFORMS"] = platform
+  if platform != "cpu":
+    return env
   flags = re.sub(COUNT_FLAG + r"=\S+", "", env.get("XLA_FLAGS", ""))
   env["XLA_FLAGS"] = f"{flags} {COUNT_FLAG}={num_devices}".strip()
   # Simulated devices are host devices; a visible GPU would be used instead.
-  env["JAX_PLATFORMS"] = "cpu"
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # tf only reads data; quiet it
   return env
 
 
 def run_child(argv: list[str], num_devices: int,
-              timeout: float | None = None) -> dict[str, Any]:
-  """Runs `python argv...` on `num_devices` simulated devices and returns
-  its result; raises ChildFailed, or subprocess.TimeoutExpired."""
-  proc = subprocess.run([sys.executable, *argv], env=child_env(num_devices),
+              timeout: float | None = None, platform: str = "cpu"
+              ) -> dict[str, Any]:
+  """Runs `python argv...` on `num_devices` devices (`child_env`) and
+  returns its result; raises ChildFailed, or subprocess.TimeoutExpired."""
+  proc = subprocess.run([sys.executable, *argv],
+                        env=child_env(num_devices, platform),
                         stdout=subprocess.PIPE, text=True, check=False,
                         timeout=timeout)
   lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]

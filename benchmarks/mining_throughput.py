@@ -43,6 +43,7 @@ _DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                "results", "mining_throughput.json")
 METHODS = ("ours", "faiss", "roofline_jax", "roofline_blas")
 _ROOFLINES = ("roofline_jax", "roofline_blas")
+_ON_JAX = ("ours", "roofline_jax")  # on --platform; the others on the CPU
 _MARGIN, _RETRIEVAL = "ratio", "max"
 _EMBEDDINGS = "random normal, seed 0"
 
@@ -57,7 +58,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
   parser.add_argument("--dim", type=int, default=512)
   parser.add_argument("--k", type=int, default=4)
   parser.add_argument("--devices", type=int, nargs="+", default=[1, 8],
-                      help="simulated CPU device counts for ours")
+                      help="device counts for ours (simulated on the CPU)")
+  parser.add_argument("--platform", default="cpu",
+                      help="jax platform of ours and roofline_jax: cpu "
+                      "(simulated devices), or cuda / tpu (the real ones, "
+                      "--devices of them); faiss and BLAS stay on the CPU")
   parser.add_argument("--methods", nargs="+", choices=METHODS,
                       default=list(METHODS))
   parser.add_argument("--block", type=int, default=None,
@@ -121,7 +126,8 @@ def _ours(x: np.ndarray, y: np.ndarray, k: int, block: int,
   times.append(time.perf_counter())
   return {"devices": mesh.size, "warmup_s": warmup,
           "compile_s": warmup[0] - warmup[1],
-          **_phases(times), "jax": jax.__version__}, np.stack(
+          **_phases(times), "jax": jax.__version__,
+          "device_kind": mesh.devices.flat[0].device_kind}, np.stack(
               [pairs.src, pairs.tgt], axis=1)
 
 
@@ -189,7 +195,8 @@ def _roofline(x: np.ndarray, y: np.ndarray, block: int, backend: str
 
     def product(q, c):
       return dot(q, c).block_until_ready()
-    versions = {"jax": jax.__version__}
+    versions = {"jax": jax.__version__,
+                "device_kind": jax.devices()[0].device_kind}
   else:
     x_tiles, y_tiles = _tiles(x, block), _tiles(y, block)
     outs = {}  # one output buffer per tile shape: no allocation when timed
@@ -260,7 +267,9 @@ def _run_child(args: argparse.Namespace, method: str, devices: int, n: int,
          "--k", str(args.k), "--block", str(args.block)]
   row = {"method": method, "devices": devices, "n": n}
   try:
-    return children.run_child(cmd, devices, timeout=args.max_seconds)
+    return children.run_child(
+        cmd, devices, timeout=args.max_seconds,
+        platform=args.platform if method in _ON_JAX else "cpu")
   except subprocess.TimeoutExpired:
     return {**row, "status": "timeout",
             "reason": f"stopped after --max-seconds {args.max_seconds:g}"}
@@ -369,7 +378,7 @@ def main(argv: list[str] | None = None) -> None:
       "date": time.strftime("%Y-%m-%d"),
       "embeddings": _EMBEDDINGS, "dim": args.dim, "k": args.k,
       "margin": _MARGIN, "retrieval": _RETRIEVAL, "block": args.block,
-      "max_seconds": args.max_seconds,
+      "max_seconds": args.max_seconds, "platform": args.platform,
       "roofline": "the one N x N x d float32 product as [block, d] x "
                   "[d, block] tiles, each waited for: jax einsum (1 device) "
                   "and numpy matmul (BLAS); the faster is the roofline",
@@ -396,13 +405,16 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{method} {devices} dev N={n}: {row['status']} "
               f"{row.get('total_s', 0):.2f} s", file=sys.stderr, flush=True)
         rows.append(row)
+        # After every child: a run stopped later keeps what it measured
+        # (the comparisons come once its size is done).
+        files.write_text_atomic(args.output, json.dumps(
+            {**report, "results": results + rows}, indent=2) + "\n")
       _agreement(rows, pair_files)
       _ratios(rows)
       results += rows
       _growth(results)
       # Others' jobs share the cores: their load shows in the times.
       report["load_average_after"] = os.getloadavg()
-      # After every size: a run stopped later keeps what it measured.
       files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
   print(_table(results))
   print(f"wrote {args.output}")
