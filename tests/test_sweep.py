@@ -175,6 +175,7 @@ def test_an_unknown_override_key_is_named(scored, tmp_path, capsys):
 def test_the_paper_grids_load_at_both_scales():
   for spec, n in (("length.py:gran", 14), ("cost.py:avg", 10),
                   ("overlap.py:gran,bleu", 10), ("random.py:avg", 3),
+                  ("overlap.py:avg,overlap_2,ranges", 15),
                   ("lm_ppl.py:gran", 11), ("ref_prob.py:avg", 10)):
     path = str(ROOT / "configs" / "sweeps" / spec)
     small = sweep_lib.points(config_lib.load(path))
@@ -188,16 +189,29 @@ def test_the_paper_grids_load_at_both_scales():
     assert paper[0].config.data.task == "backtranslated:x.jsonl"
 
 
+def _filters(spec: str) -> list[dict]:
+  path = str(ROOT / "configs" / "sweeps" / spec)
+  return [p.config.data.filter.to_dict()
+          for p in sweep_lib.points(config_lib.load(path))]
+
+
+def test_the_overlap_grid_takes_upper_bounds_too():
+  ranges = _filters("overlap.py:gran,bleu,ranges")
+  assert {f["score"] for f in ranges} == {"bleu"}
+  assert [(f["lo"], f["hi"]) for f in ranges][:5] == [
+      (0.0, 0.6), (0.0, 0.8), (0.0, 0.9), (0.0, 1.0), (0.2, 0.6)]
+  assert all(f["lo"] < f["hi"] for f in ranges)
+  assert {f["hi"] for f in _filters("overlap.py:avg")} == {1.0}
+  with pytest.raises(ValueError, match="then optionally ranges"):
+    _filters("overlap.py:avg,ranges,bleu")
+
+
 def test_the_lm_ppl_and_ref_prob_grids_bound_their_scores():
-  def filters(spec):
-    path = str(ROOT / "configs" / "sweeps" / spec)
-    return [p.config.data.filter.to_dict()
-            for p in sweep_lib.points(config_lib.load(path))]
-  ppl = filters("lm_ppl.py:avg")
+  ppl = _filters("lm_ppl.py:avg")
   assert [f["hi"] for f in ppl] == [10, 15, 20, 25, 30, 40, 50, 75, 100, 200,
                                     500]
   assert {(f["score"], f["lo"]) for f in ppl} == {("lm_ppl", 0.0)}
-  prob = filters("ref_prob.py:gran")
+  prob = _filters("ref_prob.py:gran")
   assert [f["lo"] for f in prob] == [k / 10 for k in range(10)]
   assert {(f["score"], f["hi"]) for f in prob} == {("ref_prob", 1.0)}
 
