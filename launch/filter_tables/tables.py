@@ -1,7 +1,11 @@
 """Markdown filter tables (the paper's shape) from sweeps/<name>/<score>_<enc>/results.json."""
 import json, os, sys
-FILTERS = ["random", "length", "cost", "overlap_1", "bleu", "lm_ppl", "ref_prob"]
-DIRS = {"overlap_1": "overlap"}  # sweeps.sh names overlap.py:avg (overlap_1) "overlap"
+FILTERS = ["random", "length", "cost", "overlap_1", "bleu", "lm_ppl", "ref_prob",
+           "overlap_1 ranges", "bleu ranges"]
+# sweeps.sh names overlap.py:avg (overlap_1) "overlap"; the ranges grids
+# (overlap.py:avg,SCORE,ranges) live in <SCORE>_ranges_<enc>.
+DIRS = {"overlap_1": "overlap", "overlap_1 ranges": "overlap_1_ranges",
+        "bleu ranges": "bleu_ranges"}
 TEST, STS = "sts_all/STSb.test/pearson", "sts_all/semeval_2012_2015/mean_pearson"
 
 def setting(p):
