@@ -65,8 +65,11 @@ def test_ties_take_lower_index_on_any_device_count():
                                 _brute_force(queries, corpus, 6)[1])
 
 
+@pytest.mark.parametrize("passes", [False, True])
 @pytest.mark.parametrize("n_ok", [320, 200, 130, 3])
-def test_tile_top_k_equals_lax_top_k_of_the_masked_tile(n_ok):
+def test_tile_top_k_equals_lax_top_k_of_the_masked_tile(n_ok, passes,
+                                                        monkeypatch):
+  monkeypatch.setattr(knn, "_passes_pay", lambda: passes)
   # Values rounded to one decimal tie often; the positions from n_ok on
   # hold the largest values, so any of them that is not masked shows.
   rng = np.random.default_rng(6)
@@ -80,6 +83,20 @@ def test_tile_top_k_equals_lax_top_k_of_the_masked_tile(n_ok):
        jax.lax.top_k(np.where(ok[:, None], s, -np.inf).T, 4))):
     np.testing.assert_array_equal(got[0][:n_ok], want[0][:n_ok])
     np.testing.assert_array_equal(got[1][:n_ok], want[1][:n_ok])
+
+
+@pytest.mark.parametrize("k", [1, 4, 8])
+def test_top_k_by_passes_equals_lax_top_k_with_ties_and_minus_inf(k):
+  # One decimal: many ties; whole rows and runs of -inf, as masks leave.
+  rng = np.random.default_rng(7)
+  x = np.round(rng.normal(size=(64, 40)), 1).astype(np.float32)
+  x[3] = -np.inf
+  x[5, 2:] = -np.inf
+  x[9, ::2] = -np.inf
+  got = jax.jit(lambda a: knn._top_k_by_passes(a, k))(x)
+  want = jax.lax.top_k(x, k)
+  np.testing.assert_array_equal(got[0], want[0])
+  np.testing.assert_array_equal(got[1], want[1])
 
 
 @pytest.mark.parametrize("num_devices", [1, 8])
