@@ -16,7 +16,9 @@ The config's own 6,000 steps, de (session 12, README "The config's own
 6,000 steps"): dev 14.20, newstest2013 12.66 after about 41 minutes on 2
 CPU cores (AMD EPYC); 13.01 after 4 minutes on an NVIDIA H100 (README "On
 a GPU"), where dev BLEU is flat from step 4,000; fr: dev 15.02 at step
-5,000, newstest2013 10.63 (32 minutes, same CPU).
+5,000, newstest2013 10.63 (32 minutes, same CPU); cs (session 13): dev
+8.96 at step 6,000, still rising, newstest2013 9.15 (about 33 minutes of
+training, same CPU).
 Measured on 2 CPU cores (2026-11-21) with the decoder of before issue 17
 (--config.model.input_feeding=false), runs cut at 2000 of 6000 steps
 (--config.train_steps=2000 --config.eval_every=500). Dev BLEU (first 500
