@@ -128,7 +128,13 @@ def _top_k_by_passes(x_AxW: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
 
 def _passes_pay() -> bool:
   """Whether each CPU device has more than one core to itself."""
-  return len(os.sched_getaffinity(0)) > len(jax.local_devices(backend="cpu"))
+  try:
+    devices = jax.local_devices(backend="cpu")
+  except RuntimeError:  # JAX_PLATFORMS without cpu: nothing lowers for it
+    return False
+  cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+           else os.cpu_count() or 1)  # macOS has no affinity
+  return cores > len(devices)
 
 
 def _top_k(x_AxW: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
