@@ -100,8 +100,8 @@ _COLUMN_GROUP = 32
 
 # On XLA:CPU `lax.top_k` runs each row on one thread; for a few k, k passes
 # of (maximum, first position holding it) are elementwise reductions that
-# use every core: the top 4 of [8192, 256] in 3.5 against 5.4 ms, of
-# [8192, 112] in 1.5 against 3.5 (2 idle AMD EPYC cores). Where devices
+# use every core: the top 4 of [8192, 256] in 2.1 against 5.4 ms, of
+# [8192, 112] in 1.0 against 3.6 (2 idle AMD EPYC cores). Where devices
 # outnumber cores (simulated ones), each `lax.top_k` already has a core and
 # the passes are only more work. Other platforms keep `lax.top_k`,
 # unmeasured there.
