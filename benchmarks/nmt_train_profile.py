@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from paraflax import files, losses
+from paraflax import files, host, losses
 from paraflax.models import nmt
 from paraflax.training import loop
 
@@ -109,6 +109,7 @@ def main() -> None:
   parser.add_argument("--output",
                       default="benchmarks/results/nmt_train_profile.json")
   args = parser.parse_args()
+  kept = host.keep_freed_memory()  # before jax starts, as `paraflax train`
   batch = make_batch(args.width)
   model = nmt.AttentionNMT(VOCAB, VOCAB, input_feeding=True)
   variants = {"float32": pieces(model, batch)}
@@ -134,6 +135,7 @@ def main() -> None:
   report = {"benchmark": "nmt_train_profile",
             "command": " ".join(["python"] + sys.argv),
             "width": args.width, "target_tokens": tokens,
+            "keep_freed_memory": kept,
             "load_average_1min": load, "jax": jax.__version__,
             "best_ms": {v: {p: min(t) for p, t in ps.items()}
                         for v, ps in found.items()},

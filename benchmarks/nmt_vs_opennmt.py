@@ -60,6 +60,7 @@ import jax.numpy as jnp
 import sacrebleu
 
 from paraflax import files
+from paraflax import host
 from paraflax.data import batching, bitext, paths, readers, tasks
 from paraflax.decoding import beam_search as bs
 from paraflax.models import nmt as nmt_model
@@ -415,6 +416,7 @@ def main() -> None:
   parser.add_argument("--output",
                       default="benchmarks/results/nmt_vs_opennmt.json")
   args = parser.parse_args()
+  kept = host.keep_freed_memory()  # before jax starts, as `paraflax train`
 
   # The cores are shared: the 1-minute load average at each phase says how
   # much (contention slows OpenNMT-py's torch threads far more than XLA).
@@ -454,6 +456,7 @@ def main() -> None:
       "model": config.model.to_dict(), "vocab_size": vocab,
       "train_pairs": len(data), "jax": jax.__version__,
       "backend": jax.default_backend(), "cpu_count": os.cpu_count(),
+      "keep_freed_memory": kept,
       "platform": platform.platform(), **onmt_versions(args.onmt_bin),
       "load_average_1min": dict(load, end=os.getloadavg()[0]), **found}
   files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")

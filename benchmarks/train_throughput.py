@@ -58,6 +58,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def _measure(num_devices: int, calls: int, model: str, groups: int
              ) -> dict[str, Any]:
   """Builds the recipe, jits its step as `loop.train` does, times it."""
+  from paraflax import host  # pylint: disable=g-import-not-at-top
+  kept = host.keep_freed_memory()  # before jax starts, as `paraflax train`
   # Imported here so that only the child, with XLA_FLAGS set, starts jax.
   import jax  # pylint: disable=g-import-not-at-top
   import jaxlib  # pylint: disable=g-import-not-at-top
@@ -115,6 +117,7 @@ def _measure(num_devices: int, calls: int, model: str, groups: int
   padded = batching.round_up(config.batch_size, mesh.size)
   return {
       "devices": mesh.size,
+      "keep_freed_memory": kept,
       "backend": jax.default_backend(),
       "model": config.model.name,
       "length_groups": config.length_groups,

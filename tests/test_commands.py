@@ -71,3 +71,11 @@ def test_help_prints_what_the_table_says(name):
   # so "%%" belongs in the one and would show doubled in the other.
   sub = cli._parser()._subparsers._group_actions[0].choices[name]  # pylint: disable=protected-access
   assert "%%" not in sub.format_help()
+
+
+def test_the_commands_that_train_or_mine_keep_freed_memory():
+  """Their XLA:CPU temporaries would page-fault afresh in every step
+  (`paraflax.host`); `test_mining_cli` checks that `prepare` runs."""
+  keep = {name for name, command in commands.COMMANDS.items()
+          if command.prepare == commands.KEEP_FREED_MEMORY}
+  assert keep == {"pipeline", "train", "sweep", "mine"}
