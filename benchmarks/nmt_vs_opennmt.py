@@ -59,8 +59,7 @@ import jax
 import jax.numpy as jnp
 import sacrebleu
 
-from paraflax import files
-from paraflax import host
+from paraflax import files, host
 from paraflax.data import batching, bitext, paths, readers, tasks
 from paraflax.decoding import beam_search as bs
 from paraflax.models import nmt as nmt_model
