@@ -104,6 +104,8 @@ def test_a_sweep_gives_one_row_per_point(straight):
     assert -1 <= row["selected"] <= 1 and row["checkpoint_step"] in (4, 8)
     assert -1 <= row["columns"]["test/STSb.test/pearson"] <= 1
     assert (straight / row["name"] / "best").is_dir()
+    # The states for resuming go once the point is finished.
+    assert not (straight / row["name"] / "checkpoints").exists()
   # Different data, different models.
   assert len({r["selected"] for r in rows}) == 3
   markdown = (straight / "results.md").read_text()
@@ -127,8 +129,13 @@ def test_a_killed_sweep_resumes_to_the_same_table(config, straight, tmp_path,
   assert (workdir / "filter-length-0-30" / sweep_lib.POINT_FILE).exists()
   assert not (workdir / "filter-overlap_1-0.5-1.0"
               / sweep_lib.POINT_FILE).exists()
+  # As if a kill had come between the record and the removal of the
+  # states for resuming: the rerun removes what is left.
+  left = workdir / "filter-length-0-30" / "checkpoints" / "8"
+  left.mkdir(parents=True)
   assert cli.main(_argv(config, workdir)) == 0
   assert "filter-length-0-30 finished before" in capsys.readouterr().out
+  assert not left.parent.exists()
   assert _table(workdir) == _table(straight)
 
 
