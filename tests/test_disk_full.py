@@ -10,19 +10,27 @@ import pytest
 
 from paraflax import cli
 from paraflax.mining import embeddings_io
+from tests.conftest import TINY
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _mount(target: pathlib.Path, size: str, *options: str) -> None:
+  mounted = subprocess.run(
+      ["mount", "-t", "tmpfs", "-o", ",".join((*options, f"size={size}")),
+       "tmpfs", str(target)], capture_output=True, text=True, check=False)
+  if mounted.returncode:
+    pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
 
 
 @pytest.fixture
 def small_disk(tmp_path):
+  """A 64-KiB tmpfs (the size may be changed by a remount)."""
   target = tmp_path / "small"
   target.mkdir()
   if os.geteuid() != 0:
     pytest.skip("mounting a tmpfs needs root")
-  mounted = subprocess.run(
-      ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(target)],
-      capture_output=True, text=True, check=False)
-  if mounted.returncode:
-    pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+  _mount(target, "64k")
   yield target
   subprocess.run(["umount", str(target)], check=False)
 
@@ -59,3 +67,19 @@ def test_mine_on_a_full_disk(small_disk, tmp_path, capsys):
   _check_message(capsys, "mine")
   assert not _temp_files(small_disk)
   assert not out.exists()
+
+
+def test_train_on_a_full_disk_then_resumed(small_disk, capsys):
+  # Room for the vocabulary and the config, not for the step-8 best
+  # checkpoint, which orbax (tensorstore) fails to write.
+  _mount(small_disk, "600k", "remount")
+  argv = ["train", "--config", str(ROOT / "configs" / "gran.py"),
+          "--workdir", str(small_disk / "w"), *TINY,
+          "--config.train_steps=16", "--config.eval_every=8"]
+  assert cli.main(argv) == cli.EXIT_BAD_INPUT
+  last = capsys.readouterr().err.strip().splitlines()[-1]
+  assert last.startswith(f"paraflax train: error: {small_disk / 'w'}/")
+  assert "No space left on device. Fix: the disk is full" in last
+  _mount(small_disk, "64m", "remount")  # space freed
+  assert cli.main(argv) == 0
+  assert (small_disk / "w" / "best").is_dir()

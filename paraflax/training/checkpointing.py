@@ -12,10 +12,12 @@ into the state of an uninterrupted run.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -26,6 +28,22 @@ from paraflax import faults
 from paraflax.errors import NoCheckpointError
 
 LATEST, BEST = "checkpoints", "best"
+# Tensorstore, under orbax, reports a failed write as a ValueError with the
+# OS error in its text; as an OSError it gets the command line's message and
+# fix (a full disk: free space, rerun, the run resumes).
+_OS_ERROR_CODE = re.compile(r"\[os_error_code='(\d+)'\]")
+
+
+@contextlib.contextmanager
+def _os_errors(folder: str) -> Iterator[None]:
+  try:
+    yield
+  except ValueError as e:
+    found = _OS_ERROR_CODE.search(str(e))
+    if found is None:
+      raise
+    code = int(found.group(1))
+    raise OSError(code, os.strerror(code), folder) from e
 
 
 def _manager(workdir: str, kind: str, *, keep: int = 1,
@@ -47,6 +65,7 @@ class Checkpoints:
   """Saving and restoring the train state of one run."""
 
   def __init__(self, workdir: str, keep: int, best_metric: str | None):
+    self.workdir = workdir
     self.latest = _manager(workdir, LATEST, keep=keep)
     self.best = _manager(workdir, BEST, best_metric=best_metric) \
         if best_metric else None
@@ -70,21 +89,24 @@ class Checkpoints:
         abstract_state))
 
   def save(self, step: int, state: Any) -> None:
-    self.latest.save(step, args=ocp.args.StandardSave(state), force=True)
+    with _os_errors(os.path.join(self.workdir, LATEST)):
+      self.latest.save(step, args=ocp.args.StandardSave(state), force=True)
     faults.moment("checkpoint.saved")
 
   def save_if_best(self, step: int, state: Any, metrics: dict[str, float]
                    ) -> None:
     if self.best is not None and self.best_metric in metrics:
-      self.best.save(step, args=ocp.args.StandardSave(state), force=True,
-                     metrics={self.best_metric: float(
-                         metrics[self.best_metric])})
+      with _os_errors(os.path.join(self.workdir, BEST)):
+        self.best.save(step, args=ocp.args.StandardSave(state), force=True,
+                       metrics={self.best_metric: float(
+                           metrics[self.best_metric])})
       faults.moment("best.saved")
 
   def close(self) -> None:
-    for manager in (self.latest, self.best):
+    for kind, manager in ((LATEST, self.latest), (BEST, self.best)):
       if manager is not None:
-        manager.wait_until_finished()
+        with _os_errors(os.path.join(self.workdir, kind)):
+          manager.wait_until_finished()
         manager.close()
 
 
