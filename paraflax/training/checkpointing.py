@@ -35,7 +35,7 @@ _OS_ERROR_CODE = re.compile(r"\[os_error_code='(\d+)'\]")
 
 
 @contextlib.contextmanager
-def _os_errors(folder: str) -> Iterator[None]:
+def _os_errors(folder: str | os.PathLike) -> Iterator[None]:
   try:
     yield
   except ValueError as e:
@@ -43,7 +43,7 @@ def _os_errors(folder: str) -> Iterator[None]:
     if found is None:
       raise
     code = int(found.group(1))
-    raise OSError(code, os.strerror(code), folder) from e
+    raise OSError(code, os.strerror(code), str(folder)) from e
 
 
 def _manager(workdir: str, kind: str, *, keep: int = 1,
@@ -65,7 +65,6 @@ class Checkpoints:
   """Saving and restoring the train state of one run."""
 
   def __init__(self, workdir: str, keep: int, best_metric: str | None):
-    self.workdir = workdir
     self.latest = _manager(workdir, LATEST, keep=keep)
     self.best = _manager(workdir, BEST, best_metric=best_metric) \
         if best_metric else None
@@ -89,23 +88,23 @@ class Checkpoints:
         abstract_state))
 
   def save(self, step: int, state: Any) -> None:
-    with _os_errors(os.path.join(self.workdir, LATEST)):
+    with _os_errors(self.latest.directory):
       self.latest.save(step, args=ocp.args.StandardSave(state), force=True)
     faults.moment("checkpoint.saved")
 
   def save_if_best(self, step: int, state: Any, metrics: dict[str, float]
                    ) -> None:
     if self.best is not None and self.best_metric in metrics:
-      with _os_errors(os.path.join(self.workdir, BEST)):
+      with _os_errors(self.best.directory):
         self.best.save(step, args=ocp.args.StandardSave(state), force=True,
                        metrics={self.best_metric: float(
                            metrics[self.best_metric])})
       faults.moment("best.saved")
 
   def close(self) -> None:
-    for kind, manager in ((LATEST, self.latest), (BEST, self.best)):
+    for manager in (self.latest, self.best):
       if manager is not None:
-        with _os_errors(os.path.join(self.workdir, kind)):
+        with _os_errors(manager.directory):
           manager.wait_until_finished()
         manager.close()
 
