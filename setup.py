@@ -7,6 +7,9 @@ setuptools.setup(
     description="Back-translated paraphrases, bilingual sentence embeddings and "
     "margin-based mining in JAX/Flax.",
     packages=setuptools.find_packages(include=["paraflax", "paraflax.*"]),
+    # The mining kernel's source: built on the user's machine at first use
+    # (paraflax/mining/native.py).
+    package_data={"paraflax.mining": ["tile_top_k.cc"]},
     python_requires=">=3.11,<3.12",
     # Ranges that install together on Python 3.11 (../shared/ENVIRONMENT.md);
     # constraints.txt pins the exact set CI uses.

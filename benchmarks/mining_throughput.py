@@ -99,7 +99,7 @@ def _ours(x: np.ndarray, y: np.ndarray, k: int, block: int,
           num_devices: int) -> tuple[Result, np.ndarray]:
   # Imported here so that only this child, with XLA_FLAGS set, starts jax.
   import jax  # pylint: disable=g-import-not-at-top
-  from paraflax.mining import knn, margin  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import knn, margin, native  # pylint: disable=g-import-not-at-top
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
 
   mesh = partitioning.make_mesh(num_devices)
@@ -127,6 +127,9 @@ def _ours(x: np.ndarray, y: np.ndarray, k: int, block: int,
   return {"devices": mesh.size, "warmup_s": warmup,
           "compile_s": warmup[0] - warmup[1],
           **_phases(times), "jax": jax.__version__,
+          # The tiles' top-k by our kernel, or by XLA's ops where it is not
+          # built (PARAFLAX_NATIVE_CACHE=off); a first build is in compile_s.
+          "native_kernel": native.available(),
           "device_kind": mesh.devices.flat[0].device_kind}, np.stack(
               [pairs.src, pairs.tgt], axis=1)
 

@@ -9,7 +9,9 @@ rows x 7168 corpus rows), seeded random-normal embeddings.
 Pieces: the product (normalise the corpus block, [Q, d] x [d, C]); the
 rows' top-k (`knn.row_top_k`) and the columns' top-k (`knn.column_top_k`)
 of a finished tile; the step (all three in one jit, as the search's scan
-step runs them); then per query block (7 tiles at 50k): the search of the
+step ran them before the kernel); where our kernel is built, both top-k by
+it (`native.both_top_k`, no floor: as a query block's first tile) and the
+step with it (as the CPU search runs it); then per query block (7 tiles at 50k): the search of the
 block against the whole corpus, the fetch of its results to the host, and
 the host merge of its columns into the running top-k (`merge_columns`).
 Each time is the fastest of --repeats, wall and process CPU (both threads);
@@ -49,7 +51,7 @@ def profile(dim: int, rows: int, query_block: int, repeats: int
   import numpy as np  # pylint: disable=g-import-not-at-top
   from jax import lax  # pylint: disable=g-import-not-at-top
   from paraflax import vectors  # pylint: disable=g-import-not-at-top
-  from paraflax.mining import knn  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import knn, native  # pylint: disable=g-import-not-at-top
 
   rng = np.random.default_rng(0)
   x = rng.standard_normal((query_block, dim), dtype=np.float32)
@@ -77,6 +79,15 @@ def profile(dim: int, rows: int, query_block: int, repeats: int
            "row_top_k": _best(lambda: row(tile), repeats),
            "column_top_k": _best(lambda: col(tile), repeats),
            "step": _best(lambda: both(q, c), repeats)}
+  if native.available():  # both top-k by our kernel, as the CPU search
+    no_floor = jnp.full((query_block,), -jnp.inf, jnp.float32)
+    cores = len(os.sched_getaffinity(0))
+    kernel = lambda s: native.both_top_k(s, n_ok, n_ok, no_floor, _K, _K,
+                                         workers=cores)
+    by_kernel, step_by_kernel = jax.jit(kernel), jax.jit(
+        lambda q, c: kernel(product(q, c)))
+    times["kernel_top_k"] = _best(lambda: by_kernel(tile), repeats)
+    times["step_kernel"] = _best(lambda: step_by_kernel(q, c), repeats)
   # One query block against the whole corpus, as `both_ways_blocks` runs it,
   # and what the host does with its results.
   times["block_search"] = _best(

@@ -99,17 +99,19 @@ def train_bilingual(workdir) -> int:
 
 
 def pytest_configure(config):
-  """One compilation cache and one sentencepiece cache for the whole run,
-  empty at its start and never the user's: pytest-xdist's workers and the
-  subprocesses tests start inherit the folders, so a program compiled (a
-  subword model trained) once serves every later test in every process. An
-  explicit PARAFLAX_COMPILATION_CACHE or PARAFLAX_SENTENCEPIECE_CACHE
-  (`off`, a folder) stands."""
+  """One compilation cache, one sentencepiece cache and one cache of the
+  mining kernel for the whole run, empty at its start and never the user's:
+  pytest-xdist's workers and the subprocesses tests start inherit the
+  folders, so a program compiled (a subword model trained) once serves
+  every later test in every process. An explicit PARAFLAX_COMPILATION_CACHE,
+  PARAFLAX_SENTENCEPIECE_CACHE or PARAFLAX_NATIVE_CACHE (`off`, a folder)
+  stands."""
   from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
   from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import native  # pylint: disable=g-import-not-at-top
   if hasattr(config, "workerinput"):
     return  # a worker: the controller has set them
-  for env in (compile_cache.ENV, sentencepiece_vocab.ENV):
+  for env in (compile_cache.ENV, sentencepiece_vocab.ENV, native.ENV):
     if env not in os.environ:
       folder = tempfile.mkdtemp(prefix=f"{env.lower()}-")
       os.environ[env] = folder

@@ -29,6 +29,7 @@ from jax.sharding import Mesh, PartitionSpec as P
 
 from paraflax import errors
 from paraflax import vectors
+from paraflax.mining import native
 from paraflax.training import distributed
 from paraflax.training import partitioning
 
@@ -126,15 +127,21 @@ def _top_k_by_passes(x_AxW: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
   return jnp.stack(tops, axis=1), jnp.stack(positions, axis=1)
 
 
-def _passes_pay() -> bool:
-  """Whether each CPU device has more than one core to itself."""
+def _cores_and_cpu_devices() -> tuple[int, int]:
+  """This process's cores and its CPU devices (0 without a CPU backend)."""
   try:
-    devices = jax.local_devices(backend="cpu")
+    devices = len(jax.local_devices(backend="cpu"))
   except RuntimeError:  # JAX_PLATFORMS without cpu: nothing lowers for it
-    return False
+    devices = 0
   cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
            else os.cpu_count() or 1)  # macOS has no affinity
-  return cores > len(devices)
+  return cores, devices
+
+
+def _passes_pay() -> bool:
+  """Whether each CPU device has more than one core to itself."""
+  cores, devices = _cores_and_cpu_devices()
+  return 0 < devices < cores
 
 
 def _top_k(x_AxW: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
@@ -209,6 +216,34 @@ def column_top_k(s_QxC: jax.Array, n_ok: jax.Array, k: int
       group_CxK, s_GxMxC[group_CxK, :, jnp.arange(cols)[:, None]], n_ok)
 
 
+def _tile_top_k(s_QxC: jax.Array, n_ok: jax.Array, q_ok: jax.Array | None,
+                floor_Q: jax.Array, row_k: int, col_k: int
+                ) -> tuple[tuple[jax.Array, jax.Array],
+                           tuple[jax.Array, jax.Array] | None]:
+  """`row_top_k(s_QxC, n_ok, row_k)` and, with q_ok, `column_top_k(s_QxC,
+  q_ok, col_k)`; on the CPU by `native.both_top_k` where it is built, whose
+  rows leave out (as -inf) what is not above floor_Q, the running k-th
+  similarity that such an element could not pass anyway."""
+
+  def by_ops(s_QxC):
+    rows = tuple(row_top_k(s_QxC, n_ok, row_k))
+    return rows, (None if q_ok is None
+                  else tuple(column_top_k(s_QxC, q_ok, col_k)))
+
+  # Not built where jax runs on an accelerator: nothing would call it.
+  if jax.default_backend() != "cpu" or not native.available():
+    return by_ops(s_QxC)
+
+  def by_kernel(s_QxC):
+    cores, devices = _cores_and_cpu_devices()
+    top, pos, col_top, col_pos = native.both_top_k(
+        s_QxC, n_ok, 0 if q_ok is None else q_ok, floor_Q, row_k,
+        1 if q_ok is None else col_k, workers=max(1, cores // devices))
+    return (top, pos), None if q_ok is None else (col_top, col_pos)
+
+  return lax.platform_dependent(s_QxC, cpu=by_kernel, default=by_ops)
+
+
 def _tile_rows(rows: int, k: int) -> int:
   """`rows` rounded up to a multiple of _GROUP where grouping pays."""
   return _ceil_div(rows, _GROUP) * _GROUP if rows >= _GROUP * k else rows
@@ -248,15 +283,13 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
                           precision=lax.Precision.HIGHEST)
     idx_C = shard_start + b * block + jnp.arange(block, dtype=jnp.int32)
     # Padding rows can never be chosen: every real similarity is finite.
-    block_top, block_pos = row_top_k(sims_QxC, n_valid - idx_C[0],
-                                     min(k, block))
+    (block_top, block_pos), columns = _tile_top_k(
+        sims_QxC, n_valid - idx_C[0], q_valid, top_QxK[:, -1], min(k, block),
+        col_k)
     # The running top-k comes first: its indices are lower, so it wins ties.
     merged_top = jnp.concatenate([top_QxK, block_top], axis=1)
     merged_idx = jnp.concatenate([idx_QxK, idx_C[block_pos]], axis=1)
     top_QxK, pos_QxK = lax.top_k(merged_top, k)
-    columns = None
-    if q_valid is not None:
-      columns = column_top_k(sims_QxC, q_valid, col_k)
     return (top_QxK, jnp.take_along_axis(merged_idx, pos_QxK, axis=1)), columns
 
   # The carry differs per device from the first step on.
@@ -442,12 +475,15 @@ Neighbours = tuple[np.ndarray, np.ndarray]  # `knn`'s similarities, indices
 # the column top-k of the x blocks in block order. The N x N x d product is
 # computed once instead of twice.
 #
-# XLA on every platform, CPU included: a numpy path (np.matmul on float32
-# tiles, np.argpartition top-k) measured no faster here (2 shared cores,
-# OpenBLAS 0.3.31, load 4-11): the 8192 x 8192 x 256 tile product at 49-61
-# GFLOP/s (XLA) vs 55-61 (BLAS), 4096 x 4096 x 256 at 131 vs 95; and the top-k
-# of a 4096 x 4096 tile took 11 ms (rows) + 18 ms (columns) grouped on XLA vs
-# 32 + 162 ms with argpartition (columns through a transposed copy).
+# The product is XLA's on every platform, CPU included: a numpy path
+# (np.matmul on float32 tiles, np.argpartition top-k) measured no faster
+# here (2 shared cores, OpenBLAS 0.3.31, load 4-11): the 8192 x 8192 x 256
+# tile product at 49-61 GFLOP/s (XLA) vs 55-61 (BLAS), 4096 x 4096 x 256 at
+# 131 vs 95; and the top-k of a 4096 x 4096 tile took 11 ms (rows) + 18 ms
+# (columns) grouped on XLA vs 32 + 162 ms with argpartition (columns through
+# a transposed copy). On the CPU both top-k come from one read of the tile
+# by our kernel (`native`) where it builds: 16 against 36 ms for an
+# [8192, 7168] tile (2 idle AMD EPYC cores).
 
 BothWaysBlock = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
