@@ -482,7 +482,7 @@ Neighbours = tuple[np.ndarray, np.ndarray]  # `knn`'s similarities, indices
 # 131 vs 95; and the top-k of a 4096 x 4096 tile took 11 ms (rows) + 18 ms
 # (columns) grouped on XLA vs 32 + 162 ms with argpartition (columns through
 # a transposed copy). On the CPU both top-k come from one read of the tile
-# by our kernel (`native`) where it builds: 16 against 36 ms for an
+# by our kernel (`native`) where it builds: 12 against 37 ms for an
 # [8192, 7168] tile (2 idle AMD EPYC cores).
 
 BothWaysBlock = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]

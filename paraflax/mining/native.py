@@ -4,8 +4,9 @@
 where XLA:CPU reads it once per reduction and runs each top-k and gather as
 an op of its own (`knn.row_top_k`, `knn.column_top_k`): for an [8192,
 7168] tile at d = 256 those took 37 ms beside a 66-ms product, the kernel
-12 (benchmarks/README.md, "Both top-k by a kernel of our own"). It is built from its source with the host's C++ compiler on
-first use, like a compiled program in `compile_cache`: into
+12 (benchmarks/README.md, "Both top-k by a kernel of our own"). It is
+built from its source with the host's C++ compiler on first use, like a
+compiled program in `compile_cache`: into
 `PARAFLAX_NATIVE_CACHE` (default `~/.cache/paraflax/native`, `off`: never
 built), one file per source, jaxlib and CPU, written whole or not at all.
 Where it cannot be built (no compiler, the cache off or read-only) the
