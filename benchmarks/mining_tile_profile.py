@@ -11,9 +11,10 @@ rows' top-k (`knn.row_top_k`) and the columns' top-k (`knn.column_top_k`)
 of a finished tile; the step (all three in one jit, as the search's scan
 step ran them before the kernel); where our kernel is built, both top-k by
 it (`native.both_top_k`, no floor: as a query block's first tile) and the
-step with it (as the CPU search runs it); then per query block (7 tiles at 50k): the search of the
-block against the whole corpus, the fetch of its results to the host, and
-the host merge of its columns into the running top-k (`merge_columns`).
+step with it (as the CPU search runs it); then per query block (7 tiles
+at 50k): the search of the block against the whole corpus, the fetch of
+its results to the host, and the host merge of its columns into the
+running top-k (`merge_columns`).
 Each time is the fastest of --repeats, wall and process CPU (both threads);
 the cores may be shared, so the load average is recorded.
 """

@@ -15,8 +15,8 @@
 // not above its `floor` (the k-th of the search's running top-k, which they
 // could not pass) count as -inf too: later tiles then insert almost none.
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <limits>
@@ -120,7 +120,8 @@ inline bool Hit(const float* __restrict x, const float* __restrict ckth,
 #endif
 }
 
-// One list per row and per column, with the k-th value of each apart.
+// What a row's scan writes to: its own list and floor, and its worker's
+// column lists.
 struct Lists {
   float* rtop;
   int32_t* rpos;
