@@ -134,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
             "command": " ".join(["python", *sys.argv]),
             "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
             "keep_freed_memory": kept, "k": _K, "rows": args.rows,
+            # The kernel is built by this compiler command (flags included).
+            "cxx": os.environ.get("CXX", "c++"),
             "load_average": os.getloadavg(),
             "runs": [profile(d, args.rows, args.block, args.repeats)
                      for d in args.dims]}

@@ -2,6 +2,9 @@
 XLA ops it replaces, and the search without it where it cannot be built."""
 import logging
 import os
+import platform
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -76,6 +79,27 @@ def test_rows_leave_out_what_the_floor_stops(workers):
   want_col = jax.lax.top_k(s.T, 4)
   np.testing.assert_array_equal(col_top, want_col[0])
   np.testing.assert_array_equal(col_pos, want_col[1])
+
+
+# XLA keeps the first kernel a process registers: the other instruction
+# sets' builds (the compiler told to leave out what this host has) are
+# checked in a process each, on the cases above.
+_X86 = platform.machine().lower() in ("x86_64", "amd64")
+
+
+@pytest.mark.skipif(not _X86, reason="x86 instruction-set flags")
+@pytest.mark.parametrize("leave_out", ["-mno-avx512f",  # AVX2's compares
+                                       "-mno-avx2 -mno-avx512f"])  # portable
+def test_other_instruction_sets_give_the_same(leave_out, tmp_path):
+  compiler = os.environ.get("CXX", "c++")
+  env = dict(os.environ, CXX=f"{compiler} {leave_out}",
+             **{native.ENV: str(tmp_path)})
+  done = subprocess.run(
+      [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+       "-n", "0", __file__, "-k", "equals_lax_top_k or floor_stops"],
+      env=env, capture_output=True, text=True, check=False)
+  assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+  assert len(os.listdir(tmp_path)) == 1, "the variant was not built"
 
 
 @pytest.fixture
