@@ -153,6 +153,17 @@ def test_built_once_whole_into_the_cache(fresh_build):
   assert os.stat(fresh_build / built[0]).st_mtime_ns == stamp
 
 
+def test_a_build_removes_what_killed_builds_left(fresh_build):
+  orphan, running = (fresh_build / f"tile_top_k-x{i}.so.tmp" for i in (1, 2))
+  orphan.write_bytes(b"half")
+  running.write_bytes(b"half")
+  hours_ago = os.stat(orphan).st_mtime - 2 * 3600
+  os.utime(orphan, (hours_ago, hours_ago))
+  assert native.available()
+  assert not orphan.exists()
+  assert running.exists()  # another process may be building it now
+
+
 def test_without_a_compiler_the_search_warns_and_keeps_xla(
     fresh_build, monkeypatch, caplog):
   monkeypatch.setenv("CXX", "false")  # a compiler that always fails
