@@ -60,7 +60,8 @@ def get_config():
   c.loss.scramble = 0.3
   # The paper's 0.4 (configs/paraphrase.py) trails from the PPDB vectors:
   # best STSb dev 72.05 / 72.50 (seeds 0 / 1) at 0.8 against 70.49 /
-  # 70.34 at 0.4 and 71.15 / 71.92 at 0.6 (README rows 21-25).
+  # 70.34 at 0.4 and 71.15 / 71.92 at 0.6 (README rows 21-25); 1.0 ties
+  # it (two-seed means 72.03 and 72.01 on an AMD EPYC, rows 26-29).
   c.loss.margin = 0.8
   # PPDB's one-word pairs as 5 % of the examples, drawn by rate (issue 14;
   # README, "Learning per minute"): STSb dev 70.38 (step 800) against 70.12
