@@ -296,8 +296,12 @@ CHANGED["gran"] = (("data", "task", ""),
 # Issue 14: how many length groups an encoder step sorts its sentences
 # into; the same numbers, so a workdir of before resumes with the new value.
 LENGTH_GROUPS = {"gran": 8, "lstmavg": 8}
-# Issue 14: the quick-start GRAN trains twice as long.
-TRAIN_STEPS = {"gran": 960}
+# Issue 14: the quick-start GRAN trains longer (960 updates of 100 pairs
+# until session 17, 1,280 of 50 since).
+TRAIN_STEPS = {"gran": 1280}
+# Session 17: its batches of 50, evaluated every 320 updates (README rows
+# 30-31); keys at the config's top, named so by `check_same_experiment`.
+TOP_LEVEL = {"gran": (("batch_size", 50), ("eval_every", 320))}
 # Issue 14: NMT outputs stop at 1.5 x the source's subwords + 10; a workdir
 # of before decodes without (0) and may change it on resume.
 OUTPUT_RATIO = {name: 1.5 for name in ("nmt:cs", "nmt:de", "nmt:fr")}
@@ -313,6 +317,9 @@ def test_the_experiments_are_unchanged(name, tmp_path):
   for block, key, now in CHANGED.get(name, ()):
     assert config[block][key] == now and then[block][key] != now
     then[block][key] = now
+  for key, now in TOP_LEVEL.get(name, ()):
+    assert config[key] == now and then[key] != now
+    then[key] = now
   if name in TRAIN_STEPS:
     assert config.train_steps == TRAIN_STEPS[name] != then["train_steps"]
     config.train_steps = then["train_steps"]  # may change on resume
@@ -327,11 +334,15 @@ def test_the_experiments_are_unchanged(name, tmp_path):
   assert _typed(config.to_dict()) == _typed(then)
   (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(BEFORE[name]))
   if name in CHANGED:
-    blocks = ", ".join(sorted({block for block, _, _ in CHANGED[name]}))
-    with pytest.raises(errors.ConfigError, match=f"differs in: {blocks}"):
+    keys = ", ".join(sorted({block for block, _, _ in CHANGED[name]} |
+                            {key for key, _ in TOP_LEVEL.get(name, ())}))
+    with pytest.raises(errors.ConfigError, match=f"differs in: {keys}"):
       workdir.check_same_experiment(str(tmp_path), config)
+    before = workdir.upgrade(BEFORE[name])
     for block, key, _ in CHANGED[name]:
-      config[block][key] = workdir.upgrade(BEFORE[name])[block][key]
+      config[block][key] = before[block][key]
+    for key, _ in TOP_LEVEL.get(name, ()):
+      config[key] = before[key]
   workdir.check_same_experiment(str(tmp_path), config)  # resumes
   assert (json.loads(workdir.read_config(str(tmp_path)).to_json())
           == json.loads(config.to_json()))
@@ -342,6 +353,8 @@ def test_the_family_file_is_the_named_experiment():
     family = config_lib.load(_spec(f"paraphrase:{encoder}"))
     for block, key, now in CHANGED.get(encoder, ()):
       family[block][key] = now
+    for key, now in TOP_LEVEL.get(encoder, ()):
+      family[key] = now
     family.train_steps = TRAIN_STEPS.get(encoder, family.train_steps)
     assert family == config_lib.load(_spec(encoder))
 
