@@ -26,7 +26,6 @@ import logging
 import os
 import pathlib
 import platform
-import time
 
 import jax
 from jax._src import compilation_cache
@@ -43,7 +42,6 @@ MAX_BYTES = 2 << 30  # least recently used entries go beyond this
 _SUFFIX = "-cache"  # the name jax's own cache gives an entry
 _HEADER = b"paraflax-xla1"  # then the entry's length: a cut entry reads short
 _LENGTH_BYTES = 8
-_STALE_SECONDS = 3600  # a temporary file this old was left by a killed run
 
 
 def directory() -> str | None:
@@ -148,16 +146,15 @@ class FileCache(compilation_cache_interface.CacheInterface):
   def _evict(self) -> None:
     """Oldest entries go until the folder is under the cap; a temporary file
     that a killed run left goes after an hour."""
+    files.remove_stale_temporaries(self._path)
     entries, total = [], 0
-    for file in self._path.iterdir():
+    for file in self._path.glob(f"*{_SUFFIX}"):
+      if file.name.startswith(".tmp-"):  # being written by another run
+        continue
       with contextlib.suppress(FileNotFoundError):  # another run evicted it
         stat = file.stat()
-        if file.name.startswith(".tmp-"):  # files.atomic_output's
-          if time.time() - stat.st_mtime > _STALE_SECONDS:
-            file.unlink()
-        elif file.name.endswith(_SUFFIX):
-          entries.append((stat.st_mtime, stat.st_size, file))
-          total += stat.st_size
+        entries.append((stat.st_mtime, stat.st_size, file))
+        total += stat.st_size
     for _, size, file in sorted(entries):
       if total <= self._max_bytes:
         break

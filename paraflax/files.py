@@ -15,6 +15,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
@@ -50,6 +51,20 @@ def atomic_output(path: str | os.PathLike, mode: str = "wb", *,
       os.remove(tmp)
     raise
   faults.moment(f"{moment}.renamed")
+
+
+STALE_SECONDS = 3600  # a temporary file this old was left by a killed run
+
+
+def remove_stale_temporaries(folder: str | os.PathLike) -> None:
+  """Removes the `.tmp-` files (`atomic_output`'s, and those named like
+  them) that runs killed before their rename left in `folder`."""
+  for name in os.listdir(folder):
+    if name.startswith(".tmp-"):
+      path = os.path.join(folder, name)
+      with contextlib.suppress(FileNotFoundError):  # another run removed it
+        if time.time() - os.stat(path).st_mtime > STALE_SECONDS:
+          os.remove(path)
 
 
 def _umask() -> int:

@@ -154,7 +154,7 @@ def test_built_once_whole_into_the_cache(fresh_build):
 
 
 def test_a_build_removes_what_killed_builds_left(fresh_build):
-  orphan, running = (fresh_build / f"tile_top_k-x{i}.so.tmp" for i in (1, 2))
+  orphan, running = (fresh_build / f".tmp-x{i}.so" for i in (1, 2))
   orphan.write_bytes(b"half")
   running.write_bytes(b"half")
   hours_ago = os.stat(orphan).st_mtime - 2 * 3600

@@ -7,14 +7,14 @@
 ROOT=$(cd "$(dirname "$0")/../.." && pwd); cd "${RUN_DIR:-$ROOT/runs/i11}"
 name=$1; enc=$2; shift 2; P=${P:-paraflax}; LANES=${LANES:-1}; mkdir -p sweeps/$name
 
+score() { local s=${1#*,}; [ "$s" = "$1" ] || echo $s; }  # GRID's part after its file, if any
+workdir() { local s=$(score $1); s=${s:-$1}; echo sweeps/$name/${s//,/_}_$enc; }
 sweep() {  # GRID LOG [ARG...]: the grid's sweep, output appended to LOG
   local g=$1 log=$2; shift 2
-  local file=${g%%,*} score=${g#*,}; [ "$score" = "$g" ] && score=$file
-  local arg=$enc; [ "$score" != "$file" ] && arg="$enc,$score"
-  $P sweep --config $ROOT/configs/sweeps/$file.py:$arg --workdir $(workdir $g) \
+  local s=$(score $g)
+  $P sweep --config $ROOT/configs/sweeps/${g%%,*}.py:$enc${s:+,$s} --workdir $(workdir $g) \
     --config.scored=$name.scored.jsonl "$@" >> $log 2>&1
 }
-workdir() { local score=${1#*,}; [ "$score" = "$1" ] && score=$1; echo sweeps/$name/${score//,/_}_$enc; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 if [ "$LANES" -gt 1 ]; then

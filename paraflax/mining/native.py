@@ -22,7 +22,6 @@ import os
 import shlex
 import subprocess
 import tempfile
-import time
 
 import jax
 import jax.numpy as jnp
@@ -55,29 +54,15 @@ def _library_path(folder: str, source: bytes) -> str:
   return os.path.join(folder, f"tile_top_k-{key}.so")
 
 
-_ORPHAN_S = 3600  # a build takes seconds: an older temporary file is orphaned
-
-
-def _remove_orphans(folder: str) -> None:
-  """Removes the temporary files of builds killed before their rename."""
-  cutoff = time.time() - _ORPHAN_S
-  for name in os.listdir(folder):
-    path = os.path.join(folder, name)
-    try:
-      if name.endswith(".so.tmp") and os.stat(path).st_mtime < cutoff:
-        os.remove(path)
-    except OSError:  # removed by another process meanwhile
-      pass
-
-
 def _build(target: str) -> None:
   """Compiles the kernel into `target`, renamed into place whole."""
   folder = os.path.dirname(target)
   os.makedirs(folder, exist_ok=True)
-  _remove_orphans(folder)
+  files.remove_stale_temporaries(folder)
   errors = []
   for flags in _FLAGS:
-    fd, temporary = tempfile.mkstemp(suffix=".so.tmp", dir=folder)
+    fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".so",
+                                     dir=folder)
     os.close(fd)
     command = [*_compiler(), *flags, *_COMMON, f"-I{jax.ffi.include_dir()}",
                _SOURCE, "-o", temporary]
