@@ -129,10 +129,15 @@ class FileCache(compilation_cache_interface.CacheInterface):
       self.hits += 1
     return value
 
+  def _entries(self) -> list[pathlib.Path]:
+    """The entries' files, without those other runs are writing now."""
+    return sorted(f for f in self._path.glob(f"*{_SUFFIX}")
+                  if not f.name.startswith(".tmp-"))
+
   def values(self) -> list[bytes]:
     """What jax stored in each whole entry (the compiled program and its
     compile time), without marking them used."""
-    found = (_read_whole(f) for f in sorted(self._path.glob(f"*{_SUFFIX}")))
+    found = (_read_whole(f) for f in self._entries())
     return [value for value in found if value is not None]
 
   def put(self, key: str, value: bytes) -> None:
@@ -148,9 +153,7 @@ class FileCache(compilation_cache_interface.CacheInterface):
     that a killed run left goes after an hour."""
     files.remove_stale_temporaries(self._path)
     entries, total = [], 0
-    for file in self._path.glob(f"*{_SUFFIX}"):
-      if file.name.startswith(".tmp-"):  # being written by another run
-        continue
+    for file in self._entries():
       with contextlib.suppress(FileNotFoundError):  # another run evicted it
         stat = file.stat()
         entries.append((stat.st_mtime, stat.st_size, file))

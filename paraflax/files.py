@@ -9,6 +9,7 @@ would change it is refused, and only an explicit overwrite replaces it.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import itertools
 import json
 import logging
@@ -56,15 +57,21 @@ def atomic_output(path: str | os.PathLike, mode: str = "wb", *,
 STALE_SECONDS = 3600  # a temporary file this old was left by a killed run
 
 
+def remove_older(folder: str | os.PathLike, pattern: str,
+                 seconds: float) -> None:
+  """Removes the files of `folder` named like `pattern` (fnmatch) that were
+  last modified more than `seconds` ago."""
+  for name in fnmatch.filter(os.listdir(folder), pattern):
+    path = os.path.join(folder, name)
+    with contextlib.suppress(FileNotFoundError):  # another run removed it
+      if time.time() - os.stat(path).st_mtime > seconds:
+        os.remove(path)
+
+
 def remove_stale_temporaries(folder: str | os.PathLike) -> None:
   """Removes the `.tmp-` files (`atomic_output`'s, and those named like
   them) that runs killed before their rename left in `folder`."""
-  for name in os.listdir(folder):
-    if name.startswith(".tmp-"):
-      path = os.path.join(folder, name)
-      with contextlib.suppress(FileNotFoundError):  # another run removed it
-        if time.time() - os.stat(path).st_mtime > STALE_SECONDS:
-          os.remove(path)
+  remove_older(folder, ".tmp-*", STALE_SECONDS)
 
 
 def _umask() -> int:

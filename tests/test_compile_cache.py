@@ -119,6 +119,14 @@ def test_the_least_recently_used_go_beyond_the_cap(tmp_path):
   assert cache.get("e") is None and cache.get("a") is None
 
 
+def test_an_entry_another_run_is_writing_is_left_out(tmp_path):
+  cache = compile_cache.FileCache(str(tmp_path))
+  cache.put("a", b"whole")
+  # Another run's temporary, written whole but not yet renamed into place.
+  (tmp_path / ".tmp-b-cache").write_bytes((tmp_path / "a-cache").read_bytes())
+  assert cache.values() == [b"whole"]
+
+
 def test_off_and_the_default_folder(monkeypatch):
   monkeypatch.setenv(compile_cache.ENV, "OFF")
   assert compile_cache.directory() is None

@@ -2,9 +2,11 @@
 XLA ops it replaces, and the search without it where it cannot be built."""
 import logging
 import os
+import pathlib
 import platform
 import subprocess
 import sys
+import time
 
 import jax
 import numpy as np
@@ -146,22 +148,41 @@ def test_built_once_whole_into_the_cache(fresh_build):
   assert native.available()
   built = os.listdir(fresh_build)
   assert len(built) == 1 and built[0].endswith(".so"), built
-  stamp = os.stat(fresh_build / built[0]).st_mtime_ns
+  inode = os.stat(fresh_build / built[0]).st_ino
   native.available.cache_clear()
   assert native.available()  # loads what is there
   assert os.listdir(fresh_build) == built
-  assert os.stat(fresh_build / built[0]).st_mtime_ns == stamp
+  assert os.stat(fresh_build / built[0]).st_ino == inode  # not rebuilt
+
+
+def _age(path: pathlib.Path, seconds: float) -> None:
+  then = time.time() - seconds
+  os.utime(path, (then, then))
 
 
 def test_a_build_removes_what_killed_builds_left(fresh_build):
   orphan, running = (fresh_build / f".tmp-x{i}.so" for i in (1, 2))
   orphan.write_bytes(b"half")
   running.write_bytes(b"half")
-  hours_ago = os.stat(orphan).st_mtime - 2 * 3600
-  os.utime(orphan, (hours_ago, hours_ago))
+  _age(orphan, 2 * 3600)
   assert native.available()
   assert not orphan.exists()
   assert running.exists()  # another process may be building it now
+
+
+def test_a_build_removes_builds_long_unused(fresh_build):
+  unused, recent = (fresh_build / f"tile_top_k-{n}.so" for n in ("a", "b"))
+  for build in (unused, recent):
+    build.write_bytes(b"an older source's build")
+  _age(unused, native.UNUSED_SECONDS + 60)
+  _age(recent, native.UNUSED_SECONDS - 3600)
+  assert native.available()
+  assert not unused.exists() and recent.exists()
+  (built,) = set(fresh_build.iterdir()) - {recent}
+  _age(built, native.UNUSED_SECONDS + 60)
+  native.available.cache_clear()
+  assert native.available()  # loading it marks it used
+  assert time.time() - os.stat(built).st_mtime < 3600
 
 
 def test_without_a_compiler_the_search_warns_and_keeps_xla(

@@ -14,6 +14,7 @@ search keeps XLA's ops, with one warning; results are the same either way.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -40,6 +41,9 @@ _TARGET = "paraflax_both_top_k"
 _FLAGS = (("-O3", "-march=native"), ("-O3",))
 _COMMON = ("-std=c++17", "-shared", "-fPIC", "-w")
 _registered = False  # whether _TARGET has its handler in this process
+# Each source edit, jaxlib, compiler and CPU gets a build of its own (~85
+# KB); one that no process has loaded for this long goes at the next build.
+UNUSED_SECONDS = 30 * 24 * 3600
 
 
 def _compiler() -> list[str]:
@@ -59,6 +63,7 @@ def _build(target: str) -> None:
   folder = os.path.dirname(target)
   os.makedirs(folder, exist_ok=True)
   files.remove_stale_temporaries(folder)
+  files.remove_older(folder, "tile_top_k-*.so", UNUSED_SECONDS)
   errors = []
   for flags in _FLAGS:
     fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".so",
@@ -93,6 +98,8 @@ def available() -> bool:
       logging.info("building the mining kernel into %s (once per source, "
                    "jaxlib and CPU)", target)
       _build(target)
+    with contextlib.suppress(OSError):  # a cache shared read-only
+      os.utime(target)  # used now: removed last
     library = ctypes.cdll.LoadLibrary(target)
   except OSError as e:  # no compiler, a read-only cache, a failed build
     logging.warning("mining keeps XLA's top-k (%s=%s): the kernel %s was "
