@@ -8,7 +8,8 @@ an op of its own (`knn.row_top_k`, `knn.column_top_k`): for an [8192,
 built from its source with the host's C++ compiler on first use, like a
 compiled program in `compile_cache`: into
 `PARAFLAX_NATIVE_CACHE` (default `~/.cache/paraflax/native`, `off`: never
-built), one file per source, jaxlib and CPU, written whole or not at all.
+built), one file per source, jaxlib and CPU, written whole or not at all (one
+that no process loaded for 30 days goes at the next build).
 Where it cannot be built (no compiler, the cache off or read-only) the
 search keeps XLA's ops, with one warning; results are the same either way.
 """
