@@ -77,7 +77,8 @@ def get_config():
   # / 1) against 71.70 / 72.32 with 100 at 960 updates, both seeds at their
   # best at 1,280 updates of 50 (64,000 pairs, two thirds of what 960 of
   # 100 saw) and lower at 1,600 and 1,920 (README rows 30-31; batch 25 and
-  # megabatches of 20 or 80 trail on seed 0, rows 32-34). A step of 50
+  # megabatches of 20 or 80 trail on seed 0, rows 32-34, and so does
+  # Adam at 5e-4 or 2e-3 instead of 1e-3, rows 36-37). A step of 50
   # costs about two thirds of one of 100 (GRAN's recurrence runs as many
   # steps either way), so 1,280 of them take about the time of 960 of 100.
   c.batch_size = 50
