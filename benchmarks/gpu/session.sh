@@ -6,10 +6,11 @@
 # beam 5) and the back-translations of issue 11 (beam 5, 5-best); the
 # bilingual model's alignment-recovery and ParaCrawl tables and its mining
 # P/R/F1; last, alone on the GPU, the mining benchmark against faiss on the
-# machine's CPU cores, then 8 simulated CPU devices against 1 on them. On the H100 machine of session 12: training 246 s,
-# evaluations and back-translations 148 s more; the mining benchmark then
-# needs up to 7 minutes more (faiss at N = 100,000 on the CPU): give it a
-# call of its own where device time is short.
+# machine's CPU cores, then 8 simulated CPU devices against 1 on them. On
+# the H100 machine of session 12: training 246 s, evaluations and
+# back-translations 148 s more; the mining benchmark then needs up to 7
+# minutes more (faiss at N = 100,000 on the CPU): give it a call of its own
+# where device time is short.
 #
 # The GPU image has jax (CUDA) but no TensorFlow, so paraflax runs through
 # benchmarks/gpu/no_tf.py. The repository root must hold .whl/ (the wheels
