@@ -19,7 +19,7 @@ for corpus in multi30k_task1 newstest_train_pool opennmt_wmt_ende_10k \
               newstest_dev paracrawl_human_eval; do
   cp -r "$DATA/$corpus" .devdata/
 done
-(cd .devdata/i11 && ../../.venv/bin/python ../../launch/filter_tables/prep.py \
+(cd .devdata/i11 && ../../.venv/bin/python ../../experiments/filter_tables/prep.py \
   multi30k_de_en opennmt_wmt_de_en)
 for split in dev test; do
   .venv/bin/paraflax mining-set --lang de --split $split \

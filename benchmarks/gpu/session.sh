@@ -16,7 +16,7 @@
 # benchmarks/gpu/no_tf.py. The repository root must hold .whl/ (the wheels
 # of ml-collections, flax, optax, orbax-checkpoint and faiss-cpu that
 # constraints.txt pins) and .devdata/: the corpora of PARAFLAX_DATA_DIR,
-# i11/<file>.{src,ref} from launch/filter_tables/prep.py, mining/{dev,test}
+# i11/<file>.{src,ref} from experiments/filter_tables/prep.py, mining/{dev,test}
 # from `paraflax mining-set --lang de` and, optionally, spm/, a
 # sentencepiece cache that already holds the de-en model.
 # OUT_DIR gets results.tar.gz (logs, metrics, tables; rewritten after each

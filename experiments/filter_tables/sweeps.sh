@@ -4,7 +4,7 @@
 # LANES=n: n processes take the grids' points (`paraflax sweep --worker i --workers n`, each lane
 #   through every grid; 3 lanes on 2 cores ran the GRAN grids about 2x faster than one), then one
 #   pass per grid writes its table. Rerunning resumes; logs are appended to.
-ROOT=$(cd "$(dirname "$0")/../.." && pwd); cd "${RUN_DIR:-$ROOT/runs/i11}"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd); cd "${RUN_DIR:-$ROOT/runs/filter_tables}"
 name=$1; enc=$2; shift 2; P=${P:-paraflax}; LANES=${LANES:-1}; mkdir -p sweeps/$name
 
 score() { local s=${1#*,}; [ "$s" = "$1" ] || echo $s; }  # GRID's part after its file, if any

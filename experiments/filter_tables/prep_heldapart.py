@@ -1,5 +1,5 @@
 """Source/reference files of the reference classifier's own back-translations
-(issue 11, held apart): Multi30k train lines 15,001-25,000, after prep.py's
+(held apart): Multi30k train lines 15,001-25,000, after prep.py's
 10,000 back-translated and 5,000 LM lines, so that the classifier that
 scores NAME.bt.jsonl never saw one of its ids: usage prep_heldapart.py NAME
 (multi30k_de_en, multi30k_fr_en or multi30k_cs_en)."""

@@ -1,4 +1,4 @@
-"""Source/reference files for issue 11 (bt = back-translated, held = LM/held-out refs)."""
+"""Source/reference files of the filter tables (bt = back-translated, held = LM/held-out refs)."""
 import random
 import sys
 import paraflax

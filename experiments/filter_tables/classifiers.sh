@@ -2,7 +2,7 @@
 # The reference classifiers of the paper's table: {avg, lstm} x {random, hardest} negatives, on the de-en Multi30k
 # back-translations; trained in $OUT_DIR/refclf_<model>_<negative> and evaluated (dev and test accuracy).
 # usage: classifiers.sh [MODEL,NEGATIVE[,STEPS]]... (default: all four at the config's steps)
-ROOT=$(cd "$(dirname "$0")/../.." && pwd); IN=${RUN_DIR:-$ROOT/runs/i11}; cd "${OUT_DIR:-$IN}"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd); IN=${RUN_DIR:-$ROOT/runs/filter_tables}; cd "${OUT_DIR:-$IN}"
 P=${P:-paraflax}
 [ $# = 0 ] && set -- avg,random avg,hardest lstm,random lstm,hardest
 for spec in "$@"; do
