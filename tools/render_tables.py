@@ -1,0 +1,278 @@
+"""Renders the results tables of README.md and docs/*.md from JSON.
+
+A table in a Markdown file sits between two marker comments:
+
+    <!-- table: NAME -->
+    | ... the rendered table ... |
+    <!-- /table -->
+
+NAME is a function of TABLES below; it reads the JSON that a benchmark
+(`benchmarks/results/`) or a run (`docs/results/`: figures of the runs'
+own reports) wrote and returns the table's lines. Rewrite every table:
+
+    python tools/render_tables.py            # rewrite README.md and docs/*.md
+    python tools/render_tables.py --check    # exit 1 if one is stale
+
+It also writes docs/commands.md from the command table
+(`paraflax.commands.COMMANDS`). `tests/test_docs.py` runs the check.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+from typing import Callable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "benchmarks", "results")
+RESULTS = os.path.join(ROOT, "docs", "results")
+MARKER = re.compile(
+    r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table -->)",
+    re.S)
+
+
+def _load(path: str) -> dict:
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _row(cells) -> str:
+  return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _header(columns, align=None) -> list[str]:
+  align = align or ["---"] * len(columns)
+  return [_row(columns), _row(align)]
+
+
+def _f(x, digits=2) -> str:
+  return "" if x is None else f"{x:,.{digits}f}"
+
+
+def _curated(name: str) -> list[str]:
+  """docs/results/NAME.json: {"columns": [...], "rows": [[...], ...]}."""
+  d = _load(os.path.join(RESULTS, name + ".json"))
+  return _header(d["columns"]) + [_row("" if c is None else c for c in r)
+                                   for r in d["rows"]]
+
+
+def headline() -> list[str]:
+  return _curated("headline")
+
+
+def sts_encoders() -> list[str]:
+  return _curated("sts_encoders")
+
+
+def filter_tables() -> list[str]:
+  return _curated("filter_tables")
+
+
+def mining_throughput() -> list[str]:
+  """Ours against faiss + numpy and the bare product, AMD EPYC, 2 cores."""
+  lines = _header(
+      ["d", "N", "ours, 1 device (s)", "ours, 8 devices (s)",
+       "faiss IndexFlatIP both ways + numpy (s)", "one product, jax (s)",
+       "faiss / ours", "ours / product"],
+      ["---:"] * 8)
+  for path in ("mining_throughput.d256.kernel.epyc-2core.json",
+               "mining_throughput.d512.epyc-2core.json"):
+    d = _load(os.path.join(BENCH, path))
+    by = {(r["method"], r["n"], r["devices"]): r["total_s"]
+          for r in d["results"] if r.get("status") == "ok"}
+    for n in sorted({k[1] for k in by}):
+      ours, ours8 = by.get(("ours", n, 1)), by.get(("ours", n, 8))
+      faiss, roof = by.get(("faiss", n, 1)), by.get(("roofline_jax", n, 1))
+      lines.append(_row([
+          d["dim"], f"{n:,}", _f(ours), _f(ours8), _f(faiss), _f(roof),
+          _f(faiss / ours) + "x" if faiss and ours else "",
+          _f(ours / roof) + "x" if roof and ours else ""]))
+  return lines
+
+
+def mining_h100_de_en() -> list[str]:
+  """P/R/F1 of the de-en bilingual model trained 4 minutes on an H100."""
+  d = _load(os.path.join(BENCH, "h100_de_en", "bi_de.mining_eval.json"))
+  lines = _header(["margin", "retrieval", "dev threshold", "test P", "test R",
+                   "test F1"], ["---", "---", "---:", "---:", "---:", "---:"])
+  for r in d["rows"]:
+    lines.append(_row([
+        r["margin"], r["retrieval"], _f(r["threshold"], 3),
+        _f(100 * r["test_precision"], 1), _f(100 * r["test_recall"], 1),
+        _f(100 * r["test_f1"], 1)]))
+  return lines
+
+
+def nmt_vs_opennmt() -> list[str]:
+  """NMT train-step target tokens/s against OpenNMT-py, AMD EPYC, 2 cores."""
+  lines = _header(["our encoder", "ours (tokens/s)", "OpenNMT-py 3.0.4 (tokens/s)",
+                   "ours / OpenNMT-py"], ["---", "---:", "---:", "---:"])
+  for width, names in (("2 x 256 (ours)", ("encoder-256",)),
+                       ("2 x 128 (its `brnn`)", ("encoder-128",
+                                                 "encoder-128.run2"))):
+    for name in names:
+      parts = name.split(".")
+      path = f"nmt_vs_opennmt.{parts[0]}.epyc-2core" + (
+          "." + parts[1] if len(parts) > 1 else "") + ".json"
+      t = _load(os.path.join(BENCH, path))["train"]
+      lines.append(_row([
+          width, _f(t["ours"]["target_tokens_per_s"], 0),
+          _f(t["opennmt"]["target_tokens_per_s"], 0),
+          _f(t["target_tokens_per_s_ratio_ours_over_opennmt"]) + "x"]))
+  return lines
+
+
+def encoders_vs_wieting() -> list[str]:
+  d = _load(os.path.join(BENCH, "encoders_vs_wieting.cpu-2core.json"))
+  lines = _header(["model", "ours (pairs/s)", "Wieting's PyTorch code (pairs/s)",
+                   "ours / theirs"], ["---", "---:", "---:", "---:"])
+  for r in d["results"]:
+    ours, theirs = r["ours"]["pairs_per_s"], r["wieting"]["pairs_per_s"]
+    lines.append(_row([r["model"], _f(ours, 1), _f(theirs, 1),
+                       _f(ours / theirs, 1) + "x"]))
+  return lines
+
+
+def train_throughput() -> list[str]:
+  d = _load(os.path.join(BENCH, "train_throughput.cpu-2core.json"))
+  lines = _header(["model", "length groups", "devices", "pairs/s"],
+                  ["---", "---:", "---:", "---:"])
+  for r in d["results"]:
+    lines.append(_row([r["model"], r["length_groups"], r["devices"],
+                       _f(r["pairs_per_s"], 1)]))
+  return lines
+
+
+TABLES: dict[str, Callable[[], list[str]]] = {
+    f.__name__: f for f in (
+        headline, sts_encoders, filter_tables, mining_throughput,
+        mining_h100_de_en, nmt_vs_opennmt, encoders_vs_wieting,
+        train_throughput)}
+
+
+COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
+
+
+def _flag_cell(names, kwargs) -> tuple[str, str]:
+  metavar = kwargs.get("metavar")
+  if kwargs.get("action") in ("store_true", "store_false"):
+    usage = ", ".join(names)
+  else:
+    if metavar is None and "choices" in kwargs:
+      metavar = "{" + ",".join(str(c) for c in kwargs["choices"]) + "}"
+    metavar = metavar or names[0].lstrip("-").replace("-", "_").upper()
+    if isinstance(metavar, tuple):
+      metavar = " ".join(metavar)
+    nargs = kwargs.get("nargs")
+    arg = f"{metavar} ..." if nargs in ("+", "*") else metavar
+    usage = ", ".join(f"{n} {arg}" if n.startswith("-") else arg
+                      for n in names)
+  notes = []
+  if kwargs.get("required"):
+    notes.append("required")
+  if "choices" in kwargs and kwargs.get("metavar"):
+    notes.append("one of " + ", ".join(f"`{c}`" for c in kwargs["choices"]))
+  default = kwargs.get("default")
+  if default not in (None, False, "") and isinstance(
+      default, (str, int, float)) and "SUPPRESS" not in str(default):
+    notes.append(f"default `{default}`")
+  help_text = " ".join(str(kwargs.get("help", "")).split())
+  cell = help_text + (" (" + "; ".join(notes) + ")" if notes else "")
+  return "`" + usage + "`", cell.replace("|", "\\|")
+
+
+def commands_markdown() -> str:
+  """docs/commands.md: every command of `paraflax.commands.COMMANDS`."""
+  if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+  from paraflax import commands  # pylint: disable=import-outside-toplevel
+  out = ["# Commands", "",
+         "Generated from `paraflax/commands.py` by "
+         "`python tools/render_tables.py`; `paraflax <command> --help` "
+         "prints the same. Every command takes `--verbose` (start-up logs "
+         "and tracebacks) before its name.", "",
+         "| command | what |", "|---|---|"]
+  for name, command in commands.COMMANDS.items():
+    out.append(f"| [`{name}`](#{name}) | {command.help} |")
+  for name, command in commands.COMMANDS.items():
+    out += ["", f"## {name}", "", " ".join(command.description.split()), ""]
+    rows = []
+    if command.config:
+      default = (f" (default `{command.config}`)"
+                 if isinstance(command.config, str) else " (required)")
+      rows.append(("`--config FILE[:ARG]`", "configs/<name>.py, or "
+                   "configs/<name>.py:<arg> for get_config(<arg>)" + default))
+      rows.append(("`--config.KEY=VALUE`", "override one key of the config; "
+                   "a flag marked [config: key] sets that key too, and wins"))
+    rows += [_flag_cell(names, kwargs) for names, kwargs in command.flags]
+    if rows:
+      out += ["| flag | meaning |", "|---|---|"]
+      out += [f"| {a} | {b} |" for a, b in rows]
+  return "\n".join(out) + "\n"
+
+
+def markdown_files() -> list[str]:
+  return [os.path.join(ROOT, "README.md")] + sorted(
+      glob.glob(os.path.join(ROOT, "docs", "*.md")))
+
+
+def render(text: str) -> str:
+  """`text` with every marked table rewritten from its JSON."""
+  def one(m: re.Match) -> str:
+    name = m.group("name")
+    if name not in TABLES:
+      raise KeyError(f"no table named {name!r} (tools/render_tables.py)")
+    return m.group(1) + "\n".join(TABLES[name]()) + "\n" + m.group(4)
+  return MARKER.sub(one, text)
+
+
+def stale(paths=None) -> list[str]:
+  """The files whose marked tables differ from their JSON, and
+  docs/commands.md if it differs from the command table."""
+  out = []
+  if paths is None:
+    current = ""
+    if os.path.exists(COMMANDS_MD):
+      with open(COMMANDS_MD, encoding="utf-8") as f:
+        current = f.read()
+    if current != commands_markdown():
+      out.append(os.path.relpath(COMMANDS_MD, ROOT))
+  for path in paths or markdown_files():
+    with open(path, encoding="utf-8") as f:
+      text = f.read()
+    if render(text) != text:
+      out.append(os.path.relpath(path, ROOT))
+  return out
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--check", action="store_true",
+                      help="exit 1 if a table is stale; write nothing")
+  args = parser.parse_args(argv)
+  if args.check:
+    bad = stale()
+    for path in bad:
+      print(f"{path}: stale (a table differs from its JSON, or commands.md "
+            "from paraflax/commands.py); run python tools/render_tables.py",
+            file=sys.stderr)
+    return 1 if bad else 0
+  text = commands_markdown()
+  with open(COMMANDS_MD, "w", encoding="utf-8") as f:
+    f.write(text)
+  for path in markdown_files():
+    with open(path, encoding="utf-8") as f:
+      text = f.read()
+    new = render(text)
+    if new != text:
+      with open(path, "w", encoding="utf-8") as f:
+        f.write(new)
+      print("rendered", os.path.relpath(path, ROOT))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
