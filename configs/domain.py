@@ -1,6 +1,7 @@
 r"""Moore-Lewis cross-entropy-difference selection (Moore & Lewis 2010) of a
 general bitext by an in-domain English text, and its evaluation (the
-fourth seed's Figure 3). The input and output files are flags.
+perplexity curve of the paper's Figure 3). The input and output files are
+flags.
 
 Commands (the flags --bins, --order and --seed set these keys too):
   paraflax domain-data --output D
@@ -9,20 +10,14 @@ Commands (the flags --bins, --order and --seed set these keys too):
       --output D/select
   paraflax eval-domain --select-dir D/select --test D/biomed.test.en \
       --output D/eval
-Time (2 busy CPU cores): domain-data 2 s, select-domain 7 s (95,442
-general pairs; about 12k pairs/s at 1M with 3-gram LMs, benchmarks/README.md),
-eval-domain 23 s (2026-11-24).
-Results (README "Domain selection", biomedical test perplexity at 2,000
-selected sentences): top diffCE 729.6, random 1476.7 (0.494 of it),
-n-gram overlap 989.9.
-
-The selection's settings were chosen on the dev text (D/biomed.dev.en as
---test, the curve's LMs fixed by eval_order and eval_min_count): min_count
-{1, 2, 3} x order {2, 3, 4}, by the ratio top diffCE / random at 2,000
-sentences and the curve. Order 2 with min_count 2 gave 0.493 (order 3:
-0.502, order 4: 0.506; min_count 1: 0.535-0.537; min_count 3 with order 2
-0.492 at 2,000 but a worse curve from 8,000 on); README "Domain
-selection" has the grid.
+Time: domain-data 2 s, select-domain 7 s (95,442 general pairs; about 12k
+pairs/s at 1M), eval-domain 23 s on 2 busy CPU cores.
+Result (biomedical test perplexity at 2,000 selected sentences): top
+diffCE 729.6, random 1476.7 (0.494 of it), n-gram overlap 989.9.
+The selection LMs' order 2 and min_count 2 were chosen on the dev text
+(D/biomed.dev.en as --test): order 2 gave 0.493 of random at 2,000, order
+3 0.502, order 4 0.506. The paper's 3-gram selection LMs: `--order 3`.
+Docs: docs/domain.md.
 """
 import ml_collections
 

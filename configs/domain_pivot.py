@@ -9,7 +9,10 @@ Commands:
   paraflax monods --corpus mono_en_brown --table runs/pivot/table.txt \
       --bits 256 --output runs/pivot/reranked.txt
   paraflax eval-ppdb --table runs/pivot/reranked.txt --output runs/pivot/ppdb
-Time and results: README "Pivot paraphrases".
+Result (the general table of seven de/fr/cs-en bitexts, 15.9M paraphrase
+pairs, 2 CPU cores): PPDB agreement P@1 / P@5 38.0 / 23.3 by p(e2|e1),
+38.9 / 23.9 reranked with MonoDS (B = 256, w = 0.5).
+Docs: docs/domain.md.
 """
 import ml_collections
 

@@ -9,14 +9,13 @@ and win over this file and --config.key=value; the run goes to
 W/mlp_similarity/, its encoders are W's; `paraflax eval-bilingual` trains it
 first if the workdir has none):
   paraflax train-mlp --workdir runs/bi_de_en [--negatives random]
-Time: 35-41 s for a de-en workdir (2 idle AMD EPYC cores, session 18).
-Results (README "Bilingual embeddings", de/fr/cs models of 2,000 steps,
-measured with the earlier epoch loop of the same settings): alignment
-recovery error 99.7-100 %, chance: the news positives against web negatives
-teach it which pairs look like news. ParaCrawl v6 ROC-AUC .592 (de), .591
-(fr), .716 (cs). With random negatives (session 18, a de-en model of 2,000
-steps): alignment error 86.5-89.5 % (CSLS 26.7-84.2 %), ParaCrawl ROC-AUC
-v3 / v6 .500 / .530 against .537 / .620 with worst negatives (README).
+Time: 35-41 s for a de-en workdir on 2 idle cores of an AMD EPYC.
+Result (de-en model of 2,000 steps): alignment recovery error 99.7-100 %,
+chance: news positives against web negatives teach it which pairs look
+like news; ParaCrawl ROC-AUC v3 / v6 .537 / .620, the best of the four
+similarities. Random negatives (`--negatives random`): alignment error
+86.5-89.5 % (CSLS 26.7-84.2 %), ParaCrawl .500 / .530.
+Docs: docs/bilingual.md.
 """
 import ml_collections
 

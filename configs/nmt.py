@@ -1,35 +1,22 @@
-r"""X -> English attention NMT (GRU, additive attention) on all shared bitext
-of the pair, dev BLEU on newstest2013 (first 500 lines during training);
-X, the argument, is de, fr or cs.
+r"""X -> English attention NMT (Wieting, Mallinson & Gimpel 2017 back-translate
+with it): bidirectional GRU encoder, GRU decoder with additive attention
+and input feeding, sentencepiece subwords, on all shared bitext of the
+pair; dev BLEU on newstest2013 (first 500 lines, beam 4) picks the best
+checkpoint. X, the argument, is de, fr or cs.
 
 Command (for fr and cs, replace de):
-  paraflax train --config configs/nmt.py:de --workdir runs/nmt_de_en
-  paraflax translate --workdir runs/nmt_de_en --input F --output OUT --beam 5
-With input feeding (the default since issue 17; 2 CPU cores shared by other
-runs, 2026-11-23; batches then sorted by target length, since issue 14 by
-the longer side: same widths, other batches), de at 1,500 steps: dev 0.39 / 3.38 / 6.56 at 500 / 1000 /
-1500; newstest2013 6.45 (length ratio 0.97), where OpenNMT-py 3.0.4 on the
-same data reaches 4.99 (README, "What the NMT learns per step"); fr: dev
-0.93 / 3.53 / 6.64, newstest2013 4.85; cs: dev 0.42 / 2.05 / 3.12,
-newstest2013 3.85.
-The config's own 6,000 steps, de (session 12, README "The config's own
-6,000 steps"): dev 14.20, newstest2013 12.66 after about 41 minutes on 2
-CPU cores (AMD EPYC); 13.01 after 4 minutes on an NVIDIA H100 (README "On
-a GPU"), where dev BLEU is flat from step 4,000; fr: dev 15.02 at step
-5,000, newstest2013 10.63 (32 minutes, same CPU); cs (session 13): dev
-8.96 at step 6,000, still rising, newstest2013 9.15 (about 33 minutes of
-training, same CPU).
-Measured on 2 CPU cores (2026-11-21) with the decoder of before issue 17
-(--config.model.input_feeding=false), runs cut at 2000 of 6000 steps
-(--config.train_steps=2000 --config.eval_every=500). Dev BLEU (first 500
-lines, beam 4) at steps 500 / 1000 / 1500 / 2000, still rising; BLEU on all
-of newstest2013, beam 5
-(nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0). Not converged.
-  de: 2,429 s; dev 0.14 / 0.39 / 1.24 / 3.09; newstest2013 3.16.
-  fr: 2,663 s, with other jobs on the same cores part of the time;
-      dev 0.62 / 1.57 / 3.12 / 4.88; newstest2013 4.0.
-  cs: 3,179 s, with other jobs on the same cores most of the time;
-      dev 0.22 / 0.40 / 0.88 / 1.49; newstest2013 1.9.
+  paraflax train --config configs/nmt.py:de --workdir runs/nmt_de
+  paraflax eval --workdir runs/nmt_de --only dev_all
+  paraflax translate --workdir runs/nmt_de --input F --output OUT --beam 5
+Time and result (6,000 steps; newstest2013 BLEU, all 3,000 lines, beam 5):
+  de: about 41 min on 2 idle cores of an AMD EPYC, 12.66 (dev 14.20);
+      4 min on one NVIDIA H100, 13.01 (dev flat from step 4,000);
+  fr: 32 min 35 s on that AMD EPYC, 10.63 (dev 15.02 at step 5,000);
+  cs: about 33 min on that AMD EPYC, 9.15 (dev 8.96, still rising).
+The paper's decoder (attention before the update, no input feeding) is
+`--config.model.input_feeding=false`; the paper's sizes (620 / 1000) are
+`--config.model.emb_dim=620 --config.model.hidden=1000`.
+Docs: docs/nmt-backtranslation.md.
 """
 import ml_collections
 from ml_collections import config_dict
@@ -47,8 +34,8 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   c.data = common.bitext_data(lang)  # all lang-en bitext, max_len 64
   # Windows of 64 batches are sorted by this length before they are cut
   # into batches: "longer" (the longer side, which the padded width
-  # follows: 29 % fewer padded slots, issue 14) or "target" (before issue
-  # 14; the README's BLEU figures were trained so).
+  # follows: 29 % fewer padded slots) or "target" (the target side; the
+  # same widths, other batches).
   c.data.sort_by = "longer"
   # joint: one sentencepiece model for both sides.
   c.vocab = ml_collections.ConfigDict(
@@ -66,11 +53,12 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   # input_feeding (OpenNMT-py's `rnn` decoder, input_feed 1): the RNN first,
   # then attention with its new state, the attentional vector fed back at
   # the next step. It learns far more per step than the Bahdanau / Sennrich
-  # decoder (False, the paper's), and ends its outputs (issue 17, README).
+  # decoder (False, the paper's), and ends its outputs
+  # (docs/nmt-backtranslation.md).
   c.model.input_feeding = True
   # The decoder's start state: "mean_tanh", tanh(W mean(encoder states)); or
   # "final", ReLU(W [final forward; final backward]) (OpenNMT's bridge; no
-  # gain measured alone, issue 17).
+  # gain measured alone).
   c.model.bridge = "mean_tanh"
 
   c.loss = ml_collections.ConfigDict()
@@ -90,8 +78,8 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   # max_output (fairseq's max_len_a / max_len_b); ratio 0 is off. A looping
   # input otherwise keeps its decode phase stepping to max_output. De-en at
   # step 1,500, all of newstest2013, beam 5: BLEU 6.448 with 1.5 + 10 as
-  # without (6.448), and faster; 0.57 % of outputs cut against 0.43 %
-  # (issue 14). Workdirs made before it keep ratio 0 (recipes/workdir.py).
+  # without (6.448), and faster; 0.57 % of outputs cut against 0.43 %.
+  # Workdirs made before it keep ratio 0 (recipes/workdir.py).
   c.decode.max_output_ratio = 1.5
   c.decode.max_output_plus = 10
 

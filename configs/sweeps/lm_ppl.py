@@ -6,8 +6,8 @@ lstmavg, gran).
 
 Why these bounds: perplexity has no fixed scale, so the grid follows the
 measured distribution. On the 10,000 1-best Multi30k de-en translations of
-runs/i17_onmt under a 3-gram of the 18,994 other Multi30k train captions
-(2026-11-23), the quantiles were 10 % 8.8, 25 % 13.2, 50 % 22.4, 75 % 40.5,
+a 1,500-step de-en NMT under a 3-gram of the 18,994 other Multi30k train
+captions, the quantiles were 10 % 8.8, 25 % 13.2, 50 % 22.4, 75 % 40.5,
 90 % 75, 99 % 275: the bounds keep from about 13 % (10) to 99.7 % (500) of
 the pairs, dense where most of them lie. A stronger NMT or another LM moves
 the distribution: set --config.points or copy this file.
@@ -17,6 +17,7 @@ Command (scale and overrides: configs/sweeps/common.py):
     --config.scored=runs/bt.scored.jsonl [--config.max_pairs=24000]
 Time: 11 points; GRAN ~2.5 min each on 2 CPU cores at N = 2,000. A bound
 that keeps fewer than N pairs fails alone (the table says so).
+Docs: docs/filtering.md, docs/configs.md (sweeps).
 """
 from configs import common
 

@@ -6,13 +6,16 @@ overlap_1, overlap_2, overlap_3, bleu; default overlap_1), then optionally
 upper 0.6 / 0.8 / 0.9 / 1.0 (15 ranges), whose upper bounds drop the near
 copies of the reference that a strong NMT writes for its own training data
 (10.6 % of the Multi30k de-en 1-best translations of a 12.7-BLEU model were
-the reference itself; README, session 12).
+the reference itself; docs/filtering.md).
 
 Command (scale and overrides: configs/sweeps/common.py):
   paraflax sweep --config configs/sweeps/overlap.py:gran,bleu --workdir runs/sweep_bleu_gran \
     --config.scored=runs/bt.scored.jsonl [--config.max_pairs=24000]
   paraflax sweep --config configs/sweeps/overlap.py:avg,overlap_1,ranges ...
 Time: 10 points; GRAN ~2.5 min each on 2 CPU cores at N = 2,000.
+Result (WMT de-en back-translations of the 6,000-step NMT, GRAN): the
+ranges pick overlap_1 in [0.2, 0.6], STSb test 54.56 against 50.63 for
+random pairs. Docs: docs/filtering.md.
 """
 from configs import common
 
