@@ -70,8 +70,8 @@ def _shown(path: str) -> str:
   return path if relative.startswith("..") else relative
 
 
-def _failure(spec: str, folder: str, e: Exception) -> errors.ConfigError:
-  """The file and line of the config code that raised `e`."""
+def _failure(spec: str, folder: str, e: BaseException) -> errors.ConfigError:
+  """The file and line of the config code that raised `e` (or exited)."""
   if isinstance(e, SyntaxError) and e.filename:
     where = f"{_shown(e.filename)}:{e.lineno}"
   else:
@@ -79,11 +79,16 @@ def _failure(spec: str, folder: str, e: Exception) -> errors.ConfigError:
               if os.path.dirname(os.path.abspath(f.filename)) == folder]
     where = (f"{_shown(frames[-1].filename)}:{frames[-1].lineno}" if frames
              else spec)
+  if isinstance(e, SystemExit):
+    return errors.ConfigError(
+        f"{where}: the config exits (sys.exit({e.code!r})) while loading "
+        f"{spec}; a config file defines get_config(), which returns a "
+        "ConfigDict. Remove the exit.")
   return errors.ConfigError(f"{where}: {type(e).__name__}: {e} (loading the "
                             f"config {spec})")
 
 
-def _call(get_config, path: str, arg: str | None):
+def _check_arguments(get_config, path: str, arg: str | None) -> None:
   params = inspect.signature(get_config).parameters.values()
   needs = [p for p in params if p.default is p.empty
            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -94,7 +99,6 @@ def _call(get_config, path: str, arg: str | None):
   if arg is not None and not params:
     raise errors.ConfigError(f"{path} takes no argument: pass --config "
                              f"{path}, without ':{arg}'.")
-  return get_config() if arg is None else get_config(arg)
 
 
 def load_file(spec: str) -> ml_collections.ConfigDict:
@@ -105,18 +109,23 @@ def load_file(spec: str) -> ml_collections.ConfigDict:
                              "files in configs/, e.g. --config configs/gran.py")
   folder = os.path.dirname(os.path.abspath(path))
   name = f"{PACKAGE}.{os.path.splitext(os.path.basename(path))[0]}"
+  # Whatever the file's code raises, or a sys.exit in it, is a ConfigError
+  # naming the file and line.
   with _configs_package(folder):
     try:
       module = importlib.util.module_from_spec(
           importlib.util.spec_from_file_location(name, path))
       sys.modules[name] = module
       module.__spec__.loader.exec_module(module)
-      if not hasattr(module, "get_config"):
-        raise errors.ConfigError(f"{path}: defines no get_config().")
-      config = _call(module.get_config, path, arg)
-    except errors.ConfigError:
-      raise
-    except Exception as e:  # pylint: disable=broad-except
+    except (Exception, SystemExit) as e:  # pylint: disable=broad-except
+      raise _failure(spec, folder, e) from e
+    get_config = getattr(module, "get_config", None)
+    if not callable(get_config):
+      raise errors.ConfigError(f"{path}: defines no get_config().")
+    _check_arguments(get_config, path, arg)
+    try:
+      config = get_config() if arg is None else get_config(arg)
+    except (Exception, SystemExit) as e:  # pylint: disable=broad-except
       raise _failure(spec, folder, e) from e
   if not isinstance(config, ml_collections.ConfigDict):
     raise errors.ConfigError(f"{spec}: get_config returned a "

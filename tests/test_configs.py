@@ -307,6 +307,12 @@ TOP_LEVEL = {"gran": (("batch_size", 50), ("eval_every", 320))}
 OUTPUT_RATIO = {name: 1.5 for name in ("nmt:cs", "nmt:de", "nmt:fr")}
 
 
+def _checkpointed(workdir) -> None:
+  """A committed checkpoint's folder: the workdir holds a run to resume
+  (without one, another config replaces the start)."""
+  (workdir / "checkpoints" / "8").mkdir(parents=True)
+
+
 @pytest.mark.parametrize("name", sorted(BEFORE))
 def test_the_experiments_are_unchanged(name, tmp_path):
   """The same experiments, with their `eval` block as evaluators, but for
@@ -333,6 +339,7 @@ def test_the_experiments_are_unchanged(name, tmp_path):
     config.length_groups = 1  # as the resumed run's config.json has it
   assert _typed(config.to_dict()) == _typed(then)
   (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(BEFORE[name]))
+  _checkpointed(tmp_path)
   if name in CHANGED:
     keys = ", ".join(sorted({block for block, _, _ in CHANGED[name]} |
                             {key for key, _ in TOP_LEVEL.get(name, ())}))
@@ -487,6 +494,7 @@ def test_a_config_saved_before_the_opennmt_keys_resumes(tmp_path):
     del saved[block][key]
   assert workdir.upgrade(saved) == json.loads(config.to_json())
   (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(saved))
+  _checkpointed(tmp_path)
   workdir.check_same_experiment(str(tmp_path), config)
   config.model.input_feeding = True
   with pytest.raises(errors.ConfigError, match="differs in: model"):
@@ -502,6 +510,7 @@ def test_a_run_may_change_how_it_decodes_on_resume(tmp_path):
   saved = json.loads(config.to_json())
   del saved["decode"]["max_output_ratio"], saved["decode"]["max_output_plus"]
   (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(saved))
+  _checkpointed(tmp_path)
   old = workdir.read_config(str(tmp_path)).decode
   assert (old.max_output_ratio, old.max_output_plus) == (0.0, 10)
   config.decode.max_output, config.decode.alpha = 50, 1.0
@@ -524,6 +533,7 @@ def test_a_paraphrase_config_saved_before_the_filter_keys_resumes(tmp_path):
   saved["optimizer"] = {"learning_rate": config.optimizer.learning_rate}
   assert workdir.upgrade(saved) == json.loads(config.to_json())
   (tmp_path / workdir.CONFIG_FILE).write_text(json.dumps(saved))
+  _checkpointed(tmp_path)
   workdir.check_same_experiment(str(tmp_path), config)
   config.data.max_pairs = 100
   with pytest.raises(errors.ConfigError, match="differs in: data"):

@@ -28,6 +28,7 @@ from paraflax.evaluation import paracrawl
 from paraflax.mining import knn
 from paraflax.mining import similarity
 from paraflax.models import heads
+from paraflax.recipes import settings
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
 from paraflax.training import loop
@@ -254,6 +255,7 @@ def train(positives: Pairs, config: ml_collections.ConfigDict, workdir: str,
   Returns:
     {step, heldout/loss, ...} per evaluation.
   """
+  settings.check(config)
   train_set, held = split(positives, config, noisy)
   config = resolve(config, train_set)
   workdir_lib.check_same_experiment(workdir, config)

@@ -279,6 +279,33 @@ def _members(config: ml_collections.ConfigDict
   return tuple((name, float(rate)) for name, rate in mixture)
 
 
+def _check_not_empty(config: ml_collections.ConfigDict,
+                     parts: list[list[tuple[str, str]]]) -> None:
+  """DataError naming the Task (and its file) that gave no pairs, before
+  the workdir gets any file."""
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  mixture = tuple(tuple(m) for m in config.data.mixture)
+  named = [(f"data.mixture[{i}]", m[0]) for i, m in enumerate(mixture)] \
+      if mixture else [("data.task", config.data.task)]
+  for (key, name), part in zip(named, parts):
+    if part:
+      continue
+    if name.startswith(tasks.BACKTRANSLATED):
+      path = name[len(tasks.BACKTRANSLATED):]
+      filtered = config.data.filter is not None or config.data.max_pairs
+      raise errors.DataError(
+          f"{path}: no pairs to train on ({key}={name!r}"
+          + (", through data.filter and data.max_pairs): no record passes "
+             "them. Loosen data.filter." if filtered else
+             "): the file holds no record of rank 0. Train on a `paraflax "
+             "backtranslate` (or `paraflax score-paraphrases`) output that "
+             "holds pairs."))
+    raise errors.DataError(
+        f"{key}={name!r}: the Task has no {config.data.split!r} pairs; "
+        "check its files under PARAFLAX_DATA_DIR (`paraflax tasks` lists "
+        "the Tasks), or choose another.")
+
+
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> ParaphraseRecipe:
   """Reads the pairs of `config.data` (a seqio Task or Mixture, or Tasks
@@ -297,6 +324,7 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   parts = [[(e["sentence1"], e["sentence2"]) for e in tasks.examples(
       name, config.data.split, cache_dir=config.data.cache_dir or None)]
            for name, _ in members]
+  _check_not_empty(config, parts)
   pairs = [p for part in parts for p in part]
   vocab_path = os.path.join(workdir, VOCAB_FILE)
   if os.path.exists(vocab_path):  # resuming: the ids must not move

@@ -27,6 +27,7 @@ from paraflax.evaluation import bilingual as bilingual_eval
 from paraflax.mining import similarity
 from paraflax.recipes import embedders
 from paraflax.recipes import mlp_similarity
+from paraflax.recipes import settings
 from paraflax.recipes import workdir as workdir_lib
 
 MLP_WORKDIR = "mlp_similarity"
@@ -132,6 +133,7 @@ def train_mlp(enc: bilingual_eval.Encoders,
   ParaCrawl v3 text or random) and writes a JSON report of the config and
   evaluations beside it. A run replaces the previous one only once it is
   complete; the embeddings are recomputed anyway, so nothing resumes."""
+  settings.check(config)  # before the sentences are embedded
   final = mlp_workdir(enc.workdir)
   partial = final + ".partial"
   shutil.rmtree(partial, ignore_errors=True)  # a killed run's leftovers
@@ -203,8 +205,9 @@ def train_mlp_for_workdir(workdir: str,
                           ) -> dict:
   """`paraflax train-mlp`: the workdir's MLP similarity, trained and saved;
   `config` as configs/mlp_similarity.py makes it (None: that file)."""
-  report = train_mlp(_open_both(workdir),
-                     config or mlp_similarity.default_config())
+  config = config or mlp_similarity.default_config()
+  settings.check(config)  # before the workdir's model loads
+  report = train_mlp(_open_both(workdir), config)
   for values in report["evals"]:
     print(", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
                     for k, v in values.items() if k != mlp_similarity.SELECT))

@@ -51,6 +51,7 @@ import ml_collections
 from paraflax import config as config_lib
 from paraflax import errors
 from paraflax import files
+from paraflax.recipes import settings as settings_lib
 
 # The checkout that holds configs/: where a relative `base` is read.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -159,6 +160,7 @@ def points(sweep: ml_collections.ConfigDict) -> list[Point]:
     try:
       config_lib.override(config, [config_lib.PREFIX + o for o in
                                    (*sweep.overrides, *overrides)])
+      settings_lib.check(config)
     except errors.ConfigError as e:
       raise errors.ConfigError(f"sweep point {name}: {e}") from e
     found[name] = Point(index, name, overrides, config)

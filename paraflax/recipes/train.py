@@ -7,6 +7,7 @@ from typing import Any
 import ml_collections
 
 from paraflax import config as config_lib
+from paraflax.recipes import settings
 from paraflax.recipes import workdir as workdir_lib
 
 
@@ -23,6 +24,7 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   `cluster`: one of several processes (`training.distributed.join`)."""
   config = config_lib.load(config, overrides) if isinstance(config, str) \
       else config_lib.override(config, overrides)
+  settings.check(config)  # before the workdir gets any file
   workdir_lib.check_writable(workdir)
   workdir_lib.check_same_experiment(workdir, config)
   from paraflax import recipes  # pylint: disable=g-import-not-at-top

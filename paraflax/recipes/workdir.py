@@ -1,8 +1,12 @@
 """What every workdir holds besides checkpoints: the config it was made by."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import sys
+from collections.abc import Callable
 
 import ml_collections
 
@@ -26,9 +30,11 @@ def check_writable(workdir: str) -> None:
 
 
 def save_config(workdir: str, config: ml_collections.ConfigDict) -> None:
+  """config.json: `config` and the SCHEMA_VERSION it is written in."""
   os.makedirs(workdir, exist_ok=True)
+  saved = {VERSION_KEY: SCHEMA_VERSION, **json.loads(config.to_json())}
   files.write_text_atomic(os.path.join(workdir, CONFIG_FILE),
-                          config.to_json(indent=2) + "\n")
+                          json.dumps(saved, indent=2) + "\n")
 
 
 def _dev_set(saved: dict) -> dict:
@@ -58,29 +64,8 @@ _EVALS_OF_EVAL = {
 }
 
 
-# Keys added to a recipe's config since, per block, with the values that
-# ran before them (issue 17: OpenNMT-py's choices, off; issue 11: no filter
-# of back-translated pairs, all of them; issue 14: the vocabulary of the
-# pairs alone, no Tasks mixed by rate).
-_ADDED = {"nmt": {"model": {"input_feeding": False, "bridge": "mean_tanh",
-                            # Issue 14: encoder directions of `hidden` units.
-                            "encoder_hidden": None},
-                  "loss": {"normalize": "tokens"},
-                  "data": {"sort_by": "target"},
-                  # Issue 14: no output limit per source length (the
-                  # default since is 1.5 + 10; old runs reproduce with 0).
-                  "decode": {"max_output_ratio": 0.0, "max_output_plus": 10}},
-          "paraphrase": {"data": {"filter": None, "max_pairs": 0,
-                                  "cache_dir": "",
-                                  "vocab_from_vectors": False,
-                                  "mixture": ()},
-                         # Issue 14: Adam at a constant rate.
-                         "optimizer": {"schedule": "constant",
-                                       "warmup_steps": 0,
-                                       "end_fraction": 0.0},
-                         "length_groups": 1}}
 # Settings a resumed run may change: how long it trains, how fast (the
-# length groups compute the same numbers, issue 14), and how it decodes.
+# length groups compute the same numbers), and how it decodes.
 # Decoding never touches the parameters, so the trained model is the same;
 # what it changes is the in-training dev BLEU: rows of metrics.jsonl written
 # before the resume were decoded with the old settings, those after with
@@ -101,15 +86,71 @@ def _with_evals(saved: dict) -> dict:
   return {**rest, "evals": evals, "select": select}
 
 
+# What a workdir's config.json holds, by version: `_UPGRADES[v]` brings
+# the config of a workdir of version v - 1 to version v. config.json records
+# its version under VERSION_KEY (`save_config`; removed on read). One
+# without (written before versions were recorded) is version 0 and takes
+# every upgrade; those after the first only fill keys that are missing, so
+# they are right whenever such a workdir was written.
+SCHEMA_VERSION = 10
+VERSION_KEY = "schema_version"
+
+
+def _filled(added: dict) -> Callable[[dict], dict]:
+  """The upgrade that gives a config of a recipe in `added` ({recipe:
+  {block: {key: value}}, or {recipe: {top-level key: value}}}) the keys it
+  lacks, with the values that ran before the keys existed."""
+  def fill(saved: dict) -> dict:
+    for block, keys in added.get(saved.get("recipe"), {}).items():
+      if isinstance(keys, dict):
+        saved = {**saved, block: {**keys, **saved.get(block, {})}}
+      elif block not in saved:  # a top-level key
+        saved = {block: keys, **saved}
+    return saved
+  return fill
+
+
+_UPGRADES: dict[int, Callable[[dict], dict]] = {
+    # Evaluators: `evals` and `select` instead of the `eval` block.
+    1: _with_evals,
+    # OpenNMT-py's decoder choices, off: the Bahdanau / Sennrich decoder,
+    # the mean_tanh bridge, the loss summed over tokens.
+    2: _filled({"nmt": {"model": {"input_feeding": False,
+                                  "bridge": "mean_tanh"},
+                        "loss": {"normalize": "tokens"}}}),
+    # The filter of back-translated pairs: none, every pair.
+    3: _filled({"paraphrase": {"data": {"filter": None, "max_pairs": 0}}}),
+    # Batches sorted by target length; one length group (the same numbers).
+    4: _filled({"nmt": {"data": {"sort_by": "target"}},
+                "paraphrase": {"length_groups": 1}}),
+    # No seqio cache of the Task: the file is read.
+    5: _filled({"paraphrase": {"data": {"cache_dir": ""}}}),
+    # The vocabulary of the pairs alone.
+    6: _filled({"paraphrase": {"data": {"vocab_from_vectors": False}}}),
+    # No Tasks mixed by rate.
+    7: _filled({"paraphrase": {"data": {"mixture": ()}}}),
+    # No output limit per source length (the default since is 1.5 x the
+    # source's subwords + 10; the old runs reproduce with ratio 0).
+    8: _filled({"nmt": {"decode": {"max_output_ratio": 0.0,
+                                   "max_output_plus": 10}}}),
+    # Adam at a constant rate.
+    9: _filled({"paraphrase": {"optimizer": {"schedule": "constant",
+                                             "warmup_steps": 0,
+                                             "end_fraction": 0.0}}}),
+    # Encoder directions of `hidden` units each.
+    10: _filled({"nmt": {"model": {"encoder_hidden": None}}}),
+}
+assert sorted(_UPGRADES) == list(range(1, SCHEMA_VERSION + 1))
+
+
 def upgrade(saved: dict) -> dict:
-  """A config.json written before evaluators or before keys of `_ADDED`, as
-  its config is written now (the same experiment); a newer one as it is."""
-  saved = _with_evals(saved)
-  for block, keys in _ADDED.get(saved.get("recipe"), {}).items():
-    if isinstance(keys, dict):
-      saved = {**saved, block: {**keys, **saved.get(block, {})}}
-    else:  # a top-level key
-      saved = {block: keys, **saved}
+  """A config.json's dict as its config is written now (the same
+  experiment), without its version: the upgrades past its version, in
+  order; a config.json of a newer version as it is."""
+  saved = dict(saved)
+  version = saved.pop(VERSION_KEY, 0)
+  for to in range(version + 1, SCHEMA_VERSION + 1):
+    saved = _UPGRADES[to](saved)
   return saved
 
 
@@ -141,9 +182,48 @@ def load_config(workdir: str, recipe: str) -> ml_collections.ConfigDict:
   return config
 
 
+# What a start writes into its workdir before its first checkpoint, all
+# derived from its config (names as paraflax/training/checkpointing.py,
+# metrics.py, recipes/paraphrase.py and data/sentencepiece_vocab.py write
+# them); the sentencepiece cache (spm_cache/) is keyed by its inputs, so it
+# stays.
+STARTED = (CONFIG_FILE, "checkpoints", "best", "metrics.jsonl", "tensorboard",
+           "vocab.txt", "src.spm.model", "tgt.spm.model")
+
+
+def has_checkpoint(workdir: str) -> bool:
+  """Whether `workdir` holds a committed checkpoint to resume (a step
+  folder of checkpoints/; a save a kill interrupted has another name)."""
+  folder = os.path.join(workdir, "checkpoints")
+  return os.path.isdir(folder) and any(
+      name.isdigit() for name in os.listdir(folder))
+
+
+def _remove_start(workdir: str) -> list[str]:
+  """Removes the STARTED files of a start that saved no checkpoint; the
+  names it removed."""
+  removed = []
+  for name in STARTED:
+    path = os.path.join(workdir, name)
+    if os.path.isdir(path) and not os.path.islink(path):
+      shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+    else:
+      continue
+    removed.append(name)
+  return removed
+
+
 def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
                           ) -> None:
-  """Resuming with another config would mix two experiments in one run."""
+  """Resuming with another config would mix two experiments in one run.
+
+  A workdir whose start stopped before its first checkpoint (a setting
+  that diverged at once, a bad Task) has nothing to resume: another config
+  replaces that start, whose files are removed (they derive from the
+  config it replaces), with a line on stderr saying so."""
   saved = _read_saved(workdir)
   if saved is None:
     return
@@ -151,8 +231,14 @@ def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
   now = json.loads(config.to_json())
   diff = sorted(k for k in set(saved) | set(now)
                 if k not in _MAY_CHANGE and saved.get(k) != now.get(k))
-  if diff:
+  if not diff:
+    return
+  if has_checkpoint(workdir):
     raise errors.ConfigError(
         f"{workdir} holds a run of a different config (differs in: "
         f"{', '.join(diff)}). Use a new --workdir, or the same config (only "
         f"{', '.join(_MAY_CHANGE)} may change on resume).")
+  removed = _remove_start(workdir)
+  print(f"{workdir}: no checkpoint yet, so this config replaces the one of "
+        f"its earlier start (differs in: {', '.join(diff)}); removed that "
+        f"start's {', '.join(removed)}.", file=sys.stderr, flush=True)
