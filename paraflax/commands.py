@@ -176,7 +176,7 @@ MINE_FLAGS = (
 
 # XLA:CPU's large temporaries (a mining tile, a train step's [B x T, V]
 # logits and their gradient) would page-fault afresh in every execution:
-# one NMT train step 360 -> 300 ms on 2 cores (issue 14).
+# one NMT train step 360 -> 300 ms on 2 cores.
 KEEP_FREED_MEMORY = "paraflax.host:keep_freed_memory"
 
 COMMANDS: dict[str, Command] = {
@@ -383,7 +383,7 @@ COMMANDS: dict[str, Command] = {
               help="translations shown at each end of ref_prob (default: "
               "5)"), OVERWRITE),
         compiles=False),
-    # Domain selection (issue 12): Moore-Lewis subsampling and its
+    # Domain selection: Moore-Lewis subsampling and its
     # evaluation.
     "domain-data": Command(
         "paraflax.evaluation.domain_selection:write_domain_data",
@@ -610,7 +610,7 @@ COMMANDS: dict[str, Command] = {
         "paraflax.recipes.evaluate:eval_sts", "STS table of a trained model",
         "Prints the STS table and writes it to <workdir>/sts.json.",
         (WORKDIR,)),
-    # Domain-adapted paraphrasing (issue 12): pivot tables, MonoDS, PPDB.
+    # Domain-adapted paraphrasing: pivot tables, MonoDS, PPDB.
     "pivot": Command(
         "paraflax.domain.pivot:build_table",
         "pivot paraphrases from word-aligned bitext",

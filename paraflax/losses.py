@@ -88,7 +88,7 @@ def token_cross_entropy(logits_BxTxV: jax.Array, targets_BxT: jax.Array,
   """
   # From the log-partition rather than a [B, T, V] log-softmax: the same
   # values, with one pass less over the vocabulary forward and backward
-  # (a fifth of an NMT train step, issue 14).
+  # (a fifth of an NMT train step).
   logits = logits_BxTxV.astype(jnp.float32)
   log_z_BxT = jax.nn.logsumexp(logits, axis=-1)
   nll_BxT = log_z_BxT - jnp.take_along_axis(

@@ -33,25 +33,18 @@ def test_tables_match_their_json():
 
 def test_a_changed_json_makes_its_table_stale(tmp_path, monkeypatch):
   render = _renderer()
-  text = (ROOT / "README.md").read_text(encoding="utf-8")
-  assert "<!-- table: headline -->" in text
   results = tmp_path / "results"
   results.mkdir()
   for path in (ROOT / "docs" / "results").glob("*.json"):
     (results / path.name).write_text(path.read_text(encoding="utf-8"),
                                      encoding="utf-8")
-  readme = tmp_path / "README.md"
-  readme.write_text(text, encoding="utf-8")
+  readme = ROOT / "README.md"
   monkeypatch.setattr(render, "RESULTS", str(results))
   assert render.stale([str(readme)]) == []
   headline = json.loads((results / "headline.json").read_text())
   headline["rows"][0][-1] = "a figure that the README does not show"
   (results / "headline.json").write_text(json.dumps(headline))
-  assert render.stale([str(readme)]) == [str(readme.relative_to(render.ROOT))
-                                         if readme.is_relative_to(render.ROOT)
-                                         else str(pathlib.Path(
-                                             __import__("os").path.relpath(
-                                                 readme, render.ROOT)))]
+  assert render.stale([str(readme)]) == ["README.md"]
 
 
 def test_every_marked_table_has_a_renderer():
@@ -123,8 +116,12 @@ HISTORY = re.compile("|".join((
     r"README's \w+ section",
 )))
 
-# Files another change owns for now; their history text is reworded there.
-ALLOWED: dict[str, str] = {
+# (file, matched text): why it stays. paraflax/recipes/workdir.py is
+# edited by another change (its upgrades keyed by schema version), which
+# rewords this comment of the evaluators' upgrade.
+ALLOWED: dict[tuple[str, str], str] = {
+    ("paraflax/recipes/workdir.py", "2026-11-23"):
+        "paraflax/recipes/workdir.py: the comment on the upgrade to evaluators",
 }
 
 
@@ -133,7 +130,6 @@ def _user_text() -> list[pathlib.Path]:
   paths += sorted((ROOT / "paraflax").rglob("*.py"))
   paths += sorted((ROOT / "colabs").glob("*.ipynb"))
   paths += sorted((ROOT / "experiments").rglob("*.md"))
-  paths += [ROOT / "benchmarks" / "README.md"] * 0
   return paths
 
 
@@ -151,7 +147,7 @@ def history_hits(paths) -> list[str]:
     rel = str(path.relative_to(ROOT))
     for n, line in enumerate(_text(path).splitlines(), 1):
       for m in HISTORY.finditer(line):
-        if (rel, m.group(0)) in ALLOWED or rel in ALLOWED:
+        if (rel, m.group(0)) in ALLOWED:
           continue
         hits.append(f"{rel}:{n}: {m.group(0)!r} in {line.strip()[:100]!r}")
   return hits
@@ -172,12 +168,11 @@ def test_test_names_state_what_they_check():
   assert not bad, bad
 
 
-def test_the_text_test_catches_history(tmp_path):
-  planted = tmp_path / "planted.md"
-  planted.write_text("Measured in session 17 (2026-11-27 04:30 UTC, load "
-                     "average 2), see runs/i11 and /work/runs_sts/chain.sh "
-                     "(not in git).\n", encoding="utf-8")
-  rel = pathlib.Path(ROOT / "docs" / "planted-for-test.md")
-  hits = [h for h in HISTORY.findall(planted.read_text())]
-  assert len(hits) >= 6, hits
-  assert rel.name == "planted-for-test.md"
+def test_the_text_test_catches_history():
+  planted = ("Measured in session 17 (2026-11-27 04:30 UTC, load average 2), "
+             "see runs/i11 and /work/runs_sts/chain.sh (not in git); issue 14.")
+  found = [m.group(0) for m in HISTORY.finditer(planted)]
+  assert len(found) >= 8, found
+  assert not list(HISTORY.finditer(
+      "Time: 6 min 49 s on 2 idle cores of an AMD EPYC (benchmarks/gpu/"
+      "session.sh; benchmarks/README.md, \"Mining\")."))

@@ -67,7 +67,7 @@ def encode(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
 # The length a window is sorted by before it is cut into batches.
 # "longer" (the longer side) is what the padded width follows: an NMT batch
 # sorted by its targets alone was padded to sources up to 64 long, 1.5x the
-# slots (issue 14). "target" keeps two streams over the same targets in one
+# slots. "target" keeps two streams over the same targets in one
 # order (the bilingual recipe's pairs and its autoencoded sentences).
 SORT_KEYS = {"target": lambda src, tgt: tgt, "longer": max}
 

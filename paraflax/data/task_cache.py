@@ -10,7 +10,7 @@ config reads it with `data.cache_dir` (`tasks.examples`, which puts the
 examples back in the Task's order). The Task is registered in this
 process, so the runner's workers must run this process's code: the
 DirectRunner, or a runner given the same paraflax and the same SCORED
-path (see the README's Beam section).
+path (docs/filtering.md, "Scoring on Apache Beam").
 """
 from __future__ import annotations
 

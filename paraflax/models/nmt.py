@@ -5,7 +5,7 @@ additive attention. `decode_step` advances one token, so the same parameters
 serve teacher-forced training (`__call__`, an `nn.scan` over target
 positions) and beam search (a cache = encoder states + decoder carry).
 
-Two choices follow OpenNMT-py's `rnn` decoder when set (issue 17):
+Two choices follow OpenNMT-py's `rnn` decoder when set:
 `input_feeding` (Luong et al. 2015: the RNN first, then attention with its new
 state, and the attentional vector fed back as input at the next step) and
 `bridge="final"` (the decoder starts from a ReLU layer on the encoder's final
