@@ -444,7 +444,7 @@ COMMANDS: dict[str, Command] = {
         "paraflax.evaluation.domain_selection:evaluate",
         "in-domain perplexity of Moore-Lewis vs random vs n-gram-overlap "
         "selections",
-        "For each size of eval_sizes, an eval_order-gram LM (3, the seed's; "
+        "For each size of eval_sizes, an eval_order-gram LM (3, the paper's; "
         "closed vocabulary: the in-domain words seen eval_min_count times) "
         "on the top-diffCE sentences of a select-domain folder, on as many "
         "random ones and on the ones with the most n-grams in the in-domain "
