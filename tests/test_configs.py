@@ -273,13 +273,13 @@ def _typed(value):
 
 
 # What changed on purpose since BEFORE, per experiment: (block, key, value
-# now). Issue 17 made input feeding the NMT default.
+# now; docs/changelog.md). Input feeding is the NMT default.
 _OPENNMT = (("model", "input_feeding", True), ("model", "bridge", "final"),
             ("loss", "normalize", "sentences"))
-# Issue 17: input feeding; issue 14: batches sorted by the longer side.
+# Input feeding; batches sorted by the longer side.
 CHANGED = {name: _OPENNMT[:1] + (("data", "sort_by", "longer"),)
            for name in ("nmt:cs", "nmt:de", "nmt:fr")}
-# Issue 14: the quick-start GRAN starts from PPDB word vectors, keeps their
+# The quick-start GRAN starts from PPDB word vectors, keeps their
 # words and mixes PPDB's pairs in at 5 %; configs/paraphrase.py:gran is the
 # experiment of before.
 CHANGED["gran"] = (("data", "task", ""),
@@ -287,22 +287,20 @@ CHANGED["gran"] = (("data", "task", ""),
                                         ("paraphrase_en_ppdb_lexical", 0.05))),
                    ("data", "vocab_from_vectors", True),
                    ("loss", "scramble", 0.3),
-                   # Session 11: the margin (README rows 21-25).
+                   # The margin (docs/paraphrase-embeddings.md).
                    ("loss", "margin", 0.8),
                    ("model", "word_vectors",
                     "runs/ppdb_words/word_vectors.txt"))
 
 
-# Issue 14: how many length groups an encoder step sorts its sentences
+# How many length groups an encoder step sorts its sentences
 # into; the same numbers, so a workdir of before resumes with the new value.
 LENGTH_GROUPS = {"gran": 8, "lstmavg": 8}
-# Issue 14: the quick-start GRAN trains longer (960 updates of 100 pairs
-# until session 17, 1,280 of 50 since).
+# The quick-start GRAN trains longer (1,280 updates of 50 pairs).
 TRAIN_STEPS = {"gran": 1280}
-# Session 17: its batches of 50, evaluated every 320 updates (README rows
-# 30-31); keys at the config's top, named so by `check_same_experiment`.
+# Its batches of 50, evaluated every 320 updates; keys at the config's top, named so by `check_same_experiment`.
 TOP_LEVEL = {"gran": (("batch_size", 50), ("eval_every", 320))}
-# Issue 14: NMT outputs stop at 1.5 x the source's subwords + 10; a workdir
+# NMT outputs stop at 1.5 x the source's subwords + 10; a workdir
 # of before decodes without (0) and may change it on resume.
 OUTPUT_RATIO = {name: 1.5 for name in ("nmt:cs", "nmt:de", "nmt:fr")}
 
@@ -484,7 +482,7 @@ def test_mine_takes_another_config_file(monkeypatch, tmp_path):
 
 def test_a_config_saved_before_the_opennmt_keys_resumes(tmp_path):
   """A config.json written with evaluators but before model.input_feeding,
-  model.bridge and loss.normalize (issue 17) is the same experiment."""
+  model.bridge and loss.normalize is the same experiment."""
   from paraflax.recipes import workdir  # pylint: disable=g-import-not-at-top
   config = config_lib.load(_spec("nmt:de"))
   config.model.input_feeding, config.model.bridge = False, "mean_tanh"
@@ -502,7 +500,7 @@ def test_a_config_saved_before_the_opennmt_keys_resumes(tmp_path):
 
 
 def test_a_run_may_change_how_it_decodes_on_resume(tmp_path):
-  """A workdir of before the output limit per source length (issue 14)
+  """A workdir of before the output limit per source length
   keeps it off; a resumed run may set it, or any decode key, and then
   decodes (evaluates, translates) with the new settings."""
   from paraflax.recipes import workdir  # pylint: disable=g-import-not-at-top
@@ -523,8 +521,8 @@ def test_a_run_may_change_how_it_decodes_on_resume(tmp_path):
 
 
 def test_a_paraphrase_config_saved_before_the_filter_keys_resumes(tmp_path):
-  """A config.json written before data.filter and data.max_pairs (issue 11)
-  and the optimizer's schedule (issue 14) is the same experiment: no
+  """A config.json written before data.filter and data.max_pairs
+  and the optimizer's schedule is the same experiment: no
   filter, every pair, a constant rate."""
   from paraflax.recipes import workdir  # pylint: disable=g-import-not-at-top
   config = config_lib.load(_spec("gran"))

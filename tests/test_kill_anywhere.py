@@ -61,7 +61,7 @@ KILLS = {
     "avg": ["atomic.renamed:1",  # config.json only
             "atomic.written:2",  # vocab.txt not yet renamed
             "metrics.written:3",  # step 8 eval row, no best yet
-            "best.saved:1",  # best/8 without checkpoints/8 (issue 15)
+            "best.saved:1",  # best/8 without checkpoints/8
             "checkpoint.saved:1",  # checkpoints/8 in flight
             "metrics.written:2"],  # after a resumed start
     "gran": ["metrics.written:1", "best.saved:1", "checkpoint.saved:1"],

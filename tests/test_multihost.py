@@ -1,4 +1,4 @@
-"""One run over several processes, on one machine (issue 13).
+"""One run over several processes, on one machine.
 
 `launch/local_processes.sh` starts 2 processes of 4 CPU devices each,
 joined by jax.distributed over localhost (gloo collectives): the code path

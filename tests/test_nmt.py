@@ -244,7 +244,7 @@ def test_bucket_stream_is_a_function_of_the_step():
 
 def test_nmt_batches_follow_the_longer_side():
   """Sorted by target length alone, a batch is padded to its longest
-  source: uncorrelated lengths make that nearly the maximum (issue 14)."""
+  source: uncorrelated lengths make that nearly the maximum."""
   rng = np.random.default_rng(0)
   data = bitext.EncodedBitext(
       *[tuple(rng.integers(2, 50, rng.integers(2, 60)) for _ in range(640))
@@ -275,7 +275,7 @@ def test_eval_gives_the_bleu_the_train_loop_logged(workdir, capsys):
   assert saved["dev"]["n"] == 20
 
 
-# ------------------------------------ OpenNMT-py's choices (issue 17), keys
+# ------------------------------------ OpenNMT-py's choices, keys
 
 
 def _tiny(cell="gru", **options):

@@ -1,5 +1,5 @@
-"""The NMT model's fused recurrences against the Flax modules they replace
-(issue 14): same parameters from the same key, same function."""
+"""The NMT model's fused recurrences against the Flax modules they replace:
+same parameters from the same key, same function."""
 import flax.linen as nn
 import jax
 import jax.numpy as jnp

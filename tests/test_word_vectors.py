@@ -1,4 +1,4 @@
-"""PPDB word vectors for GRAN's init (issue 14): the PPDB Task, the vector
+"""PPDB word vectors for GRAN's init: the PPDB Task, the vector
 file a workdir exports, and a vocabulary that keeps the file's words."""
 import jax
 import numpy as np
