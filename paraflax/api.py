@@ -12,6 +12,17 @@ imported only when first used, so `import paraflax` loads neither TensorFlow
 nor jax. Errors are `paraflax.ConfigError` (a setting or a model that cannot
 do what was asked), `paraflax.DataError` (an input that cannot be used) and
 `paraflax.NoCheckpointError` (a workdir with nothing to restore).
+
+Inputs are checked as the command line checks a file's lines: sentences
+come as a list (or any iterable) of str, one sentence each, never a str
+alone (that would be read as its characters: pass ["a sentence"]); an
+empty list is an error, as an empty input file is (there is nothing to
+embed, translate or score); an item that is not a str is an error naming
+its index and type; `embed` and `score_pairs` refuse empty (blank)
+sentences as `paraflax embed` and `paraflax score-pairs` refuse empty
+lines, naming the index, while `translate` gives one "" as `paraflax
+translate` leaves an empty line empty. `mine` refuses a threshold that is
+NaN or infinite as `paraflax mine --threshold` does.
 """
 from __future__ import annotations
 
@@ -30,6 +41,46 @@ if TYPE_CHECKING:  # only for the annotations: importing them loads jax
   from paraflax.recipes import nmt
 
 Pair = tuple[int, int]
+_SHOWN = 40  # characters of a bad item that a message quotes
+
+
+def _quoted(value: Any) -> str:
+  shown = repr(value)
+  return shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."
+
+
+def _sentences(texts: Any, name: str, what: str, *, blank: bool = False
+               ) -> list[str]:
+  """`texts` as a list of str sentences, or DataError: a str alone, no
+  sentence at all, an item that is not a str (its index and type), or,
+  unless `blank`, an empty sentence (its index). `name` is the argument,
+  `what` the work ("embed") for the messages."""
+  if isinstance(texts, (str, bytes, bytearray)):
+    raise errors.DataError(
+        f"{name} is one {type(texts).__name__} ({_quoted(texts)}), not a "
+        f"list of sentences; pass a list: [{name}] for one sentence (a str "
+        "alone would be taken as its characters).")
+  try:
+    items = list(texts)
+  except TypeError:
+    raise errors.DataError(
+        f"{name} is {_quoted(texts)} ({type(texts).__name__}), not a list "
+        "of sentences; "
+        "pass a list of str, one sentence each.") from None
+  if not items:
+    raise errors.DataError(f"{name} is empty: no sentence to {what}. Pass "
+                           "a list of at least one sentence.")
+  for i, text in enumerate(items):
+    if not isinstance(text, str):
+      raise errors.DataError(
+          f"{name}[{i}] is {_quoted(text)} ({type(text).__name__}), not a "
+          "str: every item is one sentence as a str.")
+    if not blank and not text.strip():
+      raise errors.DataError(
+          f"{name}[{i}] is an empty sentence ({text!r}): there is nothing "
+          f"to {what}. Remove it (the command line refuses empty lines "
+          "too).")
+  return items
 
 
 class Model:
@@ -77,30 +128,34 @@ class Model:
 
   def embed(self, texts: Sequence[str], lang: str | None = None
             ) -> np.ndarray:
-    """[len(texts), d] float32 sentence embeddings. `lang` picks a bilingual
-    model's encoder (required there); a paraphrase model embeds English
-    (None or "en")."""
+    """[len(texts), d] float32 sentence embeddings of a list of sentences
+    (str, none empty; an empty list is a DataError). `lang` picks a
+    bilingual model's encoder (required there); a paraphrase model embeds
+    English (None or "en")."""
     if self._embed is None:
       raise self._cannot("embed sentences", "'paraphrase' or 'bilingual'")
+    texts = _sentences(texts, "texts", "embed")
     from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
     embedders.check(self.workdir, [lang], "lang")
-    return self._embed(list(texts), lang)
+    return self._embed(texts, lang)
 
   def translate(self, texts: Sequence[str], beam: int = 5, nbest: int = 1,
                 alpha: float | None = None, batch_size: int = 32,
                 stop: str = "exact"
                 ) -> list[str] | list[list[nmt.Hypothesis]]:
-    """Translations into English, in input order: the 1-best texts when
-    `nbest` is 1, else each input's `nbest` Hypothesis(text, score, logprob,
-    tokens, ended), best first. An empty input gets "" (none); inputs over
+    """Translations into English of a list of sentences (str; an empty
+    list is a DataError), in input order: the 1-best texts when `nbest` is
+    1, else each input's `nbest` Hypothesis(text, score, logprob, tokens,
+    ended), best first. An empty sentence gets "" (none); inputs over
     data.max_len subwords are truncated. `alpha` (length normalisation)
     defaults to the config's; `stop` as `paraflax translate --stop`."""
     if self._translator is None:
       raise self._cannot("translate", "'nmt'")
+    texts = _sentences(texts, "texts", "translate", blank=True)
     from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
     translator, params, _ = self._translator
     found = translation.translate_texts(
-        translator, params, list(texts), beam=beam, nbest=nbest, alpha=alpha,
+        translator, params, texts, beam=beam, nbest=nbest, alpha=alpha,
         batch_size=batch_size, stop=stop)
     if nbest == 1:
       return [hyps[0].text if hyps else "" for hyps in found]
@@ -116,6 +171,8 @@ class Model:
     (after `paraflax train-mlp`). Needs a bilingual model."""
     if self.recipe != "bilingual":
       raise self._cannot("score sentence pairs", "'bilingual'")
+    src = _sentences(src, "src", "score")
+    tgt = _sentences(tgt, "tgt", "score")
     if len(src) != len(tgt):
       raise errors.DataError(f"{len(src)} source and {len(tgt)} target "
                              "sentences: give one target per source.")
@@ -149,13 +206,34 @@ def train(config: Any, workdir: str | os.PathLike,
   return load(workdir)
 
 
-def _check_mining(margin: str, retrieval: str) -> None:
-  if margin not in choices.MARGINS:
-    raise errors.ConfigError(f"margin={margin!r}; use one of "
-                             f"{', '.join(choices.MARGINS)}.")
-  if retrieval not in choices.RETRIEVALS:
-    raise errors.ConfigError(f"retrieval={retrieval!r}; use one of "
-                             f"{', '.join(choices.RETRIEVALS)}.")
+def _check_mining(margin: str, retrieval: str,
+                  threshold: float | None = None) -> None:
+  """The checks of `paraflax mine`'s settings (`pipeline.Options`): the
+  margin and retrieval among the choices, a finite threshold."""
+  import numbers  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
+  if threshold is not None and (isinstance(threshold, bool) or
+                                not isinstance(threshold, numbers.Real)):
+    raise errors.ConfigError(
+        f"threshold={_quoted(threshold)} ({type(threshold).__name__}); "
+        "use a finite number (or None to keep every pair).")
+  pipeline.Options(margin=margin, retrieval=retrieval, threshold=threshold)
+
+
+def _embeddings(value: Any, name: str) -> Any:
+  """`value` as an array of numbers, or DataError naming `name` and what
+  it holds instead (the k-NN checks its shape and finite rows)."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  try:
+    array = np.asarray(value)
+  except (ValueError, TypeError) as e:  # ragged rows
+    raise errors.DataError(f"{name} is not an array of embeddings [rows, "
+                           f"dim]: {e}") from None
+  if array.dtype.kind not in "fiu":
+    raise errors.DataError(
+        f"{name} holds {array.dtype} values, not numbers: pass embeddings "
+        "as a [rows, dim] float array (e.g. what Model.embed returns).")
+  return value
 
 
 def mine(x: Any, y: Any, k: int = 4, margin: str = "ratio",
@@ -165,8 +243,10 @@ def mine(x: Any, y: Any, k: int = 4, margin: str = "ratio",
   and y [Ny, d], exact k-NN both ways: the pairs as (src, tgt, score)
   arrays, src and tgt indexing x and y, by descending score. `margin`: ratio,
   distance or absolute; `retrieval`: fwd, bwd, intersect or max (each
-  sentence at most once); pairs under `threshold` are dropped."""
-  _check_mining(margin, retrieval)
+  sentence at most once); pairs under `threshold` (a finite number) are
+  dropped."""
+  _check_mining(margin, retrieval, threshold)
+  x, y = _embeddings(x, "x"), _embeddings(y, "y")
   from paraflax.mining import margin as margin_lib  # pylint: disable=g-import-not-at-top
   return margin_lib.mine(x, y, k, margin=margin, strategy=retrieval,
                          threshold=threshold)
@@ -177,6 +257,7 @@ def candidates(x: Any, y: Any, k: int = 4, margin: str = "ratio"
   """Every pair that `mine` chooses from (a sentence and one of its k
   nearest neighbours, either way) once, with its margin score."""
   _check_mining(margin, "max")
+  x, y = _embeddings(x, "x"), _embeddings(y, "y")
   from paraflax.mining import margin as margin_lib  # pylint: disable=g-import-not-at-top
   return margin_lib.every_candidate(
       margin_lib.score_candidates(x, y, k, margin=margin))
