@@ -169,9 +169,9 @@ def test_eval_sts_prints_and_writes_the_table(workdir, capsys):
 
 
 @pytest.mark.parametrize("override, message", [
-    ("--config.train_steps=-40", "train_steps=-40 (use >= 1)"),
-    ("--config.checkpoint.keep=0", "checkpoint.keep=0 (use >= 1)"),
-    ("--config.eval_every=-8", "eval_every=-8 (use >= 0)"),
+    ("--config.train_steps=-40", "train_steps=-40 must be an integer >= 1"),
+    ("--config.checkpoint.keep=0", "checkpoint.keep=0 must be an integer >= 1"),
+    ("--config.eval_every=-8", "eval_every=-8 must be an integer >= 0"),
 ])
 def test_loop_counts_out_of_range_stop_before_any_work(tmp_path, capsys,
                                                        override, message):

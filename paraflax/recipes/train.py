@@ -24,13 +24,15 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   `cluster`: one of several processes (`training.distributed.join`)."""
   config = config_lib.load(config, overrides) if isinstance(config, str) \
       else config_lib.override(config, overrides)
-  settings.check(config)  # before the workdir gets any file
-  workdir_lib.check_writable(workdir)
-  workdir_lib.check_same_experiment(workdir, config)
+  # Every check of the config alone runs before the workdir is touched
+  # (check_same_experiment may replace a start that saved no checkpoint).
+  settings.check(config)
   from paraflax import recipes  # pylint: disable=g-import-not-at-top
   from paraflax.training import loop  # pylint: disable=g-import-not-at-top
   loop.check_counts(config)
   loop.check_intervals(config, recipes.updates_per_call(config))
+  workdir_lib.check_writable(workdir)
+  workdir_lib.check_same_experiment(workdir, config)
   from paraflax.training import distributed as distributed_lib  # pylint: disable=g-import-not-at-top
   distributed_lib.join(**cluster)
   distributed_lib.check_same_config(config.to_json())
