@@ -96,7 +96,7 @@ def test_mine_finds_the_planted_pairs():
   assert paraflax.best_threshold(pairs, gold)[1:] == (1.0, 1.0, 1.0)
   every = paraflax.candidates(x, y, k=3)
   assert len(every.src) >= len(pairs.src)
-  assert len(paraflax.mine(x, y, k=3, threshold=np.inf).src) == 0
+  assert len(paraflax.mine(x, y, k=3, threshold=1e9).src) == 0
   with pytest.raises(paraflax.ConfigError, match="retrieval"):
     paraflax.mine(x, y, retrieval="both")
 
