@@ -17,9 +17,21 @@ import traceback
 from paraflax import commands
 from paraflax import config as config_lib
 from paraflax import errors
+from paraflax import files
 from paraflax import quiet
 
 EXIT_BAD_INPUT = 2
+# Flags (argparse dests) that name files a command reads, and files or
+# folders it writes: no output may be an input (`files.refuse_inputs_as_
+# outputs`). A workdir is read by the commands that also have an output.
+INPUT_DESTS = ("input", "src", "ref", "tgt", "src_emb", "tgt_emb",
+               "src_text", "tgt_text", "in_domain", "general_src",
+               "general_tgt", "general_langs", "test", "dev", "bitext",
+               "corpus", "table_path", "lm", "select_dir", "ppdb",
+               "coverage_texts", "classifier_workdir", "task", "workdir")
+OUTPUT_DESTS = ("output", "filtered_output", "parts", "json_path")
+# A Task named by its file (`backtranslated:SCORED.jsonl`) reads that file.
+_FILE_TASKS = ("backtranslated:", "selected:")
 # The checkout that holds configs/: where a command's default config is.
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -53,8 +65,28 @@ def _parser() -> argparse.ArgumentParser:
   return parser
 
 
+def _paths(command: commands.Command, args: argparse.Namespace,
+           dests: tuple[str, ...]) -> list[tuple[str, str]]:
+  """(flag, path) for each of `dests` given, each item of a list flag."""
+  names = {kwargs.get("dest", names[0].lstrip("-").replace("-", "_")):
+           names[0] for names, kwargs in command.flags}
+  out = []
+  for dest in dests:
+    values = getattr(args, dest, None)
+    for value in values if isinstance(values, list) else [values]:
+      if isinstance(value, str) and value:
+        for prefix in _FILE_TASKS:
+          value = value.removeprefix(prefix)
+        out.append((names.get(dest, dest), value))
+  return out
+
+
 def _call(command: commands.Command, args: argparse.Namespace,
           overrides: list[str]) -> None:
+  outputs = _paths(command, args, OUTPUT_DESTS)
+  if outputs:
+    files.refuse_inputs_as_outputs(_paths(command, args, INPUT_DESTS),
+                                   outputs)
   if command.prepare:
     _function(command.prepare)()
   if command.compiles:
@@ -92,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     message = _os_message(e) if isinstance(e, OSError) else str(e)
     print(f"paraflax {args.command}: error: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT
+  finally:
+    files.release_output_locks()
   return 0
 
 

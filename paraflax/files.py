@@ -8,7 +8,9 @@ would change it is refused, and only an explicit overwrite replaces it.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
+import fcntl
 import fnmatch
 import itertools
 import json
@@ -159,7 +161,7 @@ def settings_path(output: str) -> str:
 
 
 def claim_output(output: str, settings: dict[str, Any], *, overwrite: bool,
-                 leftovers: Sequence[str] = ()) -> None:
+                 leftovers: Sequence[str] = (), lock: bool = True) -> None:
   """Makes `output` this run's before any of it is written.
 
   Work already there (the output, or `leftovers` such as a folder of
@@ -167,8 +169,12 @@ def claim_output(output: str, settings: dict[str, Any], *, overwrite: bool,
   work of other settings, or of unrecorded ones, stops the run with a
   `ConfigError`. `overwrite` removes any of it instead. The settings are
   recorded (atomically) before the caller writes, so whatever it writes is
-  covered by them.
+  covered by them. The output is locked for the rest of the run
+  (`lock_output`): two runs never write one output at once; `lock` False
+  is for the processes of one run that share an output by design.
   """
+  if lock:
+    lock_output(output)
   meta = settings_path(output)
   settings = json.loads(json.dumps(settings))  # as it will read back
   saved = _read_json(meta)
@@ -190,6 +196,82 @@ def claim_output(output: str, settings: dict[str, Any], *, overwrite: bool,
       os.remove(path)
   write_text_atomic(meta, json.dumps(settings, indent=2, sort_keys=True)
                     + "\n")
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+  """The (device, inode) of the file `path` resolves to; None if absent."""
+  try:
+    st = os.stat(path)
+  except (FileNotFoundError, NotADirectoryError):
+    return None
+  return st.st_dev, st.st_ino
+
+
+def _within(path: str, folder: str) -> bool:
+  path, folder = os.path.realpath(path), os.path.realpath(folder)
+  return os.path.commonpath([path, folder]) == folder
+
+
+def refuse_inputs_as_outputs(inputs: Sequence[tuple[str, str]],
+                             outputs: Sequence[tuple[str, str]]) -> None:
+  """Stops before any work when an output is an input: the same file by
+  any name (a symbolic or hard link, a relative path), or a folder that
+  holds an input. `--overwrite` does not weaken this: a command never
+  destroys what it reads. Both are (flag, path) pairs."""
+  for out_flag, output in outputs:
+    out_id = _identity(output)
+    for in_flag, source in inputs:
+      same = (os.path.realpath(source) == os.path.realpath(output)
+              or (out_id is not None and _identity(source) == out_id))
+      if same or (os.path.isdir(output) and _within(source, output)):
+        what = "is" if same else "holds"
+        raise errors.ConfigError(
+            f"{out_flag} {output} {what} the input {in_flag} {source}: "
+            "writing it would destroy the input. Write to another path.")
+
+
+_LOCKS: dict[str, int] = {}  # lock file -> its open descriptor
+
+
+def lock_output(output: str) -> None:
+  """Makes this process the only writer of `output` until it ends (or
+  `release_output_locks`): an exclusive lock on `OUTPUT.lock`, which the
+  kernel releases when the process dies, so a killed run never blocks the
+  next. A second run on the same output stops with a `ConfigError` before
+  it writes anything, instead of appending the same records twice."""
+  path = os.path.abspath(output) + ".lock"
+  if path in _LOCKS:
+    return
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  while True:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+      fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+      holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+      os.close(fd)
+      raise errors.ConfigError(
+          f"{output}: another run (process {holder}) is writing it. Wait "
+          "for that run to end, then rerun this command (it finds the "
+          "output finished, or resumes it), or write to another output."
+          ) from None
+    st = os.fstat(fd)
+    if _identity(path) == (st.st_dev, st.st_ino):  # not removed meanwhile
+      break
+    os.close(fd)
+  os.ftruncate(fd, 0)
+  os.write(fd, f"{os.getpid()}\n".encode())
+  _LOCKS[path] = fd
+
+
+@atexit.register
+def release_output_locks() -> None:
+  """Ends this process's `lock_output` locks and removes their files."""
+  for path, fd in list(_LOCKS.items()):
+    with contextlib.suppress(FileNotFoundError):
+      os.remove(path)  # first: a waiting run then locks a new file
+    os.close(fd)
+    del _LOCKS[path]
 
 
 def _edited(path: str, what: str) -> errors.DataError:

@@ -164,3 +164,13 @@ def run_python():
     assert out.returncode == 0, out.stderr
     return out.stdout
   return run
+
+
+@pytest.fixture(autouse=True)
+def output_locks():
+  """A test that calls a library function (not `cli.main`) leaves no output
+  of its locked for the tests after it, which may run the same command in
+  another process."""
+  yield
+  from paraflax import files  # pylint: disable=g-import-not-at-top
+  files.release_output_locks()

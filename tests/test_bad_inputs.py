@@ -52,6 +52,18 @@ def _emb(tmp: pathlib.Path, name: str, rows: int = 6, dim: int = 4) -> str:
   return path
 
 
+def _raw_emb(tmp: pathlib.Path, name: str, rows: int = 6, dim: int = 4
+             ) -> str:
+  """An embedding file as LASER writes it: no sidecar."""
+  return _write(tmp, name, np.random.default_rng(0).normal(
+      size=(rows, dim)).astype(np.float32).tobytes())
+
+
+def _folder(tmp: pathlib.Path, name: str) -> str:
+  (tmp / name).mkdir()
+  return str(tmp / name)
+
+
 def _mine(tmp, *extra: str) -> list[str]:
   return ["mine", "--src-emb", _emb(tmp, "x.f32"), "--tgt-emb",
           _emb(tmp, "y.f32"), "--dim", "4", "--output", str(tmp / "out"),
@@ -198,11 +210,18 @@ CASES: dict[str, Case] = {
                    "--tgt-emb", _emb(t, "y.f32", rows=6), "--dim", "4",
                    "--output", str(t / "out"), "--k", "7"],
         r"y\.f32 has 6 embeddings"),
-    "mine: no --dim": Case(
-        lambda t: ["mine", "--src-emb", _emb(t, "x.f32"), "--tgt-emb",
-                   _emb(t, "y.f32"), "--output", str(t / "out")], r"--dim"),
+    "mine: no --dim, raw files": Case(
+        lambda t: ["mine", "--src-emb", _raw_emb(t, "x.f32"), "--tgt-emb",
+                   _raw_emb(t, "y.f32"), "--output", str(t / "out")],
+        r"--dim is required: .*x\.f32 is a raw LASER file"),
+    "mine: wrong --dim, raw files": Case(
+        lambda t: ["mine", "--src-emb", _raw_emb(t, "x.f32"), "--tgt-emb",
+                   _raw_emb(t, "y.f32"), "--dim", "5", "--output",
+                   str(t / "out")], r"x\.f32.*not a whole number of rows"),
     "mine: wrong --dim": Case(lambda t: _mine(t)[:-1] + [
-        str(t / "out"), "--dim", "5"], r"x\.f32.*not a whole number of rows"),
+        str(t / "out"), "--dim", "5"],
+        r"x\.f32 holds embeddings of dim 4 \(says .*x\.f32\.info\.json\), "
+        r"not 5"),
     "mine: texts shorter than embeddings": Case(
         lambda t: _mine(t, "--src-text", _write(t, "x.txt", "a\nb\n"),
                         "--tgt-text", _write(t, "y.txt", "a\nb\n")),
@@ -218,7 +237,7 @@ CASES: dict[str, Case] = {
         lambda t: _mine(t, "--backend", "faiss", "--faiss-index", "ivf",
                         "--nprobe", "0"), r"--nprobe"),
     "mine: output is a folder": Case(
-        lambda t: _mine(t)[:-1] + [str(t)], r"is a directory",
+        lambda t: _mine(t)[:-1] + [_folder(t, "d")], r"d: is a directory",
         outputs=()),
     # --- translate / backtranslate ----------------------------------------
     "translate: beam zero": Case(
@@ -309,9 +328,9 @@ CASES: dict[str, Case] = {
         r"`paraflax score-paraphrases`"),
     "analyze-backtranslations: translation not a string": Case(
         lambda t: _analyze(t, _SCORED, {**_SCORED, "translation": 3}),
-        r"bt\.jsonl:2: translation is not a string"),
+        r"bt\.jsonl:2: field 'translation' is 3, not a string"),
     "analyze-backtranslations: ref_prob on some records only": Case(
-        lambda t: _analyze(t, _SCORED_P, _SCORED),
+        lambda t: _analyze(t, _SCORED_P, {**_SCORED, "id": 1}),
         r"bt\.jsonl:2: no scores\.ref_prob, unlike the first 1-best "
         r"record"),
     "analyze-backtranslations: no 1-best record": Case(
@@ -346,7 +365,7 @@ CASES: dict[str, Case] = {
                                   _SCORED), r"lo 0\.5 > hi 0\.2"),
     "train: filter keeps fewer than max_pairs": Case(
         lambda t: _train_filtered(t, "{'score': 'length', 'lo': 0, 'hi': 9}",
-                                  _SCORED, _SCORED, max_pairs=3),
+                                  _SCORED, {**_SCORED, "id": 1}, max_pairs=3),
         r"bt\.jsonl: data\.filter length in \[0, 9\] keeps 2 pairs, fewer "
         r"than data\.max_pairs=3"),
     "train: filter on an unscored file": Case(

@@ -253,7 +253,7 @@ def _missing(c):
 # (how to break the corpus, extra arguments, with texts, message pattern)
 BAD_INPUT = [
     (_truncate, [], False,
-     r"x\.f32: 1282 bytes is not a whole number of rows of dim 8 .* --dim"),
+     r"x\.f32: 1282 bytes, but .*x\.f32\.info\.json says 40 rows of dim 8"),
     (_nan_row, [], False, r"x\.f32 row\(s\) 7 \(0-based\) contain NaN"),
     (_short_text, [], True, r"y\.txt has 39 lines but .*y\.f32 holds 40 "
      r"embeddings"),

@@ -2,9 +2,15 @@
 
 Every reader stops on bad input with a `DataError` naming the file, the line
 and the fix. Empty lines are counted and reported; they are dropped only when
-the caller asks for it (`empty="drop"`), never silently. Every file is
-normalised the same way, with a warning naming it: a UTF-8 byte-order mark
-at its start is removed, and so is the CR of CRLF (Windows) line endings.
+the caller asks for it (`empty="drop"`), never silently; an empty file is an
+error. Every file is read the same way: a line ends at LF and nowhere
+else, and the CR of CRLF (Windows) line endings and a UTF-8 byte-order mark
+at the file's start are removed with a warning naming the file. A NUL byte
+(a binary or UTF-16 file) and a CR alone (old Mac line ends, which would
+make a file one line) stop the read with the line number. Other control
+characters and the Unicode separators U+0085, U+2028, U+2029 are text
+inside the line: public corpora hold them (newstest2009, SemEval STS 2012),
+and every paraflax reader gives them the same lines.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import json
 import logging
 import math
 import os
+import re
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
@@ -24,6 +31,10 @@ from paraflax import errors
 EmptyPolicy = Literal["error", "drop", "keep"]
 _GZIP_MAGIC = b"\x1f\x8b"
 _SHOWN = 5  # how many offending line numbers an error message lists
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+# What no line of text may hold: NUL (binary data) and a CR that ends no
+# line.
+_CONTROL = re.compile("[\x00\r]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,11 +53,24 @@ def _line_list(numbers: Sequence[int]) -> str:
 
 
 def _check_readable(path: str) -> None:
+  if path == "-":
+    raise errors.DataError("-: standard input is not read by paraflax "
+                           "(inputs are read twice: checked, then used). "
+                           "Write it to a file and give that file's path.")
+  if os.path.islink(path) and not os.path.exists(path):
+    raise errors.DataError(f"{path}: a symbolic link that leads to no file "
+                           f"(-> {os.readlink(path)}, dangling or a loop). "
+                           "Fix the link, or give the file's own path.")
   if not os.path.exists(path):
     raise errors.DataError(f"{path}: file not found. Check the path, or set "
                     "PARAFLAX_DATA_DIR to the folder that holds the corpora.")
   if os.path.isdir(path):
     raise errors.DataError(f"{path}: is a directory, expected a text file.")
+
+
+def _empty_file(path: str) -> errors.DataError:
+  return errors.DataError(f"{path}: empty file, nothing to read. Give a "
+                          "file with at least one line.")
 
 
 def _corrupt_gzip(path: str, e: Exception) -> errors.DataError:
@@ -68,13 +92,31 @@ def _read_bytes(path: str | os.PathLike) -> bytes:
 
 
 def _decode(path: str, number: int, line: bytes) -> str:
+  """Line `number` (its bytes, without the LF) as text, its CR removed;
+  bad bytes and control characters stop with the line number."""
+  name = os.path.basename(path)
+  if number == 1 and line.startswith(_UTF16_BOMS):
+    raise errors.DataError(
+        f"{path}: UTF-16 text; paraflax reads UTF-8. Re-encode it: "
+        f"`iconv -f utf-16 -t utf-8 {name}`.")
   try:
-    return line.decode("utf-8")
+    text = line.decode("utf-8").removesuffix("\r")
   except UnicodeDecodeError as e:
     raise errors.DataError(
         f"{path}:{number}: invalid UTF-8 (byte 0x{line[e.start]:02x} at "
         f"column {e.start + 1}). Re-encode the file as UTF-8, e.g. "
-        f"`iconv -f latin1 -t utf-8 {os.path.basename(path)}`.") from e
+        f"`iconv -f latin1 -t utf-8 {name}` for Latin-1 text.") from e
+  bad = _CONTROL.search(text)
+  if bad:
+    char = bad.group()
+    fix = ("the file ends lines with CR alone (old Mac): convert it, e.g. "
+           f"`tr '\\r' '\\n' < {name}`" if char == "\r" else
+           "a binary file? Remove the NUL bytes, or give the text file")
+    raise errors.DataError(
+        f"{path}:{number}: character U+{ord(char):04X} at column "
+        f"{bad.start() + 1}; a line of text holds no NUL and no CR but at "
+        f"its end. Fix: {fix}.")
+  return text
 
 
 def _decode_lines(path: str, raw: bytes) -> list[str]:
@@ -85,11 +127,13 @@ def _decode_lines(path: str, raw: bytes) -> list[str]:
   lines = raw.split(b"\n")
   if lines and lines[-1] == b"":
     lines.pop()
+  if not lines:
+    raise _empty_file(path)
   out = [_decode(path, number, line)
          for number, line in enumerate(lines, start=1)]
-  crlf = [n for n, text in enumerate(out, start=1) if text.endswith("\r")]
+  crlf = [n for n, line in enumerate(lines, start=1)
+          if line.endswith(b"\r")]
   if crlf:
-    out = [text.removesuffix("\r") for text in out]
     logging.warning("%s: %d line(s) end with CRLF (Windows), read without "
                     "the CR, at line %s", path, len(crlf), _line_list(crlf))
   return out
@@ -224,37 +268,126 @@ def parse_score(path: str, number: int, text: str) -> float:
         from e
 
 
+def _is_number(value: object) -> bool:
+  return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_finite_map(value: object) -> bool:
+  return isinstance(value, dict) and all(map(_is_number, value.values()))
+
+
+# The fields of paraflax's records, one meaning each wherever they appear
+# (back-translation n-best lists, scored files): what each must hold.
+FIELDS = {
+    "id": ("an integer or a string",
+           lambda v: isinstance(v, (int, str)) and not isinstance(v, bool)),
+    "reference": ("a string", lambda v: isinstance(v, str)),
+    "translation": ("a string", lambda v: isinstance(v, str)),
+    "source": ("a string", lambda v: isinstance(v, str)),
+    "rank": ("an integer >= 0", lambda v: isinstance(v, int)
+             and not isinstance(v, bool) and v >= 0),
+    "cost": ("a number, or null where no model scored the pair",
+             lambda v: v is None or _is_number(v)),
+    "scores": ("an object of numbers", _is_finite_map),
+}
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+  keys = [k for k, _ in pairs]
+  twice = sorted({k for k in keys if keys.count(k) > 1})
+  if twice:
+    raise ValueError(f"key {twice[0]!r} given twice")
+  return dict(pairs)
+
+
+def _finite(text: str) -> float:
+  value = float(text)
+  if not math.isfinite(value):
+    raise ValueError(f"{text} overflows to infinity")
+  return value
+
+
+def _not_a_number(text: str) -> float:
+  raise ValueError(f"{text} is not a number JSON allows")
+
+
 def _record(path: str, number: int, line: str, keys: Sequence[str],
             fix: str) -> dict:
   try:
-    record = json.loads(line)
+    record = json.loads(line, object_pairs_hook=_no_duplicate_keys,
+                        parse_float=_finite, parse_constant=_not_a_number)
   except json.JSONDecodeError as e:
     raise errors.DataError(f"{path}:{number}: not JSON ({e.msg}). A killed writer "
                     "leaves a half line: rerun it to finish the file.") from e
+  except ValueError as e:
+    raise errors.DataError(f"{path}:{number}: {e}. Fix that record; every "
+                           "number must be finite.") from e
   missing = [k for k in keys if not isinstance(record, dict) or k not in record]
   if missing:
     raise errors.DataError(f"{path}:{number}: record lacks {missing}. {fix}"
                            .rstrip())
+  for key, (want, fits) in FIELDS.items():
+    if key in record and not fits(record[key]):
+      raise errors.DataError(
+          f"{path}:{number}: field {key!r} is {json.dumps(record[key])}, "
+          f"not {want}. Fix that record. {fix}".rstrip())
   return record
+
+
+# One hypothesis of an n-best list: no two records of a file share these.
+NBEST_KEY = ("id", "rank")
+
+
+class UniqueRecords:
+  """Stops at a record whose `fields` repeat an earlier record's (a
+  back-translation's (id, rank): the same hypothesis twice), naming both
+  lines; records without all of `fields` are not compared. Memory grows
+  with the records seen: one short key each."""
+
+  def __init__(self, path: str, fields: Sequence[str] = NBEST_KEY):
+    self.path, self.fields, self.seen = path, tuple(fields), {}
+
+  def check(self, number: int, record: dict) -> None:
+    if not all(f in record for f in self.fields):
+      return
+    key = json.dumps([record.get(f) for f in self.fields])
+    first = self.seen.setdefault(key, number)
+    if first != number:
+      shown = ", ".join(f"{f} {json.dumps(record.get(f))}"
+                        for f in self.fields)
+      raise errors.DataError(
+          f"{self.path}:{number}: the record of {shown} is there already, "
+          f"at line {first}. Remove the repeated records (two runs "
+          "appended to one file?).")
 
 
 def read_jsonl(path: str | os.PathLike, *, keys: Sequence[str], fix: str = ""
                ) -> list[dict]:
-  """One JSON object per line, each with at least `keys`; `fix` ends the
-  message on a record without them."""
+  """One JSON object per line, each with at least `keys`, its fields as
+  `FIELDS` says, and no (id, rank) twice; `fix` ends the message on a
+  record without them."""
   path = os.fspath(path)
   lines, _ = read_lines(path)
-  return [_record(path, number, line, keys, fix)
-          for number, line in enumerate(lines, start=1)]
+  unique = UniqueRecords(path)
+  records = []
+  for number, line in enumerate(lines, start=1):
+    records.append(_record(path, number, line, keys, fix))
+    unique.check(number, records[-1])
+  return records
 
 
 def _raw_lines(path: str) -> Iterator[bytes]:
-  """The lines of a file (gzipped or not) as bytes, one at a time."""
+  """The lines of a file (gzipped or not) as bytes, one at a time; an
+  empty file is an error."""
   _check_readable(path)
   with open(path, "rb") as f:
     gzipped = f.read(2) == _GZIP_MAGIC
   try:
     with (gzip.open if gzipped else open)(path, "rb") as f:
+      first = f.readline()
+      if not first:
+        raise _empty_file(path)
+      yield first
       yield from f
   except (OSError, EOFError) as e:
     if not gzipped:
@@ -270,7 +403,7 @@ def iter_lines(path: str | os.PathLike) -> Iterator[str]:
   for number, raw in enumerate(_raw_lines(path), start=1):
     if number == 1:
       raw = raw.removeprefix(codecs.BOM_UTF8)
-    yield _decode(path, number, raw).removesuffix("\n").removesuffix("\r")
+    yield _decode(path, number, raw.removesuffix(b"\n"))
 
 
 def jsonl_record(path: str, number: int, raw: bytes, *, keys: Sequence[str],
@@ -280,7 +413,7 @@ def jsonl_record(path: str, number: int, raw: bytes, *, keys: Sequence[str],
   worker's block) gives the same records and the same messages."""
   if number == 1:
     raw = raw.removeprefix(codecs.BOM_UTF8)
-  line = _decode(path, number, raw)
+  line = _decode(path, number, raw.removesuffix(b"\n"))
   if not line.strip():
     raise errors.DataError(f"{path}:{number}: empty line. Remove it: every "
                            "line is one record.")
@@ -293,8 +426,11 @@ def iter_jsonl_sized(path: str | os.PathLike, *, keys: Sequence[str],
   included; of the decompressed text for a gzipped file): the byte ranges
   a later reader seeks to."""
   path = os.fspath(path)
+  unique = UniqueRecords(path)
   for number, raw in enumerate(_raw_lines(path), start=1):
-    yield jsonl_record(path, number, raw, keys=keys, fix=fix), len(raw)
+    record = jsonl_record(path, number, raw, keys=keys, fix=fix)
+    unique.check(number, record)
+    yield record, len(raw)
 
 
 def iter_jsonl(path: str | os.PathLike, *, keys: Sequence[str],

@@ -102,7 +102,8 @@ def run(translator: Any, params: Any, sources: Sequence[str],
           lines.append(json.dumps({
               "id": i, "reference": references[i], "translation": hyp.text,
               "rank": rank, "cost": -hyp.logprob / hyp.tokens,
-              "source": sources[i]}, ensure_ascii=False) + "\n")
+              "source": sources[i]}, ensure_ascii=False,
+              allow_nan=False) + "\n")
       f.write("".join(lines))
       f.flush()
       os.fsync(f.fileno())

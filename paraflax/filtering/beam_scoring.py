@@ -241,6 +241,13 @@ def _concatenate(parts: Sequence[str], output: str) -> None:
         shutil.copyfileobj(f, out)
 
 
+# DirectRunner first tries Prism, a binary it downloads, whose failed start
+# leaves a beam-temp folder in /tmp; its fallback runs the same pipeline on
+# this machine with nothing to fetch.
+_RUNNERS = {"DirectRunner": "apache_beam.runners.direct.direct_runner."
+                            "BundleBasedDirectRunner"}
+
+
 def _digest(settings: Any) -> str:
   return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()
                         ).hexdigest()[:12]
@@ -288,7 +295,8 @@ def score_file(input: str, output: str, make_scorers: Scorers,
                      "max_pairs": max_pairs, "seed": seed}
     files.claim_output(filtered_output, kept_settings, overwrite=overwrite)
     kept = FileSystems.join(folder, "kept-" + _digest(kept_settings))
-  options = PipelineOptions(["--runner", runner, *pipeline_options])
+  options = PipelineOptions(["--runner", _RUNNERS.get(runner, runner),
+                             *pipeline_options])
   pipeline = beam.Pipeline(options=options)
   scored = (pipeline | "blocks" >> beam.Create(blocks)
             | "score" >> beam.ParDo(_dofn(_Score)(

@@ -55,7 +55,7 @@ def lines_of(records: list[dict],
   return "".join(json.dumps({**record, "scores": {
       **scores.score_pair(pair),
       **{name: float(values[i]) for name, values in extra.items()}}},
-                            ensure_ascii=False) + "\n"
+                            ensure_ascii=False, allow_nan=False) + "\n"
                  for i, (record, pair) in enumerate(zip(records, pairs)))
 
 

@@ -82,9 +82,6 @@ def load_sides(emb_paths: Sequence[str], dim: int | None, fp16: bool,
   if None in emb_paths:
     raise errors.ConfigError("give --src-emb and --tgt-emb (with --dim), or "
                              "--workdir with the text files to embed them.")
-  if dim is None:
-    raise errors.ConfigError("--dim is required with --src-emb/--tgt-emb: "
-                             "LASER embedding files have no header.")
   if (text_paths[0] is None) != (text_paths[1] is None):
     raise errors.ConfigError("give both --src-text and --tgt-text, or "
                              "neither (then pairs are line numbers).")
@@ -93,17 +90,25 @@ def load_sides(emb_paths: Sequence[str], dim: int | None, fp16: bool,
   return src, tgt
 
 
-def _load_side(emb_path: str, dim: int, fp16: bool, text_path: str | None
+def _load_side(emb_path: str, dim: int | None, fp16: bool, text_path: str | None
                ) -> Side:
   emb = embeddings_io.read(emb_path, dim, fp16=fp16)
   texts = None
   if text_path is not None:
     # LASER embeds an empty line like any other: it has a row.
     texts, _ = readers.read_lines(text_path, empty="keep")
+    tabbed = [n for n, t in enumerate(texts, start=1) if "\t" in t]
+    if tabbed:
+      raise errors.DataError(
+          f"{text_path}:{tabbed[0]}: a tab inside a sentence ({len(tabbed)} "
+          "line(s)); the mined TSV separates its columns by tabs. Replace "
+          "the tabs with spaces (embed that text again), or mine without "
+          "--src-text/--tgt-text (then pairs are line numbers).")
     if len(texts) != len(emb):
       raise errors.DataError(
           f"{text_path} has {len(texts)} lines but {emb_path} holds "
-          f"{len(emb)} embeddings of dim {dim}: the text needs one line per "
+          f"{len(emb)} embeddings of dim {emb.shape[1]}: the text needs one "
+          "line per "
           "embedding, in order. Pass the text the file was embedded from "
           "(and check --dim and --fp16).")
   return Side(emb, texts, emb_path, embeddings_io.fingerprint(emb_path))

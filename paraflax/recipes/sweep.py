@@ -149,6 +149,7 @@ def points(sweep: ml_collections.ConfigDict) -> list[Point]:
   base = config_lib.load_file(_base(sweep.base))
   settings = dict(flat_settings(sweep.settings, base))
   found: dict[str, Point] = {}
+  by_config: dict[str, Point] = {}  # points spelled two ways are one
   for index, overrides in enumerate(grid(sweep)):
     name = point_name(overrides)
     if name in found:
@@ -163,7 +164,13 @@ def points(sweep: ml_collections.ConfigDict) -> list[Point]:
       settings_lib.check(config)
     except errors.ConfigError as e:
       raise errors.ConfigError(f"sweep point {name}: {e}") from e
-    found[name] = Point(index, name, overrides, config)
+    same = by_config.setdefault(config.to_json_best_effort(sort_keys=True),
+                                Point(index, name, overrides, config))
+    if same.name != name:
+      raise errors.ConfigError(
+          f"sweep points {same.overrides} and {overrides} give the same "
+          "config (one value spelled two ways); list each point once.")
+    found[name] = same
   if not found:
     raise errors.ConfigError("the sweep has no point: set points or axes.")
   return list(found.values())
@@ -254,8 +261,10 @@ def _claim(workdir: str, all_points: Sequence[Point], overwrite: bool
                   if e.is_dir() and e.path not in leftovers]
   output = os.path.join(workdir, RESULTS + ".json")
   try:
+    # Not locked: the workers of one sweep share it (each point's own
+    # workdir is what one of them trains).
     files.claim_output(output, settings, overwrite=overwrite,
-                       leftovers=leftovers)
+                       leftovers=leftovers, lock=False)
   except errors.ConfigError:
     # Workers started together: another may have claimed the workdir and
     # made its first point between our reading the record and our look.

@@ -24,6 +24,7 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from paraflax import errors
 from paraflax import faults
 from paraflax.errors import NoCheckpointError
 
@@ -44,6 +45,26 @@ def _os_errors(folder: str | os.PathLike) -> Iterator[None]:
       raise
     code = int(found.group(1))
     raise OSError(code, os.strerror(code), str(folder)) from e
+
+
+def _restore(manager: ocp.CheckpointManager, step: int,
+             abstract_state: Any) -> Any:
+  """The state of `step`; a checkpoint that cannot be read is one message
+  naming its folder and the fix, not the tensorstore traceback."""
+  folder = os.path.join(str(manager.directory), str(step))
+  try:
+    with _os_errors(folder):
+      return manager.restore(step, args=ocp.args.StandardRestore(
+          abstract_state))
+  except OSError:
+    raise
+  except Exception as e:  # orbax and tensorstore raise many kinds
+    first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    raise errors.DataError(
+        f"{folder}: this checkpoint cannot be read ({first[:200]}). It is "
+        "damaged (edited, copied in part, or written to a full disk): "
+        "remove that folder to resume from an earlier checkpoint, or train "
+        "again in a new workdir.") from e
 
 
 def _manager(workdir: str, kind: str, *, keep: int = 1,
@@ -83,9 +104,7 @@ class Checkpoints:
     return self.latest.latest_step()
 
   def restore_latest(self, abstract_state: Any) -> Any:
-    step = self.latest.latest_step()
-    return self.latest.restore(step, args=ocp.args.StandardRestore(
-        abstract_state))
+    return _restore(self.latest, self.latest.latest_step(), abstract_state)
 
   def save(self, step: int, state: Any) -> None:
     with _os_errors(self.latest.directory):
@@ -129,8 +148,7 @@ def restore_for_inference(workdir: str, abstract_state: Any) -> tuple[Any, int]:
     step = (manager.best_step() if kind == BEST else None) \
         or manager.latest_step()
     if step is not None:
-      state = manager.restore(step, args=ocp.args.StandardRestore(
-          abstract_state))
+      state = _restore(manager, step, abstract_state)
       manager.close()
       return state, step
     manager.close()
