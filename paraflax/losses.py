@@ -4,7 +4,9 @@ loss = max(0, d - cos(s1,s2) + cos(s1,t1)) + max(0, d - cos(s1,s2) + cos(s2,t2))
 
 t1 and t2 are chosen on device among every sentence of the megabatch (both
 sides), never the pair itself, its partner, any exact duplicate of either
-(a duplicate is a false negative) or a padding row.
+(a duplicate is a false negative), either side of a pair that shares a text
+with it (pairs (R, T1) and (R, T2): T2 is a paraphrase of R, so a false
+negative for R and T1 too) or a padding row.
 """
 from __future__ import annotations
 
@@ -24,15 +26,17 @@ def forbidden_negatives(uid_a_N: jax.Array, uid_b_N: jax.Array,
   """[N, 2N]: True where candidate j may not be a negative for pair i.
 
   Candidates are the a-sides then the b-sides. Sentence ids (`uid`) are equal
-  exactly when the texts are equal, which covers self, partner and duplicates.
+  exactly when the texts are equal. Pair i forbids both sides of every pair
+  that shares a text with it (itself included): that covers self, partner,
+  exact duplicates of either, and the partners of those duplicates.
   """
-  n = uid_a_N.shape[0]
-  cand_uid_2N = jnp.concatenate([uid_a_N, uid_b_N])
+  a_N1, b_N1 = uid_a_N[:, None], uid_b_N[:, None]
+  a_1N, b_1N = uid_a_N[None, :], uid_b_N[None, :]
+  shares_NxN = (((a_N1 == a_1N) | (a_N1 == b_1N) | (b_N1 == a_1N)
+                 | (b_N1 == b_1N))
+                | jnp.eye(uid_a_N.shape[0], dtype=bool))
   cand_valid_2N = jnp.concatenate([valid_N, valid_N])
-  same_text = ((cand_uid_2N[None, :] == uid_a_N[:, None])
-               | (cand_uid_2N[None, :] == uid_b_N[:, None]))
-  own = jnp.tile(jnp.eye(n, dtype=bool), (1, 2))
-  return same_text | own | ~cand_valid_2N[None, :]
+  return jnp.tile(shares_NxN, (1, 2)) | ~cand_valid_2N[None, :]
 
 
 def choose_negatives(emb_a_NxD: jax.Array, emb_b_NxD: jax.Array,

@@ -19,10 +19,11 @@ def _brute_force_hardest(emb_a, emb_b, uid_a, uid_b, valid):
   cand_valid = np.concatenate([valid, valid])
   n = len(emb_a)
   out_a, out_b = [], []
+  def shares(i, p):
+    return bool({uid_a[i], uid_b[i]} & {uid_a[p], uid_b[p]})
   for i in range(n):
     allowed = [j for j in range(2 * n)
-               if cand_valid[j] and j % n != i
-               and cand_uid[j] not in (uid_a[i], uid_b[i])]
+               if cand_valid[j] and j % n != i and not shares(i, j % n)]
     out_a.append(max(allowed, key=lambda j: _cos(emb_a[i], cands[j])))
     out_b.append(max(allowed, key=lambda j: _cos(emb_b[i], cands[j])))
   return np.asarray(out_a), np.asarray(out_b)
@@ -64,7 +65,9 @@ def test_partners_duplicates_and_padding_never_chosen(sampling):
     for i, j in itertools.chain(enumerate(np.asarray(neg_a)),
                                 enumerate(np.asarray(neg_b))):
       assert j % n != i, "self or partner chosen"
-      assert cand_uid[j] not in (uid_a[i], uid_b[i]), "a duplicate chosen"
+      pair_j = {cand_uid[j % n], cand_uid[j % n + n]}
+      assert not pair_j & {uid_a[i], uid_b[i]}, (
+          "a duplicate or a duplicate's partner chosen")
       assert valid[j % n], "a padding row chosen"
 
 
@@ -79,6 +82,32 @@ def test_duplicate_would_be_hardest_without_mask():
   masked, _, _ = losses.choose_negatives(
       emb_a, emb_b, uid_a, uid_b, valid, jax.random.key(0), "max")
   assert int(masked[5]) != 1
+
+
+def test_partner_of_a_duplicate_is_never_the_hardest():
+  """Pairs (R, T1) and (R, T2): T2 is a paraphrase of R, not a negative."""
+  emb_a, emb_b, uid_a, uid_b, valid = _case()
+  n = len(emb_a)
+  # Pair 2 is (R, T2) with R pair 0's a-side; T2 lies nearest to both sides
+  # of pair 0, so only the mask keeps it out.
+  uid_a[2], emb_a[2] = uid_a[0], emb_a[0]
+  emb_b[2] = (emb_a[0] + emb_b[0]) / 2
+  t2 = n + 2
+  cands = np.concatenate([emb_a, emb_b])
+  cand_uid = np.concatenate([uid_a, uid_b])
+  # Masking only self, partner and exact duplicates leaves T2 the hardest.
+  for s in (emb_a[0], emb_b[0]):
+    old_rule = [j for j in range(2 * n) if valid[j % n] and j % n != 0
+                and cand_uid[j] not in (uid_a[0], uid_b[0])]
+    assert max(old_rule, key=lambda j: _cos(s, cands[j])) == t2
+  forbidden = np.asarray(losses.forbidden_negatives(
+      jnp.asarray(uid_a), jnp.asarray(uid_b), jnp.asarray(valid)))
+  assert forbidden[0, t2] and forbidden[2, n]  # T2 for pair 0, T1 for pair 2
+  for sampling in losses.SAMPLING:
+    neg_a, neg_b, _ = losses.choose_negatives(
+        emb_a, emb_b, uid_a, uid_b, valid, jax.random.key(0), sampling)
+    assert t2 not in (int(neg_a[0]), int(neg_b[0]))
+    assert n not in (int(neg_a[2]), int(neg_b[2]))
 
 
 def test_random_sampling_covers_allowed_candidates():
