@@ -18,9 +18,10 @@ K = 3
 
 
 def _config(**values):
-  """configs/mlp_similarity.py, small: random negatives, quick steps."""
+  """configs/mlp_similarity.py, small: the positives re-paired as
+  negatives, quick steps."""
   return mlp.default_config(**{
-      "hidden": 8, "batch_size": 16, "epochs": 2, "negatives": "random",
+      "hidden": 8, "batch_size": 16, "epochs": 2, "negatives": "shuffled",
       "heldout_fraction": 0.2, "eval_every": 4, "log_every": 4, **values})
 
 
@@ -254,6 +255,46 @@ def test_worst_negatives_are_the_lowest_cosine_pairs(tmp_path):
   assert model.dim == 8
 
 
+def test_bands_are_the_last_lines_of_each_top_cut():
+  """Kim et al.'s x%-worst: sorted best first, cut after the top x %, the
+  last N lines of the cut; 100 % is the N worst of all."""
+  scores = np.arange(100, 0, -1, dtype=np.float32)  # line i ranks i-th
+  rng = np.random.default_rng(0)
+  order = rng.permutation(100)
+  shuffled = scores[order]  # line order[i] of the sorted corpus is row i
+  for cut, want in ((0.2, range(10, 20)), (0.6, range(50, 60)),
+                    (1.0, range(90, 100))):
+    rows = mlp.band(shuffled, cut, 10)
+    assert list(scores[order][rows]) == list(scores[list(want)])
+  assert len(mlp.band(shuffled, 0.05, 10)) == 5  # the whole cut
+  with pytest.raises(errors.ConfigError, match="band_cut"):
+    mlp.band(shuffled, 0.0, 10)
+
+
+def test_band_and_random_negatives_come_from_the_noisy_corpus():
+  rng = np.random.default_rng(5)
+  x = rng.normal(size=(50, 8)).astype(np.float32)
+  y = x + np.linspace(0, 3, 50, dtype=np.float32)[:, None] * rng.normal(
+      size=(50, 8)).astype(np.float32)  # row i noisier with i
+  positives = (x[:6], y[:6])
+  cos = sim.score("cosine", x, y)
+  for name, cut in (("band", 0.6), ("band", 1.0), ("random", 0.6)):
+    config = _config(negatives=name, band_cut=cut, heldout_fraction=0.0)
+    train, _ = mlp.split(positives, config, noisy=(x, y))
+    neg = train.src[train.label == 0]
+    assert len(neg) == 6  # as many as the positives
+    rows = sorted(int(np.flatnonzero((x == r).all(1))[0]) for r in neg)
+    if name == "band":
+      assert rows == sorted(mlp.band(cos, cut, 6))
+    else:
+      assert len(set(rows)) == 6
+  config = _config(negatives="band", negatives_count=4, heldout_fraction=0.0)
+  train, _ = mlp.split(positives, config, noisy=(x, y))
+  assert int((train.label == 0).sum()) == 4
+  with pytest.raises(errors.ConfigError, match="noisy"):
+    mlp.split(positives, _config(negatives="random"))
+
+
 def test_mlp_workdir_is_checked(tmp_path):
   other = tmp_path / "other"
   workdir_lib.save_config(str(other), mlp.default_config(
@@ -284,3 +325,11 @@ def test_errors_say_what_to_fix(toy):
   nan[3, 0] = np.nan
   with pytest.raises(errors.DataError, match="row"):
     sim.score("cosine", nan, x)
+
+
+def test_a_workdir_of_random_pairs_of_positives_reads_as_shuffled():
+  saved = {"recipe": "mlp_similarity", "negatives": "random",
+           "worst_fraction": 0.6, workdir_lib.VERSION_KEY: 10}
+  now = workdir_lib.upgrade(saved)
+  assert (now["negatives"], now["band_cut"], now["negatives_count"]) == (
+      "shuffled", 0.6, 0)

@@ -1,6 +1,14 @@
 """The MLP similarity of a bilingual workdir (Kim et al. 2019) on the one
 train loop: a classifier on [source; target] embeddings, parallel pairs
-against the x%-worst cosine-scored pairs of a noisy corpus or random pairs.
+against negatives from a noisy corpus (`NEGATIVES`):
+
+  band      the paper's "x%-worst": the noisy corpus sorted by cosine, cut
+            after its top-scored x % (`band_cut`), the last N lines of that
+            cut (N = `negatives_count`, 0: as many as the positives, at most
+            the cut); x = 100 % is the N worst lines of all.
+  random    the paper's "random": N lines of the noisy corpus, unscored.
+  worst     the whole bottom x % by cosine (`worst_fraction`; the default).
+  shuffled  the positives re-paired at random (no noisy corpus).
 
 The examples are embedded once, up front; the loop then trains on batches
 of them, evaluates the held-out loss, and keeps the latest and the best
@@ -61,21 +69,62 @@ def worst_pairs(noisy: Pairs, fraction: float) -> np.ndarray:
   return np.argsort(cos_N, kind="stable")[:count]
 
 
+def band(scores_N: np.ndarray, cut: float, count: int) -> np.ndarray:
+  """Kim et al.'s "x%-worst" lines: sorted best first, the corpus is cut
+  after its top round(cut * N) lines and the last `count` lines of that cut
+  are taken (all of the cut when it is shorter), best first."""
+  if not 0 < cut <= 1:
+    raise errors.ConfigError(f"band_cut={cut}; use 0 < x <= 1.")
+  if count < 1:
+    raise errors.ConfigError(f"a band of {count} lines; use >= 1.")
+  best_first = np.argsort(-np.asarray(scores_N), kind="stable")
+  end = max(1, round(cut * len(best_first)))
+  return best_first[max(0, end - count):end]
+
+
+def _count(positives: Pairs, config: ml_collections.ConfigDict) -> int:
+  return int(config.negatives_count) or len(positives[0])
+
+
+def _need_noisy(noisy: Pairs | None, name: str) -> Pairs:
+  if noisy is None:
+    raise errors.ConfigError(
+        f'negatives="{name}" takes them from a noisy corpus; pass its '
+        'embeddings (noisy=...) or use negatives="shuffled".')
+  return noisy
+
+
 def _worst_negatives(positives: Pairs, noisy: Pairs | None,
                      config: ml_collections.ConfigDict,
                      rng: np.random.Generator) -> Pairs:
   del positives, rng  # The noisy corpus alone decides.
-  if noisy is None:
-    raise errors.ConfigError(
-        'negatives="worst" takes them from a noisy corpus; pass its '
-        'embeddings (noisy=...) or use negatives="random".')
+  noisy = _need_noisy(noisy, "worst")
   chosen = worst_pairs(noisy, config.worst_fraction)
+  return noisy[0][chosen], noisy[1][chosen]
+
+
+def _band_negatives(positives: Pairs, noisy: Pairs | None,
+                    config: ml_collections.ConfigDict,
+                    rng: np.random.Generator) -> Pairs:
+  del rng
+  noisy = _need_noisy(noisy, "band")
+  chosen = band(similarity.score("cosine", *noisy), config.band_cut,
+                _count(positives, config))
   return noisy[0][chosen], noisy[1][chosen]
 
 
 def _random_negatives(positives: Pairs, noisy: Pairs | None,
                       config: ml_collections.ConfigDict,
                       rng: np.random.Generator) -> Pairs:
+  noisy = _need_noisy(noisy, "random")
+  count = min(_count(positives, config), len(noisy[0]))
+  chosen = np.sort(rng.choice(len(noisy[0]), count, replace=False))
+  return noisy[0][chosen], noisy[1][chosen]
+
+
+def _shuffled_negatives(positives: Pairs, noisy: Pairs | None,
+                        config: ml_collections.ConfigDict,
+                        rng: np.random.Generator) -> Pairs:
   del noisy, config
   # A random cycle: source order[i] meets the target of order[i + 1], so no
   # source meets its own translation.
@@ -85,7 +134,9 @@ def _random_negatives(positives: Pairs, noisy: Pairs | None,
 
 NEGATIVES: dict[str, Callable[..., Pairs]] = {
     "worst": _worst_negatives,
+    "band": _band_negatives,
     "random": _random_negatives,
+    "shuffled": _shuffled_negatives,
 }
 
 
@@ -249,8 +300,8 @@ def train(positives: Pairs, config: ml_collections.ConfigDict, workdir: str,
     config: configs/mlp_similarity.py's keys.
     workdir: gets config.json (resolved), checkpoints/ (latest), best/
       (lowest held-out loss; none when nothing is held out) and metrics.
-    noisy: (source, target) embeddings of a noisy corpus, for
-      negatives="worst" (its labels, if any, are not used).
+    noisy: (source, target) embeddings of a noisy corpus, for negatives
+      "worst", "band" and "random" (its labels, if any, are not used).
 
   Returns:
     {step, heldout/loss, ...} per evaluation.
@@ -273,7 +324,8 @@ def train_for_language(embed: Embed, lang: str,
   """`train` on the MLP similarity of `lang`-English as the issue sets it up.
 
   Positives: `newstest_train_pool` (corpus bitext_newstest_pool_{lang}_en).
-  Noisy corpus for negatives="worst": the v3 sample's text, labels unused.
+  Noisy corpus (negatives worst, band, random): the v3 sample's text,
+  labels unused.
   """
   pool = corpora.read(corpora.get(f"bitext_newstest_pool_{lang}_en"), "train")
   noisy = paracrawl.load("v3", lang)

@@ -59,6 +59,7 @@ RULES: tuple[tuple[tuple[str, ...], Range], ...] = (
     (("*warmup_steps",), COUNT),  # 0: no warmup
     (("*_every", "*.every"), COUNT),  # 0: only at the last step
     (("*vocab_max_size", "*max_pairs"), COUNT),  # 0: no limit
+    (("negatives_count",), COUNT),  # 0: as many as the positives
     (("*vocab_min_count",), COUNT),
     (("decode.max_output_plus",), COUNT),
     (("seed",), INTEGER),
@@ -74,7 +75,7 @@ RULES: tuple[tuple[tuple[str, ...], Range], ...] = (
     (("*lambda_*", "*.alpha", "*max_output_ratio", "loss.margin"),
      NON_NEGATIVE),
     (("*label_smoothing", "heldout_fraction"), FRACTION_BELOW_ONE),
-    (("worst_fraction",), SHARE),
+    (("worst_fraction", "band_cut"), SHARE),
     (("*_fraction", "*scramble"), FRACTION),
 )
 

@@ -92,7 +92,7 @@ def _with_evals(saved: dict) -> dict:
 # without (written before versions were recorded) is version 0 and takes
 # every upgrade; those after the first only fill keys that are missing, so
 # they are right whenever such a workdir was written.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 VERSION_KEY = "schema_version"
 
 
@@ -108,6 +108,15 @@ def _filled(added: dict) -> Callable[[dict], dict]:
         saved = {block: keys, **saved}
     return saved
   return fill
+
+
+def _mlp_negatives(saved: dict) -> dict:
+  if saved.get("recipe") != "mlp_similarity":
+    return saved
+  renamed = {"random": "shuffled"}.get(saved.get("negatives"))
+  saved = _filled({"mlp_similarity": {"band_cut": 0.6,
+                                      "negatives_count": 0}})(saved)
+  return {**saved, "negatives": renamed} if renamed else saved
 
 
 _UPGRADES: dict[int, Callable[[dict], dict]] = {
@@ -139,6 +148,9 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
                                              "end_fraction": 0.0}}}),
     # Encoder directions of `hidden` units each.
     10: _filled({"nmt": {"model": {"encoder_hidden": None}}}),
+    # MLP negatives: "random" re-paired the positives (now "shuffled"); the
+    # paper's bands did not exist.
+    11: _mlp_negatives,
 }
 assert sorted(_UPGRADES) == list(range(1, SCHEMA_VERSION + 1))
 
