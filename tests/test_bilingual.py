@@ -5,6 +5,7 @@ import gzip
 import json
 import shutil
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -80,6 +81,34 @@ def test_call_gives_logits_of_both_objectives(tiny):
   nmt_logits, ae_logits = jax.eval_shape(
       model.apply, {"params": params}, src, src_len, tgt, tgt, tgt_len, tgt)
   assert nmt_logits.shape == ae_logits.shape == (2, 8, 40)
+
+
+def test_the_decoder_may_start_from_the_embedding_itself():
+  """decoder_start="embedding" (Kim et al. 2019, Eq. 3): no bridge, a
+  decoder of the embedding's width whose first state is the embedding."""
+  model = model_lib.BilingualAutoencoder(30, 40, word_dim=8, hidden=6,
+                                         decoder_start="embedding")
+  src, src_len = jnp.ones((2, 5), jnp.int32), jnp.array([5, 2], jnp.int32)
+  tgt, tgt_len = jnp.ones((2, 4), jnp.int32), jnp.array([4, 2], jnp.int32)
+  params = model.init(jax.random.key(0), src, src_len, tgt, tgt, tgt_len,
+                      tgt)["params"]
+  assert "bridge" not in params
+  assert params["decoder"]["cell"]["hi"]["kernel"].shape == (12, 12)
+  emb = model.apply({"params": params}, src, src_len, "src",
+                    method=model_lib.BilingualAutoencoder.embed)
+  # The first logits are the decoder cell's output from (c=0, h=emb).
+  cell = nn.OptimizedLSTMCell(12)
+  x = model.apply({"params": params}, tgt[:, :1], method=lambda m, t:
+                  m.embeds["tgt"](t))[:, 0]
+  (_, h1), _ = cell.apply({"params": params["decoder"]["cell"]},
+                          (jnp.zeros_like(emb), emb), x)
+  want = h1 @ params["logits"]["kernel"] + params["logits"]["bias"]
+  got = model.apply({"params": params}, emb, tgt,
+                    method=model_lib.BilingualAutoencoder.decode)[:, 0]
+  np.testing.assert_allclose(got, want, atol=1e-5)
+  with pytest.raises(ValueError, match="decoder_start"):
+    model_lib.BilingualAutoencoder(30, 40, decoder_start="zero").init(
+        jax.random.key(0), src, src_len, tgt, tgt, tgt_len, tgt)
 
 
 def test_training_logs_both_objectives_and_learns(workdir):

@@ -38,8 +38,12 @@ def _bilstm(hidden: int) -> nn.Bidirectional:
                           nn.RNN(nn.OptimizedLSTMCell(hidden)))
 
 
+DECODER_STARTS = ("bridge", "embedding")
+
+
 class BilingualAutoencoder(nn.Module):
-  """Embeddings are [B, 2 * hidden]; the decoder has `hidden` units."""
+  """Embeddings are [B, 2 * hidden]; the decoder has `hidden` units
+  (decoder_start="bridge") or 2 * hidden ("embedding")."""
   src_vocab: int
   tgt_vocab: int
   word_dim: int = 512
@@ -47,13 +51,24 @@ class BilingualAutoencoder(nn.Module):
   # Also feed the embedding to the decoder at every step; the paper only
   # starts the decoder from it.
   feed_embedding: bool = False
+  # The decoder's initial state: "bridge", h0 = tanh(W emb + b) and c0 = 0;
+  # "embedding", h0 = emb and c0 = 0 (Kim et al. 2019, Eq. 3: the decoder
+  # starts from the sentence embedding itself).
+  decoder_start: str = "bridge"
 
   def setup(self):
+    if self.decoder_start not in DECODER_STARTS:
+      raise ValueError(f"decoder_start={self.decoder_start!r}; use one of "
+                       f"{DECODER_STARTS}.")
     self.embeds = {"src": nn.Embed(self.src_vocab, self.word_dim),
                    "tgt": nn.Embed(self.tgt_vocab, self.word_dim)}
     self.encoders = {side: _bilstm(self.hidden) for side in SIDES}
-    self.bridge = nn.Dense(self.hidden)
-    self.decoder = nn.RNN(nn.OptimizedLSTMCell(self.hidden))
+    if self.decoder_start == "bridge":
+      self.bridge = nn.Dense(self.hidden)
+      units = self.hidden
+    else:
+      units = 2 * self.hidden
+    self.decoder = nn.RNN(nn.OptimizedLSTMCell(units))
     self.logits = nn.Dense(self.tgt_vocab)
 
   def embed(self, ids_BxL: jax.Array, lengths_B: jax.Array, side: str
@@ -67,7 +82,10 @@ class BilingualAutoencoder(nn.Module):
 
   def decode(self, emb_Bx2H: jax.Array, tgt_in_BxT: jax.Array) -> jax.Array:
     """Teacher-forced logits [B, T, V]; `tgt_in` starts with BOS."""
-    h_BxH = jnp.tanh(self.bridge(emb_Bx2H))
+    if self.decoder_start == "bridge":
+      h_BxH = jnp.tanh(self.bridge(emb_Bx2H))
+    else:
+      h_BxH = emb_Bx2H
     x_BxTxE = self.embeds["tgt"](tgt_in_BxT)
     if self.feed_embedding:
       x_BxTxE = jnp.concatenate([x_BxTxE, jnp.broadcast_to(
