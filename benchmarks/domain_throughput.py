@@ -54,7 +54,7 @@ def _config():
 
 
 def _measure_command(args: argparse.Namespace) -> dict[str, Any]:
-  # The function `paraflax select-domain` calls (paraflax/commands.py).
+  # The function `paraflax select-domain` calls (paraflax/commands/).
   from paraflax.domain import selection  # pylint: disable=g-import-not-at-top
   folder = args.child_dir
   start = time.perf_counter()

@@ -124,7 +124,7 @@ def _measure_scorer(args: argparse.Namespace) -> dict[str, Any]:
 
 def _measure_command(args: argparse.Namespace) -> dict[str, Any]:
   # The functions `paraflax score-paraphrases` and `paraflax beam-score`
-  # call (paraflax/commands.py).
+  # call (paraflax/commands/).
   from paraflax.recipes import score_paraphrases  # pylint: disable=g-import-not-at-top
   output = args.child_records + f".{args.child}.scored.jsonl"
   flags = dict(input=args.child_records, output=output, overwrite=True)
@@ -162,7 +162,7 @@ def _cycle(source: str, n: int, path: str) -> float:
 
 def _train_lm(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
   """A 3-gram on the --lm-text lines that are not a reference of --input."""
-  # The function `paraflax train-lm` calls (paraflax/commands.py).
+  # The function `paraflax train-lm` calls (paraflax/commands/).
   from paraflax.filtering import lm as lm_lib  # pylint: disable=g-import-not-at-top
   with open(args.input, encoding="utf-8") as f:
     references = {json.loads(line)["reference"] for line in f if line.strip()}

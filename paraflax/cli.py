@@ -1,9 +1,9 @@
 """`paraflax <command>`: parses the flags and calls the command's function.
 
 The commands, their flags and the functions they call are in
-`paraflax.commands`; the function is imported only once its command runs,
-so `--help` answers at once and no command pays for a framework it does
-not use.
+`paraflax.commands`, one module per stage; the function is imported only
+once its command runs, so `--help` answers at once and no command pays for
+a framework it does not use.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import errno
 import importlib
 import os
 import sys
+import textwrap
 import traceback
 
 from paraflax import commands
@@ -47,16 +48,33 @@ def _add_config(parser: argparse.ArgumentParser, config: bool | str) -> None:
       "wins.")
 
 
+def _by_stage(width: int = 79) -> str:
+  """The commands under their stages' titles, as `git help` lists them."""
+  out = ["commands, by stage (`paraflax <command> --help` gives its flags):"]
+  for stage in commands.STAGES:
+    out += ["", stage.TITLE]
+    for name, command in stage.COMMANDS.items():
+      lines = textwrap.wrap(command.help, width - 24) or [""]
+      first = f"  {name:<20}  " if len(name) <= 20 else f"  {name}\n{'':24}"
+      out.append(first + lines[0])
+      out += [" " * 24 + line for line in lines[1:]]
+  return "\n".join(out)
+
+
 def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
-      prog="paraflax", description="Paraphrastic sentence embeddings and "
-      "bitext mining in JAX/Flax.")
+      prog="paraflax", usage="%(prog)s [-h] [--verbose] <command> [<args>]",
+      description="Paraphrastic sentence embeddings and "
+      "bitext mining in JAX/Flax.", epilog=_by_stage(),
+      formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--verbose", action="store_true",
                       help="show TensorFlow's and XLA's start-up logs, and "
                       "the traceback of an error")
-  sub = parser.add_subparsers(dest="command", required=True)
+  # The commands are listed by stage in the epilog, not by argparse.
+  sub = parser.add_subparsers(dest="command", required=True,
+                              metavar="<command>", help=argparse.SUPPRESS)
   for name, command in commands.COMMANDS.items():
-    p = sub.add_parser(name, help=command.help,
+    p = sub.add_parser(name, prog=f"paraflax {name}",
                        description=command.description)
     if command.config:
       _add_config(p, command.config)

@@ -185,32 +185,41 @@ def _flag_cell(names, kwargs) -> tuple[str, str]:
 
 
 def commands_markdown() -> str:
-  """docs/commands.md: every command of `paraflax.commands.COMMANDS`."""
+  """docs/commands.md: every command of `paraflax.commands.COMMANDS`, by
+  stage as `paraflax --help` lists them."""
   if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
   from paraflax import commands  # pylint: disable=import-outside-toplevel
   out = ["# Commands", "",
-         "Generated from `paraflax/commands.py` by "
-         "`python tools/render_tables.py`; `paraflax <command> --help` "
-         "prints the same. Every command takes `--verbose` (start-up logs "
-         "and tracebacks) before its name.", "",
-         "| command | what |", "|---|---|"]
-  for name, command in commands.COMMANDS.items():
-    out.append(f"| [`{name}`](#{name}) | {command.help} |")
-  for name, command in commands.COMMANDS.items():
-    out += ["", f"## {name}", "", " ".join(command.description.split()), ""]
-    rows = []
-    if command.config:
-      default = (f" (default `{command.config}`)"
-                 if isinstance(command.config, str) else " (required)")
-      rows.append(("`--config FILE[:ARG]`", "configs/<name>.py, or "
-                   "configs/<name>.py:<arg> for get_config(<arg>)" + default))
-      rows.append(("`--config.KEY=VALUE`", "override one key of the config; "
-                   "a flag marked [config: key] sets that key too, and wins"))
-    rows += [_flag_cell(names, kwargs) for names, kwargs in command.flags]
-    if rows:
-      out += ["| flag | meaning |", "|---|---|"]
-      out += [f"| {a} | {b} |" for a, b in rows]
+         "Generated from the command table `paraflax/commands/` (one module "
+         "per stage) by `python tools/render_tables.py`; `paraflax --help` "
+         "lists the same commands by stage, `paraflax <command> --help` "
+         "prints a command's flags. Every command takes `--verbose` "
+         "(start-up logs and tracebacks) before its name.", "",
+         "| stage | command | what |", "|---|---|---|"]
+  for stage in commands.STAGES:
+    for i, (name, command) in enumerate(stage.COMMANDS.items()):
+      out.append(f"| {'' if i else stage.TITLE} | [`{name}`](#{name}) | "
+                 f"{command.help} |")
+  for stage in commands.STAGES:
+    out += ["", f"## {stage.TITLE}: {', '.join(stage.COMMANDS)}"]
+    for name, command in stage.COMMANDS.items():
+      out += ["", f"### {name}", "", " ".join(command.description.split()),
+              ""]
+      rows = []
+      if command.config:
+        default = (f" (default `{command.config}`)"
+                   if isinstance(command.config, str) else " (required)")
+        rows.append(("`--config FILE[:ARG]`", "configs/<name>.py, or "
+                     "configs/<name>.py:<arg> for get_config(<arg>)"
+                     + default))
+        rows.append(("`--config.KEY=VALUE`", "override one key of the "
+                     "config; a flag marked [config: key] sets that key "
+                     "too, and wins"))
+      rows += [_flag_cell(names, kwargs) for names, kwargs in command.flags]
+      if rows:
+        out += ["| flag | meaning |", "|---|---|"]
+        out += [f"| {a} | {b} |" for a, b in rows]
   return "\n".join(out) + "\n"
 
 
@@ -257,7 +266,7 @@ def main(argv=None) -> int:
     bad = stale()
     for path in bad:
       print(f"{path}: stale (a table differs from its JSON, or commands.md "
-            "from paraflax/commands.py); run python tools/render_tables.py",
+            "from paraflax/commands/); run python tools/render_tables.py",
             file=sys.stderr)
     return 1 if bad else 0
   text = commands_markdown()

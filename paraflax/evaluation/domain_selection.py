@@ -103,7 +103,8 @@ DOMAINS = {"biomed": _biomed, "abc_science": _abc_science}
 def write_domain_data(output: str, domain: str = "biomed",
                       overwrite: bool = False) -> dict:
   """`paraflax domain-data`: the in-domain split and the general bitext
-  (commands.py says which lines go where). Returns the line counts."""
+  (paraflax/commands/domain.py says which lines go where). Returns the line
+  counts."""
   split = {name: [] for name in ("train", *SPLITS)}
   for number, line in enumerate(DOMAINS[domain](), start=1):
     name = next((s for s, r in SPLITS.items() if number % 10 == r),

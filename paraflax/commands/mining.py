@@ -1,0 +1,116 @@
+"""The embed and mine commands: sentence embeddings, margin-based mining, and
+the pair scores of a bilingual workdir."""
+from __future__ import annotations
+
+import argparse
+
+from paraflax import choices
+from paraflax.commands.base import (
+    BILINGUAL_WORKDIR, CLUSTER, CSLS_K, Command, FP16, KEEP_FREED_MEMORY,
+    LANGS, OVERWRITE, WORKDIR, flag, setting)
+
+TITLE = "embed and mine"
+
+DIM = flag("--dim", type=int, help="embedding dimension (e.g. 1024 for "
+           "LASER); required with embedding files")
+_MINE_DESCRIPTION = (
+    "Margin-based mining (Artetxe & Schwenk 2019) of two embedded corpora. "
+    "Embeddings are LASER's raw N x d matrices (float32, or float16 with "
+    "--fp16), or are computed from the text files with --workdir. Output: a "
+    "TSV of score<TAB>src<TAB>tgt, by descending score; src and tgt are the "
+    "sentences when --src-text/--tgt-text are given, else 0-based line "
+    "numbers. Progress goes to stderr; finished k-NN blocks are kept in "
+    "OUTPUT.parts/ until the TSV is written, so rerunning the same command "
+    "after a crash resumes.")
+
+MINE_FLAGS = (
+    flag("--src-emb", help="source embeddings (LASER raw file)"),
+    flag("--tgt-emb", help="target embeddings (LASER raw file)"),
+    DIM, FP16,
+    flag("--src-text", help="source sentences, one per embedding"),
+    flag("--tgt-text", help="target sentences, one per embedding"),
+    flag("--workdir", help="embed --src-text/--tgt-text with this workdir's "
+         "encoder instead of reading embedding files (a bilingual workdir, "
+         "or an English paraphrase one)"),
+    flag("--src-lang", help="source language, with --workdir"),
+    flag("--tgt-lang", help="target language, with --workdir"),
+    setting("--margin", choices=choices.MARGINS,
+            help="margin(cos, neighbourhood mean): a / b, a - b, or plain "
+            "cosine a"),
+    setting("--retrieval", choices=choices.RETRIEVALS,
+            help="candidates: each source's best target (fwd), each "
+            "target's best source (bwd), pairs chosen both ways "
+            "(intersect), or both, greedily by score using each sentence "
+            "once (max)"),
+    setting("--k", type=int, help="neighbours per sentence"),
+    setting("--threshold", type=float,
+            help="keep pairs with score >= this (unset: all)"),
+    setting("--dedup", action=argparse.BooleanOptionalAction,
+            help="mine each distinct sentence once, then give every line "
+            "that holds a mined sentence the pair and its score (so a "
+            "repeated sentence can appear in several pairs, even with "
+            "--retrieval max); --no-dedup mines lines as they are, "
+            "duplicates competing for partners. Needs the text files; "
+            "unset: on when they are given"),
+    setting("--backend", choices=choices.KNN_BACKENDS,
+            help="k-NN search: exact blocked search on the JAX devices, or "
+            "faiss on the CPU"),
+    setting("--faiss-index", choices=choices.FAISS_INDEXES,
+            help="faiss: exact (flat, same neighbours as jax) or clustered "
+            "(ivf: approximate, faster on big corpora)"),
+    setting("--nlist", type=int,
+            help="ivf clusters (unset: about 4 sqrt(corpus rows))"),
+    setting("--nprobe", type=int,
+            help="ivf clusters searched per query (nprobe >= nlist is "
+            "exact)"),
+    setting("--block", type=int,
+            help="queries per k-NN block, the unit of progress and "
+            "resumption; bounds device memory"),
+    flag("--output", required=True, help="OUT.tsv"), OVERWRITE,
+)
+
+COMMANDS: dict[str, Command] = {
+    "embed": Command(
+        "paraflax.recipes.embedders:embed_file",
+        "embed sentences with a trained model",
+        "One sentence per line in; a raw little-endian float32 N x d matrix "
+        "out (LASER's format), same row order.",
+        (WORKDIR, flag("--input", required=True),
+         flag("--output", required=True),
+         flag("--lang", help="the input's language: required with a "
+              "bilingual workdir (picks its source or target encoder); "
+              "optional with an English paraphrase workdir (must be en)"),
+         OVERWRITE)),
+    "mine": Command(
+        "paraflax.recipes.embedders:mine_files",
+        "mine parallel sentences by margin score (LASER files)",
+        _MINE_DESCRIPTION, MINE_FLAGS + CLUSTER, config="configs/mine.py",
+        prepare=KEEP_FREED_MEMORY),
+    "score-pairs": Command(
+        "paraflax.recipes.scoring:score_file",
+        "score sentence pairs with a bilingual workdir",
+        "One source<TAB>target pair per line in; one float per line out, "
+        "same order, higher = more likely a translation. mlp needs "
+        "`paraflax train-mlp` on the workdir first; csls compares each "
+        "sentence with its --k nearest neighbours among all the file's other "
+        "side.",
+        (BILINGUAL_WORKDIR, flag("--input", required=True, help="PAIRS.tsv"),
+         flag("--output", required=True), *LANGS,
+         flag("--similarity", choices=choices.SIMILARITIES, default="cosine",
+              help="(default: cosine)"), CSLS_K, OVERWRITE)),
+    "train-mlp": Command(
+        "paraflax.recipes.scoring:train_mlp_for_workdir",
+        "train the MLP similarity of a bilingual workdir",
+        "Positives: newstest_train_pool pairs; negatives: the "
+        "--worst-fraction lowest-cosine pairs of the ParaCrawl v3 sample "
+        "(labels unused) or random pairs; configs/mlp_similarity.py, whose "
+        "keys these flags set. Trains afresh into WORKDIR/mlp_similarity/ "
+        "(orbax checkpoints: the lowest held-out loss is used) and writes "
+        "WORKDIR/mlp_similarity.json.",
+        (BILINGUAL_WORKDIR,
+         setting("--negatives", choices=choices.MLP_NEGATIVES),
+         setting("--worst-fraction", type=float),
+         setting("--epochs", type=int),
+         setting("--seed", type=int)),
+        config="configs/mlp_similarity.py"),
+}
