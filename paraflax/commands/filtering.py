@@ -23,6 +23,29 @@ PAIR_FILTER = (  # the filtered Task of data.task=backtranslated:SCORED
          "config's seed (default: 0)"))
 
 COMMANDS: dict[str, Command] = {
+    "noise-bitext": Command(
+        "paraflax.filtering.noise:noise_bitext",
+        "inject Khayrallah & Koehn (2018) noise into a clean bitext",
+        "Reads the train splits of --corpus (default: the de-en newstest "
+        "pool and WMT sample), replaces a share of the lines by each kind "
+        "of noise (misaligned, untranslated, wrong_language, short, "
+        "misordered; disjoint lines drawn by --seed) and writes OUTPUT "
+        "(source<TAB>target), OUTPUT.labels (clean or the kind, per line) "
+        "and OUTPUT.json (rates and counts). The same flags give the same "
+        "files.",
+        (flag("--output", required=True, help="NOISY.tsv"),
+         flag("--corpus", nargs="+",
+              default=["bitext_newstest_pool_de_en",
+                       "bitext_opennmt_wmt_de_en"],
+              help="clean bitext corpora (`paraflax tasks`), concatenated"),
+         flag("--third", default="bitext_multi30k_fr_en",
+              help="the corpus whose source side gives wrong_language "
+              "targets"),
+         flag("--rate", action="append", default=[], metavar="KIND=RATE",
+              help="share of all lines given this noise, repeatable "
+              "(default: 0.1 of each kind)"),
+         flag("--seed", type=int, default=0,
+              help="which lines get which noise (default: 0)"))),
     "score-paraphrases": Command(
         "paraflax.recipes.score_paraphrases:score_file",
         "score back-translated paraphrase pairs for filtering",

@@ -101,9 +101,12 @@ COMMANDS: dict[str, Command] = {
     "train-mlp": Command(
         "paraflax.recipes.scoring:train_mlp_for_workdir",
         "train the MLP similarity of a bilingual workdir",
-        "Positives: newstest_train_pool pairs; negatives: the "
-        "--worst-fraction lowest-cosine pairs of the ParaCrawl v3 sample "
-        "(labels unused) or random pairs; configs/mlp_similarity.py, whose "
+        "Positives: newstest_train_pool pairs; negatives from the "
+        "ParaCrawl v3 sample (labels unused): worst, its --worst-fraction "
+        "lowest-cosine pairs; band, Kim et al.'s x%-worst (the last "
+        "negatives_count lines of the top band_cut by cosine); random, "
+        "lines of it; or shuffled, the positives re-paired; "
+        "configs/mlp_similarity.py, whose "
         "keys these flags set. Trains afresh into WORKDIR/mlp_similarity/ "
         "(orbax checkpoints: the lowest held-out loss is used) and writes "
         "WORKDIR/mlp_similarity.json.",
