@@ -103,7 +103,7 @@ def _random_model(config, mesh, subword_dir: str):
 
   def pairs():  # read only when the subwords are trained
     src, tgt = bilingual.DIRECTIONS[config.direction]
-    for name in config.data.train_tasks:
+    for name in config.data.train:
       columns = corpora.read(corpora.get(name), "train")
       yield from zip(columns[src], columns[tgt])
 
@@ -118,7 +118,7 @@ def _random_model(config, mesh, subword_dir: str):
       lambda s: rng.normal(0, _PARAM_STD, s.shape).astype(np.float32), shapes)
   source = {"params": f"random normal (seed {_SEED}, std {_PARAM_STD}) of "
                       "the config's shapes",
-            "subwords": "trained on the config's train_tasks "
+            "subwords": "trained on the config's data.train "
                         f"(vocab {config.vocab.size}, {config.vocab.model_type}, "
                         f"joint={config.vocab.joint})",
             "subword_training_s": subword_s}

@@ -101,7 +101,7 @@ def write_inputs(tmp: str, config, translator) -> Inputs:
   """The training pairs of `config` (cut as our side cuts them) and the
   test sources, as `translator`'s sentencepiece pieces in `tmp`."""
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
-  pairs = [(e["source"], e["target"]) for name in config.data.train_tasks
+  pairs = [(e["source"], e["target"]) for name in config.data.train
            for e in tasks.examples(name, "train")]
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")

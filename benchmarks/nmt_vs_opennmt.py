@@ -425,12 +425,12 @@ def main() -> None:
     config.model.encoder_hidden = args.encoder_hidden
   translator, trained, trained_step = nmt.load_translator(args.workdir)
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
-  pairs = [(e["source"], e["target"]) for name in config.data.train_tasks
+  pairs = [(e["source"], e["target"]) for name in config.data.train
            for e in tasks.examples(name, "train")]
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")
   stream = bitext.BucketStream(data, config.batch_size, 1, config.seed)
-  lang = config.data.dev_task.split("_")[-2]
+  lang = config.lang
   lines, _ = readers.read_lines(
       paths.data_path("newstest_dev", f"newstest2013.{_ISO3[lang]}"))
   references, _ = readers.read_lines(

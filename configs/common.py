@@ -5,7 +5,7 @@ Config files import it as `from configs import common` (the loader,
 """
 import ml_collections
 
-# Bitext with an English side, per language (see `paraflax tasks`).
+# The bundled bitext with an English side, per language (`paraflax tasks`).
 TRAIN_TASKS = {
     "de": ("bitext_multi30k_de_en", "bitext_newstest_pool_de_en",
            "bitext_opennmt_wmt_de_en"),
@@ -15,14 +15,19 @@ TRAIN_TASKS = {
 
 
 def bitext_data(lang: str) -> ml_collections.ConfigDict:
-  """All shared bitext of `lang`-en; dev pairs from newstest2013."""
-  if lang not in TRAIN_TASKS:
-    raise ValueError(f"no bitext for {lang!r}-en: the language is one of "
-                     f"{', '.join(TRAIN_TASKS)}.")
+  """The bitext of `lang`-en: for de, fr and cs all of the bundled bitext,
+  dev pairs from newstest2013; for any other language none, named by
+  --config.data.train=SPEC (one or several) and --config.data.dev=SPEC
+  (docs/your-data.md)."""
+  bundled = lang in TRAIN_TASKS
   return ml_collections.ConfigDict({
-      "train_tasks": TRAIN_TASKS[lang],
-      "dev_task": f"bitext_newstest_dev_{lang}_en",
-      "dev_split": "newstest2013",
+      # Data specs (paraflax/data/specs.py): a catalogued name, tsv:GLOB,
+      # lines:SRC_GLOB,EN_GLOB or tfds:NAME/CONFIG[:SPLIT].
+      "train": TRAIN_TASKS.get(lang, ()),
+      # The dev set every evaluator reads unless it names its own `data`.
+      "dev": f"bitext_newstest_dev_{lang}_en:newstest2013" if bundled else "",
+      # Pairs of data.dev found in data.train stop the run, unless allowed.
+      "allow_dev_overlap": False,
       "max_len": 64,  # subwords incl. EOS
       "too_long": "skip",  # skip | truncate | error (pairs over max_len)
   })

@@ -2,7 +2,10 @@ r"""X -> English attention NMT (Wieting, Mallinson & Gimpel 2017 back-translate
 with it): bidirectional GRU encoder, GRU decoder with additive attention
 and input feeding, sentencepiece subwords, on all shared bitext of the
 pair; dev BLEU on newstest2013 (first 500 lines, beam 4) picks the best
-checkpoint. X, the argument, is de, fr or cs.
+checkpoint. X, the argument, is any language code: de, fr and cs train on
+the bundled bitext; any other names its data (docs/your-data.md):
+  paraflax train --config configs/nmt.py:ru --workdir runs/nmt_ru \
+    --config.data.train=tsv:ru-en.train.tsv --config.data.dev=tsv:ru-en.dev.tsv
 
 Command (for fr and cs, replace de):
   paraflax train --config configs/nmt.py:de --workdir runs/nmt_de
@@ -31,6 +34,7 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   c.train_steps = 6000
   c.batch_size = 64  # sentence pairs
 
+  c.lang = lang  # the source language, translated into English
   c.data = common.bitext_data(lang)  # all lang-en bitext, max_len 64
   # Windows of 64 batches are sorted by this length before they are cut
   # into batches: "longer" (the longer side, which the padded width
@@ -87,10 +91,8 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   # runs those in_training every eval_every steps, `paraflax eval` all.
   c.evals = ml_collections.ConfigDict({
       # BLEU of the first 500 dev pairs during training; all of them after.
-      "dev": {"type": "bleu", "task": c.data.dev_task,
-              "split": c.data.dev_split, "sentences": 500, "beam": 4},
-      "dev_all": {"type": "bleu", "task": c.data.dev_task,
-                  "split": c.data.dev_split, "beam": 5,
+      "dev": {"type": "bleu", "data": "", "sentences": 500, "beam": 4},
+      "dev_all": {"type": "bleu", "data": "", "beam": 5,
                   "in_training": False},
   })
   c.select = "dev/bleu"  # picks the best checkpoint

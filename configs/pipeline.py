@@ -39,7 +39,7 @@ def _tiny() -> ml_collections.ConfigDict:
   # nmt: an existing X->en NMT workdir ("" trains one into W/nmt).
   c.nmt = ml_collections.ConfigDict({"workdir": "", "settings": {
       "train_steps": 2400, "batch_size": 32,
-      "data": {"train_tasks": ("bitext_multi30k_de_en",), "max_len": 32},
+      "data": {"train": ("bitext_multi30k_de_en",), "max_len": 32},
       "vocab": {"size": 2000},
       "model": {"emb_dim": 64, "hidden": 64, "attention_dim": 64},
       "decode": {"max_output": 40},
@@ -75,7 +75,7 @@ def _tiny() -> ml_collections.ConfigDict:
       "mesh": {"num_devices": 1}}})
   c.bilingual = ml_collections.ConfigDict({"settings": {
       "train_steps": 600, "batch_size": 32,
-      "data": {"train_tasks": ("bitext_multi30k_de_en",), "max_len": 32},
+      "data": {"train": ("bitext_multi30k_de_en",), "max_len": 32},
       "vocab": {"size": 2000},
       "model": {"word_dim": 64, "hidden": 64},
       "eval": {"sentences": 200},

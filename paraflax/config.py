@@ -151,6 +151,10 @@ def _parse(raw: str, current):
       return ast.literal_eval(raw)
     except (ValueError, SyntaxError):
       return raw
+  if isinstance(current, tuple) and not raw.lstrip().startswith(("(", "[")):
+    # One item of a tuple of strings (data.train=tsv:F): the item alone.
+    if all(isinstance(item, str) for item in current):
+      return (raw,) if raw else ()
   return ast.literal_eval(raw)
 
 

@@ -33,7 +33,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # padded width (max_len 16, pairs past it skipped, sources cut to it), so
 # each program compiles once, not once per width (test_nmt.py: 296 -> 167 s
 # of CPU).
-TINY_NMT = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
+TINY_NMT = ("--config.data.train=('bitext_multi30k_de_en',)",
             "--config.vocab.size=600", "--config.model.emb_dim=24",
             "--config.model.hidden=24", "--config.model.attention_dim=24",
             "--config.train_steps=30", "--config.eval_every=30",
@@ -46,7 +46,7 @@ TINY_NMT = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
 BILINGUAL_CONFIG = str(ROOT / "configs" / "bilingual.py") + ":de"
 BILINGUAL_STEPS = 24
 BILINGUAL_TINY = (
-    "--config.data.train_tasks=('bitext_multi30k_de_en',)",
+    "--config.data.train=('bitext_multi30k_de_en',)",
     "--config.vocab.size=600", "--config.model.word_dim=24",
     "--config.model.hidden=24", "--config.data.max_len=16",
     "--config.batch_size=16", "--config.optimizer.learning_rate=3e-3",

@@ -380,3 +380,19 @@ def test_a_damaged_checkpoint_is_one_message(tmp_path):
   with pytest.raises(errors.DataError, match=r"checkpoints/3: this "
                      r"checkpoint cannot be read \(.*remove that folder"):
     checkpointing.restore_for_inference(str(tmp_path), state)
+
+
+@pytest.mark.parametrize("command", ["train-lm", "select-domain"])
+def test_a_tsv_where_sentences_are_expected_names_the_spec(command, tmp_path,
+                                                           capsys):
+  tsv = tmp_path / "pairs.tsv"
+  tsv.write_text("ein Mann\ta man\n")
+  (tmp_path / "g.en").write_text("a man\n")
+  argv = (["train-lm", "--input", str(tsv), "--output", str(tmp_path / "o")]
+          if command == "train-lm" else
+          ["select-domain", "--in-domain", str(tsv), "--general-src",
+           str(tmp_path / "g.en"), "--general-tgt", str(tmp_path / "g.en"),
+           "--src-lang", "de", "--output", str(tmp_path / "o")])
+  _fails(argv, capsys, f"pairs.tsv:1: a tab; this file is read as one "
+         f"sentence per line")
+  assert not (tmp_path / "o").exists()

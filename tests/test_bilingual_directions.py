@@ -14,7 +14,7 @@ from paraflax.training import partitioning
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "configs" / "bilingual.py") + ":de"
-SMALL = ("--config.data.train_tasks=('bitext_multi30k_de_en',)",
+SMALL = ("--config.data.train=('bitext_multi30k_de_en',)",
          "--config.vocab.size=600", "--config.model.word_dim=8",
          "--config.model.hidden=8", "--config.data.max_len=16",
          "--config.batch_size=16", "--config.eval.sentences=16",

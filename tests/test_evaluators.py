@@ -8,8 +8,8 @@ from paraflax import errors
 from paraflax.data import corpora
 from paraflax.evaluation import evaluators
 
-DEV = {"type": "bleu", "task": "bitext_newstest_dev_de_en",
-       "split": "newstest2013", "sentences": 50, "beam": 3}
+DEV = {"type": "bleu", "data": "bitext_newstest_dev_de_en:newstest2013",
+       "sentences": 50, "beam": 3}
 
 
 def _bag_of_words(texts, lang):
@@ -22,7 +22,8 @@ def _bag_of_words(texts, lang):
 
 
 def _references():
-  rows = corpora.read(corpora.get(DEV["task"]), DEV["split"])
+  rows = corpora.read(corpora.get("bitext_newstest_dev_de_en"),
+                      "newstest2013")
   return dict(zip(rows["source"], rows["target"]))
 
 
@@ -100,3 +101,19 @@ def test_the_bilingual_tables_as_evaluators():
   # German bags of words rarely meet their English translation's words.
   assert 50 < metrics["tests/multi30k_test_2016_flickr/cosine/error"] <= 100
   assert "multi30k_test_2016_flickr" in reports["tests"].table
+
+
+def test_evaluators_follow_data_dev_unless_they_name_their_own(tmp_path):
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from tests.conftest import ROOT  # pylint: disable=g-import-not-at-top
+  dev = tmp_path / "dev.tsv"
+  dev.write_text("Ein Mann.\tA man.\n")
+  config = config_lib.load(f"{ROOT}/configs/nmt.py:de",
+                           [f"--config.data.dev=tsv:{dev}"])
+  checked = evaluators.settings_of(config.evals, config.data.dev)
+  assert checked["dev"][1]["data"] == checked["dev_all"][1]["data"] == \
+      f"tsv:{dev}"
+  config = config_lib.load(f"{ROOT}/configs/nmt.py:de",
+                           ["--config.evals.dev.data=tsv:/nowhere/*.tsv"])
+  with pytest.raises(errors.DataError, match=r"/nowhere/\*\.tsv matches no"):
+    evaluators.settings_of(config.evals, config.data.dev)

@@ -33,8 +33,8 @@ def _nmt_and_bilingual_reads() -> list[tuple[str, str]]:
   reads = set()
   for spec in ("nmt.py:de", "bilingual.py:de"):
     data = config_lib.load(str(ROOT / "configs" / spec)).data
-    reads |= {(t, "train") for t in data.train_tasks}
-    reads.add((data.dev_task, data.dev_split))
+    reads |= {(t, "train") for t in data.train}
+    reads.add(tuple(data.dev.split(":")))
   return sorted(reads)
 
 

@@ -3,6 +3,8 @@ multi30k de-en (mechanics, not quality)."""
 import json
 import re
 import shutil
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -192,6 +194,27 @@ def test_backtranslate_records_and_resume(workdir, val_files, tmp_path,
   assert killed.read_bytes() == data
   assert _backtranslate(workdir, val_files, killed) == 0  # nothing left
   assert killed.read_bytes() == data
+
+
+def test_two_identical_backtranslate_runs_at_once_write_each_record_once(
+    workdir, val_files, tmp_path):
+  src, ref = val_files
+  argv = [sys.executable, "-m", "paraflax.cli", "backtranslate", "--workdir",
+          str(workdir), "--output", str(tmp_path / "bt.jsonl"), "--src",
+          str(src), "--ref", str(ref), "--beam", "3", "--nbest", "2",
+          "--batch-size", "16"]
+  runs = [subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE,
+                           stdout=subprocess.DEVNULL, text=True)
+          for _ in range(2)]
+  for run in runs:
+    err = run.communicate(timeout=300)[1]
+    assert run.returncode == 0 or (run.returncode == cli.EXIT_BAD_INPUT
+                                   and "another run (process " in err), err
+  assert {run.returncode for run in runs} != {cli.EXIT_BAD_INPUT}
+  records = [json.loads(l) for l in
+             (tmp_path / "bt.jsonl").read_text("utf-8").splitlines()]
+  assert sorted((r["id"], r["rank"]) for r in records) == \
+      [(i, k) for i in range(70) for k in range(2)]
 
 
 def test_backtranslation_output_is_a_paraphrase_task(workdir, val_files,

@@ -12,9 +12,15 @@ COMMANDS: dict[str, Command] = {
         "list the registered data Tasks and Mixtures",
         "Tasks and Mixtures a config can name in data.task (a Mixture "
         "there concatenates its Tasks), or Tasks to sample by rate in "
-        "data.mixture, with their features and splits.",
+        "data.mixture, with their features and splits. With --data, what "
+        "each data spec of your own names: its Task, files and rows, and "
+        "its first pairs (docs/your-data.md).",
         (flag("--select-dir", help="also the bin Tasks of a paraflax "
-              "select-domain folder"),),
+              "select-domain folder"),
+         flag("--data", action="append", default=[], metavar="SPEC",
+              help="a data spec to check and show (tsv:GLOB[:COLUMNS], "
+              "lines:SRC_GLOB,EN_GLOB, tfds:NAME/CONFIG[:SPLIT]); "
+              "repeatable")),
         compiles=False),
     "export-pairs": Command(
         "paraflax.data.tasks:export_pairs",
@@ -31,17 +37,25 @@ COMMANDS: dict[str, Command] = {
          OVERWRITE)),
     "mining-set": Command(
         "paraflax.evaluation.mining_set:build_folder",
-        "build a mining benchmark from the news test sets",
-        "Hides --gold aligned pairs of newstest2012 (dev) or newstest2013 "
-        "(test) among --distractors sentences per side from other news test "
-        "sets, so that most sentences have no translation. Writes "
-        "OUTPUT/src.txt, tgt.txt (non-English, English; one sentence per "
-        "line), gold.tsv (0-based src_idx<TAB>tgt_idx) and a README with the "
-        "recipe. The same arguments give the same files.",
-        (flag("--lang", choices=choices.MINING_LANGS, required=True,
-              help="the non-English language (paired with English)"),
-         flag("--split", choices=choices.MINING_SPLITS, required=True,
-              help="dev (to choose thresholds) or test"),
+        "build a mining benchmark: news sets, any bitext, or BUCC files",
+        "Hides --gold aligned pairs among --distractors sentences per side "
+        "without a translation on the other: from the bundled news sets "
+        "(--lang, --split: pairs of newstest2012 for dev, newstest2013 for "
+        "test, distractors from other news test sets), from any bitext "
+        "(--data SPEC: gold pairs and distractors from disjoint rows), or "
+        "read from BUCC's files (--bucc). Writes OUTPUT/src.txt, tgt.txt "
+        "(non-English, English; one sentence per line), gold.tsv (0-based "
+        "src_idx<TAB>tgt_idx) and a README with the recipe. The same "
+        "arguments give the same files.",
+        (flag("--lang", choices=choices.MINING_LANGS,
+              help="the bundled news sets: the non-English language"),
+         flag("--split", choices=choices.MINING_SPLITS,
+              help="with --lang: dev (to choose thresholds) or test"),
+         flag("--data", metavar="SPEC", help="any bitext, a data spec "
+              "(tsv:GLOB, lines:SRC,EN, tfds:..., docs/your-data.md)"),
+         flag("--bucc", nargs=3, metavar=("SRC", "EN", "GOLD"),
+              help="BUCC's files: ID<TAB>sentence per side, and "
+              "src_id<TAB>tgt_id gold pairs"),
          flag("--output", required=True, help="folder to write"),
          flag("--gold", type=int, default=1000,
               help="gold pairs (default: 1000)"),

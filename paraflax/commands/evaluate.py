@@ -69,7 +69,11 @@ COMMANDS: dict[str, Command] = {
         "and WORKDIR/paracrawl_*.png.",
         (BILINGUAL_WORKDIR,
          flag("--k", type=int, default=10, help="csls neighbours"),
-         flag("--seed", type=int, default=0, help="of the shuffle"))),
+         flag("--seed", type=int, default=0, help="of the shuffle"),
+         flag("--data", action="append", default=[], metavar="SPEC",
+              help="also this bitext as an alignment test set, repeatable "
+              "(a data spec: tsv:FILE, lines:SRC,EN; the only sets of a "
+              "language without bundled ones)"))),
     "eval-domain": Command(
         "paraflax.evaluation.domain_selection:evaluate",
         "in-domain perplexity of Moore-Lewis vs random vs n-gram-overlap "

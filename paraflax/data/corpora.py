@@ -40,10 +40,21 @@ class Lines:
 
 @dataclasses.dataclass(frozen=True)
 class Tsv:
-  """One tab-separated file; feature k of a row is column `columns[k]`."""
+  """One tab-separated file; feature k of a row is column `columns[k]`.
+  Rows have exactly `fields` columns, or at least that many with
+  `allow_extra`."""
   file: str
   fields: int
   columns: tuple[int, ...]
+  allow_extra: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Tfds:
+  """A split of a prepared TFDS dataset ("name/config") of sentence pairs:
+  features `source` and `target`, or two language codes, one of them en."""
+  name: str
+  split: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +63,7 @@ class StsSet:
   name: str
 
 
-Part = Lines | Tsv | StsSet
+Part = Lines | Tsv | StsSet | Tfds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,21 +91,57 @@ _EMPTY_FIX = ("Remove those rows from every side, or set the corpus' "
               "(paraflax/data/corpora.py) to drop them with a report.")
 
 
+def _where(root: pathlib.Path, file: str) -> str | pathlib.Path:
+  """A catalogued file is relative to the data folder; a user's file
+  (`specs`) is absolute or a gfile URL."""
+  return file if "://" in file or os.path.isabs(file) else root / file
+
+
+def _read_tfds(part: Tfds) -> list[tuple]:
+  from paraflax import quiet  # pylint: disable=g-import-not-at-top
+  quiet.tensorflow()
+  import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
+  from paraflax.data import tfds_builder  # pylint: disable=g-import-not-at-top,unused-import
+  try:
+    ds = tfds.load(part.name, split=part.split, download=False,
+                   try_gcs=False,  # $TFDS_DATA_DIR as it is now
+                   data_dir=os.environ.get("TFDS_DATA_DIR") or None)
+  except Exception as e:  # tfds raises many kinds for a missing dataset
+    raise errors.DataError(
+        f"tfds:{part.name}:{part.split}: cannot be loaded ({e}). Prepare it "
+        "first (tfds build, or the builder's download_and_prepare with a "
+        "manual_dir), and set TFDS_DATA_DIR to its data_dir "
+        "(docs/your-data.md).") from e
+  keys = sorted(ds.element_spec)
+  if {"source", "target"} <= set(keys):
+    src, tgt = "source", "target"
+  elif len(keys) == 2 and "en" in keys:
+    src, tgt = [k for k in keys if k != "en"][0], "en"
+  else:
+    raise errors.DataError(
+        f"tfds:{part.name}: features {keys}; paraflax reads sentence pairs "
+        "(source and target, or two language codes, one of them en).")
+  return [(ex[src].decode("utf-8"), ex[tgt].decode("utf-8"))
+          for ex in tfds.as_numpy(ds)]
+
+
 def _read_part(part: Part, root: pathlib.Path, empty: readers.EmptyPolicy
                ) -> list[tuple]:
   if isinstance(part, StsSet):
     s = sts.load(part.name, root / "sts")
     return list(zip(s.sentence1, s.sentence2, s.scores.tolist()))
+  if isinstance(part, Tfds):
+    return _read_tfds(part)
   if isinstance(part, Tsv):
-    rows, _ = readers.read_tsv(root / part.file, fields=part.fields,
-                               empty=empty)
+    rows, _ = readers.read_tsv(_where(root, part.file), fields=part.fields,
+                               allow_extra=part.allow_extra, empty=empty)
     return [tuple(r[c] for c in part.columns) for r in rows]
   if len(part.files) == 1:  # read_lines names the empty lines more plainly
-    lines, _ = readers.read_lines(root / part.files[0], empty=empty,
+    lines, _ = readers.read_lines(_where(root, part.files[0]), empty=empty,
                                   fix=_EMPTY_FIX)
     return [(l,) for l in lines]
-  rows, _ = readers.read_parallel([root / f for f in part.files], empty=empty,
-                                  fix=_EMPTY_FIX)
+  rows, _ = readers.read_parallel([_where(root, f) for f in part.files],
+                                  empty=empty, fix=_EMPTY_FIX)
   return rows
 
 
@@ -285,9 +332,29 @@ def selected_bins(folder: str) -> dict[str, tuple[str, str]]:
           for b in summary.get(key, ())}
 
 
-def print_catalogue(select_dir: str | None = None) -> None:
+def _print_specs(data: list[str]) -> None:
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  for spec in data:
+    named = specs.parse(spec)
+    split = named.corpus.splits[named.split]
+    rows = read(named.corpus, named.split)
+    pairs = list(zip(*rows.values()))
+    print(f"{spec}\n  Task {named.corpus.name}: {', '.join(named.corpus.features)}"
+          f" | {len(pairs)} rows from {len(split.parts)} part(s)")
+    for part in split.parts:
+      print(f"    {part}")
+    for pair in pairs[:3]:
+      print("    " + " ||| ".join(pair))
+
+
+def print_catalogue(select_dir: str | None = None,
+                    data: list[str] | None = None) -> None:
   """`paraflax tasks`: one line per registered Task or Mixture; with
-  `select_dir`, the Tasks of its bins."""
+  `select_dir`, the Tasks of its bins; with `data`, what each data spec
+  names (read, so a bad line shows here)."""
+  if data:
+    _print_specs(data)
+    return
   listed = catalogue()
   for number, (src, _) in (selected_bins(select_dir).items() if select_dir
                            else ()):

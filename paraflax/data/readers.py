@@ -15,6 +15,7 @@ and every paraflax reader gives them the same lines.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import dataclasses
 import gzip
 import itertools
@@ -24,7 +25,7 @@ import math
 import os
 import re
 from collections.abc import Iterator, Sequence
-from typing import Literal
+from typing import IO, Literal
 
 from paraflax import errors
 
@@ -52,7 +53,28 @@ def _line_list(numbers: Sequence[int]) -> str:
   return shown + (f" (and {more} more)" if more > 0 else "")
 
 
+def _gfile():
+  """`tf.io.gfile`, for paths such as gs://bucket/file (TensorFlow is
+  loaded only for them)."""
+  from paraflax import quiet  # pylint: disable=g-import-not-at-top
+  return quiet.tensorflow().io.gfile
+
+
+def _is_url(path: str) -> bool:
+  return "://" in path
+
+
+def _open_binary(path: str) -> IO[bytes]:
+  return _gfile().GFile(path, "rb") if _is_url(path) else open(path, "rb")
+
+
 def _check_readable(path: str) -> None:
+  if _is_url(path):
+    if not _gfile().exists(path):
+      raise errors.DataError(f"{path}: file not found. Check the path.")
+    if _gfile().isdir(path):
+      raise errors.DataError(f"{path}: is a directory, expected a text file.")
+    return
   if path == "-":
     raise errors.DataError("-: standard input is not read by paraflax "
                            "(inputs are read twice: checked, then used). "
@@ -81,7 +103,7 @@ def _corrupt_gzip(path: str, e: Exception) -> errors.DataError:
 def _read_bytes(path: str | os.PathLike) -> bytes:
   path = os.fspath(path)
   _check_readable(path)
-  with open(path, "rb") as f:
+  with _open_binary(path) as f:
     raw = f.read()
   if raw[:2] == _GZIP_MAGIC:
     try:
@@ -158,6 +180,26 @@ def read_lines(path: str | os.PathLike, *, empty: EmptyPolicy = "error",
   logging.warning("%s: dropped %d empty line(s) at line %s", path,
                   len(empties), _line_list(empties))
   return kept, dataclasses.replace(report, dropped=len(empties))
+
+
+def check_sentence(path: str, number: int, line: str) -> str:
+  """`line` of a file read as one sentence per line; a tab means the file
+  holds columns (a TSV given where plain text is expected)."""
+  if "\t" in line:
+    raise errors.DataError(
+        f"{path}:{number}: a tab; this file is read as one sentence per "
+        "line, and a tab-separated file of pairs is a data spec: "
+        f"tsv:{path} (--task, --config.data.train; docs/your-data.md). "
+        "Otherwise replace the tabs with spaces.")
+  return line
+
+
+def sentences_only(path: str | os.PathLike, lines: Sequence[str]
+                   ) -> Sequence[str]:
+  """`lines` of `path`, each checked by `check_sentence`."""
+  for number, line in enumerate(lines, start=1):
+    check_sentence(os.fspath(path), number, line)
+  return lines
 
 
 def read_parallel(paths: Sequence[str | os.PathLike], *,
@@ -380,10 +422,12 @@ def _raw_lines(path: str) -> Iterator[bytes]:
   """The lines of a file (gzipped or not) as bytes, one at a time; an
   empty file is an error."""
   _check_readable(path)
-  with open(path, "rb") as f:
+  with _open_binary(path) as f:
     gzipped = f.read(2) == _GZIP_MAGIC
   try:
-    with (gzip.open if gzipped else open)(path, "rb") as f:
+    with _open_binary(path) as raw, (
+        gzip.open(raw, "rb") if gzipped else contextlib.nullcontext(raw)
+        ) as f:
       first = f.readline()
       if not first:
         raise _empty_file(path)

@@ -20,6 +20,7 @@ from paraflax import quiet
 from paraflax.data import corpora
 from paraflax.data import filters
 from paraflax.data import readers
+from paraflax.data import specs
 
 tf = quiet.tensorflow()
 # seqio loads TensorFlow: only after the quiet load above.
@@ -55,18 +56,24 @@ def _train_size(task: seqio.Task) -> float:
   return float(len(corpora.read(corpus, "train")[corpus.features[0]]))
 
 
-def register() -> None:
-  """Registers every catalogued Task and Mixture; already present names are
-  left alone, so calling this twice (or after an import that did) is safe."""
-  for corpus in corpora.CORPORA.values():
-    if corpus.name in seqio.TaskRegistry.names():
-      continue
+def register_corpus(corpus: corpora.Corpus) -> str:
+  """The seqio Task of a catalogue entry (bundled, or a user's data spec);
+  its name."""
+  if corpus.name not in seqio.TaskRegistry.names():
     seqio.TaskRegistry.add(
         corpus.name,
         source=seqio.FunctionDataSource(
             functools.partial(_dataset_fn, corpus),
             splits=tuple(corpus.splits)),
         output_features=_output_features(corpus))
+  return corpus.name
+
+
+def register() -> None:
+  """Registers every catalogued Task and Mixture; already present names are
+  left alone, so calling this twice (or after an import that did) is safe."""
+  for corpus in corpora.CORPORA.values():
+    register_corpus(corpus)
   for name, members in corpora.MIXTURES.items():
     if name not in seqio.MixtureRegistry.names():
       seqio.MixtureRegistry.add(name, [(m, _train_size) for m in members])
@@ -95,7 +102,9 @@ def _backtranslated_fn(path: str, score: str | None, split: str,
                        ) -> tf.data.Dataset:
   # seqio's caching passes a seed; one in-memory "file" needs none.
   del split, shuffle_files, seed
-  records = readers.read_jsonl(path, keys=("reference", "translation", "rank"))
+  from paraflax.data import shards  # pylint: disable=g-import-not-at-top
+  # A file, or the shards of a sharded output (a glob, a folder) as one.
+  records = shards.read_jsonl(path, keys=("reference", "translation", "rank"))
   best = [(line, r) for line, r in enumerate(records, start=1)
           if r["rank"] == 0]
   columns = {
@@ -192,17 +201,32 @@ def _cached(task: seqio.Task, cache_dir: str) -> None:
         "and seed, or unset data.cache_dir.")
 
 
-def examples(name: str, split: str, cache_dir: str | None = None
+def resolve(name: str, split: str,
+            features: tuple[str, ...] = corpora.BITEXT) -> tuple[str, str]:
+  """The registered Task (or Mixture) name and split of what a config
+  names: a catalogued Task (`NAME` or `NAME:SPLIT`), a user's data spec
+  (`specs`: tsv:, lines:, tfds:, read as `features`), backtranslated:FILE
+  or selected:FOLDER:BIN."""
+  register()
+  if name.startswith(BACKTRANSLATED):
+    return register_backtranslated(name[len(BACKTRANSLATED):]), split
+  if name.startswith(SELECTED):
+    return register_selected(name[len(SELECTED):]), split
+  if specs.is_spec(name) or ":" in name:
+    data = specs.parse(name, features, split)
+    return register_corpus(data.corpus), data.split
+  return name, split
+
+
+def examples(name: str, split: str, cache_dir: str | None = None,
+             features: tuple[str, ...] = corpora.BITEXT
              ) -> list[dict[str, str | float]]:
   """All examples of a Task in file order, or of a Mixture as its members'
   examples concatenated in the Mixture's order (no sampling: a paraphrase
   config's `data.mixture` samples Tasks by rate, `pairs.Rates`); from
-  seqio's cache in `cache_dir` (`paraflax cache-task`) when given."""
-  register()
-  if name.startswith(BACKTRANSLATED):
-    name = register_backtranslated(name[len(BACKTRANSLATED):])
-  if name.startswith(SELECTED):
-    name = register_selected(name[len(SELECTED):])
+  seqio's cache in `cache_dir` (`paraflax cache-task`) when given. `name`
+  is anything `resolve` takes; `features` are a user's data spec's."""
+  name, split = resolve(name, split, features)
   if name in seqio.MixtureRegistry.names():
     members = seqio.MixtureRegistry.get(name).rate_per_task_name
     return [ex for m in members for ex in examples(m, split, cache_dir)]

@@ -180,7 +180,8 @@ def _write_vocabulary(in_domain: str, folder: str, min_count: int
 
 
 def _count_in_domain(path: str) -> int:
-  count = sum(1 for line in readers.iter_lines(path) if line.strip())
+  count = sum(1 for number, line in enumerate(readers.iter_lines(path), 1)
+              if readers.check_sentence(path, number, line).strip())
   if not count:
     raise errors.DataError(
         f"{path}: no sentence (the file is empty or holds only empty "
@@ -193,6 +194,9 @@ def _pairs(src: str, tgt: str) -> Iterator[tuple[str, str]]:
   side, stops with the line to fix."""
   for number, (x, e) in enumerate(itertools.zip_longest(
       readers.iter_lines(src), readers.iter_lines(tgt)), start=1):
+    for path, line in ((src, x), (tgt, e)):
+      if line is not None:
+        readers.check_sentence(path, number, line)
     if x is None or e is None:
       short, long = (src, tgt) if x is None else (tgt, src)
       raise errors.DataError(

@@ -43,17 +43,27 @@ def _corpus(family: str, lang: str) -> corpora.Corpus:
 
 
 def available_sets(lang: str) -> list[str]:
-  """The test sets that exist for `lang`-English (Multi30k's 2017 sets have
-  no Czech)."""
+  """The bundled test sets that exist for `lang`-English (Multi30k's 2017
+  sets have no Czech; other languages have none: name your own)."""
+  if lang not in LANGS:
+    return []
   return [name for name, (family, split) in TEST_SETS.items()
           if split in _corpus(family, lang).splits]
 
 
 def load(name: str, lang: str) -> tuple[list[str], list[str]]:
-  """(non-English lines, English lines) of a test set, line-aligned."""
+  """(non-English lines, English lines) of a test set, line-aligned: a
+  bundled one (`TEST_SETS`), or any bitext named by a data spec
+  (`paraflax.data.specs`)."""
   if name not in TEST_SETS:
-    raise errors.ConfigError(f"unknown alignment test set {name!r}; use one "
-                             f"of {sorted(TEST_SETS)}.")
+    from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+    if not (specs.is_spec(name) or ":" in name):
+      raise errors.ConfigError(
+          f"unknown alignment test set {name!r}; use one of "
+          f"{sorted(TEST_SETS)}, or a data spec of your own bitext "
+          "(tsv:FILE, lines:SRC,EN; docs/your-data.md).")
+    pairs = specs.pairs(name)
+    return [x for x, _ in pairs], [e for _, e in pairs]
   family, split = TEST_SETS[name]
   if name not in available_sets(lang):
     raise errors.ConfigError(f"{name} has no {lang} side; {lang}-en has "

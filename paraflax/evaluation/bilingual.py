@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from scipy import special
 
+from paraflax import errors
 from paraflax import files
 from paraflax.evaluation import alignment
 from paraflax.evaluation import paracrawl
@@ -49,19 +50,28 @@ def plot_path(workdir: str, release: str, lang: str) -> str:
 
 
 def evaluate(enc: Encoders, similarities: Mapping[str, Mapping],
-             *, seed: int = 0) -> dict:
+             *, seed: int = 0, data: Sequence[str] = ()) -> dict:
   """Both tables as rows, and a plot per ParaCrawl release when both cosine
-  and mlp are among `similarities` (the MLP drawn as a probability)."""
+  and mlp are among `similarities` (the MLP drawn as a probability); the
+  alignment table over the bundled test sets of the language and the
+  bitext `data` names (data specs), ParaCrawl's where it has the language."""
   embed = cached(enc.embed)
+  sets = [*alignment.available_sets(enc.lang), *data]
+  if not sets:
+    raise errors.ConfigError(
+        f"no alignment test set for {enc.lang}-en is bundled: name your own "
+        "with --data SPEC (tsv:FILE or lines:SRC,EN; docs/your-data.md).")
+  crawled = enc.lang in paracrawl.LANGS
   report = {
       "workdir": enc.workdir, "lang": enc.lang,
       "checkpoint_step": enc.step, "similarities": sorted(similarities),
-      "alignment": alignment.evaluate(embed, enc.lang, similarities,
+      "alignment": alignment.evaluate(embed, enc.lang, similarities, sets,
                                       seed=seed),
       "paracrawl": paracrawl.evaluate_all(embed, similarities,
-                                          langs=(enc.lang,)),
+                                          langs=(enc.lang,))
+                   if crawled else [],
       "plots": []}
-  if {"cosine", "mlp"} <= set(similarities):
+  if {"cosine", "mlp"} <= set(similarities) and crawled:
     for release in paracrawl.RELEASES:
       sample = paracrawl.load(release, enc.lang)
       scores = paracrawl.score_sample(

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from paraflax import errors
-from paraflax.data import corpora
+from paraflax.data import specs
 from paraflax.evaluation import alignment as alignment_lib
 from paraflax.evaluation import paracrawl as paracrawl_lib
 from paraflax.evaluation import sts as sts_lib
@@ -65,14 +65,12 @@ def _needs(model: Model, what: str, kind: str) -> Callable:
 
 
 @functools.cache
-def _pairs(task: str, split: str) -> tuple[tuple[str, str], ...]:
-  rows = corpora.read(corpora.get(task), split)
-  return tuple(zip(rows["source"], rows["target"]))
+def _pairs(data: str) -> tuple[tuple[str, str], ...]:
+  return tuple(specs.pairs(data))
 
 
-def _first(task: str, split: str, sentences: int
-           ) -> tuple[tuple[str, str], ...]:
-  pairs = _pairs(task, split)
+def _first(data: str, sentences: int) -> tuple[tuple[str, str], ...]:
+  pairs = _pairs(data)
   return pairs[:sentences] if sentences > 0 else pairs
 
 
@@ -87,16 +85,17 @@ def sts(model: Model, *, sets: Sequence[str] = sts_lib.DEFAULT_SETS
   return Report(metrics, sts_lib.format_table(result), result)
 
 
-def bleu(model: Model, *, task: str, split: str, sentences: int = 0,
+def bleu(model: Model, *, data: str, sentences: int = 0,
          beam: int = 4) -> Report:
   """Corpus BLEU (sacrebleu, 13a) of the 1-best translations (beam search
-  of width `beam`) of the first `sentences` pairs of a bitext Task (0: all),
+  of width `beam`) of the first `sentences` pairs of bitext `data` (a data
+  spec; "": the config's data.dev) (0: all),
   the hypothesis / reference length ratio, and the % of translations the
   search cut at its output limit (a model that loops shows there first).
   """
   import sacrebleu  # pylint: disable=g-import-not-at-top
   translate = _needs(model, "translate", "bleu")
-  pairs = _first(task, split, sentences)
+  pairs = _first(data, sentences)
   out = translate([s for s, _ in pairs], beam)
   score = sacrebleu.corpus_bleu(out.texts, [[t for _, t in pairs]])
   found = {"bleu": score.score,
@@ -105,25 +104,26 @@ def bleu(model: Model, *, task: str, split: str, sentences: int = 0,
                                                                  1)}
   return Report(found,
                 f"BLEU {score.score:.2f} on {len(pairs)} pairs of "
-                f"{task}:{split} ({score}); length ratio "
+                f"{data} ({score}); length ratio "
                 f"{found['length_ratio']:.3f}, {found['hit_max_output']:.1f} % "
                 "cut at the output limit without ending",
                 {**found, "signature": str(score), "n": len(pairs)})
 
 
-def alignment(model: Model, *, task: str, split: str, lang: str,
+def alignment(model: Model, *, data: str, lang: str,
               sentences: int = 0) -> Report:
-  """% of the first `sentences` sources of a bitext Task (in `lang`) whose
-  nearest English sentence by cosine is their own translation."""
+  """% of the first `sentences` sources of bitext `data` (a data spec, in
+  `lang`; "": the config's data.dev) whose nearest English sentence by
+  cosine is their own translation."""
   embed = _needs(model, "embed", "alignment")
-  pairs = _first(task, split, sentences)
+  pairs = _first(data, sentences)
   x = embed([s for s, _ in pairs], lang)
   y = embed([t for _, t in pairs], ENGLISH)
   src2tgt, _ = similarity.nearest("cosine", x, y)
   accuracy = 100.0 * float(np.mean(src2tgt == np.arange(len(pairs))))
   return Report({"align_accuracy": accuracy},
                 f"alignment accuracy {accuracy:.2f} % on {len(pairs)} pairs "
-                f"of {task}:{split}", {"align_accuracy": accuracy,
+                f"of {data}", {"align_accuracy": accuracy,
                                        "n": len(pairs)})
 
 
@@ -187,23 +187,21 @@ def in_training(evals: Mapping[str, Mapping]) -> list[str]:
   return [name for name, e in evals.items() if e.get("in_training", True)]
 
 
-def run_in_training(evals: Mapping[str, Mapping], model: Model
-                    ) -> dict[str, float]:
+def run_in_training(evals: Mapping[str, Mapping], model: Model, *,
+                    dev: str = "") -> dict[str, float]:
   """The metrics of the evaluators the train loop runs, as it logs them."""
-  return metrics(run(evals, model, in_training(evals)))
+  return metrics(run(evals, model, in_training(evals), dev=dev))
 
 
-def run(evals: Mapping[str, Mapping], model: Model,
-        names: Sequence[str] | None = None) -> dict[str, Report]:
-  """Runs the evaluators `names` (default: all) of `config.evals`."""
-  names = list(evals) if names is None else names
-  unknown = [n for n in names if n not in evals]
-  if unknown:
-    raise errors.ConfigError(f"no evaluator {unknown[0]!r} in config.evals; "
-                             f"it has {', '.join(evals) or 'none'}.")
-  reports = {}
-  for name in names:
-    settings = dict(evals[name])
+def settings_of(evals: Mapping[str, Mapping], dev: str = ""
+                ) -> dict[str, tuple[Callable[..., Report], dict]]:
+  """Each evaluator's function and settings, checked: its type and keys
+  exist, and the data it reads (`data`, "" meaning `dev`, the config's
+  data.dev) is a data spec that names files. A train loop checks them
+  before its first step, so a mistake costs no training."""
+  out = {}
+  for name, given in evals.items():
+    settings = dict(given)
     kind = settings.pop("type", None)
     settings.pop("in_training", None)
     if kind not in EVALUATORS:
@@ -216,8 +214,32 @@ def run(evals: Mapping[str, Mapping], model: Model,
       raise errors.ConfigError(
           f"config.evals.{name}: {kind!r} takes no {unknown[0]!r}; it takes "
           f"{', '.join(k for k in takes if k != 'model')} (and in_training).")
-    reports[name] = EVALUATORS[kind](model, **settings)
-  return reports
+    if "data" in takes:
+      settings["data"] = settings.get("data") or dev
+      if not settings["data"]:
+        raise errors.ConfigError(
+            f"config.evals.{name} reads dev pairs, and neither it nor the "
+            "config names them: set --config.data.dev=SPEC "
+            "(docs/your-data.md), or config.evals."
+            f"{name}.data.")
+      specs.parse(settings["data"])  # the files are there
+    out[name] = (EVALUATORS[kind], settings)
+  return out
+
+
+def run(evals: Mapping[str, Mapping], model: Model,
+        names: Sequence[str] | None = None, *, dev: str = ""
+        ) -> dict[str, Report]:
+  """Runs the evaluators `names` (default: all) of `config.evals`; `dev` is
+  the config's data.dev, what evaluators without their own `data` read."""
+  names = list(evals) if names is None else names
+  unknown = [n for n in names if n not in evals]
+  if unknown:
+    raise errors.ConfigError(f"no evaluator {unknown[0]!r} in config.evals; "
+                             f"it has {', '.join(evals) or 'none'}.")
+  checked = settings_of({n: evals[n] for n in names}, dev)
+  return {name: function(model, **settings)
+          for name, (function, settings) in checked.items()}
 
 
 def metrics(reports: Mapping[str, Report]) -> dict[str, float]:

@@ -192,18 +192,91 @@ def build(lang: str, split: str, *, gold: int = 1000,
   tgt = [e for _, e in pairs] + _sample(
       usable_tgt, distractors, rng, f"English distractors for {where} (from "
       f"{_pool_name(sides.tgt, lang, 1)})")
-  src_order, tgt_order = rng.permutation(len(src)), rng.permutation(len(tgt))
-  # Sentence i moves to line position[i]; the gold sentences are i < gold.
-  src_position, tgt_position = np.argsort(src_order), np.argsort(tgt_order)
   recipe = _recipe(lang, split, gold, distractors, seed, {
       "eligible": len(eligible), "gold_lines": len(gold_rows),
       "src_usable": len(usable_src), "src_lines": len(src_rows),
       "tgt_usable": len(usable_tgt), "tgt_lines": len(tgt_rows)})
+  return _shuffled(src, tgt, gold, rng, recipe)
+
+
+def _shuffled(src: list[str], tgt: list[str], gold: int,
+              rng: np.random.Generator, recipe: str) -> MiningSet:
+  """Each side shuffled by its own permutation; sentence i < `gold` of
+  `src` and of `tgt` are a pair."""
+  src_order, tgt_order = rng.permutation(len(src)), rng.permutation(len(tgt))
+  # Sentence i moves to line position[i]; the gold sentences are i < gold.
+  src_position, tgt_position = np.argsort(src_order), np.argsort(tgt_order)
   return MiningSet(
       src=[src[i] for i in src_order], tgt=[tgt[i] for i in tgt_order],
       gold=frozenset((int(src_position[i]), int(tgt_position[i]))
                      for i in range(gold)),
       recipe=recipe)
+
+
+def build_from_bitext(data: str, *, gold: int = 1000,
+                      distractors: int = 4000, seed: int = 0) -> MiningSet:
+  """A benchmark from any bitext (a data spec, `paraflax.data.specs`):
+  `gold` pairs hidden among `distractors` sentences per side, all drawn
+  from the rows whose sentences each occur once in it, in three disjoint
+  groups (gold pairs, source-side and English-side distractors), so that
+  no distractor's translation is on the other side."""
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  if gold < 1 or distractors < 0:
+    raise errors.ConfigError(f"--gold {gold} --distractors {distractors}: "
+                             "need at least 1 gold pair and >= 0 distractors.")
+  rows = specs.pairs(data)
+  eligible = _unique_rows([r for r in rows if r[0].strip() and r[1].strip()])
+  rng = np.random.default_rng(seed)
+  need = gold + 2 * distractors
+  drawn = _sample(eligible, need, rng, f"rows of {data} (gold + 2 x "
+                  "distractors, each sentence occurring once in it)")
+  pairs, src_rows, tgt_rows = (drawn[:gold], drawn[gold:gold + distractors],
+                               drawn[gold + distractors:])
+  src = [x for x, _ in pairs] + [x for x, _ in src_rows]
+  tgt = [e for _, e in pairs] + [e for _, e in tgt_rows]
+  recipe = "\n".join([
+      f"Mining benchmark from {data}, built by `paraflax mining-set --data "
+      f"{data} --gold {gold} --distractors {distractors} --seed {seed}`.",
+      "",
+      f"src.txt, tgt.txt: {gold + distractors} sentences each (source, "
+      f"English); gold.tsv: {gold} lines `src_idx<TAB>tgt_idx` (0-based).",
+      f"{need} of the {len(eligible)} rows of {len(rows)} whose sentences "
+      f"each occur once were drawn with numpy.random.default_rng({seed}): "
+      f"the first {gold} are the gold pairs, the source sides of the next "
+      f"{distractors} and the English sides of the last {distractors} the "
+      "distractors; then each side was shuffled."]) + "\n"
+  return _shuffled(src, tgt, gold, rng, recipe)
+
+
+def _bucc_side(path: str) -> tuple[list[str], dict[str, int]]:
+  rows, numbers = readers.read_tsv(path, fields=2)
+  index: dict[str, int] = {}
+  for (name, _), number in zip(rows, numbers):
+    if name in index:
+      raise errors.DataError(f"{path}:{number}: id {name!r} given twice; "
+                             "BUCC ids name one sentence each.")
+    index[name] = len(index)
+  return [text for _, text in rows], index
+
+
+def read_bucc(src: str, tgt: str, gold: str) -> MiningSet:
+  """A benchmark in BUCC's format: `ID<TAB>sentence` files per side and a
+  gold file of `src_id<TAB>tgt_id` lines."""
+  src_texts, src_ids = _bucc_side(src)
+  tgt_texts, tgt_ids = _bucc_side(tgt)
+  rows, numbers = readers.read_tsv(gold, fields=2)
+  pairs = set()
+  for (s, t), number in zip(rows, numbers):
+    for name, ids, side in ((s, src_ids, src), (t, tgt_ids, tgt)):
+      if name not in ids:
+        raise errors.DataError(f"{gold}:{number}: id {name!r} is not in "
+                               f"{side}; the gold file pairs ids of the "
+                               "two sentence files.")
+    pairs.add((src_ids[s], tgt_ids[t]))
+  recipe = (f"Mining benchmark read from BUCC files {src}, {tgt} and "
+            f"{gold}: {len(src_texts)} x {len(tgt_texts)} sentences, "
+            f"{len(pairs)} gold pairs.\n")
+  return MiningSet(src_texts, tgt_texts, frozenset(pairs), recipe)
 
 
 def _recipe(lang: str, split: str, gold: int, distractors: int, seed: int,
@@ -306,13 +379,33 @@ def read(folder: str | os.PathLike) -> MiningSet:
   return MiningSet(src, tgt, gold, recipe)
 
 
-def build_folder(lang: str, split: str, output: str, *, gold: int = 1000,
+def build_folder(output: str, *, lang: str | None = None,
+                 split: str | None = None, data: str | None = None,
+                 bucc: Sequence[str] | None = None, gold: int = 1000,
                  distractors: int = 4000, seed: int = 0,
                  overwrite: bool = False) -> MiningSet:
-  """`paraflax mining-set`: `build`, then `write` into `output`."""
+  """`paraflax mining-set`: a benchmark of the bundled news sets (`lang`,
+  `split`), of any bitext (`data`, a data spec) or read from BUCC files
+  (`bucc`: source, English and gold files), then `write` into `output`."""
   if os.path.exists(output) and not os.path.isdir(output):
     raise errors.ConfigError(f"{output}: is a file; give --output a folder.")
-  built = build(lang, split, gold=gold, distractors=distractors, seed=seed)
+  given = [name for name, value in (("--lang/--split", lang or split),
+                                    ("--data", data), ("--bucc", bucc))
+           if value]
+  if len(given) != 1:
+    raise errors.ConfigError(
+        "give one of --lang with --split (the bundled news sets), --data "
+        "SPEC (any bitext) or --bucc SRC EN GOLD (BUCC files); got "
+        f"{', '.join(given) or 'none'}.")
+  if data:
+    built = build_from_bitext(data, gold=gold, distractors=distractors,
+                              seed=seed)
+  elif bucc:
+    built = read_bucc(*bucc)
+  else:
+    if not (lang and split):
+      raise errors.ConfigError("--lang and --split go together.")
+    built = build(lang, split, gold=gold, distractors=distractors, seed=seed)
   write(built, output, overwrite=overwrite)
   print(f"wrote {len(built.src)} x {len(built.tgt)} sentences with "
         f"{len(built.gold)} gold pairs to {output}", file=sys.stderr)

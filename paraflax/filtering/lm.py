@@ -118,6 +118,7 @@ def _sentences(path: str, vocabulary: frozenset[str] | None = None
   40,000), far below the encoders' data."""
   lines, _ = readers.read_lines(path, empty="drop",
                                 fix="Empty lines are dropped.")
+  readers.sentences_only(path, lines)
   if not lines:
     raise errors.DataError(f"{path}: no sentence to train a language model "
                            "on; give one sentence per line.")

@@ -212,8 +212,9 @@ def _mining(plan: Plan) -> dict:
   options = plan.configs["mining"]
   sets = {split: os.path.join(folder, split) for split in ("dev", "test")}
   for split, path in sets.items():
-    mining_set.build_folder(plan.config.lang, split, path, gold=c.gold,
-                            distractors=c.distractors, seed=c.seed)
+    mining_set.build_folder(path, lang=plan.config.lang, split=split,
+                            gold=c.gold, distractors=c.distractors,
+                            seed=c.seed)
   emb, dim = _embed_benchmark(plan.done("bilingual")["workdir"],
                               list(sets.values()), plan.config.lang)
   table = os.path.join(folder, "eval.json")
@@ -316,10 +317,12 @@ _LANG = re.compile(r"_([a-z]{2})_en$")
 
 
 def _nmt_languages(saved: ml_collections.ConfigDict) -> set[str]:
-  """The source languages of an NMT config's bitext Tasks (X of *_X_en)."""
+  """The source languages of an NMT config's catalogued bitext (X of
+  *_X_en), or its `lang` where its config records one."""
   data = saved.data
-  names = [*data.train_tasks, data.dev_task]
-  return {m[1] for m in map(_LANG.search, names) if m}
+  names = [n.partition(":")[0] for n in (*data.train, data.dev)]
+  found = {m[1] for m in map(_LANG.search, names) if m}
+  return found | ({saved.lang} if "lang" in saved else set())
 
 
 def _check_nmt_workdir(config: ml_collections.ConfigDict) -> None:
@@ -331,7 +334,7 @@ def _check_nmt_workdir(config: ml_collections.ConfigDict) -> None:
   if found != {config.lang}:
     raise errors.ConfigError(
         f"nmt.workdir {workdir} translates {'/'.join(sorted(found)) or '?'}"
-        f"-en (its data: {', '.join(saved.data.train_tasks)}), but the "
+        f"-en (its data: {', '.join(saved.data.train)}), but the "
         f"preset {config.preset} is {config.lang}-en. Give a {config.lang}-en "
         "NMT workdir, or nmt.workdir='' to train one.")
 

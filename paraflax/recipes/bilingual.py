@@ -253,7 +253,8 @@ class BilingualRecipe:
     out["dev/loss"] = sum(out.values()) / len(out)
     return {**out, **evaluators.run_in_training(
         self.config.evals, evaluators.Model(
-            embed=lambda texts, lang: self.embedder(params, texts, lang)))}
+            embed=lambda texts, lang: self.embedder(params, texts, lang)),
+        dev=self.config.data.dev)}
 
 
 class _WholeWords:
@@ -279,15 +280,20 @@ def _word_vectors(path: str, sp, config: ml_collections.ConfigDict
 
 
 def _check_tasks(config: ml_collections.ConfigDict, tgt_lang: str) -> None:
+  """Catalogued bitext must be of the config's language pair (a user's
+  spec is the user's word); mono Tasks of the autoencoded language."""
   from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   pair = (config.lang, "en")
-  bad = [n for n in (*config.data.train_tasks, config.data.dev_task)
-         if n not in corpora.CORPORA or corpora.CORPORA[n].pair != pair]
+  named = [specs.parse(s) for s in (*specs.train_specs(config.data),
+                                    *([config.data.dev] * bool(config.data.dev)))]
+  bad = [d.spec for d in named
+         if not specs.is_spec(d.spec) and d.corpus.pair != pair]
   if bad:
     raise errors.ConfigError(
-        f"data.train_tasks / data.dev_task: {bad} are not {config.lang}-en "
-        f"bitext Tasks; `paraflax tasks` lists them, e.g. "
-        f"bitext_multi30k_{config.lang}_en.")
+        f"data.train / data.dev: {bad} are not {config.lang}-en bitext; "
+        "name the bitext of the pair (`paraflax tasks` lists the bundled "
+        "ones; your own: --config.data.train=tsv:FILE, docs/your-data.md).")
   prefix = f"mono_{tgt_lang}_"
   bad = [n for n in config.data.mono_tasks
          if n not in corpora.CORPORA or not n.startswith(prefix)]
@@ -310,9 +316,11 @@ def _pairs(config: ml_collections.ConfigDict, names: Sequence[str],
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> BilingualRecipe:
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   langs = languages(config)
   _check_tasks(config, langs[1])
-  pairs = _pairs(config, config.data.train_tasks, "train")
+  evaluators.settings_of(config.evals, config.data.dev)  # before any work
+  pairs = _pairs(config, specs.train_specs(config.data), "train")
   src_sp, tgt_sp = sentencepiece_vocab.pair(workdir, pairs,
                                             **config.vocab.to_dict())
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
@@ -324,8 +332,11 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
                            "mono").tgt
   stream = mixed_stream(data, data.tgt + mono_ids, config.batch_size,
                         mesh.size, config.seed)
-  dev = _pairs(config, (config.data.dev_task,),
-               config.data.dev_split)[:config.eval.sentences]
+  dev = _pairs(config, (config.data.dev,) if config.data.dev else (),
+               "train")
+  specs.check_dev_overlap(pairs, dev, config.data.dev,
+                          config.data.allow_dev_overlap)
+  dev = dev[:config.eval.sentences]
   vectors = {side: _word_vectors(config.word_vectors[lang], sp, config)
              for side, lang, sp in zip(model_lib.SIDES, langs,
                                        (src_sp, tgt_sp))

@@ -52,7 +52,8 @@ def evaluate(workdir: str, only: Sequence[str] | None = None
   config = workdir_lib.read_config(workdir)
   evals = config.get("evals") or {}
   model, step = MODELS[config.recipe](workdir)
-  reports = evaluators.run(evals, model, only)
+  reports = evaluators.run(evals, model, only,
+                           dev=config.get("data", {}).get("dev", ""))
   for name, report in reports.items():
     print(f"== {name} (checkpoint step {step} of {workdir})\n{report.table}")
   _write(os.path.join(workdir, EVALS_FILE), step, reports)

@@ -249,14 +249,21 @@ class NMTRecipe:
 
   def evaluate(self, params: Any) -> dict[str, float]:
     return evaluators.run_in_training(self.config.evals, evaluators.Model(
-        translate=self.translator.translate_texts(params)))
+        translate=self.translator.translate_texts(params)),
+        dev=self.config.data.dev)
 
 
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> NMTRecipe:
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-  pairs = [(e["source"], e["target"]) for name in config.data.train_tasks
+  train = specs.train_specs(config.data)
+  evaluators.settings_of(config.evals, config.data.dev)  # before any work
+  pairs = [(e["source"], e["target"]) for name in train
            for e in tasks.examples(name, "train")]
+  if config.data.dev:
+    specs.check_dev_overlap(pairs, specs.pairs(config.data.dev),
+                            config.data.dev, config.data.allow_dev_overlap)
   src_sp, tgt_sp = sentencepiece_vocab.pair(workdir, pairs,
                                             **config.vocab.to_dict())
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,

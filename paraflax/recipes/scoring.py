@@ -216,16 +216,18 @@ def train_mlp_for_workdir(workdir: str,
   return report
 
 
-def eval_bilingual(workdir: str, k: int = 10, seed: int = 0) -> dict:
+def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
+                   data: Sequence[str] = ()) -> dict:
   """`paraflax eval-bilingual`: alignment and ParaCrawl tables, and plots;
-  trains the MLP similarity first if the workdir has none."""
+  trains the MLP similarity first if the workdir has none. `data`: more
+  alignment test sets (data specs of the user's bitext)."""
   enc = _open_both(workdir)
   if not os.path.isdir(mlp_workdir(workdir)):
     print("training the MLP similarity first (paraflax train-mlp defaults)",
           file=sys.stderr)
     train_mlp(enc, mlp_similarity.default_config())
   sims = {name: context(name, workdir, k=k) for name in choices.SIMILARITIES}
-  report = bilingual_eval.evaluate(enc, sims, seed=seed)
+  report = bilingual_eval.evaluate(enc, sims, seed=seed, data=data or ())
   print(bilingual_eval.format_report(report))
   print(f"wrote {bilingual_eval.write(report)}", file=sys.stderr)
   return report

@@ -86,13 +86,36 @@ def _with_evals(saved: dict) -> dict:
   return {**rest, "evals": evals, "select": select}
 
 
+def _data_specs(saved: dict) -> dict:
+  data = saved.get("data", {})
+  if "train_tasks" not in data:
+    return saved
+  data = {k: v for k, v in data.items()
+          if k not in ("train_tasks", "dev_task", "dev_split")}
+  dev = f"{saved['data']['dev_task']}:{saved['data']['dev_split']}"
+  data.update(train=saved["data"]["train_tasks"], dev=dev,
+              allow_dev_overlap=True)
+  evals = {}
+  for name, e in saved.get("evals", {}).items():
+    if "task" in e:
+      named = f"{e['task']}:{e['split']}"
+      e = {k: v for k, v in e.items() if k not in ("task", "split")}
+      e["data"] = "" if named == dev else named  # "": data.dev's set
+    evals[name] = e
+  saved = {**saved, "data": data, "evals": evals}
+  if saved.get("recipe") == "nmt":  # bitext_<corpus>_<lang>_en
+    saved = {"lang": saved["data"]["dev"].split(":")[0].split("_")[-2],
+             **saved}
+  return saved
+
+
 # What a workdir's config.json holds, by version: `_UPGRADES[v]` brings
 # the config of a workdir of version v - 1 to version v. config.json records
 # its version under VERSION_KEY (`save_config`; removed on read). One
 # without (written before versions were recorded) is version 0 and takes
 # every upgrade; those after the first only fill keys that are missing, so
 # they are right whenever such a workdir was written.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 VERSION_KEY = "schema_version"
 
 
@@ -151,6 +174,9 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
     # MLP negatives: "random" re-paired the positives (now "shuffled"); the
     # paper's bands did not exist.
     11: _mlp_negatives,
+    # Data specs: data.train and data.dev, which evaluators follow; dev
+    # pairs in the training data were not looked for.
+    12: _data_specs,
 }
 assert sorted(_UPGRADES) == list(range(1, SCHEMA_VERSION + 1))
 

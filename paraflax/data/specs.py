@@ -1,0 +1,200 @@
+"""Data named in a config: a spec string -> the corpus and split it names.
+
+    bitext_multi30k_de_en[:SPLIT]     a catalogued corpus (`paraflax tasks`)
+    tsv:GLOB[:COLUMNS]                tab-separated files, plain or gzip:
+                                      source and English columns (0,1 by
+                                      default), or one column of text
+    lines:SRC_GLOB,EN_GLOB            line-aligned files (one GLOB: text)
+    tfds:NAME/CONFIG[:SPLIT]          a prepared TFDS dataset (its
+                                      data_dir: $TFDS_DATA_DIR or tfds's)
+
+A GLOB matches local paths or any `tf.io.gfile` path (`gs://b/bitext/*.gz`),
+its files read in sorted order. A user's spec becomes a catalogue entry of
+the same kind as the bundled ones (`corpora.Corpus`), and a seqio Task of
+the same kind (`tasks.examples`): one reading path for both. Nothing is
+read when a spec is parsed, but its files are listed: a pattern that
+matches none stops here, before any work.
+"""
+from __future__ import annotations
+
+import dataclasses
+import glob
+import hashlib
+import logging
+import os
+import re
+
+from paraflax import errors
+from paraflax.data import corpora
+
+TSV, LINES, TFDS = "tsv:", "lines:", "tfds:"
+PREFIXES = (TSV, LINES, TFDS)
+_COLUMNS = re.compile(r"^(?P<glob>.+):(?P<columns>\d+(,\d+)*)$")
+_HINT = ("A data spec is a catalogued name (`paraflax tasks`), "
+         "tsv:GLOB[:COLUMNS], lines:SRC_GLOB,EN_GLOB or tfds:NAME/CONFIG"
+         "[:SPLIT] (docs/your-data.md).")
+
+
+@dataclasses.dataclass(frozen=True)
+class Data:
+  """What a spec names: a corpus and one of its splits."""
+  spec: str  # as written
+  corpus: corpora.Corpus
+  split: str
+
+
+def is_spec(name: str) -> bool:
+  """A user's data (files or TFDS), not a catalogued or registered name."""
+  return name.startswith(PREFIXES)
+
+
+def is_url(path: str) -> bool:
+  return "://" in path
+
+
+def expand(pattern: str, spec: str) -> tuple[str, ...]:
+  """The files `pattern` matches, sorted; none is an error naming `spec`."""
+  if is_url(pattern):
+    from paraflax import quiet  # pylint: disable=g-import-not-at-top
+    found = quiet.tensorflow().io.gfile.glob(pattern)
+  else:
+    pattern = os.path.expanduser(pattern)
+    found = [os.path.abspath(p) for p in glob.glob(pattern)
+             if not os.path.isdir(p)]
+  if not found:
+    raise errors.DataError(
+        f"{spec}: {pattern} matches no file. Check the path (relative paths "
+        f"start at {os.getcwd()}). {_HINT}")
+  return tuple(sorted(found))
+
+
+def _name(kind: str, files: tuple[str, ...], features: tuple[str, ...]
+          ) -> str:
+  """A Task name that depends on the files and the features read."""
+  key = "\n".join((*files, *features))
+  return f"{kind}_{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+
+
+def _tsv(body: str, spec: str, features: tuple[str, ...]) -> corpora.Corpus:
+  found = _COLUMNS.match(body)
+  pattern = found["glob"] if found else body
+  if found:
+    columns = tuple(int(c) for c in found["columns"].split(","))
+    if len(columns) != len(features):
+      raise errors.ConfigError(
+          f"{spec}: {len(columns)} column(s) named, but this data needs "
+          f"{len(features)} ({', '.join(features)}). {_HINT}")
+    fields, extra = max(columns) + 1, True
+  else:  # every column is used: a row with more is a mistake
+    columns, fields, extra = tuple(range(len(features))), len(features), False
+  found = expand(pattern, spec)
+  parts = tuple(corpora.Tsv(f, fields, columns, allow_extra=extra)
+                for f in found)
+  return corpora.Corpus(_name("tsv", (*found, str(columns)), features),
+                        features,
+                        {"train": corpora.Split(parts)})
+
+
+def _lines(body: str, spec: str, features: tuple[str, ...]) -> corpora.Corpus:
+  patterns = body.split(",")
+  if len(patterns) != len(features):
+    raise errors.ConfigError(
+        f"{spec}: {len(patterns)} file pattern(s), but this data needs "
+        f"{len(features)} ({', '.join(features)}), comma-separated. {_HINT}")
+  sides = [expand(p, spec) for p in patterns]
+  if len({len(s) for s in sides}) > 1:
+    raise errors.DataError(
+        f"{spec}: the patterns match {' and '.join(map(str, map(len, sides)))}"
+        " files; each side needs one file per file of the other, paired in "
+        "sorted order.")
+  parts = tuple(corpora.Lines(files) for files in zip(*sides))
+  return corpora.Corpus(_name("lines", sum(sides, ()), features), features,
+                        {"train": corpora.Split(parts)})
+
+
+def _tfds(body: str, spec: str, features: tuple[str, ...]
+          ) -> tuple[corpora.Corpus, str]:
+  name, _, split = body.partition(":")
+  if "/" not in name or not name.split("/")[1]:
+    raise errors.ConfigError(f"{spec}: name the dataset and its config, "
+                             f"e.g. tfds:wmt19_translate/ru-en. {_HINT}")
+  split = split or "train"
+  part = corpora.Tfds(name, split)
+  return corpora.Corpus(_name("tfds", (name, split), features), features,
+                        {split: corpora.Split((part,))}), split
+
+
+def parse(spec: str, features: tuple[str, ...] = corpora.BITEXT,
+          split: str = "train") -> Data:
+  """The corpus and split `spec` names; `split` is the default split of a
+  catalogued name without one. Files are listed, not read."""
+  spec = spec.strip()
+  if not spec:
+    raise errors.ConfigError(f"an empty data spec. {_HINT}")
+  if spec.startswith(TSV):
+    return Data(spec, _tsv(spec[len(TSV):], spec, features), "train")
+  if spec.startswith(LINES):
+    return Data(spec, _lines(spec[len(LINES):], spec, features), "train")
+  if spec.startswith(TFDS):
+    corpus, split = _tfds(spec[len(TFDS):], spec, features)
+    return Data(spec, corpus, split)
+  name, _, named_split = spec.partition(":")
+  if name not in corpora.CORPORA:
+    raise errors.ConfigError(f"{spec}: not a catalogued corpus. {_HINT}")
+  corpus = corpora.CORPORA[name]
+  split = named_split or split
+  if split not in corpus.splits:
+    raise errors.ConfigError(f"{spec}: {name} has no split {split!r}; it "
+                             f"has {', '.join(corpus.splits)}.")
+  return Data(spec, corpus, split)
+
+
+def read(spec: str, features: tuple[str, ...] = corpora.BITEXT,
+         split: str = "train") -> dict[str, list]:
+  """The rows `spec` names as columns: {feature: [value per row]}."""
+  data = parse(spec, features, split)
+  return corpora.read(data.corpus, data.split)
+
+
+def pairs(spec: str, split: str = "train") -> list[tuple[str, str]]:
+  """(source, English) pairs of a bitext spec."""
+  columns = read(spec, corpora.BITEXT, split)
+  return list(zip(columns["source"], columns["target"]))
+
+
+def train_specs(data) -> tuple[str, ...]:
+  """`data.train` (one spec, or several), checked to name something."""
+  train = (data.train,) if isinstance(data.train, str) else tuple(data.train)
+  if not train:
+    raise errors.ConfigError(
+        "data.train names no bitext: give one spec or several, e.g. "
+        "--config.data.train=tsv:ru-en.tsv or "
+        "--config.data.train=\"('tsv:a.tsv', 'lines:b.ru,b.en')\". " + _HINT)
+  for spec in train:
+    parse(spec)
+  return train
+
+
+def check_dev_overlap(train: list[tuple[str, str]],
+                      dev: list[tuple[str, str]], dev_spec: str,
+                      allowed: bool) -> None:
+  """Dev pairs found in the training pairs stop the run (dev figures and
+  the best checkpoint would be chosen on training data), unless
+  `allowed`; dev English sentences found on the training side are
+  counted in a warning (a shared English side: WMT's test sets)."""
+  if not dev:
+    return
+  train_pairs = set(train)
+  same = sum(p in train_pairs for p in dev)
+  english = {t for _, t in train}
+  shared = sum(t in english for _, t in dev)
+  if same and not allowed:
+    raise errors.DataError(
+        f"data.dev={dev_spec}: {same} of its {len(dev)} pairs are in "
+        "data.train too; dev BLEU and the best checkpoint would be chosen on "
+        "training data. Remove them from the training files, name another "
+        "dev set, or set --config.data.allow_dev_overlap=true.")
+  if same or shared:
+    logging.warning("data.dev=%s: %d of its %d pairs and %d of its English "
+                    "sentences are in data.train too", dev_spec, same,
+                    len(dev), shared)
