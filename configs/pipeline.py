@@ -36,21 +36,28 @@ def _tiny() -> ml_collections.ConfigDict:
   c.preset = "tiny"
   c.lang = "de"
   c.stages = STAGES  # the stages this pipeline runs, in this order
+  # The bitext of every stage, as data specs (docs/your-data.md): the NMT
+  # and the bilingual encoders train on `train` and are selected on `dev`;
+  # back-translation reads `train`'s first spec. Another pair is
+  # --config.lang=ru --config.data.train=tsv:ru-en.tsv
+  # --config.data.dev=tsv:ru-en.dev.tsv (and mining.dev / mining.test).
+  c.data = ml_collections.ConfigDict({
+      "train": ("bitext_multi30k_de_en",),
+      "dev": "bitext_newstest_dev_de_en:newstest2013"})
   # nmt: an existing X->en NMT workdir ("" trains one into W/nmt).
   c.nmt = ml_collections.ConfigDict({"workdir": "", "settings": {
-      "train_steps": 2400, "batch_size": 32,
-      "data": {"train": ("bitext_multi30k_de_en",), "max_len": 32},
+      "train_steps": 2400, "batch_size": 32, "data": {"max_len": 32},
       "vocab": {"size": 2000},
       "model": {"emb_dim": 64, "hidden": 64, "attention_dim": 64},
       "decode": {"max_output": 40},
       "evals": {"dev": {"sentences": 100, "beam": 2}},
       "eval_every": 600, "log_every": 100, "checkpoint": {"every": 600},
       "mesh": {"num_devices": 1}}})
-  # backtranslate: the first `sentences` rows of the bitext Task whose
-  # non-English side is translated; the n-best lists as configured.
+  # backtranslate: the first `sentences` rows of data.train's first spec
+  # whose non-English side is translated; the n-best lists as configured.
   c.backtranslate = ml_collections.ConfigDict({
-      "task": "bitext_multi30k_de_en", "split": "train", "sentences": 3000,
-      "beam": 4, "nbest": 4, "batch_size": 64, "stop": "best_ended"})
+      "sentences": 3000, "beam": 4, "nbest": 4, "batch_size": 64,
+      "stop": "best_ended"})
   # score: length, cost, overlap, bleu; lm: "references" adds lm_ppl, a
   # 3-gram KenLM of the back-translated sentences' English references.
   c.score = ml_collections.ConfigDict({"lm": "references", "lm_order": 3})
@@ -74,19 +81,21 @@ def _tiny() -> ml_collections.ConfigDict:
       "eval_every": 80, "log_every": 20, "checkpoint": {"every": 80},
       "mesh": {"num_devices": 1}}})
   c.bilingual = ml_collections.ConfigDict({"settings": {
-      "train_steps": 600, "batch_size": 32,
-      "data": {"train": ("bitext_multi30k_de_en",), "max_len": 32},
+      "train_steps": 600, "batch_size": 32, "data": {"max_len": 32},
       "vocab": {"size": 2000},
       "model": {"word_dim": 64, "hidden": 64},
       "eval": {"sentences": 200},
       "evals": {"dev": {"sentences": 200}},
       "eval_every": 300, "log_every": 50, "checkpoint": {"every": 300},
       "mesh": {"num_devices": 1}}})
-  # mining: a benchmark of `gold` newstest pairs among `distractors`
-  # sentences a side (dev and test, `paraflax mining-set`), P/R/F1 of every
-  # margin x retrieval (`mining-eval`), and the test set mined with the
-  # settings of configs/mine.py below; `sample` mined pairs in the report.
+  # mining: a dev and a test benchmark of `gold` pairs among `distractors`
+  # sentences a side (`paraflax mining-set`): of the bitext `dev` and
+  # `test` name (data specs), or, where they are "", of the bundled news
+  # sets of de, fr or cs; P/R/F1 of every margin x retrieval
+  # (`mining-eval`), and the test set mined with the settings of
+  # configs/mine.py below; `sample` mined pairs in the report.
   c.mining = ml_collections.ConfigDict({
+      "dev": "", "test": "",
       "gold": 300, "distractors": 1200, "seed": 0, "sample": 10,
       "settings": {"k": 4, "margin": "ratio", "retrieval": "max"}})
   # Seconds per unit of work on this preset's hardware (units: train steps,
@@ -105,8 +114,7 @@ def _gpu(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   c.preset = "gpu"
   c.nmt.settings = {"train_steps": 6000, "eval_every": 1000,
                     "checkpoint": {"every": 500}, "mesh": {"num_devices": -1}}
-  c.backtranslate = {"task": "bitext_multi30k_de_en", "split": "train",
-                     "sentences": 29000, "beam": 50, "nbest": 50,
+  c.backtranslate = {"sentences": 29000, "beam": 50, "nbest": 50,
                      "batch_size": 64, "stop": "exact"}
   c.max_pairs = 24000
   c.words.settings = {"mesh": {"num_devices": -1}}  # configs/ppdb_words.py

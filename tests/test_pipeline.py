@@ -206,3 +206,25 @@ def test_without_the_words_stage_the_gran_starts_from_random_words(tmp_path):
   assert not gran.data.vocab_from_vectors
   assert gran.model.word_dim == config.gran.settings.model.word_dim
 
+
+
+def test_a_new_pair_names_its_data_once_for_every_stage(tmp_path, capsys):
+  tsv = tmp_path / "ru-en.tsv"
+  tsv.write_text("Кошка спит.\tThe cat sleeps.\n", encoding="utf-8")
+  spec = f"tsv:{tsv}"
+  new_pair = ["--config.lang=ru", f"--config.data.train={spec}",
+              f"--config.data.dev={spec}"]
+  config = config_lib.load(f"{CONFIG}:tiny", [
+      *new_pair, f"--config.mining.dev={spec}",
+      f"--config.mining.test={spec}"])
+  plan = pipeline.plan(config, str(tmp_path / "w"))
+  for stage in ("nmt", "bilingual"):
+    assert plan.configs[stage].data.train == (spec,)
+    assert plan.configs[stage].data.dev == spec
+    assert plan.configs[stage].lang == "ru"
+  workdir = tmp_path / "w"
+  err = _fails(_argv(workdir, *new_pair), capsys)
+  assert "mining.dev: no bundled news benchmark for ru-en" in err
+  err = _fails(_argv(workdir, "--config.lang=ru"), capsys)
+  assert "bitext_multi30k_de_en is de-en bitext, but lang is ru" in err
+  assert not workdir.exists()

@@ -115,26 +115,26 @@ def _lines(path: str) -> int:
     return sum(1 for _ in f)
 
 
-def _bitext_rows(c: ml_collections.ConfigDict) -> list[tuple[str, str]]:
-  """The first `sentences` (non-English, English) rows of the Task, rows
-  with an empty side left out."""
+def _bitext_rows(data: str, sentences: int) -> list[tuple[str, str]]:
+  """The first `sentences` (non-English, English) rows of data.train's
+  first spec, rows with an empty side left out."""
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
   rows = []
-  for e in tasks.examples(c.task, c.split):
+  for e in tasks.examples(data, "train"):
     if e["source"].strip() and e["target"].strip():
       rows.append((e["source"], e["target"]))
-      if len(rows) == c.sentences:
+      if len(rows) == sentences:
         break
   if not rows:
-    raise errors.DataError(f"backtranslate.task {c.task}:{c.split} has no "
-                           "pair with two non-empty sides.")
+    raise errors.DataError(f"data.train's {data} has no pair with two "
+                           "non-empty sides to back-translate.")
   return rows
 
 
 def _backtranslate(plan: Plan) -> dict:
   from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
   c, folder = plan.config.backtranslate, plan.folder("backtranslate")
-  rows = _bitext_rows(c)
+  rows = _bitext_rows(plan.config.data.train[0], c.sentences)
   src = os.path.join(folder, f"src.{plan.config.lang}")
   ref = os.path.join(folder, "ref.en")
   for path, side in ((src, 0), (ref, 1)):
@@ -212,9 +212,10 @@ def _mining(plan: Plan) -> dict:
   options = plan.configs["mining"]
   sets = {split: os.path.join(folder, split) for split in ("dev", "test")}
   for split, path in sets.items():
-    mining_set.build_folder(path, lang=plan.config.lang, split=split,
-                            gold=c.gold, distractors=c.distractors,
-                            seed=c.seed)
+    named = {"data": c[split]} if c[split] else {"lang": plan.config.lang,
+                                                 "split": split}
+    mining_set.build_folder(path, gold=c.gold, distractors=c.distractors,
+                            seed=c.seed, **named)
   emb, dim = _embed_benchmark(plan.done("bilingual")["workdir"],
                               list(sets.values()), plan.config.lang)
   table = os.path.join(folder, "eval.json")
@@ -339,6 +340,30 @@ def _check_nmt_workdir(config: ml_collections.ConfigDict) -> None:
         "NMT workdir, or nmt.workdir='' to train one.")
 
 
+def _check_data(config: ml_collections.ConfigDict) -> None:
+  """Every data spec names files, and the mining benchmarks have data,
+  before any stage runs."""
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  from paraflax.evaluation import mining_set  # pylint: disable=g-import-not-at-top
+  for spec in (*config.data.train, config.data.dev):
+    pair = specs.parse(spec).corpus.pair if spec else None
+    if pair and pair != (config.lang, "en"):
+      raise errors.ConfigError(
+          f"data: {spec} is {'-'.join(pair)} bitext, but lang is "
+          f"{config.lang}; name {config.lang}-en bitext in data.train and "
+          "data.dev (docs/your-data.md).")
+  if "mining" not in config.stages:
+    return
+  for split in ("dev", "test"):
+    if config.mining[split]:
+      specs.parse(config.mining[split])
+    elif config.lang not in mining_set.SIDES:
+      raise errors.ConfigError(
+          f"mining.{split}: no bundled news benchmark for {config.lang}-en; "
+          f"name a bitext to build it from: --config.mining.{split}=SPEC "
+          "(docs/your-data.md).")
+
+
 def _stage_configs(config: ml_collections.ConfigDict, workdir: str
                    ) -> dict[str, ml_collections.ConfigDict]:
   """Each stage's own config: its file, then its `settings` block; a key the
@@ -353,6 +378,14 @@ def _stage_configs(config: ml_collections.ConfigDict, workdir: str
           base, (), dict(sweep.flat_settings(block, base)))
     except errors.ConfigError as e:
       raise errors.ConfigError(f"{stage}.settings: {e}") from e
+  if not config.data.train:
+    raise errors.ConfigError(
+        "data.train names no bitext: --config.data.train=SPEC (one or "
+        "several; docs/your-data.md).")
+  for stage in ("nmt", "bilingual"):  # the pipeline's data, one place
+    config_lib.override(found[stage], (), {
+        "data.train": tuple(config.data.train), "data.dev": config.data.dev})
+  _check_data(config)
   scored = os.path.join(os.path.abspath(workdir), "score", "scored.jsonl")
   config_lib.override(found["gran"], (), {
       "data.task": "backtranslated:" + scored,
