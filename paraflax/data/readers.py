@@ -314,8 +314,9 @@ def _is_number(value: object) -> bool:
   return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _is_finite_map(value: object) -> bool:
-  return isinstance(value, dict) and all(map(_is_number, value.values()))
+def _is_score_map(value: object) -> bool:
+  return isinstance(value, dict) and all(
+      v is None or _is_number(v) for v in value.values())
 
 
 # The fields of paraflax's records, one meaning each wherever they appear
@@ -330,7 +331,8 @@ FIELDS = {
              and not isinstance(v, bool) and v >= 0),
     "cost": ("a number, or null where no model scored the pair",
              lambda v: v is None or _is_number(v)),
-    "scores": ("an object of numbers", _is_finite_map),
+    "scores": ("an object of numbers (null where no model scored the pair)",
+               _is_score_map),
 }
 
 
