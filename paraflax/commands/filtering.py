@@ -55,7 +55,7 @@ COMMANDS: dict[str, Command] = {
         "ref_prob with --classifier-workdir, lm_ppl with --lm). One "
         "streaming pass; rerunning the same command resumes.",
         (flag("--input", required=True, help="BT.jsonl from paraflax "
-              "backtranslate"),
+              "backtranslate, or its shards (a glob, a folder)"),
          flag("--output", required=True, help="SCORED.jsonl"),
          flag("--classifier-workdir",
               help="a workdir of configs/ref_classifier.py: adds ref_prob, "
@@ -76,7 +76,8 @@ COMMANDS: dict[str, Command] = {
         "data.filter=--filter and data.max_pairs=--max-pairs (seed --seed) "
         "trains on. A rerun of a killed run redoes only missing blocks.",
         (flag("--input", required=True, help="BT.jsonl from paraflax "
-              "backtranslate (local, or gs:// for the workers to read)"),
+              "backtranslate (local, or gs:// for the workers to read), or "
+              "its local shards (a glob, a folder)"),
          flag("--output", required=True, help="SCORED.jsonl"),
          flag("--classifier-workdir", help="as score-paraphrases: adds "
               "ref_prob (each worker loads the checkpoint)"),

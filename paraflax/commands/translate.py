@@ -3,7 +3,7 @@ translation into paraphrase pairs."""
 from __future__ import annotations
 
 from paraflax import choices
-from paraflax.commands.base import Command, OVERWRITE, WORKDIR, flag
+from paraflax.commands.base import CLUSTER, Command, OVERWRITE, WORKDIR, flag
 
 TITLE = "translate and back-translate"
 
@@ -33,26 +33,41 @@ COMMANDS: dict[str, Command] = {
         "back-translate bitext into paraphrase pairs",
         "Translates the non-English side of a bitext Task (or of --src/--ref "
         "files) and appends JSONL records {id, reference, translation, rank, "
-        "cost, source}; rerunning the same command resumes.",
+        "cost, source}; rerunning the same command resumes. Inputs stream "
+        "in length-sorted windows over all local devices; globs give one "
+        "output shard per file pair (OUT-00000-of-000NN.jsonl, or "
+        "OUT/part-...jsonl for a folder), each resumed alone; with "
+        "--distributed each process decodes shards i = its id mod the "
+        "process count.",
         (flag("--workdir", required=True, help="an NMT workdir"),
-         flag("--output", required=True, help="OUT.jsonl (appended)"),
+         flag("--output", required=True,
+              help="OUT.jsonl (appended), or a folder OUT/ for shards"),
          flag("--beam", type=int, default=50),
          flag("--nbest", type=int, default=50),
          flag("--alpha", type=float, default=None),
          flag("--batch-size", type=int, default=16), STOP,
          flag("--task", help="bitext Task, e.g. bitext_multi30k_de_en"),
          flag("--split", default="train"),
-         flag("--src", help="non-English file (instead of --task)"),
-         flag("--ref", help="English file line-aligned with --src"),
+         flag("--src", help="non-English file or glob (instead of --task); "
+              "a glob's sorted files are input shards"),
+         flag("--ref", help="English file or glob line-aligned with --src"),
          flag("--empty-lines", choices=choices.EMPTY_LINES, default="error",
-              help="for --src/--ref: rows with an empty side"), OVERWRITE)),
+              help="for --src/--ref: rows with an empty side"),
+         flag("--shards", type=int, default=0,
+              help="output shards of one input (a Task or one file pair), "
+              "row i to shard i mod N (default: one per input file pair)"),
+         flag("--window", type=int, default=100_000,
+              help="rows read and length-sorted together; memory is bounded "
+              "by it, not by the input"),
+         OVERWRITE, *CLUSTER)),
     "pair-stats": Command(
         "paraflax.evaluation.pair_stats:report_file",
         "statistics and random examples of a back-translated corpus",
         "Length and cost statistics of the 1-best pairs of a `paraflax "
         "backtranslate` JSONL, and random examples (the same for the same "
         "--seed).",
-        (flag("input", help="OUT.jsonl from paraflax backtranslate"),
+        (flag("input", help="OUT.jsonl from paraflax backtranslate, or its "
+              "shards (a glob, a folder)"),
          flag("--examples", type=int, default=10),
          flag("--seed", type=int, default=0),
          flag("--json", dest="json_path",

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from paraflax import errors
-from paraflax.data import readers
+from paraflax.data import shards
 
 KEYS = ("id", "reference", "translation", "rank")
 SPLITS = ("train", "dev", "test")
@@ -32,18 +32,19 @@ class Group(NamedTuple):
 
 
 def read_groups(path: str | os.PathLike) -> list[Group]:
-  """The groups of `path` in the order their ids first appear; a bad line,
-  or an id whose records disagree on the reference, stops with its line."""
+  """The groups of `path` (a file, or the shards of a sharded output:
+  `shards.resolve`) in the order their ids first appear; a bad line, or an
+  id whose records disagree on the reference, stops with its line."""
   path = os.fspath(path)
   refs: dict[str, tuple[Any, str]] = {}
   ranked: dict[str, list[tuple[int, str]]] = {}
-  for number, record in enumerate(readers.iter_jsonl(path, keys=KEYS,
-                                                     fix=_FIX), start=1):
+  for part, number, record in shards.numbered_jsonl(path, keys=KEYS,
+                                                    fix=_FIX):
     key = repr(record["id"])  # ids may be numbers or strings, not lists
     first = refs.setdefault(key, (record["id"], record["reference"]))
     if first[1] != record["reference"]:
       raise errors.DataError(
-          f"{path}:{number}: id {record['id']!r} has reference "
+          f"{part}:{number}: id {record['id']!r} has reference "
           f"{record['reference']!r}, but an earlier record of that id has "
           f"{first[1]!r}. Records of one id share their reference.")
     ranked.setdefault(key, []).append((int(record["rank"]),

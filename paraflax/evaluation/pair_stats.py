@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from paraflax import files
-from paraflax.data import readers
+from paraflax.data import shards
 
 _PERCENTILES = (5, 50, 95)
 KEYS = ("id", "reference", "translation", "rank", "cost", "source")
@@ -76,7 +76,7 @@ def report_file(input: str, examples: int = 10, seed: int = 0,
   pairs of a back-translation JSONL; also writes them to `json_path`."""
   if json_path:
     files.check_output(json_path)
-  records = readers.read_jsonl(input, keys=KEYS)
+  records = shards.read_jsonl(input, keys=KEYS)
   stats = summarize(records)
   print(format_report(stats, sample(records, examples, seed)))
   if json_path:

@@ -42,6 +42,7 @@ from paraflax import errors
 from paraflax import faults
 from paraflax import files
 from paraflax.data import readers
+from paraflax.data import shards
 from paraflax.filtering import score_paraphrases
 from paraflax.filtering import scores
 
@@ -52,13 +53,17 @@ _METRICS = "paraflax"  # the Beam metrics namespace of the counters below
 
 class Block(NamedTuple):
   """Block `index` of `of`: the `size` records on the lines from `first`
-  (1-based), the bytes [start, end) of the input's (decompressed) text."""
+  (1-based, of the input's shards read as one), the bytes [start, end) of
+  the (decompressed) text of `path` (default: the input), whose line
+  `line` (default: `first`) is the block's first."""
   index: int
   of: int
   first: int
   size: int
   start: int
   end: int
+  path: str = ""
+  line: int = 0
 
 
 def _open(path: str) -> io.BufferedIOBase:
@@ -92,25 +97,32 @@ def _sized(path: str, keys: Sequence[str]) -> Iterator[tuple[dict, int]]:
 def survey(path: str, keys: Sequence[str] = score_paraphrases.KEYS
            ) -> tuple[str, list[Block]]:
   """The input's digest (as `score_paraphrases` computes it) and its
-  blocks; stops at the first bad line with the in-process message."""
-  ends: list[int] = []
-  offset = 0
+  blocks (`score_paraphrases.survey`'s: none across shards); stops at the
+  first bad line with the in-process message."""
+  size = score_paraphrases.BLOCK
+  parts: list[tuple[str, list[int], int]] = []  # (file, block ends, lines)
 
   def records() -> Iterator[dict]:
-    nonlocal offset
-    for number, (record, size) in enumerate(_sized(path, keys), start=1):
-      offset += size
-      if number % score_paraphrases.BLOCK == 0:
+    for part in shards.resolve(path) if _local(path) else [path]:
+      ends, offset, count = [], 0, 0
+      for count, (record, length) in enumerate(_sized(part, keys), start=1):
+        offset += length
+        if count % size == 0:
+          ends.append(offset)
+        yield record
+      if count % size:
         ends.append(offset)
-      yield record
+      parts.append((part, ends, count))
 
-  digest, count = score_paraphrases.digest_of(records())
-  if count % score_paraphrases.BLOCK:
-    ends.append(offset)
-  starts, size = [0, *ends[:-1]], score_paraphrases.BLOCK
-  return digest, [Block(i, len(ends), i * size + 1,
-                        min(size, count - i * size), s, e)
-                  for i, (s, e) in enumerate(zip(starts, ends))]
+  digest, _ = score_paraphrases.digest_of(records())
+  total = sum(len(ends) for _, ends, _ in parts)
+  blocks, first = [], 1
+  for part, ends, count in parts:
+    for i, (start, end) in enumerate(zip([0, *ends[:-1]], ends)):
+      blocks.append(Block(len(blocks), total, first, min(size, count - i * size),
+                          start, end, part, i * size + 1))
+      first += blocks[-1].size
+  return digest, blocks
 
 
 def _part(folder: str, kind: str, block: Block) -> str:
@@ -156,10 +168,12 @@ class _Score:
       _counter("blocks_reused").inc()
       yield block
       return
-    with _open(self.input) as f:
+    path = block.path or self.input
+    with _open(path) as f:
       f.seek(block.start)
       raw = io.BytesIO(f.read(block.end - block.start)).readlines()
-    records = [readers.jsonl_record(self.input, block.first + i, line,
+    records = [readers.jsonl_record(path, (block.line or block.first) + i,
+                                    line,
                                     keys=score_paraphrases.KEYS,
                                     fix=score_paraphrases.FIX)
                for i, line in enumerate(raw)]

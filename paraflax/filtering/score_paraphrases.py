@@ -25,6 +25,7 @@ import tqdm
 from paraflax import faults
 from paraflax import files
 from paraflax.data import readers
+from paraflax.data import shards
 from paraflax.filtering import scores
 
 BLOCK = 1000  # records per append: the unit of progress and resumption
@@ -34,7 +35,25 @@ FIX = ("Score the output of `paraflax backtranslate`, whose records have "
 
 
 def _records(path: str) -> Iterator[dict]:
-  return readers.iter_jsonl(path, keys=KEYS, fix=FIX)
+  return shards.iter_jsonl(path, keys=KEYS, fix=FIX)
+
+
+def survey(path: str) -> tuple[str, int, list[int]]:
+  """The records' digest and number, and the sizes of the blocks: `BLOCK`
+  records at a time, a shard of a sharded input (`shards.resolve`) ending
+  its last block."""
+  counts: list[int] = []
+
+  def records() -> Iterator[dict]:
+    for part in shards.resolve(path):
+      counts.append(0)
+      for record in readers.iter_jsonl(part, keys=KEYS, fix=FIX):
+        counts[-1] += 1
+        yield record
+
+  digest, count = digest_of(records())
+  return digest, count, [min(BLOCK, n - start) for n in counts
+                         for start in range(0, n, BLOCK)]
 
 
 def digest_of(records: Iterable[dict]) -> tuple[str, int]:
@@ -74,14 +93,14 @@ def settings_of(digest: str, block_scorers: Sequence[scores.BlockScorer]
 
 def score_file(input: str, output: str, overwrite: bool = False,
                block_scorers: Sequence[scores.BlockScorer] = ()) -> int:
-  """Writes `output`: each record of `input` with its scores
+  """Writes `output`: each record of `input` (a file, or the shards of a
+  sharded output: a glob, a folder) with its scores
   (`filtering.scores.SCORERS`, and those of `block_scorers`), in input
   order; returns the records written by this run."""
   files.check_output(output)
-  digest, count = digest_of(_records(input))  # stops at a bad line
+  digest, count, sizes = survey(input)  # stops at a bad line
   settings = settings_of(digest, block_scorers)
   files.claim_output(output, settings, overwrite=overwrite)
-  sizes = [min(BLOCK, count - start) for start in range(0, count, BLOCK)]
   # The input's digest is in the settings: the records cannot differ.
   done = files.finished_prefix(output, sizes, unit="block")
   start = sum(sizes[:done])

@@ -2,16 +2,22 @@
 translator over a file, or over the non-English side of a bitext."""
 from __future__ import annotations
 
+import contextlib
+import glob
+import itertools
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from paraflax import errors
 from paraflax import files
 from paraflax.data import batching
 from paraflax.data import readers
+from paraflax.data import shards as shards_lib
 from paraflax.decoding import backtranslation
 from paraflax.recipes import nmt
+from paraflax.training import partitioning
 
 
 def translate_texts(translator: nmt.Translator, params: Any,
@@ -62,20 +68,120 @@ def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
         file=sys.stderr)
 
 
-def _bitext(task: str | None, split: str, src: str | None, ref: str | None,
-            empty_lines: str) -> tuple[list[tuple[str, str]], str]:
-  """(non-English, English) rows of a Task or of two files, and their name."""
+def _file_rows(src: str, ref: str, empty_lines: str
+               ) -> backtranslation.Rows:
+  """The (non-English, English) rows of two line-aligned files, streamed
+  afresh at each call; a row with an empty side stops the read
+  (`error`) or is left out (`drop`)."""
+  def rows() -> Iterator[tuple[str, str]]:
+    if empty_lines == "drop":
+      yield from readers.iter_parallel([src, ref])
+      return
+    for number, row in enumerate(itertools.zip_longest(
+        readers.iter_lines(src), readers.iter_lines(ref)), start=1):
+      if None in row:
+        short, other = (src, ref) if row[0] is None else (ref, src)
+        raise errors.DataError(
+            f"{short} has {number - 1} lines but {other} has more: "
+            "parallel files must be line-aligned. Line "
+            f"{number} of {other} has no partner; fix the alignment (or "
+            "pass the right pair of files).")
+      if not (row[0].strip() and row[1].strip()):
+        where = "; ".join(f"{path} line {number}" for path, side
+                          in zip((src, ref), row) if not side.strip())
+        raise errors.DataError(
+            f"empty line(s) in parallel files: {where}. Remove those rows "
+            "from both files, or pass --empty-lines drop.")
+      yield row
+  return rows
+
+
+def _inputs(pattern: str, flag: str) -> list[str]:
+  if not shards_lib.is_glob(pattern):
+    return [pattern]
+  found = sorted(p for p in glob.glob(os.path.expanduser(pattern))
+                 if os.path.isfile(p))
+  if not found:
+    raise errors.DataError(f"{flag} {pattern}: matches no file. Check the "
+                           f"pattern (relative paths start at {os.getcwd()}).")
+  return found
+
+
+def _count(rows: backtranslation.Rows) -> int:
+  return sum(1 for _ in rows())
+
+
+def _round_robin(rows: backtranslation.Rows, index: int, count: int
+                 ) -> backtranslation.Rows:
+  return lambda: itertools.islice(rows(), index, None, count)
+
+
+def _shards(output: str, task: str | None, split: str, src: str | None,
+            ref: str | None, empty_lines: str, count: int, processes: int,
+            me: int) -> list[backtranslation.Shard]:
+  """The output shards of a Task or of --src/--ref files (globs: pair i of
+  the sorted matches is input shard i), with the ids of their rows: each
+  row's place in the whole input. `count` (0: one per input file pair)
+  splits one input row by row (row i to shard i mod count). Rows are
+  counted (the first id of a shard) only up to this process's last
+  shard, process `me` of `processes` having shards i = me mod processes."""
   if bool(task) == bool(src or ref) or (src and not ref):
     raise errors.ConfigError("give either --task NAME [--split S] or both "
                              "--src FILE and --ref FILE.")
   if task:
     from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-    return ([(e["source"], e["target"]) for e in tasks.examples(task, split)],
-            f"{task}:{split}")
-  rows, _ = readers.read_parallel(
-      [src, ref], empty=empty_lines,
-      fix="Remove those rows from both files, or pass --empty-lines drop.")
-  return rows, src
+    rows = [(e["source"], e["target"]) for e in tasks.examples(task, split)]
+    inputs, name = [lambda: rows], f"{task}:{split}"
+    names = [name]
+  else:
+    sources, references = _inputs(src, "--src"), _inputs(ref, "--ref")
+    if len(sources) != len(references):
+      raise errors.ConfigError(
+          f"--src {src} matches {len(sources)} file(s) but --ref {ref} "
+          f"{len(references)}: give one English file per source file.")
+    inputs = [_file_rows(s, r, empty_lines)
+              for s, r in zip(sources, references)]
+    names = sources
+  if count and len(inputs) > 1 and count != len(inputs):
+    raise errors.ConfigError(
+        f"--shards {count} with {len(inputs)} input file pairs: the inputs "
+        "are shards already (one output shard each); leave --shards out.")
+  count = count or len(inputs)
+  paths = shards_lib.output_paths(output, count)
+  last = max(range(me, count, processes), default=-1)
+  if len(inputs) == 1:
+    return [backtranslation.Shard(
+        i, count, paths[i], _round_robin(inputs[0], i, count) if count > 1
+        else inputs[0], names[0], i, count) for i in range(count)]
+  out, first = [], 0
+  for i, (rows, name) in enumerate(zip(inputs, names)):
+    out.append(backtranslation.Shard(i, count, paths[i], rows, name, first))
+    if i < last:
+      first += _count(rows)
+  return out
+
+
+def _foreign_shards(output: str, count: int, processes: int, me: int,
+                    overwrite: bool) -> None:
+  """Shards of another shard count at `output` are refused (a reader of
+  the output would find two sets), or removed with --overwrite (each
+  process its share of them)."""
+  if count == 1 and not shards_lib.is_folder(output):
+    return  # a reader of OUT.jsonl reads the file itself
+  ours = set(shards_lib.output_paths(output, count))
+  foreign = sorted(p for p in glob.glob(shards_lib.any_count(output))
+                   if p not in ours and shards_lib.is_shard(p))
+  if not foreign:
+    return
+  if not overwrite:
+    raise errors.ConfigError(
+        f"{output} holds shards of another shard count "
+        f"({os.path.basename(foreign[0])}, ...); this run writes {count}. "
+        "Write to a new output, or pass --overwrite to replace them.")
+  for path in foreign[me::processes]:
+    for extra in (path, files.settings_path(path)):
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(extra)
 
 
 def backtranslate(workdir: str, output: str, *, beam: int = 50,
@@ -83,21 +189,53 @@ def backtranslate(workdir: str, output: str, *, beam: int = 50,
                   batch_size: int = 16, stop: str = "exact",
                   task: str | None = None, split: str = "train",
                   src: str | None = None, ref: str | None = None,
-                  empty_lines: str = "error", overwrite: bool = False
-                  ) -> int:
+                  empty_lines: str = "error", shards: int = 0,
+                  window: int = backtranslation.WINDOW,
+                  num_devices: int = -1, overwrite: bool = False,
+                  **cluster: Any) -> int:
   """Appends the n-best back-translations of a bitext's non-English side to
-  the JSONL `output`, resuming a killed run; returns the records written."""
+  the JSONL `output` (or its shards), resuming a killed run; returns the
+  records this process wrote. `cluster`: one of several processes
+  (`training.distributed.join`), each decoding its shards (shard i in
+  process i mod the process count) over its own devices."""
   backtranslation.check_beam(beam, nbest)
-  files.check_output(output)
-  rows, name = _bitext(task, split, src, ref, empty_lines)
-  translator, params, step = nmt.load_translator(workdir)
-  done = backtranslation.run(
-      translator, params, [r[0] for r in rows], [r[1] for r in rows], output,
-      beam=beam, nbest=nbest,
-      alpha=translator.alpha if alpha is None else alpha,
-      batch_size=batch_size, name=name, stop=stop, overwrite=overwrite)
-  print(f"{len(rows)} inputs, {done.records} records appended to {output} "
-        f"(checkpoint step {step}, beam {beam}, nbest {nbest}); of the "
-        f"{done.inputs} decoded by this run, "
-        + translator.unended_note(done.unended, done.inputs), file=sys.stderr)
-  return done.records
+  if shards < 0:
+    raise errors.ConfigError(f"--shards {shards}: give a count >= 1 (or "
+                             "leave it out: one shard per input file).")
+  from paraflax.training import distributed  # pylint: disable=g-import-not-at-top
+  distributed.join(**cluster)
+  import jax  # pylint: disable=g-import-not-at-top
+  processes, me = jax.process_count(), jax.process_index()
+  if shards_lib.is_folder(output):
+    os.makedirs(output, exist_ok=True)
+  plan = _shards(output, task, split, src, ref, empty_lines, shards,
+                 processes, me)
+  mine = list(range(me, len(plan), processes))
+  for shard in plan:
+    files.check_output(shard.output)
+  _foreign_shards(output, len(plan), processes, me, overwrite)
+  # Every row of this process's shards is read (and checked) before the
+  # model loads or any output is claimed.
+  surveyed = {i: backtranslation.input_digest(plan[i].rows) for i in mine}
+  translator, params, step = nmt.load_translator(
+      workdir, partitioning.local_mesh(num_devices))
+  alpha = translator.alpha if alpha is None else alpha
+  done = [backtranslation.run_shard(
+      translator, params, plan[i], beam=beam, nbest=nbest, alpha=alpha,
+      batch_size=batch_size, stop=stop, window=window, overwrite=overwrite,
+      surveyed=surveyed[i]) for i in mine]
+  where = (f"{output}" if len(plan) == 1 else
+           f"{len(mine)} of the {len(plan)} shards of {output}")
+  if processes > 1:
+    where += f" (process {me} of {processes})"
+  decoded = sum(d.inputs for d in done)
+  print(f"{sum(d.rows for d in done)} inputs, {sum(d.records for d in done)} "
+        f"records appended to {where} (checkpoint step {step}, beam {beam}, "
+        f"nbest {nbest}, {translator.mesh.size} device(s)); of the "
+        f"{decoded} decoded by this run, "
+        + translator.unended_note(sum(d.unended for d in done), decoded),
+        file=sys.stderr)
+  # Every process stays until all are done: jax.distributed's exit waits
+  # for the others only for the heartbeat timeout.
+  distributed.barrier("backtranslate.done", timeout_s=86_400)
+  return sum(d.records for d in done)

@@ -151,10 +151,11 @@ def is_primary() -> bool:
   return jax.process_index() == 0
 
 
-def barrier(name: str) -> None:
+def barrier(name: str, timeout_s: int = _PEER_WAIT_S) -> None:
   """Every process reaches `name` before any goes on (one process: no-op),
   through the coordination service rather than a collective: CPU
-  collectives give up when a peer is 30 s late (`first_runs_together`)."""
+  collectives give up when a peer is 30 s late (`first_runs_together`).
+  A peer that dies ends the wait sooner (the heartbeat)."""
   import jax  # pylint: disable=g-import-not-at-top
   if jax.process_count() == 1:
     return
@@ -162,7 +163,7 @@ def barrier(name: str) -> None:
   # barrier that is not a collective.
   from jax._src import distributed as jax_distributed  # pylint: disable=g-import-not-at-top
   jax_distributed.global_state.client.wait_at_barrier(
-      f"paraflax/{name}/{next(_barriers)}", timeout_in_ms=_PEER_WAIT_S * 1000)
+      f"paraflax/{name}/{next(_barriers)}", timeout_in_ms=timeout_s * 1000)
 
 
 def _signature(args: tuple[Any, ...]) -> Hashable:

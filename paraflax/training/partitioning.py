@@ -27,6 +27,18 @@ def make_mesh(num_devices: int = -1) -> Mesh:
   return Mesh(np.asarray(devices[:n]), (DATA,))
 
 
+def local_mesh(num_devices: int = -1) -> Mesh:
+  """A one-axis mesh over this process's first `num_devices` devices (-1:
+  all): work that each process does alone (back-translation of its
+  shards) needs no collective between processes."""
+  devices = jax.local_devices()
+  if num_devices > len(devices):
+    raise ValueError(f"{num_devices} devices asked for but this process "
+                     f"has {len(devices)}.")
+  n = len(devices) if num_devices in (-1, 0) else num_devices
+  return Mesh(np.asarray(devices[:n]), (DATA,))
+
+
 def config_mesh(config) -> Mesh:
   """The mesh of a config's `mesh.num_devices`."""
   return make_mesh(config.mesh.num_devices)
