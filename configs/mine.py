@@ -4,8 +4,9 @@ neighbours, candidates from both directions. The keys are those of
 `paraflax.mining.pipeline.Options`; the input and output files are flags.
 
 Command (the flags --k, --margin, --retrieval, --threshold, --dedup,
---backend, --faiss-index, --nlist, --nprobe and --block set these keys too,
-and win over this file):
+--backend, --faiss-index, --nlist, --nprobe, --block, --index, --metric,
+--rerank, --train-sample, --seed, --faiss-gpu and --recall-target set these
+keys too, and win over this file):
   paraflax mine --src-emb X.f32 --tgt-emb Y.f32 --dim 512 \
       --src-text X.txt --tgt-text Y.txt --output OUT.tsv
   (= --config configs/mine.py, the default; override with --config.k=8)
@@ -38,4 +39,15 @@ def get_config() -> ml_collections.ConfigDict:
   c.faiss_index = "flat"  # faiss: flat (exact) | ivf (approximate)
   c.nlist = config_dict.placeholder(int)  # ivf clusters; None: ~4 sqrt(rows)
   c.nprobe = 16  # ivf clusters searched per query; >= nlist is exact
+  # A faiss factory string ("OPQ64,IVF65536,PQ64", "IVF4096,PQ16x4fs"):
+  # approximate search in an index of each side; "Flat": the exact jax
+  # search; None: `backend` decides.
+  c.index = config_dict.placeholder(str)
+  c.metric = "ip"  # the index's metric on unit vectors: ip | l2
+  c.rerank = 16  # index candidates re-scored with exact cosines; 0: none
+  c.train_sample = config_dict.placeholder(int)  # None: 64 per IVF list
+  c.seed = 0  # draws the index's training sample
+  c.faiss_gpu = config_dict.placeholder(bool)  # None: when faiss has GPUs
+  # jax: approximate top-k (lax.approx_max_k) at this recall; None: exact
+  c.recall_target = config_dict.placeholder(float)
   return c

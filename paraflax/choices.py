@@ -11,6 +11,7 @@ MARGINS = ("ratio", "distance", "absolute")  # mining.margin.MARGINS
 RETRIEVALS = ("fwd", "bwd", "intersect", "max")  # mining.margin.STRATEGIES
 KNN_BACKENDS = ("jax", "faiss")  # mining.pipeline.BACKENDS
 FAISS_INDEXES = ("flat", "ivf")  # mining.faiss_knn.INDEXES
+INDEX_METRICS = ("ip", "l2")  # mining.index.METRICS
 SIMILARITIES = ("cosine", "euclidean", "csls", "mlp")  # similarity.SIMILARITIES
 MLP_NEGATIVES = ("worst", "band", "random", "shuffled")  # mlp_similarity
 MINING_LANGS = ("de", "fr", "cs")  # evaluation.mining_set.SIDES

@@ -25,6 +25,7 @@ def _registry(module: str, name: str):
     (choices.RETRIEVALS, "paraflax.mining.margin", "STRATEGIES"),
     (choices.KNN_BACKENDS, "paraflax.mining.pipeline", "BACKENDS"),
     (choices.FAISS_INDEXES, "paraflax.mining.faiss_knn", "INDEXES"),
+    (choices.INDEX_METRICS, "paraflax.mining.index", "METRICS"),
     (choices.SIMILARITIES, "paraflax.mining.similarity", "SIMILARITIES"),
     (choices.MLP_NEGATIVES, "paraflax.recipes.mlp_similarity", "NEGATIVES"),
     (choices.MINING_LANGS, "paraflax.evaluation.mining_set", "SIDES"),

@@ -16,6 +16,7 @@ import paraflax.recipes
 from paraflax import cli
 from paraflax.mining import embeddings_io
 from paraflax.mining import faiss_knn
+from paraflax.mining import index
 from paraflax.mining import knn
 from paraflax.mining import margin
 from paraflax.mining import pipeline
@@ -295,7 +296,8 @@ def test_cli_choices_are_the_registries():
   assert choices == {"margin": sorted(margin.MARGINS),
                      "retrieval": sorted(margin.STRATEGIES),
                      "backend": sorted(pipeline.BACKENDS),
-                     "faiss_index": sorted(faiss_knn.INDEXES)}
+                     "faiss_index": sorted(faiss_knn.INDEXES),
+                     "metric": sorted(index.METRICS)}
 
 
 def test_duplicates_are_mined_once_and_given_to_every_line(corpus):

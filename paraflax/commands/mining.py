@@ -23,11 +23,23 @@ _MINE_DESCRIPTION = (
     "OUTPUT.parts/ until the TSV is written, so rerunning the same command "
     "after a crash resumes.")
 
+INDEX_SETTINGS = (
+    setting("--metric", choices=choices.INDEX_METRICS,
+            help="--index: the index's metric on unit vectors (both rank "
+            "by cosine; some indexes, such as LSH, need l2)"),
+    setting("--train-sample", type=int,
+            help="--index: rows the index trains on, drawn by --seed "
+            "(unset: 64 per IVF cluster, at least 10,000)"),
+    setting("--seed", type=int, help="--index: draws the training sample"),
+)
+
 MINE_FLAGS = (
-    flag("--src-emb", help="source embeddings (LASER raw file)"),
-    flag("--tgt-emb", help="target embeddings (LASER raw file)"),
+    flag("--src-emb", help="source embeddings: a LASER raw file, or a "
+         "quoted glob of shards, read in path order as one corpus"),
+    flag("--tgt-emb", help="target embeddings (file or glob of shards)"),
     DIM, FP16,
-    flag("--src-text", help="source sentences, one per embedding"),
+    flag("--src-text", help="source sentences, one per embedding (a glob: "
+         "one text file per shard, in the same path order)"),
     flag("--tgt-text", help="target sentences, one per embedding"),
     flag("--workdir", help="embed --src-text/--tgt-text with this workdir's "
          "encoder instead of reading embedding files (a bilingual workdir, "
@@ -60,12 +72,32 @@ MINE_FLAGS = (
             "(ivf: approximate, faster on big corpora)"),
     setting("--nlist", type=int,
             help="ivf clusters (unset: about 4 sqrt(corpus rows))"),
-    setting("--nprobe", type=int,
-            help="ivf clusters searched per query (nprobe >= nlist is "
-            "exact)"),
     setting("--block", type=int,
             help="queries per k-NN block, the unit of progress and "
             "resumption; bounds device memory"),
+    setting("--index",
+            help="a faiss index factory string (e.g. 'OPQ64,IVF65536,PQ64', "
+            "'IVF4096,PQ16x4fs'): approximate search in an index of each "
+            "side, trained on a seeded sample, filled shard by shard; "
+            "'Flat': the exact jax search (unset: --backend decides)"),
+    *INDEX_SETTINGS,
+    setting("--nprobe", type=int,
+            help="ivf clusters searched per query (nprobe >= nlist is "
+            "exact)"),
+    setting("--rerank", type=int,
+            help="--index: each query's best N index candidates re-scored "
+            "with exact cosines from the embedding files; 0: the index's "
+            "own similarities"),
+    setting("--faiss-gpu", action=argparse.BooleanOptionalAction,
+            help="--index: search on every GPU faiss-gpu sees, float16, rows "
+            "sharded over them (unset: when there are any)"),
+    setting("--recall-target", type=float,
+            help="jax: approximate top-k (jax.lax.approx_max_k) at this "
+            "recall, TPU-KNN's fast path on TPUs (unset: exact)"),
+    flag("--src-index", help="--index: the source side's index folder "
+         "(paraflax index), reused when built from these embeddings and "
+         "settings, else built there (unset: inside OUTPUT.parts/)"),
+    flag("--tgt-index", help="--index: the target side's index folder"),
     flag("--output", required=True, help="OUT.tsv"), OVERWRITE,
 )
 
@@ -86,6 +118,35 @@ COMMANDS: dict[str, Command] = {
         "mine parallel sentences by margin score (LASER files)",
         _MINE_DESCRIPTION, MINE_FLAGS + CLUSTER, config="configs/mine.py",
         prepare=KEEP_FREED_MEMORY),
+    "index": Command(
+        "paraflax.mining.pipeline:index_files",
+        "build a faiss index of one side's embeddings, to mine with",
+        "Trains the faiss index of a factory string (--index) on a seeded "
+        "sample of the embeddings (a file, or a quoted glob of shards), "
+        "then adds them shard by shard into the folder --output: "
+        "index.faiss and index.faiss.meta.json (what it was built from). A "
+        "killed build resumes from its last finished shard; a folder built "
+        "from other embeddings or settings is refused. Mine with it: "
+        "paraflax mine --index STRING --src-index/--tgt-index FOLDER.",
+        (flag("--emb", required=True, help="embeddings: a LASER raw file or "
+              "a quoted glob of shards"),
+         DIM, FP16,
+         flag("--text", help="the sentences (a glob: one file per shard): "
+              "each distinct sentence is indexed once, as mine "
+              "deduplicates"),
+         flag("--index", required=True, help="a faiss index factory string, "
+              "e.g. 'IVF4096,PQ16x4fs' or 'OPQ64,IVF65536,PQ64'"),
+         flag("--metric", choices=choices.INDEX_METRICS, default="ip",
+              help="on unit vectors: ip (cosine) or l2"),
+         flag("--train-sample", type=int, help="rows to train on (default: "
+              "64 per IVF cluster, at least 10,000)"),
+         flag("--seed", type=int, default=0, help="draws the sample"),
+         flag("--dedup", action=argparse.BooleanOptionalAction,
+              help="index each distinct sentence once (default: with "
+              "--text)"),
+         flag("--output", required=True, help="the index folder"),
+         OVERWRITE),
+        compiles=False),
     "score-pairs": Command(
         "paraflax.recipes.scoring:score_file",
         "score sentence pairs with a bilingual workdir",

@@ -9,6 +9,7 @@ rows; with a sidecar, --dim may be left out.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -128,3 +129,94 @@ def fingerprint(path: str) -> str:
     f.seek(max(0, stat.st_size - _FINGERPRINT_BYTES))
     digest.update(f.read(_FINGERPRINT_BYTES))
   return digest.hexdigest()
+
+
+# --- Sharded corpora --------------------------------------------------------
+
+
+def expand(patterns: str, what: str) -> list[str]:
+  """The files that a path, a glob, or a comma-separated list of them
+  names, each once, sorted by path: shards given in any order are read in
+  one order, so their rows (and line numbers) are the same whichever way
+  they were listed."""
+  paths = set()
+  for pattern in patterns.split(","):
+    found = ({os.path.normpath(p) for p in glob.glob(pattern)}
+             if glob.has_magic(pattern) else {os.path.normpath(pattern)})
+    if not found:
+      raise errors.DataError(f"{pattern}: no {what} matches this pattern. "
+                             "Check the path (quote the glob so that the "
+                             "shell passes it on).")
+    paths |= found
+  return sorted(paths)
+
+
+class Shards:
+  """The rows of several embedding files, in order, as one [rows, dim]
+  matrix that can be sliced (`s[a:b]`) and gathered (`s[int array]`);
+  every file stays memory-mapped, and only what is read is copied."""
+
+  def __init__(self, paths: list[str], parts: list[np.ndarray]):
+    self.paths, self.parts = paths, parts
+    self.starts = np.cumsum([0] + [len(p) for p in parts])
+    self.shape = (int(self.starts[-1]), parts[0].shape[1])
+    self.dtype = parts[0].dtype
+    self.ndim = 2
+
+  def __len__(self) -> int:
+    return self.shape[0]
+
+  def shard_rows(self, i: int) -> tuple[int, int]:
+    """Rows [start, stop) of the whole that shard i holds."""
+    return int(self.starts[i]), int(self.starts[i + 1])
+
+  def __getitem__(self, key):
+    if isinstance(key, slice):
+      start, stop, step = key.indices(len(self))
+      if step != 1:
+        return self[np.arange(start, stop, step)]
+      pieces = []
+      for part, first in zip(self.parts, self.starts[:-1]):
+        lo, hi = max(start - first, 0), min(stop - first, len(part))
+        if lo < hi:
+          pieces.append(part[lo:hi])
+      if len(pieces) == 1:
+        return pieces[0]
+      return (np.concatenate(pieces) if pieces
+              else np.zeros((0, self.shape[1]), self.dtype))
+    rows = np.asarray(key)
+    if rows.ndim == 0:
+      return self[int(rows):int(rows) + 1][0]
+    flat = rows.ravel().astype(np.int64)
+    if flat.size and (flat.min() < 0 or flat.max() >= len(self)):
+      raise IndexError(f"rows out of range 0..{len(self) - 1}")
+    shard = np.searchsorted(self.starts, flat, side="right") - 1
+    out = np.empty((flat.size, self.shape[1]), self.dtype)
+    for i in np.unique(shard):
+      at = np.flatnonzero(shard == i)
+      local = flat[at] - self.starts[i]
+      order = np.argsort(local, kind="stable")  # in file order: fewer seeks
+      out[at[order]] = self.parts[i][local[order]]
+    return out.reshape(rows.shape + (self.shape[1],))
+
+  def __array__(self, dtype=None, copy=None):
+    del copy  # always a copy: the shards are separate files
+    whole = np.concatenate(self.parts)
+    return whole if dtype is None else whole.astype(dtype)
+
+
+def read_shards(pattern: str, dim: int | None, *, fp16: bool = False
+                ) -> tuple[np.ndarray | Shards, list[str]]:
+  """The embeddings of the files a path or glob names (sorted by path),
+  each checked as `read`, of one dimension; one file as `read` gives it,
+  several as `Shards`. Also the paths."""
+  paths = expand(pattern, "embedding file")
+  parts = [read(path, dim, fp16=fp16) for path in paths]
+  for path, part in zip(paths[1:], parts[1:]):
+    if part.shape[1] != parts[0].shape[1]:
+      raise errors.DataError(
+          f"{path} holds embeddings of dim {part.shape[1]} but {paths[0]} "
+          f"of dim {parts[0].shape[1]}: the shards of one side must come "
+          "from one encoder. Remove the odd shard from the pattern, or "
+          "embed it again.")
+  return (parts[0] if len(parts) == 1 else Shards(paths, parts)), paths

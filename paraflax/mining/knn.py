@@ -216,14 +216,39 @@ def column_top_k(s_QxC: jax.Array, n_ok: jax.Array, k: int
       group_CxK, s_GxMxC[group_CxK, :, jnp.arange(cols)[:, None]], n_ok)
 
 
+def _approx_tile_top_k(s_QxC: jax.Array, n_ok: jax.Array,
+                       q_ok: jax.Array | None, row_k: int, col_k: int,
+                       recall_target: float
+                       ) -> tuple[tuple[jax.Array, jax.Array],
+                                  tuple[jax.Array, jax.Array] | None]:
+  """`_tile_top_k` by `lax.approx_max_k` at `recall_target`: on TPU the
+  tile's top-k at the product's speed (TPU-KNN), elsewhere XLA's exact
+  fallback. Rows and columns past the real ones count as -inf."""
+  rows, cols = s_QxC.shape
+  ok_C = jnp.arange(cols, dtype=jnp.int32) < n_ok
+  top = tuple(lax.approx_max_k(jnp.where(ok_C, s_QxC, -jnp.inf), row_k,
+                               recall_target=recall_target))
+  if q_ok is None:
+    return top, None
+  ok_Q = jnp.arange(rows, dtype=jnp.int32) < q_ok
+  col_KxC, pos_KxC = lax.approx_max_k(
+      jnp.where(ok_Q[:, None], s_QxC, -jnp.inf), col_k,
+      reduction_dimension=0, recall_target=recall_target)
+  return top, (col_KxC.T, pos_KxC.T)
+
+
 def _tile_top_k(s_QxC: jax.Array, n_ok: jax.Array, q_ok: jax.Array | None,
-                floor_Q: jax.Array, row_k: int, col_k: int
+                floor_Q: jax.Array, row_k: int, col_k: int,
+                recall_target: float | None = None
                 ) -> tuple[tuple[jax.Array, jax.Array],
                            tuple[jax.Array, jax.Array] | None]:
   """`row_top_k(s_QxC, n_ok, row_k)` and, with q_ok, `column_top_k(s_QxC,
   q_ok, col_k)`; on the CPU by `native.both_top_k` where it is built, whose
   rows leave out (as -inf) what is not above floor_Q, the running k-th
-  similarity that such an element could not pass anyway."""
+  similarity that such an element could not pass anyway. With
+  `recall_target`, `_approx_tile_top_k` on every platform."""
+  if recall_target is not None:
+    return _approx_tile_top_k(s_QxC, n_ok, q_ok, row_k, col_k, recall_target)
 
   def by_ops(s_QxC):
     rows = tuple(row_top_k(s_QxC, n_ok, row_k))
@@ -262,7 +287,8 @@ def _last_block_rows(rows: int, query_block: int, k: int) -> int:
 
 
 def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
-                 q_valid: jax.Array | None = None, *, k: int, block: int
+                 q_valid: jax.Array | None = None, *, k: int, block: int,
+                 recall_target: float | None = None
                  ) -> tuple[jax.Array, ...]:
   """Top-k of one query block over this device's corpus shard; with
   `q_valid` (the real query rows) also the top-k of each of the shard's
@@ -285,7 +311,7 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
     # Padding rows can never be chosen: every real similarity is finite.
     (block_top, block_pos), columns = _tile_top_k(
         sims_QxC, n_valid - idx_C[0], q_valid, top_QxK[:, -1], min(k, block),
-        col_k)
+        col_k, recall_target)
     # The running top-k comes first: its indices are lower, so it wins ties.
     merged_top = jnp.concatenate([top_QxK, block_top], axis=1)
     merged_idx = jnp.concatenate([idx_QxK, idx_C[block_pos]], axis=1)
@@ -305,12 +331,15 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
 
 
 @functools.lru_cache(maxsize=16)
-def _searcher(mesh: Mesh, k: int, block: int, columns: bool = False):
+def _searcher(mesh: Mesh, k: int, block: int, columns: bool = False,
+              recall_target: float | None = None):
   """One jitted search per (mesh, k, corpus block); jit caches the shapes.
   With `columns` it takes the real query rows too and also returns the
-  corpus rows' top-k over the query block, split over `data`."""
+  corpus rows' top-k over the query block, split over `data`; with
+  `recall_target`, approximate tile top-k (`_approx_tile_top_k`)."""
   per_shard = jax.shard_map(
-      functools.partial(_shard_top_k, k=k, block=block), mesh=mesh,
+      functools.partial(_shard_top_k, k=k, block=block,
+                        recall_target=recall_target), mesh=mesh,
       in_specs=(P(), P(partitioning.DATA), P()) + ((P(),) if columns else ()),
       out_specs=(P(partitioning.DATA),) * (4 if columns else 2))
 
@@ -388,7 +417,8 @@ def knn_blocks(queries: np.ndarray | jax.Array,
 
 def _blocked_search(queries: np.ndarray, corpus: np.ndarray, k: int,
                     block: int, mesh: Mesh | None, skip: Collection[int],
-                    columns: bool) -> Iterator[tuple]:
+                    columns: bool, recall_target: float | None = None
+                    ) -> Iterator[tuple]:
   """`knn_blocks`, or with `columns` `both_ways_blocks`, on checked inputs."""
   todo = [b for b in range(num_blocks(len(queries), block)) if b not in skip]
   if not todo:
@@ -401,8 +431,13 @@ def _blocked_search(queries: np.ndarray, corpus: np.ndarray, k: int,
       mesh)
   # lru_cache keys on the arguments as given: one-way calls leave `columns`
   # out, as everywhere else.
-  searcher = (_searcher(mesh, k, corpus_block, columns=True) if columns
-              else _searcher(mesh, k, corpus_block))
+  if not columns:
+    searcher = _searcher(mesh, k, corpus_block)
+  elif recall_target is None:
+    searcher = _searcher(mesh, k, corpus_block, columns=True)
+  else:
+    searcher = _searcher(mesh, k, corpus_block, columns=True,
+                         recall_target=recall_target)
   n_valid = np.int32(len(corpus))
   replicated = partitioning.replicated(mesh)
   # Queries keep the full block (when there are that many) so that calls
@@ -491,7 +526,9 @@ BothWaysBlock = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 def both_ways_blocks(x: np.ndarray | jax.Array, y: np.ndarray | jax.Array,
                      k: int, *, block: int = 8192, mesh: Mesh | None = None,
                      names: tuple[str, str] = ("x", "y"),
-                     skip: Collection[int] = ()) -> Iterator[BothWaysBlock]:
+                     skip: Collection[int] = (),
+                     recall_target: float | None = None
+                     ) -> Iterator[BothWaysBlock]:
   """`knn` of x in y and of y in x, one x block at a time.
 
   Yields (b, sims, idx, col_sims, col_idx) for x rows [b * block, (b + 1) *
@@ -499,11 +536,14 @@ def both_ways_blocks(x: np.ndarray | jax.Array, y: np.ndarray | jax.Array,
   `knn_blocks` of x in y; col_sims and col_idx [Ny, <= k] are each y row's
   top-k among these x rows (indices into x). `merge_columns` of every
   block's columns, in block order, equals `knn` of y in x. Arguments as in
-  `knn`; `names` name x and y.
+  `knn`; `names` name x and y. With `recall_target` (in (0, 1]) each
+  tile's top-k is `lax.approx_max_k`'s at that recall (TPU-KNN): the
+  neighbours are approximate on TPU, exact on XLA's fallback.
   """
   x, y = check_inputs(x, y, k, block, names)
   check_inputs(y, x, k, block, names[::-1])
-  return _blocked_search(x, y, k, block, mesh, skip, columns=True)
+  return _blocked_search(x, y, k, block, mesh, skip, columns=True,
+                         recall_target=recall_target)
 
 
 def merge_columns(columns: Iterator[Neighbours], k: int) -> Neighbours:

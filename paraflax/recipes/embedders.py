@@ -133,12 +133,15 @@ def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
                src_text: str | None = None, tgt_text: str | None = None,
                workdir: str | None = None, src_lang: str | None = None,
                tgt_lang: str | None = None, overwrite: bool = False,
+               src_index: str | None = None, tgt_index: str | None = None,
                **cluster: Any) -> int:
   """`paraflax mine`: embedding files (or texts embedded by `workdir`) in,
   the TSV of mined pairs out; `config` holds `pipeline.Options` fields
   (configs/mine.py), None: the defaults; `cluster`: one of several
   processes, each holding its share of the target rows
-  (`training.distributed.join`)."""
+  (`training.distributed.join`); `src_index` / `tgt_index`: index folders
+  (`paraflax index`) to search with a faiss `index` setting, built there
+  when missing."""
   options = config_lib.fields_of(pipeline.Options, config)
   files.check_output(output)
   distributed.join(**cluster)
@@ -151,7 +154,12 @@ def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
     src, tgt = embed_sides(workdir, texts, (src_lang, tgt_lang))
   else:
     src, tgt = pipeline.load_sides((src_emb, tgt_emb), dim, fp16, texts)
-  written = pipeline.mine(src, tgt, options, output, overwrite=overwrite)
+  if (src_index or tgt_index) and options.faiss_string is None:
+    raise errors.ConfigError(
+        "--src-index / --tgt-index are index folders of a faiss --index "
+        "(e.g. --index 'IVF4096,PQ16'); give that setting too.")
+  written = pipeline.mine(src, tgt, options, output, overwrite=overwrite,
+                          index_folders=(src_index, tgt_index))
   print(f"mined {written} pairs from {len(src.emb)} x {len(tgt.emb)} "
         f"sentences into {output}", file=sys.stderr)
   return written
