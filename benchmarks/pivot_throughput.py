@@ -9,7 +9,7 @@ r"""Throughput of pivot paraphrase extraction and of MonoDS signatures.
            more and their bigrams (`--bits` bits), on each of `--devices`
            simulated CPU devices; the host's event extraction apart.
   table    with --table-parts DIR (a `paraflax pivot` TABLE.parts folder):
-           the table step alone (`pivot.write_table`) on those parts,
+           the table step alone (`pivot_table.write_table`) on those parts,
            and on N copies of them for each N of --copies, copy k's
            phrases renamed (a suffix) so that the phrases, the counts and
            the table all grow N times: seconds, lines and peak memory.
@@ -121,15 +121,15 @@ def _copy_parts(parts: str, copies: int, folder: str) -> dict[str, list[str]]:
 
 def _table_child(folder: str) -> dict:
   from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
-  from paraflax.domain import pivot  # pylint: disable=g-import-not-at-top
+  from paraflax.domain import pivot_table  # pylint: disable=g-import-not-at-top
   with open(os.path.join(folder, "blocks.json"), encoding="utf-8") as f:
     by_lang = json.load(f)
   config = config_lib.load(os.path.join(
       os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
       "configs", "domain_pivot.py"), [])
   start = time.perf_counter()
-  summary = pivot.write_table(by_lang, os.path.join(folder, "table.txt"),
-                              config.pivot)
+  summary = pivot_table.write_table(
+      by_lang, os.path.join(folder, "table.txt"), config.pivot)
   seconds = time.perf_counter() - start
   phrase_pairs = sum(l["phrase_pairs"] for l in summary["languages"].values())
   return {"blocks": sum(len(v) for v in by_lang.values()),

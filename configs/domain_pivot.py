@@ -1,7 +1,8 @@
 r"""Pivot paraphrases (Bannard & Callison-Burch 2005) reranked by monolingual
 distributional similarity from online LSH signatures (Van Durme & Lall
-2010). The keys are read by paraflax/domain/pivot.py (`pivot`) and
-paraflax/domain/monods.py (`monods`); the files are flags.
+2010). The keys are read by paraflax/domain/pivot.py and
+paraflax/domain/pivot_table.py (`pivot`) and paraflax/domain/monods.py
+(`monods`); the files are flags.
 
 Commands:
   paraflax pivot --bitext bitext_multi30k_de_en bitext_newstest_pool_de_en \

@@ -15,6 +15,9 @@ from paraflax.domain import alignment
 from paraflax.domain import lsh
 from paraflax.domain import phrases
 from paraflax.domain import pivot
+from paraflax.domain import pivot_blocks
+from paraflax.domain import pivot_probs
+from paraflax.domain import pivot_table
 from paraflax.domain import table
 from paraflax.training import partitioning
 
@@ -82,15 +85,17 @@ def _random_blocks(folder, rng, blocks=3, pairs=40):
                       for _ in range(len(e))})
       counts.add(e, f, links, 3)
     paths.append(str(folder / f"{b}.npz"))
-    pivot._save_block(paths[-1], counts, pivot.BlockStats(pairs=pairs))
+    pivot_blocks.save_block(paths[-1], counts,
+                            pivot_blocks.BlockStats(pairs=pairs))
   return paths
 
 
 def _in_memory_table(by_lang, c):
   """The table as `paraphrase_rows` gives it over every phrase at once:
   English ids in sorted order, foreign ids in order of first appearance."""
-  blocks = {l: [(pivot._block_phrases(p, "english"),
-                 pivot._block_phrases(p, "foreign"), *pivot._block_arrays(p))
+  blocks = {l: [(pivot_blocks.block_phrases(p, "english"),
+                 pivot_blocks.block_phrases(p, "foreign"),
+                 *pivot_blocks.block_arrays(p))
                 for p in ps] for l, ps in by_lang.items()}
   english = sorted({e for bs in blocks.values() for b in bs for e in b[0]})
   e_id = {e: i for i, e in enumerate(english)}
@@ -102,12 +107,12 @@ def _in_memory_table(by_lang, c):
       cols.append(np.asarray([f_id.setdefault(w, len(f_id))
                               for w in f_words], np.int64)[f])
       vals.append(count)
-    langs.append(pivot._language(sparse.csr_matrix(
+    langs.append(pivot_probs.language(sparse.csr_matrix(
         (np.concatenate(vals).astype(np.float64),
          (np.concatenate(rows), np.concatenate(cols))),
         shape=(len(english), len(f_id))), c.max_pivots, c.max_back))
-  r, col, p = pivot.paraphrase_rows(langs, 0, len(english),
-                                    c.max_paraphrases, c.min_prob)
+  r, col, p = pivot_probs.paraphrase_rows(langs, 0, len(english),
+                                          c.max_paraphrases, c.min_prob)
   return "".join(table.format_line(english[a], english[b], v)
                  for a, b, v in zip(r, col, p))
 
@@ -123,7 +128,7 @@ def test_streamed_table_equals_the_in_memory_one(tmp_path, rows_per_block):
                                "--config.pivot.max_back=4",
                                "--config.pivot.max_paraphrases=5"]).pivot
   out = tmp_path / "table.txt"
-  summary = pivot.write_table(by_lang, str(out), c)
+  summary = pivot_table.write_table(by_lang, str(out), c)
   expected = _in_memory_table(by_lang, c)
   assert summary["lines"] > 100
   assert out.read_text("utf-8") == expected
@@ -133,15 +138,17 @@ def test_streamed_table_equals_the_in_memory_one(tmp_path, rows_per_block):
 def test_paraphrase_probabilities_sum_to_at_most_one():
   rng = np.random.default_rng(0)
   rows = 40
-  langs = [pivot._language(_random_language(rng, rows, rng.random(rows) < p),
-                           max_pivots=5, max_back=7) for p in (0.9, 0.5)]
-  r, c, p = pivot.paraphrase_rows(langs, 0, rows, 1000, 0.0)
+  langs = [pivot_probs.language(
+      _random_language(rng, rows, rng.random(rows) < p),
+      max_pivots=5, max_back=7) for p in (0.9, 0.5)]
+  r, c, p = pivot_probs.paraphrase_rows(langs, 0, rows, 1000, 0.0)
   sums = np.bincount(r, weights=p, minlength=rows)
   assert sums.max() <= 1 + 1e-9 and sums.max() > 0.3
   assert not np.any(r == c)
   # Unpruned and with e2 = e1 kept, a held row sums to exactly 1.
-  full = [pivot._language(_random_language(rng, rows, np.ones(rows, bool)),
-                          max_pivots=1000, max_back=1000)]
+  full = [pivot_probs.language(
+      _random_language(rng, rows, np.ones(rows, bool)),
+      max_pivots=1000, max_back=1000)]
   total = (full[0].forward @ full[0].backward).sum(axis=1)
   held = full[0].has
   np.testing.assert_allclose(np.asarray(total).ravel()[held], 1.0)

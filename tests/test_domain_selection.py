@@ -24,6 +24,7 @@ from paraflax import cli
 from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import paths
+from paraflax.domain import binning
 from paraflax.domain import selection
 from paraflax.filtering import lm
 from tests.conftest import ROOT
@@ -143,11 +144,11 @@ def test_random_bins_are_same_size_controls(corpora, selected):
 
   assert sorted(rows("random")) == sorted(rows("bin"))
   lines = np.arange(10_000)
-  np.testing.assert_array_equal(selection.random_keys(lines, 0),
-                                selection.random_keys(lines, 0))
-  assert len(set(selection.random_keys(lines, 0).tolist())) == 10_000
-  assert not np.array_equal(np.argsort(selection.random_keys(lines, 0)),
-                            np.argsort(selection.random_keys(lines, 1)))
+  np.testing.assert_array_equal(binning.random_keys(lines, 0),
+                                binning.random_keys(lines, 0))
+  assert len(set(binning.random_keys(lines, 0).tolist())) == 10_000
+  assert not np.array_equal(np.argsort(binning.random_keys(lines, 0)),
+                            np.argsort(binning.random_keys(lines, 1)))
   # The biomedical rows (after line 500) fill diffCE bin 1, but spread
   # over the random bins.
   english = pathlib.Path(corpora["tgt"]).read_text("utf-8").splitlines()
@@ -163,15 +164,15 @@ def test_random_bins_are_same_size_controls(corpora, selected):
 def test_streamed_bins_equal_a_sort_with_ties(run):
   rng = np.random.default_rng(run)
   values = rng.integers(-3, 4, size=50).astype(np.float64) / 4  # many ties
-  keys = selection.sortable(values)
+  keys = binning.sortable(values)
   runs = np.concatenate([np.sort(keys[a:a + run])
                          for a in range(0, len(keys), run)])
   bins = 6
-  binner = selection.Binner(runs, run, selection.bin_starts(len(values), bins))
+  binner = binning.Binner(runs, run, binning.bin_starts(len(values), bins))
   got = np.concatenate([binner(keys[a:a + 4]) for a in range(0, 50, 4)])
   rank = np.empty(50, np.int64)
   rank[np.lexsort((np.arange(50), values))] = np.arange(50)
-  starts = [0, *selection.bin_starts(50, bins)]
+  starts = [0, *binning.bin_starts(50, bins)]
   want = np.searchsorted(starts, rank, side="right")
   np.testing.assert_array_equal(got, want)
 

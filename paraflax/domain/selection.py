@@ -13,7 +13,9 @@ one, bin 1 the most in-domain.
 
 The general corpus is streamed, never held: memory is flat in its size.
 Ranks come from runs of sortable diffCE keys on disk (each run sorted) and a
-bisection over them, so no array of the whole corpus is ever in memory.
+bisection over them (`binning`), so no array of the whole corpus is ever in
+memory. The inputs are checked before anything is written
+(`selection_inputs`).
 
 The output folder: `in_domain.lm`, `general.lm`, `vocab.txt` (their
 vocabulary, one token per line) and `lm_sample.en` (the general LM's
@@ -41,32 +43,27 @@ import itertools
 import json
 import math
 import os
-import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 
 import ml_collections
 import numpy as np
 
-from paraflax import errors
 from paraflax import faults
 from paraflax import files
 from paraflax.data import readers
+from paraflax.domain import binning
+from paraflax.domain import selection_inputs
 from paraflax.filtering import lm
 
 LOG2_10 = math.log2(10.0)
 HEADER = "line\tH_in\tH_out\tdiffCE\tbin\n"
 SUMMARY = "summary.json"
 VOCABULARY = "vocab.txt"
-ENGLISH = "en"
-MIXED = "mul"
-LANGS = "langs"  # the extension of a mixed source's language file
 _PART = ".scores.part"  # scores without bins, appended block by block
 _RUNS = ".runs.u64"  # sortable diffCE keys of the selectable lines
 _RANDOM_RUNS = ".random.u64"  # their random-order keys
 RANDOM = "r"  # the bin number prefix of the random control bins
-_SIGN = np.uint64(1 << 63)
-_LANG = re.compile(r"[a-z]{2,3}")
 
 
 def cross_entropy(model, text: str,
@@ -76,87 +73,6 @@ def cross_entropy(model, text: str,
   tokens = lm.sentence(text, vocabulary)
   return (-model.score(tokens, bos=True, eos=True) * LOG2_10
           / (len(tokens.split()) + 1))
-
-
-def sortable(values: np.ndarray) -> np.ndarray:
-  """uint64 keys in the order of the float64 `values` (no NaN)."""
-  bits = np.ascontiguousarray(values, np.float64).view(np.uint64)
-  return np.where(bits & _SIGN, ~bits, bits | _SIGN)
-
-
-def random_keys(lines: np.ndarray, seed: int) -> np.ndarray:
-  """A pseudo-random uint64 per 0-based line (splitmix64 of the line and
-  the seed): sorting by it is a random order of the lines that a block
-  of lines gets without the others."""
-  z = lines.astype(np.uint64) + np.uint64(seed) * np.uint64(1 << 40)
-  with np.errstate(over="ignore"):
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-  return z ^ (z >> np.uint64(31))
-
-
-def bin_starts(count: int, bins: int) -> list[int]:
-  """The 0-based rank at which bin 2..bins starts: sizes differ by at most
-  one, the larger bins first."""
-  size, extra = divmod(count, bins)
-  return [i * size + min(i, extra) for i in range(1, bins)]
-
-
-def _count_le(runs: np.ndarray, run: int, keys: np.ndarray) -> np.ndarray:
-  """How many of `runs` are <= each key: one binary search per run."""
-  total = np.zeros(len(keys), np.int64)
-  for a in range(0, len(runs), run):
-    total += np.searchsorted(runs[a:a + run], keys, side="right")
-  return total
-
-
-def kth_keys(runs: np.ndarray, run: int, ranks: Sequence[int]) -> np.ndarray:
-  """The key of 0-based rank k for each k in `ranks`, `runs` being keys in
-  consecutive sorted runs of `run` (a memmap: only their searched pages are
-  read). A bisection over the 64 key bits, all ranks at once."""
-  want = np.asarray(ranks, np.int64) + 1
-  lo = np.zeros(len(want), np.uint64)
-  hi = np.full(len(want), np.iinfo(np.uint64).max, np.uint64)
-  while np.any(lo < hi):
-    mid = lo + (hi - lo) // np.uint64(2)
-    enough = _count_le(runs, run, mid) >= want
-    hi = np.where(enough, mid, hi)
-    lo = np.where(enough, lo, mid + np.uint64(1))
-  return lo
-
-
-class Binner:
-  """Bins of keys streamed in line order, the ranks broken by line: a key
-  goes below boundary b if it is less than the boundary's key, or equal
-  to it and among the first `need[b]` such keys."""
-
-  def __init__(self, runs: np.ndarray, run: int, starts: Sequence[int]):
-    self.keys = kth_keys(runs, run, starts)
-    positive = self.keys > 0
-    below = _count_le(runs, run, np.where(positive, self.keys - 1, 0)
-                      .astype(np.uint64)) * positive  # keys < each key
-    self.need = np.asarray(starts, np.int64) - below
-    self.seen = np.zeros(len(starts), np.int64)
-
-  def __call__(self, keys: np.ndarray) -> np.ndarray:
-    """1-based bins of the next keys in line order."""
-    lt = keys[:, None] < self.keys[None, :]
-    eq = keys[:, None] == self.keys[None, :]
-    taken = self.seen + np.cumsum(eq, axis=0)
-    below = lt | (eq & (taken <= self.need))
-    self.seen += eq.sum(axis=0)
-    return 1 + np.sum(~below, axis=1)
-
-
-def _options(config: ml_collections.ConfigDict) -> dict:
-  for key in ("order", "bins", "block"):
-    if config[key] < 1:
-      raise errors.ConfigError(f"--config.{key}={config[key]}: give a "
-                               "number >= 1.")
-  return {k: config[k] for k in ("order", "bins", "seed", "block", "memory",
-                                 "discount_fallback", "min_count",
-                                 "random_bins")}
 
 
 def read_vocabulary(folder: str) -> frozenset[str] | None:
@@ -177,82 +93,6 @@ def _write_vocabulary(in_domain: str, folder: str, min_count: int
     tokens = sorted(lm.vocabulary(in_domain, min_count))
     files.write_text_atomic(path, "".join(t + "\n" for t in tokens))
   return read_vocabulary(folder)
-
-
-def _count_in_domain(path: str) -> int:
-  count = sum(1 for number, line in enumerate(readers.iter_lines(path), 1)
-              if readers.check_sentence(path, number, line).strip())
-  if not count:
-    raise errors.DataError(
-        f"{path}: no sentence (the file is empty or holds only empty "
-        "lines); give the in-domain text one sentence per line.")
-  return count
-
-
-def _pairs(src: str, tgt: str) -> Iterator[tuple[str, str]]:
-  """The general bitext row by row; a side that ends first, or an empty
-  side, stops with the line to fix."""
-  for number, (x, e) in enumerate(itertools.zip_longest(
-      readers.iter_lines(src), readers.iter_lines(tgt)), start=1):
-    for path, line in ((src, x), (tgt, e)):
-      if line is not None:
-        readers.check_sentence(path, number, line)
-    if x is None or e is None:
-      short, long = (src, tgt) if x is None else (tgt, src)
-      raise errors.DataError(
-          f"{short} has {number - 1} lines but {long} has more: the general "
-          f"files must be line-aligned. Line {number} of {long} has no "
-          "partner; fix the alignment (or pass the right pair of files).")
-    if not x.strip() or not e.strip():
-      raise errors.DataError(
-          f"{src if not x.strip() else tgt}:{number}: empty line in the "
-          "general bitext. Remove that row from both files.")
-    yield x, e
-
-
-def langs_file(src: str, src_lang: str, langs: str | None) -> str | None:
-  """The language file of the general source: `langs`, else for a `mul`
-  source the `.langs` file beside it; None for one language."""
-  if langs is None and src_lang == MIXED:
-    langs = f"{os.path.splitext(src)[0]}.{LANGS}"
-    if not os.path.isfile(langs):
-      raise errors.DataError(
-          f"--src-lang {MIXED}: {langs} not found; give the language of "
-          f"each line of {src} with --general-langs FILE (one code per "
-          "line, as `paraflax domain-data` writes general.langs).")
-  return langs
-
-
-def _check_langs(path: str, general: int) -> None:
-  count = 0
-  for count, code in enumerate(readers.iter_lines(path), start=1):
-    if not _LANG.fullmatch(code) or code == ENGLISH:
-      raise errors.DataError(
-          f"{path}:{count}: {code!r} is not a language code; give the "
-          "non-English language of each general pair, two or three "
-          "lowercase letters (de, fr, cs) a line.")
-  if count != general:
-    raise errors.DataError(
-        f"{path} has {count} lines but the general bitext has {general}: "
-        "give one language code per general pair, in the same order.")
-
-
-def _check(in_domain: str, src: str, tgt: str, bins: int,
-           langs: str | None) -> tuple[int, int]:
-  """(in-domain sentences, general pairs), after the checks of the
-  inputs; nothing is written before."""
-  sample = _count_in_domain(in_domain)
-  general = sum(1 for _ in _pairs(src, tgt))
-  if langs is not None:
-    _check_langs(langs, general)
-  left = general - sample
-  if left < bins:
-    raise errors.DataError(
-        f"{tgt}: {general} general sentences; {sample} of them train the "
-        f"general LM (as many as {in_domain} holds), which leaves {left} to "
-        f"share among {bins} bins: more bins than sentences. Give fewer "
-        "bins (--bins) or a larger general corpus.")
-  return sample, general
 
 
 def sample_lines(general: int, size: int, seed: int) -> np.ndarray:
@@ -317,11 +157,12 @@ KeyOf = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 def _binnings(options: dict) -> list[tuple[str, str, str, KeyOf]]:
   """(file prefix, bin number prefix, runs file, key) of each binning."""
-  by_diff = ("bin", "", _RUNS, lambda lines, diff: sortable(diff))
+  by_diff = ("bin", "", _RUNS, lambda lines, diff: binning.sortable(diff))
   if not options["random_bins"]:
     return [by_diff]
   return [by_diff, ("random", RANDOM, _RANDOM_RUNS,
-                    lambda lines, diff: random_keys(lines, options["seed"]))]
+                    lambda lines, diff: binning.random_keys(
+                        lines, options["seed"]))]
 
 
 def _selectable(folder: str, general: int, block: int, sample: np.ndarray
@@ -361,14 +202,16 @@ def _write_bins(folder: str, src: str, tgt: str, src_lang: str,
   binnings = _binnings(options)
   keys = [np.memmap(os.path.join(folder, runs), np.uint64, mode="r")
           for _, _, runs, _ in binnings]
-  binners = [Binner(k, block, bin_starts(len(k), bins)) for k in keys]
+  binners = [binning.Binner(k, block, binning.bin_starts(len(k), bins))
+             for k in keys]
   stats = [[{"bin": f"{number}{i}" if number else i, "size": 0,
              "diffCE_min": math.inf, "diffCE_max": -math.inf,
              "diffCE_sum": 0.0} for i in range(1, bins + 1)]
            for _, number, _, _ in binnings]
-  pairs = _pairs(src, tgt)
+  pairs = selection_inputs.general_pairs(src, tgt)
   codes = readers.iter_lines(langs) if langs else itertools.repeat(None)
-  sides = (src_lang, ENGLISH) + ((LANGS,) if langs else ())
+  sides = ((src_lang, selection_inputs.ENGLISH)
+           + ((selection_inputs.LANGS,) if langs else ()))
   with contextlib.ExitStack() as stack:
     table = stack.enter_context(files.atomic_output(
         os.path.join(folder, "scores.tsv"), "w"))
@@ -440,14 +283,11 @@ def select_domain(in_domain: str, general_src: str, general_tgt: str,
                   general_langs: str | None = None) -> dict:
   """`paraflax select-domain`: see the module docstring. Returns the
   summary (also `output/summary.json`)."""
-  options = _options(config)
-  if not _LANG.fullmatch(src_lang) or src_lang == ENGLISH:
-    raise errors.ConfigError(
-        f"--src-lang {src_lang!r}: give the non-English side's code, two "
-        "or three lowercase letters (de, fr, cs; mul for several).")
-  langs = langs_file(general_src, src_lang, general_langs)
-  sample_size, general = _check(in_domain, general_src, general_tgt,
-                                options["bins"], langs)
+  options = selection_inputs.check_options(config)
+  selection_inputs.check_src_lang(src_lang)
+  langs = selection_inputs.langs_file(general_src, src_lang, general_langs)
+  sample_size, general = selection_inputs.check_inputs(
+      in_domain, general_src, general_tgt, options["bins"], langs)
   settings = {"in_domain": lm.sha256(in_domain),
               "general_src": lm.sha256(general_src),
               "general_tgt": lm.sha256(general_tgt), "src_lang": src_lang,

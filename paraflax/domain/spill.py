@@ -1,12 +1,12 @@
 """The pivot table step in bounded memory: phrase counts of any number of
 blocks turned into p(e2|e1) with only one bucket of phrases in memory.
 
-`pivot.write_table` gives the phrase ids, the buckets and the arithmetic;
-this module holds the disk side: sorted runs of phrase strings merged into
-global ids (`merge_runs`), records appended to bucket files and read back
-one bucket at a time (`Buckets`), and the strings of an id read back
-without holding the vocabulary (`Strings`). Nothing here grows with the
-corpus but files on disk.
+`pivot_table.write_table` gives the phrase ids, the buckets and the
+arithmetic; this module holds the disk side: sorted runs of phrase strings
+merged into global ids (`merge_runs`), records appended to bucket files and
+read back one bucket at a time (`Buckets`), and the strings of an id read
+back without holding the vocabulary (`Strings`). Nothing here grows with
+the corpus but files on disk.
 """
 from __future__ import annotations
 
