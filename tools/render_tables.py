@@ -146,11 +146,53 @@ def train_throughput() -> list[str]:
   return lines
 
 
+def _ann() -> dict:
+  return _load(os.path.join(BENCH, "mining_ann.recall.epyc-2core.json"))
+
+
+def mining_ann_recall() -> list[str]:
+  """Index settings against exact search on synthetic clustered vectors,
+  with faiss driven directly as the peer (AMD EPYC, 2 shared cores)."""
+  d = _ann()
+  lines = _header(
+      ["index", "nprobe", "recall@4 src->tgt", "recall@4 tgt->src",
+       "pairs as exact", "bytes / row", "build (s)", "search (s)",
+       "faiss directly: pairs as exact", "faiss directly / ours (time)"],
+      ["---", "---:"] + ["---:"] * 8)
+  for r in d.get("recall", []):
+    if r["nprobe"] is None:
+      lines.append(_row([r["setting"], "", "1.000", "1.000", "1.000", "", "",
+                         _f(r["search_s"]), "", ""]))
+      continue
+    lines.append(_row([
+        f"`{r['setting']}`", r["nprobe"], _f(r["recall_fwd"], 3),
+        _f(r["recall_bwd"], 3), _f(r["same_pairs"], 3),
+        _f(r["bytes_per_row"], 1), _f(r["build_s"]), _f(r["search_s"]),
+        _f(r["peer_same_pairs"], 3), _f(r["peer_over_ours"]) + "x"]))
+  return lines
+
+
+def mining_ann_quality() -> list[str]:
+  """Mining P/R/F1 on the de-en news benchmarks, exact and per index."""
+  d = _ann()
+  lines = _header(["search", "nprobe", "dev threshold", "dev F1", "test P",
+                   "test R", "test F1"],
+                  ["---", "---:", "---:", "---:", "---:", "---:", "---:"])
+  for r in d["quality"]:
+    lines.append(_row([
+        r["setting"] if r["nprobe"] is None else f"`{r['setting']}`",
+        r["nprobe"] or "", _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
+        _f(r["test_precision"], 1), _f(r["test_recall"], 1),
+        _f(r["test_f1"], 1)]))
+  return lines
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     f.__name__: f for f in (
         headline, sts_encoders, filter_tables, mining_throughput,
         mining_h100_de_en, nmt_vs_opennmt, encoders_vs_wieting,
-        train_throughput)}
+        train_throughput, mining_ann_recall,
+        mining_ann_quality)}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")

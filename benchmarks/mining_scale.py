@@ -1,0 +1,198 @@
+"""Mining N x N sentences from sharded float16 files through faiss indexes.
+
+The vectors are synthetic, not an encoder's: clustered unit vectors (every
+row a random cluster centre plus noise), a tenth of the target rows a noisy
+copy of a source row (the planted pairs, the gold), the rest drawn from the
+clusters independently. Both sides are written as float16 shards with
+their sidecars, then mined with `pipeline.mine` as `paraflax mine --index`
+does: each side's index trained on a seeded sample, filled shard by
+shard, searched both ways with exact re-ranking from the memory-mapped
+shards, ratio margin, `max` retrieval. Reports the time of each phase, the
+peak resident memory of the mining process, the pairs mined and, against
+the planted pairs, precision / recall / F1 at the F1-optimal threshold and
+at 1.04 and 1.06 (the fixed thresholds of WikiMatrix and stopes).
+
+  nice -n 10 python benchmarks/mining_scale.py --rows 1000000 \\
+      --work /tmp/scale --output benchmarks/results/mining_ann.scale-1e6.HW.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def cpu_name() -> str:
+  with open("/proc/cpuinfo", encoding="utf-8") as f:
+    for line in f:
+      if line.startswith("model name"):
+        return line.split(":", 1)[1].strip()
+  return platform.processor()
+
+
+def write_corpus(work: str, rows: int, dim: int, shards: int, clusters: int,
+                 planted: float, seed: int) -> np.ndarray:
+  """x and y float16 shards under work/x, work/y; the gold target of each
+  source row (-1: none)."""
+  from paraflax.mining import embeddings_io  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(seed)
+  centres = rng.normal(size=(clusters, dim)).astype(np.float32)
+  centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+  spread = 0.9 / np.sqrt(dim)  # a row's cosine to its centre about 0.75
+
+  def side() -> np.ndarray:
+    out = np.empty((rows, dim), np.float32)
+    for start in range(0, rows, 1_000_000):
+      n = min(1_000_000, rows - start)
+      out[start:start + n] = (centres[rng.integers(clusters, size=n)]
+                              + spread * rng.normal(size=(n, dim)))
+    return out
+
+  x = side()
+  y = side()
+  gold_n = int(rows * planted)
+  src = rng.permutation(rows)[:gold_n]
+  tgt = rng.permutation(rows)[:gold_n]
+  for start in range(0, gold_n, 1_000_000):
+    s, t = src[start:start + 1_000_000], tgt[start:start + 1_000_000]
+    y[t] = x[s] + 0.7 * spread * rng.normal(size=(len(s), dim))
+  gold = np.full(rows, -1, np.int64)
+  gold[src] = tgt
+  per = -(-rows // shards)
+  for name, matrix in (("x", x), ("y", y)):
+    os.makedirs(os.path.join(work, name), exist_ok=True)
+    for i in range(shards):
+      embeddings_io.write(os.path.join(work, name, f"part-{i:05d}.f16"),
+                          matrix[i * per:(i + 1) * per], fp16=True,
+                          overwrite=True)
+  return gold
+
+
+def quality(pairs, gold: np.ndarray, gold_n: int) -> dict:
+  """P/R/F1 (x 100) of the mined pairs against the planted ones at the
+  F1-optimal threshold and at fixed ones."""
+  correct = gold[pairs.src] == pairs.tgt
+  order = np.argsort(-pairs.score, kind="stable")
+  hits = np.cumsum(correct[order])
+  kept = np.arange(1, len(order) + 1)
+  f1 = 2 * hits / (kept + gold_n)
+  best = int(np.argmax(f1))
+
+  def at(n: int) -> dict:
+    tp = int(hits[n - 1]) if n else 0
+    return {"kept": n, "precision": 100 * tp / max(n, 1),
+            "recall": 100 * tp / gold_n, "f1": 200 * tp / (n + gold_n)}
+
+  out = {"f1_optimal": {"threshold": float(pairs.score[order][best]),
+                        **at(best + 1)}}
+  for cut in (1.04, 1.06):
+    out[f"at_{cut}"] = at(int(np.count_nonzero(pairs.score >= cut)))
+  return out
+
+
+def mine_only(args: argparse.Namespace) -> None:
+  """Loads, indexes and mines the shards of args.work into child.json."""
+  from paraflax.mining import index as index_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
+  result = {}
+  t = time.perf_counter()
+  src, tgt = pipeline.load_sides(
+      [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,
+      [None, None])
+  result["load_s"] = time.perf_counter() - t
+  options = pipeline.Options(k=args.k, index=args.index, nprobe=args.nprobe,
+                             rerank=args.rerank, block=args.block,
+                             retrieval="max")
+  folders = [os.path.join(args.work, f"index-{s}") for s in "xy"]
+  t = time.perf_counter()
+  for side, folder in zip((src, tgt), folders):
+    index_lib.build(folder, side.emb, options.spec,
+                    shard_prints=side.shard_prints)
+  result["index_build_s"] = time.perf_counter() - t
+  result["index_bytes"] = [index_lib.memory_bytes(f) for f in folders]
+  out = os.path.join(args.work, "mined.tsv")
+  t = time.perf_counter()
+  result["pairs"] = pipeline.mine(src, tgt, options, out, overwrite=True,
+                                  index_folders=folders)
+  result["mine_s"] = time.perf_counter() - t
+  result["peak_rss_bytes"] = 1024 * resource.getrusage(
+      resource.RUSAGE_SELF).ru_maxrss
+  with open(out, "rb") as f:
+    table = np.array(f.read().split(), np.float64).reshape(-1, 3)
+  pairs = margin.Mined(table[:, 1].astype(np.int64),
+                       table[:, 2].astype(np.int64), table[:, 0])
+  gold = np.load(os.path.join(args.work, "gold.npy"))
+  result["quality"] = quality(pairs, gold, int(np.count_nonzero(gold >= 0)))
+  with open(os.path.join(args.work, "child.json"), "w") as f:
+    json.dump(result, f)
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--rows", type=int, default=1_000_000)
+  parser.add_argument("--dim", type=int, default=64)
+  parser.add_argument("--shards", type=int, default=10)
+  parser.add_argument("--clusters", type=int, default=10_000)
+  parser.add_argument("--planted", type=float, default=0.1)
+  parser.add_argument("--index", default="IVF4096_HNSW32,PQ16x4fs")
+  parser.add_argument("--nprobe", type=int, default=8)
+  parser.add_argument("--rerank", type=int, default=16)
+  parser.add_argument("--k", type=int, default=4)
+  parser.add_argument("--block", type=int, default=65536)
+  parser.add_argument("--work", required=True)
+  parser.add_argument("--output", required=True)
+  parser.add_argument("--keep", action="store_true",
+                      help="keep the shards and indexes")
+  parser.add_argument("--mine-only", action="store_true",
+                      help="(internal) mine the shards of --work")
+  args = parser.parse_args()
+  if args.mine_only:
+    mine_only(args)
+    return
+  times = {}
+  t = time.perf_counter()
+  gold = write_corpus(args.work, args.rows, args.dim, args.shards,
+                      args.clusters, args.planted, seed=0)
+  times["write_shards_s"] = time.perf_counter() - t
+  gold_n = int(np.count_nonzero(gold >= 0))
+  rss_after_writing = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+  # The mining runs in its own process, so that its peak RSS is its own.
+  np.save(os.path.join(args.work, "gold.npy"), gold)
+  del gold
+  subprocess.run([sys.executable, __file__, "--mine-only", *sys.argv[1:]],
+                 check=True)
+  with open(os.path.join(args.work, "child.json")) as f:
+    mined = json.load(f)
+  report = {
+      "what": "synthetic clustered vectors with planted pairs, float16 "
+              "shards, mined with paraflax's index path",
+      "hardware": f"{cpu_name()}, {os.cpu_count()} cores (shared, nice 10)",
+      "rows_per_side": args.rows, "dim": args.dim, "shards": args.shards,
+      "clusters": args.clusters, "planted_pairs": gold_n,
+      "index": args.index, "nprobe": args.nprobe, "rerank": args.rerank,
+      "k": args.k, "margin": "ratio", "retrieval": "max",
+      "shard_bytes_per_side": args.rows * args.dim * 2,
+      "generator_peak_rss_bytes": 1024 * rss_after_writing,
+      **times, **mined}
+  report["total_mining_s"] = (mined["load_s"] + mined["index_build_s"]
+                              + mined["mine_s"])
+  os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+  with open(args.output, "w", encoding="utf-8") as f:
+    json.dump(report, f, indent=2)
+    f.write("\n")
+  print(json.dumps(report, indent=2))
+  if not args.keep:
+    shutil.rmtree(args.work)
+
+
+if __name__ == "__main__":
+  main()
