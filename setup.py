@@ -32,6 +32,8 @@ setuptools.setup(
         "scipy>=1.17,<1.18",
         "tqdm>=4.70",
         "sacrebleu>=2.6,<2.7",
+        # Levenshtein matrices of the alignment-recovery baseline.
+        "rapidfuzz>=3.14,<3.15",
         "matplotlib>=3.11,<3.12",
         "faiss-cpu>=1.15.1,<1.16",
         # Queries n-gram LMs (lm_ppl); launch/build_kenlm.sh builds the

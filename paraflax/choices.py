@@ -13,6 +13,7 @@ KNN_BACKENDS = ("jax", "faiss")  # mining.pipeline.BACKENDS
 FAISS_INDEXES = ("flat", "ivf")  # mining.faiss_knn.INDEXES
 INDEX_METRICS = ("ip", "l2")  # mining.index.METRICS
 SIMILARITIES = ("cosine", "euclidean", "csls", "mlp")  # similarity.SIMILARITIES
+ALIGN_BASELINES = ("levenshtein", "nmt_posterior")  # text_baselines
 MLP_NEGATIVES = ("worst", "band", "random", "shuffled")  # mlp_similarity
 MINING_LANGS = ("de", "fr", "cs")  # evaluation.mining_set.SIDES
 MINING_SPLITS = ("dev", "test")  # evaluation.mining_set.GOLD_SETS

@@ -27,6 +27,8 @@ def _registry(module: str, name: str):
     (choices.FAISS_INDEXES, "paraflax.mining.faiss_knn", "INDEXES"),
     (choices.INDEX_METRICS, "paraflax.mining.index", "METRICS"),
     (choices.SIMILARITIES, "paraflax.mining.similarity", "SIMILARITIES"),
+    (choices.ALIGN_BASELINES, "paraflax.evaluation.text_baselines",
+     "BASELINES"),
     (choices.MLP_NEGATIVES, "paraflax.recipes.mlp_similarity", "NEGATIVES"),
     (choices.MINING_LANGS, "paraflax.evaluation.mining_set", "SIDES"),
     (choices.MINING_SPLITS, "paraflax.evaluation.mining_set", "GOLD_SETS"),

@@ -9,6 +9,15 @@ from paraflax.commands.base import (
 
 TITLE = "evaluate"
 
+BASELINE = (
+    flag("--baseline", choices=choices.ALIGN_BASELINES, action="append",
+         help="also a baseline of Kim et al. 2019 without embeddings, "
+         "repeatable: levenshtein (character edit distance), nmt_posterior "
+         "(log p(en | xx) per subword under --nmt-workdir; N^2 forced "
+         "decodings)"),
+    flag("--nmt-workdir", help="an X->English NMT workdir, for "
+         "--baseline nmt_posterior"))
+
 COMMANDS: dict[str, Command] = {
     "eval": Command(
         "paraflax.recipes.evaluate:evaluate",
@@ -58,7 +67,7 @@ COMMANDS: dict[str, Command] = {
               "and mlp once trained)"), CSLS_K,
          flag("--seed", type=int, default=0, help="of the shuffle"),
          flag("--output", help="also write the rows here as JSON"),
-         OVERWRITE)),
+         OVERWRITE, *BASELINE)),
     "eval-bilingual": Command(
         "paraflax.recipes.scoring:eval_bilingual",
         "alignment recovery and ParaCrawl tables of a bilingual workdir",
@@ -73,7 +82,7 @@ COMMANDS: dict[str, Command] = {
          flag("--data", action="append", default=[], metavar="SPEC",
               help="also this bitext as an alignment test set, repeatable "
               "(a data spec: tsv:FILE, lines:SRC,EN; the only sets of a "
-              "language without bundled ones)"))),
+              "language without bundled ones)"), *BASELINE)),
     "eval-domain": Command(
         "paraflax.evaluation.domain_selection:evaluate",
         "in-domain perplexity of Moore-Lewis vs random vs n-gram-overlap "

@@ -24,6 +24,7 @@ from paraflax import files
 from paraflax.data import readers
 from paraflax.evaluation import alignment
 from paraflax.evaluation import bilingual as bilingual_eval
+from paraflax.evaluation import text_baselines
 from paraflax.mining import similarity
 from paraflax.recipes import embedders
 from paraflax.recipes import mlp_similarity
@@ -171,10 +172,36 @@ def score_file(workdir: str, input: str, output: str, src_lang: str,
         f"(checkpoint step {enc.step})", file=sys.stderr)
 
 
+def baseline_rows(src: Sequence[str], tgt: Sequence[str], lang: str,
+                  baselines: Sequence[str], *, name: str, seed: int = 0,
+                  nmt_workdir: str | None = None) -> list[dict]:
+  """Alignment recovery rows of Kim et al.'s baselines without embeddings
+  (`text_baselines.BASELINES`): Levenshtein distance, NMT posterior."""
+  rows = []
+  for baseline in dict.fromkeys(baselines):
+    if baseline == "levenshtein":
+      scores = -text_baselines.levenshtein_matrix(src, tgt)
+    elif baseline == "nmt_posterior":
+      if not nmt_workdir:
+        raise errors.ConfigError(
+            "--baseline nmt_posterior scores with an X->English NMT: name "
+            "its workdir with --nmt-workdir.")
+      from paraflax.recipes import nmt_posterior  # pylint: disable=g-import-not-at-top
+      scores = nmt_posterior.posterior_matrix(nmt_workdir, src, tgt)
+    else:
+      raise errors.ConfigError(f"unknown baseline {baseline!r}; use one of "
+                               f"{text_baselines.BASELINES}.")
+    rows.append({"set": name, "lang": lang, "n": len(src),
+                 "similarity": baseline,
+                 **text_baselines.recovery_errors(scores, seed=seed)})
+  return rows
+
+
 def align_eval(workdir: str, src: str, tgt: str, src_lang: str,
                tgt_lang: str, similarity: Sequence[str] | None = None,
                k: int = 10, seed: int = 0, output: str | None = None,
-               overwrite: bool = False) -> None:
+               overwrite: bool = False, baseline: Sequence[str] = (),
+               nmt_workdir: str | None = None) -> None:
   """`paraflax align-eval`: alignment recovery errors of two files."""
   if output:
     files.check_output(output)
@@ -185,6 +212,9 @@ def align_eval(workdir: str, src: str, tgt: str, src_lang: str,
   sims = {name: context(name, workdir, k=k) for name in dict.fromkeys(names)}
   table = align_errors(enc, [r[0] for r in rows], [r[1] for r in rows],
                        src_lang, sims, seed=seed, name=os.path.basename(src))
+  table += baseline_rows([r[0] for r in rows], [r[1] for r in rows],
+                         src_lang, baseline or (), name=os.path.basename(src),
+                         seed=seed, nmt_workdir=nmt_workdir)
   print(f"alignment recovery error % of {len(rows)} pairs, checkpoint step "
         f"{enc.step} of {workdir}")
   print(alignment.format_table(table))
@@ -217,10 +247,12 @@ def train_mlp_for_workdir(workdir: str,
 
 
 def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
-                   data: Sequence[str] = ()) -> dict:
+                   data: Sequence[str] = (), baseline: Sequence[str] = (),
+                   nmt_workdir: str | None = None) -> dict:
   """`paraflax eval-bilingual`: alignment and ParaCrawl tables, and plots;
   trains the MLP similarity first if the workdir has none. `data`: more
-  alignment test sets (data specs of the user's bitext)."""
+  alignment test sets (data specs of the user's bitext); `baseline`: Kim
+  et al.'s baselines on every alignment set besides."""
   enc = _open_both(workdir)
   if not os.path.isdir(mlp_workdir(workdir)):
     print("training the MLP similarity first (paraflax train-mlp defaults)",
@@ -228,6 +260,11 @@ def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
     train_mlp(enc, mlp_similarity.default_config())
   sims = {name: context(name, workdir, k=k) for name in choices.SIMILARITIES}
   report = bilingual_eval.evaluate(enc, sims, seed=seed, data=data or ())
+  for name in dict.fromkeys(r["set"] for r in list(report["alignment"])):
+    src, tgt = alignment.load(name, enc.lang)
+    report["alignment"] += baseline_rows(src, tgt, enc.lang, baseline or (),
+                                         name=name, seed=seed,
+                                         nmt_workdir=nmt_workdir)
   print(bilingual_eval.format_report(report))
   print(f"wrote {bilingual_eval.write(report)}", file=sys.stderr)
   return report
