@@ -136,6 +136,61 @@ def mine_only(args: argparse.Namespace) -> None:
     json.dump(result, f)
 
 
+def peer_only(args: argparse.Namespace) -> dict:
+  """faiss driven directly with the same string, sample and nprobe, as
+  stopes does: read the shards, train, add, search both ways, ratio
+  margin and `max` in numpy (no re-ranking). Times and pairs."""
+  import faiss  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import index as index_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
+  result = {}
+  src, tgt = pipeline.load_sides(
+      [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,
+      [None, None])
+  spec = index_lib.Spec(args.index)
+  t = time.perf_counter()
+  xu, yu = (index_lib.unit(np.asarray(side.emb)) for side in (src, tgt))
+  result["load_s"] = time.perf_counter() - t
+  found, build_s, search_s = [], 0.0, 0.0
+  for queries, corpus in ((xu, yu), (yu, xu)):
+    t = time.perf_counter()
+    index = faiss.index_factory(corpus.shape[1], args.index,
+                                faiss.METRIC_INNER_PRODUCT)
+    for part in (index, faiss.extract_index_ivf(index)):
+      part = faiss.downcast_index(part)
+      if hasattr(part, "do_polysemous_training"):
+        part.do_polysemous_training = False
+    sample = index_lib.default_sample(spec, corpus.shape[1], len(corpus))
+    picked = np.sort(np.random.default_rng(0).choice(
+        len(corpus), sample, replace=False))
+    index.train(corpus[picked])
+    index.add(corpus)
+    build_s += time.perf_counter() - t
+    t = time.perf_counter()
+    faiss.extract_index_ivf(index).nprobe = args.nprobe
+    found.append(index.search(queries, args.k))
+    search_s += time.perf_counter() - t
+  t = time.perf_counter()
+  pairs = margin.select(margin.from_neighbours(*found, margin="ratio"), "max")
+  result.update({"index_build_s": build_s, "search_s": search_s,
+                 "margin_s": time.perf_counter() - t,
+                 "pairs": len(pairs.score)})
+  gold = np.load(os.path.join(args.work, "gold.npy"))
+  result["quality"] = quality(pairs, gold, int(np.count_nonzero(gold >= 0)))
+  with open(os.path.join(args.work, "mined.tsv"), "rb") as f:
+    ours = np.array(f.read().split(), np.float64).reshape(-1, 3)
+  key = lambda s, t: np.asarray(s, np.int64) * len(xu) + t
+  result["share_of_our_pairs"] = float(np.isin(
+      key(ours[:, 1], ours[:, 2].astype(np.int64)),
+      key(pairs.src, pairs.tgt)).mean())
+  result["peak_rss_bytes"] = 1024 * resource.getrusage(
+      resource.RUSAGE_SELF).ru_maxrss
+  result["total_mining_s"] = (result["load_s"] + build_s + search_s
+                              + result["margin_s"])
+  return result
+
+
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--rows", type=int, default=1_000_000)
@@ -154,9 +209,18 @@ def main() -> None:
                       help="keep the shards and indexes")
   parser.add_argument("--mine-only", action="store_true",
                       help="(internal) mine the shards of --work")
+  parser.add_argument("--peer-only", action="store_true",
+                      help="(internal) the peer on the shards of --work")
+  parser.add_argument("--peer", action="store_true",
+                      help="then faiss directly on the same shards (stopes' "
+                      "recipe), reported beside ours")
   args = parser.parse_args()
   if args.mine_only:
     mine_only(args)
+    return
+  if args.peer_only:
+    with open(os.path.join(args.work, "peer.json"), "w") as f:
+      json.dump(peer_only(args), f)
     return
   times = {}
   t = time.perf_counter()
@@ -185,6 +249,15 @@ def main() -> None:
       **times, **mined}
   report["total_mining_s"] = (mined["load_s"] + mined["index_build_s"]
                               + mined["mine_s"])
+  if args.peer:
+    subprocess.run([sys.executable, __file__, "--peer-only", *sys.argv[1:]],
+                   check=True)
+    with open(os.path.join(args.work, "peer.json")) as f:
+      report["peer"] = {"what": "faiss directly, the same index string, "
+                                "sample and nprobe; no re-ranking",
+                        **json.load(f)}
+    report["peer_over_ours_time"] = (report["peer"]["total_mining_s"]
+                                     / report["total_mining_s"])
   os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
   with open(args.output, "w", encoding="utf-8") as f:
     json.dump(report, f, indent=2)

@@ -105,26 +105,30 @@ def test_ivf_finds_the_planted_pairs(shards, tmp_path):
 
 
 def _index(s, folder, *extra):
-  return cli.main(["index", "--emb", s["x"], "--fp16", "--index", IVF,
+  index = [] if "--index" in extra else ["--index", IVF]
+  return cli.main(["index", "--emb", s["x"], "--fp16", *index,
                    "--output", str(folder), *extra])
 
 
-def test_an_index_killed_and_resumed_equals_one_built_straight(shards,
-                                                               tmp_path):
+@pytest.mark.parametrize("string, parts", [
+    (IVF, ["part-000000.faiss", "part-000001.faiss"]),
+    # Fast-scan lists are not merged: the index of the first shards is kept.
+    ("IVF4,PQ4x4fs", ["upto-000002.faiss"])])
+def test_an_index_killed_and_resumed_equals_one_built_straight(
+    shards, tmp_path, string, parts):
   straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-  assert _index(shards, straight) == 0
+  assert _index(shards, straight, "--index", string) == 0
   code = ("import sys; from paraflax import cli; "
           "sys.exit(cli.main(sys.argv[1:]))")
   killed = subprocess.run(
       [sys.executable, "-c", code, "index", "--emb", shards["x"], "--fp16",
-       "--index", IVF, "--output", str(resumed)],
+       "--index", string, "--output", str(resumed)],
       env={**os.environ, "PARAFLAX_CRASH_AT": "index.part:2"},
       capture_output=True, check=False)
   assert killed.returncode == -9, killed.stderr.decode()[-2000:]
-  assert sorted(p.name for p in (resumed / "parts").iterdir()) == [
-      "part-000000.faiss", "part-000001.faiss"]
+  assert sorted(p.name for p in (resumed / "parts").iterdir()) == parts
   assert not (resumed / "index.faiss").exists()
-  assert _index(shards, resumed) == 0
+  assert _index(shards, resumed, "--index", string) == 0
   assert ((resumed / "index.faiss").read_bytes()
           == (straight / "index.faiss").read_bytes())
   assert not (resumed / "parts").exists()
