@@ -71,3 +71,19 @@ def run_child(argv: list[str], num_devices: int,
     raise ChildFailed(f"{num_devices}-device child failed (exit "
                       f"{proc.returncode}); its stderr is above.")
   return json.loads(lines[-1])
+
+
+def hardware() -> str:
+  """'<cpu model>-<cores>core' from /proc/cpuinfo, as a file name part."""
+  model = "cpu"
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+      for line in f:
+        if line.startswith("model name"):
+          model = line.split(":", 1)[1]
+          break
+  except OSError:
+    pass
+  slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"\(r\)|\(tm\)|cpu|processor",
+                                            "", model.lower())).strip("-")
+  return f"{slug or 'cpu'}-{os.cpu_count()}core"

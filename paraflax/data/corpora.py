@@ -169,6 +169,20 @@ def read(corpus: Corpus, split: str, root: pathlib.Path | None = None
   return {f: list(c) for f, c in zip(corpus.features, columns)}
 
 
+def files(corpus: Corpus, split: str, root: pathlib.Path | None = None
+          ) -> list[str]:
+  """The files one split reads, where they are paths (a TFDS dataset or an
+  STS set is named instead): what a cache of the split is checked
+  against."""
+  root = root or paths.data_dir()
+  out = []
+  for part in corpus.splits[split].parts:
+    names = part.files if isinstance(part, Lines) else \
+        (part.file,) if isinstance(part, Tsv) else ()
+    out += [str(_where(root, f)) for f in names] or [repr(part)]
+  return out
+
+
 def _bitext(corpus: str, lang: str, splits: Mapping[str, Split]) -> Corpus:
   return Corpus(f"bitext_{corpus}_{lang}_en", BITEXT, splits, (lang, "en"))
 

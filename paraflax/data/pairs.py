@@ -6,43 +6,107 @@ of (seed, megabatch index), so a resumed run sees exactly the batches an
 uninterrupted run would have seen. The pairs are either read in shuffled
 passes over all of them, or drawn from several members by rate (`Rates`,
 a seqio Mixture's semantics).
+
+The pairs are in memory (`encode_pairs`) or, in training, memory-mapped
+from the workdir's encoded cache (`cached_pairs`, `encoded_cache`): the
+corpus is streamed once into it and a megabatch reads its own rows, so
+memory does not grow with the corpus but for the order of the pass under
+way (4 bytes a pair).
 """
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+import functools
+import logging
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
 from paraflax.data import batching
+from paraflax.data import encoded_cache
 from paraflax.data import words
 
 
 @dataclasses.dataclass(frozen=True)
 class EncodedPairs:
+  """In memory (`encode_pairs`) or memory-mapped from the workdir's encoded
+  cache (`cached_pairs`): the stream indexes rows, either way."""
   a: np.ndarray  # [N, max_len] int32 word ids
   a_len: np.ndarray  # [N]
   b: np.ndarray
   b_len: np.ndarray
-  a_uid: np.ndarray  # [N] equal exactly when the id sequences are equal
+  a_uid: np.ndarray  # [N] int64 digests of the id sequences (`row_hash`)
   b_uid: np.ndarray
 
   def __len__(self) -> int:
     return len(self.a_len)
 
 
+def columns(max_len: int) -> dict[str, encoded_cache.Column]:
+  return {"a": encoded_cache.Column("int32", max_len),
+          "a_len": encoded_cache.Column("int32"),
+          "b": encoded_cache.Column("int32", max_len),
+          "b_len": encoded_cache.Column("int32"),
+          "a_uid": encoded_cache.Column("int64"),
+          "b_uid": encoded_cache.Column("int64")}
+
+
+def encode_chunk(pairs: Sequence[tuple[str, str]], vocab: words.WordVocab,
+                 max_len: int) -> tuple[dict[str, np.ndarray], int]:
+  """The cache's columns of `pairs`, and how many of their sentences are
+  longer than `max_len` words (cut to it)."""
+  out, longer = {}, 0
+  for side, texts in (("a", [p[0] for p in pairs]),
+                      ("b", [p[1] for p in pairs])):
+    ids = np.zeros((len(texts), max_len), np.int32)
+    lengths = np.zeros((len(texts),), np.int32)
+    for row, text in enumerate(texts):
+      seq = vocab.encode(text)
+      longer += len(seq) > max_len
+      seq = seq[:max_len]
+      ids[row, :len(seq)] = seq
+      lengths[row] = len(seq)
+    out.update({side: ids, side + "_len": lengths,
+                side + "_uid": encoded_cache.row_hash(ids, lengths)})
+  return out, longer
+
+
+def report_longer(longer: int, total: int, max_len: int) -> None:
+  if longer:
+    logging.warning("%d of %d inputs are longer than data.max_len=%d words "
+                    "and were truncated", longer, total, max_len)
+
+
 def encode_pairs(pairs: Sequence[tuple[str, str]], vocab: words.WordVocab,
                  max_len: int) -> EncodedPairs:
-  a, a_len = vocab.encode_batch([p[0] for p in pairs], max_len)
-  b, b_len = vocab.encode_batch([p[1] for p in pairs], max_len)
-  batching.report_longer([len(words.tokenize(s)) for p in pairs for s in p],
-                         max_len, "words")
-  uid: dict[bytes, int] = {}
-  ids = [uid.setdefault(row[:n].tobytes(), len(uid))
-         for x, lengths in ((a, a_len), (b, b_len))
-         for row, n in zip(x, lengths)]
-  ids = np.asarray(ids, np.int32)
-  return EncodedPairs(a, a_len, b, b_len, ids[:len(pairs)], ids[len(pairs):])
+  """All of `pairs` in memory: what `cached_pairs` writes, for small
+  data and tests."""
+  out, longer = encode_chunk(pairs, vocab, max_len)
+  report_longer(longer, 2 * len(pairs), max_len)
+  return EncodedPairs(**out)
+
+
+def cached_pairs(folder: str, settings: dict, chunks: Callable[
+    [], Iterator[Sequence[tuple[str, str]]]], vocab: words.WordVocab,
+                 max_len: int) -> tuple[EncodedPairs, dict]:
+  """The pairs of `chunks()` (called once, only when the cache in
+  `folder` is missing or of other `settings`) encoded into `folder`, and
+  memory-mapped; with the `info` recorded (the pairs of each chunk source
+  under "sizes" when `chunks` yields (source, pairs))."""
+
+  def fill(writer: encoded_cache.Writer) -> dict:
+    longer, sizes = 0, {}
+    for source, chunk in chunks():
+      out, n = encode_chunk(chunk, vocab, max_len)
+      writer.append(out)
+      longer += n
+      sizes[source] = sizes.get(source, 0) + len(chunk)
+    report_longer(longer, 2 * writer.rows, max_len)
+    return {"sizes": sizes, "longer": longer}
+
+  cache = encoded_cache.ensure(folder, settings, columns(max_len), fill)
+  return EncodedPairs(**{name: cache[name] for name in columns(max_len)}), \
+      cache.info
 
 
 def _scramble(ids: np.ndarray, lengths: np.ndarray, p: float,
@@ -66,10 +130,17 @@ class Passes:
     out = np.empty_like(flat)
     for epoch in np.unique(epochs):
       mask = epochs == epoch
-      order = np.random.default_rng([*self.key, int(epoch)]).permutation(
-          self.n)
-      out[mask] = order[flat[mask] % self.n]
+      out[mask] = _order(self.n, self.key, int(epoch))[flat[mask] % self.n]
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _order(n: int, key: tuple[int, ...], epoch: int) -> np.ndarray:
+  """`default_rng([*key, epoch]).permutation(n)` as int32 (the same
+  shuffle, 4 bytes a pair), kept while its pass is read."""
+  order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+  np.random.default_rng([*key, epoch]).shuffle(order)
+  return order
 
 
 class Rates:
@@ -107,6 +178,16 @@ class Rates:
     return out[rng.permutation(self.size)]
 
 
+def _rows(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+  """x[idx] read in ascending row order (a memory map reads each page once
+  and forward)."""
+  flat = idx.reshape(-1)
+  order = np.argsort(flat, kind="stable")
+  out = np.empty((len(flat),) + x.shape[1:], x.dtype)
+  out[order] = x[flat[order]]
+  return out.reshape(idx.shape + x.shape[1:])
+
+
 @dataclasses.dataclass
 class MegabatchStream:
   pairs: EncodedPairs
@@ -139,9 +220,14 @@ class MegabatchStream:
     longest = int(max(p.a_len[idx].max(), p.b_len[idx].max()))
     length = min(batching.width(longest), p.a.shape[1])
     rng = np.random.default_rng([self.seed, 1, k])
-    out = {"a": p.a[idx, :length], "a_len": p.a_len[idx],
-           "b": p.b[idx, :length], "b_len": p.b_len[idx],
-           "a_uid": p.a_uid[idx], "b_uid": p.b_uid[idx],
+    # The digests as small ids, equal where they are: what the negatives'
+    # mask compares, in int32 as the devices take it.
+    _, uid = np.unique(np.stack([p.a_uid[idx], p.b_uid[idx]]),
+                       return_inverse=True)
+    uid = uid.reshape((2,) + idx.shape).astype(np.int32)
+    out = {"a": _rows(p.a[:, :length], idx), "a_len": p.a_len[idx],
+           "b": _rows(p.b[:, :length], idx), "b_len": p.b_len[idx],
+           "a_uid": uid[0], "b_uid": uid[1],
            "weight": np.ones(idx.shape, np.float32)}
     if self.scramble > 0:
       for side in ("a", "b"):

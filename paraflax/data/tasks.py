@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -127,6 +128,89 @@ def _numbered(ds: tf.data.Dataset) -> tf.data.Dataset:
   return ds.enumerate().map(lambda i, ex: {**ex, POSITION: i})
 
 
+# What each registered backtranslated Task reads: (path, filter, max_pairs,
+# seed), so that `iter_examples` streams it from its files.
+_BACKTRANSLATED_SOURCES: dict[str, tuple] = {}
+
+
+def _stream_backtranslated(path: str, spec: filters.Filter | None,
+                           max_pairs: int, seed: int, chunk: int
+                           ) -> Iterator[list[dict[str, str]]]:
+  """The Task's examples in its order, `chunk` at a time, read as a
+  stream: the bounds, then the draw of `max_pairs` (`filters.draw`, over
+  a first pass that counts what the bounds keep)."""
+  from paraflax.data import shards  # pylint: disable=g-import-not-at-top
+  score = spec.score if spec is not None and spec.bounded else None
+
+  def kept() -> Iterator[tuple[str, str]]:
+    for part, line, r in shards.numbered_jsonl(
+        path, keys=("reference", "translation", "rank")):
+      if r["rank"] != 0:
+        continue
+      if score and not spec.lo <= score_of(part, line, r, score) <= spec.hi:
+        continue
+      yield r["reference"], r["translation"]
+
+  mask = None
+  if max_pairs:
+    count = sum(1 for _ in kept())
+    mask = filters.draw(count, n=max_pairs, seed=seed,
+                        what=filters.described(spec, path))
+  out = []
+  for i, (s1, s2) in enumerate(kept()):
+    if mask is not None and not mask[i]:
+      continue
+    out.append({"sentence1": s1, "sentence2": s2})
+    if len(out) == chunk:
+      yield out
+      out = []
+  if out:
+    yield out
+
+
+def source_files(name: str, split: str = "train",
+                 features: tuple[str, ...] = corpora.BITEXT) -> list[str]:
+  """The files a Task (or Mixture, or data spec) reads: what a cache of
+  its examples is checked against."""
+  if specs.is_spec(name) and not name.startswith(BACKTRANSLATED):
+    data = specs.parse(name, features, split)
+    return corpora.files(data.corpus, data.split)
+  name, split = resolve(name, split, features)
+  if name in _BACKTRANSLATED_SOURCES:
+    from paraflax.data import shards  # pylint: disable=g-import-not-at-top
+    return shards.resolve(_BACKTRANSLATED_SOURCES[name][0])
+  if name in seqio.MixtureRegistry.names():
+    return [f for m in seqio.MixtureRegistry.get(name).rate_per_task_name
+            for f in source_files(m, split)]
+  if name in corpora.CORPORA:
+    return corpora.files(corpora.get(name), split)
+  return [name]
+
+
+def iter_examples(name: str, split: str, features: tuple[str, ...]
+                  = corpora.BITEXT, chunk: int = _BATCH
+                  ) -> Iterator[list[dict[str, str | float]]]:
+  """`examples` (without `cache_dir`) as lists of at most `chunk`, read
+  as a stream: a backtranslated Task from its files, any other Task
+  through its seqio dataset in batches, a Mixture member after member."""
+  name, split = resolve(name, split, features)
+  if name in _BACKTRANSLATED_SOURCES:
+    yield from _stream_backtranslated(*_BACKTRANSLATED_SOURCES[name], chunk)
+    return
+  if name in seqio.MixtureRegistry.names():
+    for m in seqio.MixtureRegistry.get(name).rate_per_task_name:
+      yield from iter_examples(m, split, chunk=chunk)
+    return
+  if name not in seqio.TaskRegistry.names():
+    raise errors.ConfigError(f"unknown Task or Mixture {name!r}; `paraflax "
+                             "tasks` lists them.")
+  ds = seqio.TaskRegistry.get(name).get_dataset(
+      sequence_length=None, split=split, shuffle=False)
+  for batch in ds.batch(chunk).as_numpy_iterator():
+    yield [dict(zip(batch, map(_to_python, row)))
+           for row in zip(*batch.values())]
+
+
 def register_backtranslated(path: str, data_filter: dict | None = None,
                             max_pairs: int = 0, seed: int = 0) -> str:
   """A Task of (English reference, 1-best translation) pairs from a
@@ -138,6 +222,7 @@ def register_backtranslated(path: str, data_filter: dict | None = None,
   key = json.dumps([path, spec, max_pairs, seed]) if spec or max_pairs \
       else path  # unfiltered: the name it always had
   name = "paraphrase_en_bt_" + hashlib.sha256(key.encode()).hexdigest()[:12]
+  _BACKTRANSLATED_SOURCES[name] = (path, spec, max_pairs, seed)
   if name not in seqio.TaskRegistry.names():
     score = spec.score if spec is not None and spec.bounded else None
     seqio.TaskRegistry.add(

@@ -7,6 +7,7 @@ where negatives are refreshed once per megabatch.
 """
 from __future__ import annotations
 
+import collections
 import os
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -22,6 +23,7 @@ from jax.sharding import Mesh
 from paraflax import errors
 from paraflax import losses
 from paraflax.data import batching
+from paraflax.data import encoded_cache
 from paraflax.data import pairs as pairs_lib
 from paraflax.data import words
 from paraflax.evaluation import evaluators
@@ -33,6 +35,7 @@ from paraflax.training import optimizers
 VOCAB_FILE = "vocab.txt"
 WORD_VECTORS_FILE = "word_vectors.txt"
 _EMBED_BATCH = 512
+_CHUNK = 4096  # pairs encoded and written at a time
 
 
 def make_model(config: ml_collections.ConfigDict, vocab_size: int
@@ -280,15 +283,15 @@ def _members(config: ml_collections.ConfigDict
 
 
 def _check_not_empty(config: ml_collections.ConfigDict,
-                     parts: list[list[tuple[str, str]]]) -> None:
+                     sizes: Sequence[int]) -> None:
   """DataError naming the Task (and its file) that gave no pairs, before
   the workdir gets any file."""
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
   mixture = tuple(tuple(m) for m in config.data.mixture)
   named = [(f"data.mixture[{i}]", m[0]) for i, m in enumerate(mixture)] \
       if mixture else [("data.task", config.data.task)]
-  for (key, name), part in zip(named, parts):
-    if part:
+  for (key, name), size in zip(named, sizes):
+    if size:
       continue
     if name.startswith(tasks.BACKTRANSLATED):
       path = name[len(tasks.BACKTRANSLATED):]
@@ -306,12 +309,46 @@ def _check_not_empty(config: ml_collections.ConfigDict,
         "the Tasks), or choose another.")
 
 
+def _pair_chunks(config: ml_collections.ConfigDict,
+                 members: Sequence[tuple[str, float]]
+                 ) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+  """(member index, pairs) of every member in order, a chunk at a time:
+  streamed from the files, or from seqio's cache (`data.cache_dir`, read
+  whole: its shards hold the examples out of order)."""
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  for i, (name, _) in enumerate(members):
+    if config.data.cache_dir:
+      examples = tasks.examples(name, config.data.split,
+                                cache_dir=config.data.cache_dir)
+      chunks = (examples[j:j + _CHUNK]
+                for j in range(0, len(examples), _CHUNK))
+    else:
+      chunks = tasks.iter_examples(name, config.data.split, chunk=_CHUNK)
+    for chunk in chunks:
+      yield str(i), [(e["sentence1"], e["sentence2"]) for e in chunk]
+
+
+def _cache_settings(config: ml_collections.ConfigDict,
+                    members: Sequence[tuple[str, float]],
+                    vocab: words.WordVocab) -> dict[str, Any]:
+  """What the encoded pairs are made from: the cache is rebuilt when any
+  of it changes (a file's size or time, the vocabulary, max_len...)."""
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  return {"members": [name for name, _ in members],
+          "split": config.data.split,
+          "cache_dir": config.data.cache_dir,
+          "files": [encoded_cache.stamp_of(tasks.source_files(
+              name, config.data.split)) for name, _ in members],
+          "vocab": encoded_cache.digest(vocab.words),
+          "max_len": config.data.max_len}
+
+
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> ParaphraseRecipe:
-  """Reads the pairs of `config.data` (a seqio Task or Mixture, or Tasks
-  mixed by rate), builds or reloads the vocabulary and returns a recipe
-  ready for the train loop."""
-  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  """Streams the pairs of `config.data` (a seqio Task or Mixture, or Tasks
+  mixed by rate) into a counted vocabulary (or reloads it) and the
+  workdir's encoded cache, and returns a recipe ready for the train loop
+  that reads its megabatches from the cache."""
   members = _members(config)
   vectors = config.model.word_vectors
   if vectors and not os.path.isfile(vectors):
@@ -321,20 +358,30 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
         "--workdir runs/ppdb_words && paraflax export-words --workdir "
         "runs/ppdb_words`, or start from random words with "
         "--config.model.word_vectors=''.")
-  parts = [[(e["sentence1"], e["sentence2"]) for e in tasks.examples(
-      name, config.data.split, cache_dir=config.data.cache_dir or None)]
-           for name, _ in members]
-  _check_not_empty(config, parts)
-  pairs = [p for part in parts for p in part]
   vocab_path = os.path.join(workdir, VOCAB_FILE)
   if os.path.exists(vocab_path):  # resuming: the ids must not move
     vocab = words.WordVocab.load(vocab_path)
   else:
+    counted = collections.Counter()
+
+    def texts() -> Iterator[str]:
+      for member, chunk in _pair_chunks(config, members):
+        counted[member] += len(chunk)
+        yield from (s for p in chunk for s in p)
+
     vocab = words.WordVocab.build(
-        (s for p in pairs for s in p), min_count=config.data.vocab_min_count,
+        texts(), min_count=config.data.vocab_min_count,
         max_size=config.data.vocab_max_size or None,
         extra=words.vector_words(vectors)
         if vectors and config.data.get("vocab_from_vectors") else ())
+    sizes = [counted[str(i)] for i in range(len(members))]
+    _check_not_empty(config, sizes)
+  encoded, info = pairs_lib.cached_pairs(
+      encoded_cache.folder(workdir, "pairs"),
+      _cache_settings(config, members, vocab),
+      lambda: _pair_chunks(config, members), vocab, config.data.max_len)
+  sizes = [info["sizes"].get(str(i), 0) for i in range(len(members))]
+  _check_not_empty(config, sizes)
   anchor_init = None
   if vectors:
     table, found = words.load_word_vectors(vectors, vocab,
@@ -342,10 +389,9 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
     anchor_init = words.fill_missing(table, found, config.seed)
   mixed = bool(config.data.mixture)
   stream = pairs_lib.MegabatchStream(
-      pairs_lib.encode_pairs(pairs, vocab, config.data.max_len),
-      batch=config.batch_size, megabatch=config.megabatch, shards=mesh.size,
-      seed=config.seed, scramble=config.loss.scramble,
-      sizes=tuple(map(len, parts)) if mixed else (),
+      encoded, batch=config.batch_size, megabatch=config.megabatch,
+      shards=mesh.size, seed=config.seed, scramble=config.loss.scramble,
+      sizes=tuple(sizes) if mixed else (),
       rates=tuple(rate for _, rate in members) if mixed else ())
   save_workdir_files(workdir, config, vocab)
   return ParaphraseRecipe(config, vocab, stream, anchor_init)

@@ -1,0 +1,141 @@
+"""Training data streamed into the workdir's encoded cache: the megabatches
+of the in-memory path, resumable, rebuilt when the data changes, and a kill
+while the cache is written leaves nothing a rerun cannot finish."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from paraflax.data import encoded_cache
+from paraflax.data import pairs as pairs_lib
+from paraflax.data import tasks
+from paraflax.data import words
+from tests.conftest import ROOT
+
+_MAX_LEN = 12
+
+
+def _records(path, n, offset=0):
+  with open(path, "w", encoding="utf-8") as f:
+    for i in range(n):
+      # Repeated texts (i % 7) so that the uids' masking has work to do.
+      f.write(json.dumps({
+          "id": i, "reference": f"The cat {(i + offset) % 7} sat here {i}.",
+          "translation": f"A cat {i % 5} sits {(i + offset) % 7}.",
+          "rank": 0, "cost": 1.0,
+          "scores": {"overlap_1": (i % 10) / 10}}) + "\n")
+  return str(path)
+
+
+def _cached(folder, path, vocab, chunk=16, **task):
+  name = tasks.register_backtranslated(path, **task)
+  calls = []
+
+  def chunks():
+    calls.append(1)
+    for part in tasks.iter_examples(name, "train", chunk=chunk):
+      yield "0", [(e["sentence1"], e["sentence2"]) for e in part]
+
+  settings = {"files": encoded_cache.stamp_of(tasks.source_files(name)),
+              "vocab": encoded_cache.digest(vocab.words)}
+  encoded, info = pairs_lib.cached_pairs(str(folder), settings, chunks,
+                                         vocab, _MAX_LEN)
+  return encoded, info, calls
+
+
+def _in_memory(path, **task):
+  name = tasks.register_backtranslated(path, **task)
+  pairs = [(e["sentence1"], e["sentence2"])
+           for e in tasks.examples(name, "train")]
+  vocab = words.WordVocab.build(s for p in pairs for s in p)
+  return pairs, vocab
+
+
+def _assert_same_megabatches(a, b, ks):
+  for k in ks:
+    x, y = a.get(k), b.get(k)
+    assert x.keys() == y.keys()
+    for key in x:
+      np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+
+
+@pytest.mark.parametrize("task", [
+    {}, {"data_filter": {"score": "random"}, "max_pairs": 70, "seed": 3},
+    {"data_filter": {"score": "overlap_1", "lo": 0.2, "hi": 0.6},
+     "max_pairs": 30, "seed": 1}])
+def test_streamed_megabatches_equal_the_in_memory_ones(tmp_path, task):
+  path = _records(tmp_path / "bt.jsonl", 100)
+  pairs, vocab = _in_memory(path, **task)  # seqio's Task, whole
+  encoded, info, _ = _cached(tmp_path / "cache", path, vocab, **task)
+  assert info["sizes"] == {"0": len(pairs)}
+  memory = pairs_lib.encode_pairs(pairs, vocab, _MAX_LEN)
+  for name in ("a", "a_len", "b", "b_len", "a_uid", "b_uid"):
+    np.testing.assert_array_equal(getattr(encoded, name),
+                                  getattr(memory, name))
+  options = {"batch": 8, "megabatch": 3, "seed": 5, "scramble": 0.3,
+             "shards": 3}
+  streamed = pairs_lib.MegabatchStream(encoded, **options)
+  _assert_same_megabatches(
+      streamed, pairs_lib.MegabatchStream(memory, **options), range(8))
+  # Resumed at megabatch 5: the batches of the uninterrupted stream.
+  resumed = pairs_lib.MegabatchStream(encoded, **options).from_step(5 * 3)
+  for k in range(5, 8):
+    got, want = next(resumed), streamed.get(k)
+    for key in want:
+      np.testing.assert_array_equal(got[key], want[key])
+
+
+def test_cache_is_reused_and_rebuilt_when_the_data_changes(tmp_path):
+  path = _records(tmp_path / "bt.jsonl", 40)
+  _, vocab = _in_memory(path)
+  first, _, calls = _cached(tmp_path / "cache", path, vocab)
+  assert len(calls) == 1
+  again, _, calls = _cached(tmp_path / "cache", path, vocab)
+  assert not calls  # same file, same vocabulary: read back
+  np.testing.assert_array_equal(first.a, again.a)
+  _records(path, 41, offset=1)  # another file by the same name
+  os.utime(path, ns=(1, 1))
+  changed, _, calls = _cached(tmp_path / "cache", path, vocab)
+  assert len(calls) == 1 and len(changed) == 41
+  other_vocab = words.WordVocab.build(["the cat"])
+  _, _, calls = _cached(tmp_path / "cache", path, other_vocab)
+  assert len(calls) == 1
+
+
+_WRITE = """
+import json, sys
+from paraflax.data import pairs, words
+texts = [(f"a b {i % 9}", f"c {i}") for i in range(50)]
+vocab = words.WordVocab.build(s for p in texts for s in p)
+def chunks():
+  for i in range(0, 50, 10):
+    yield "0", texts[i:i + 10]
+enc, info = pairs.cached_pairs(sys.argv[1], {"v": 1}, chunks, vocab, 6)
+print(json.dumps([len(enc), enc.a.tolist(), enc.b_uid.tolist()]))
+"""
+
+
+def _write(folder, crash_at=None):
+  env = dict(os.environ, PARAFLAX_CRASH_AT=crash_at or "")
+  return subprocess.run([sys.executable, "-c", _WRITE, str(folder)],
+                        cwd=ROOT, env=env, capture_output=True, text=True,
+                        check=False)
+
+
+@pytest.mark.parametrize("moment", ["data_cache.chunk:3",
+                                    "data_cache.written:1",
+                                    "data_cache.renamed:1"])
+def test_a_kill_while_the_cache_is_written_is_finished_by_a_rerun(
+    tmp_path, moment):
+  expected = _write(tmp_path / "whole" / "pairs")
+  assert expected.returncode == 0, expected.stderr
+  folder = tmp_path / "killed" / "pairs"
+  assert _write(folder, moment).returncode == -9
+  rerun = _write(folder)
+  assert rerun.returncode == 0, rerun.stderr
+  assert rerun.stdout == expected.stdout
+  # Only the finished cache is left: the killed run's partial is gone.
+  assert os.listdir(folder.parent) == ["pairs"]
