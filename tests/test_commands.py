@@ -81,4 +81,4 @@ def test_the_commands_that_train_or_mine_keep_freed_memory():
   (`paraflax.host`); `test_mining_cli` checks that `prepare` runs."""
   keep = {name for name, command in commands.COMMANDS.items()
           if command.prepare == commands.KEEP_FREED_MEMORY}
-  assert keep == {"pipeline", "train", "sweep", "mine"}
+  assert keep == {"pipeline", "train", "sweep", "mine", "eval-filtering"}

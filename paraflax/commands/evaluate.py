@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from paraflax import choices
 from paraflax.commands.base import (
-    BILINGUAL_WORKDIR, CSLS_K, Command, FP16, LANGS, OVERWRITE, WORKDIR,
-    flag, setting)
+    BILINGUAL_WORKDIR, CSLS_K, Command, FP16, KEEP_FREED_MEMORY, LANGS,
+    OVERWRITE, WORKDIR, flag, setting)
 
 TITLE = "evaluate"
 
@@ -68,6 +68,38 @@ COMMANDS: dict[str, Command] = {
          flag("--seed", type=int, default=0, help="of the shuffle"),
          flag("--output", help="also write the rows here as JSON"),
          OVERWRITE, *BASELINE)),
+    "eval-filtering": Command(
+        "paraflax.recipes.eval_filtering:eval_filtering",
+        "filtering judged by the NMT its selection trains",
+        "Scores every pair of a noisy bitext (`paraflax noise-bitext`) with "
+        "each similarity of a bilingual workdir (cosine, csls, margin: the "
+        "ratio margin with k neighbours a side, mlp once trained) and with "
+        "the file's score columns (column2, ...), keeps the best pairs up "
+        "to each --words target words, trains the NMT config on each "
+        "selection (same steps and seed; data.train=tsv:OUTPUT/sel_*.tsv) "
+        "and reports its dev BLEU (newstest2013) beside a random selection "
+        "and the unfiltered corpus, with the count of each kind of noise "
+        "kept when NOISY.labels exists. Writes OUTPUT/eval_filtering.json; "
+        "rerunning resumes.",
+        (BILINGUAL_WORKDIR,
+         flag("--noisy", required=True,
+              help="NOISY.tsv: source<TAB>target[<TAB>score ...]"),
+         flag("--output", required=True, help="a folder"),
+         flag("--words", type=int, nargs="+", required=True,
+              help="target-word budgets N of the selections"),
+         flag("--similarity", action="append",
+              choices=("cosine", "csls", "margin", "mlp"),
+              help="repeat for several (default: all, mlp once trained)"),
+         flag("--nmt-config", default="configs/nmt.py:de",
+              help="the NMT experiment trained on each selection"),
+         flag("--nmt-override", action="append", default=[],
+              metavar="--config.KEY=VALUE",
+              help="an override of --nmt-config, repeatable (give it with "
+              "'=')"),
+         flag("--seed", type=int, default=0, help="of the random selection"),
+         flag("--k", type=int, default=4,
+              help="margin neighbours a side (default: 4)")),
+        prepare=KEEP_FREED_MEMORY),
     "eval-bilingual": Command(
         "paraflax.recipes.scoring:eval_bilingual",
         "alignment recovery and ParaCrawl tables of a bilingual workdir",
