@@ -2,14 +2,17 @@
 index killed and resumed equals one built straight; `Flat` is today's exact
 mining; shards in any order give the same TSV; bad input stops before
 anything is written."""
+import json
 import os
 import pathlib
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
 
+import paraflax.recipes
 from paraflax import cli
 from paraflax.mining import embeddings_io
 
@@ -214,3 +217,48 @@ def test_approximate_top_k_on_the_jax_backend(shards, tmp_path):
                "0.95") == 0
   assert ((tmp_path / "approx.tsv").read_bytes()
           == (tmp_path / "exact.tsv").read_bytes())
+
+
+def _fake_encoder(monkeypatch, tmp_path, table: dict[str, np.ndarray]) -> str:
+  """A paraphrase workdir whose encoder looks sentences up in `table`."""
+  fake = types.SimpleNamespace(load_for_inference=lambda workdir: (
+      lambda params, texts: np.stack([table[t] for t in texts]), None, 7))
+  monkeypatch.setitem(sys.modules, "paraflax.recipes.paraphrase", fake)
+  monkeypatch.setattr(paraflax.recipes, "paraphrase", fake, raising=False)
+  workdir = tmp_path / "w"
+  workdir.mkdir()
+  (workdir / "config.json").write_text(json.dumps({"recipe": "paraphrase"}))
+  return str(workdir)
+
+
+def test_embed_a_glob_into_float16_shards_and_resume(tmp_path, monkeypatch,
+                                                     capsys):
+  x, y = _vectors()
+  texts = {f"s {i}": v for i, v in enumerate(x)}
+  workdir = _fake_encoder(monkeypatch, tmp_path, texts)
+  for i in range(SHARDS):
+    (tmp_path / f"t{i}.txt").write_text(
+        "".join(f"s {j}\n" for j in range(i * 100, (i + 1) * 100)))
+  out = tmp_path / "emb"
+  args = ["embed", "--workdir", workdir, "--input", str(tmp_path / "t*.txt"),
+          "--output", str(out)]
+  assert cli.main(args) == 0
+  emb, paths = embeddings_io.read_shards(str(out / "*.f16"), None, fp16=True)
+  assert [pathlib.Path(p).name for p in paths] == [
+      "t0.txt.f16", "t1.txt.f16", "t2.txt.f16"]
+  np.testing.assert_array_equal(np.asarray(emb), x.astype(np.float16))
+  # A rerun embeds only the shard that is missing.
+  kept = (out / "t0.txt.f16").stat().st_mtime_ns
+  (out / "t1.txt.f16").unlink()
+  capsys.readouterr()
+  assert cli.main(args) == 0
+  assert "1 shard(s) embedded, 2 already there" in capsys.readouterr().err
+  assert (out / "t0.txt.f16").stat().st_mtime_ns == kept
+  np.testing.assert_array_equal(
+      np.asarray(embeddings_io.read_shards(str(out / "*.f16"), None,
+                                           fp16=True)[0]),
+      x.astype(np.float16))
+  # A shard of another text is refused, not silently kept.
+  (tmp_path / "t2.txt").write_text("s 0\n")
+  assert cli.main(args) != 0
+  assert "holds the output of another run" in capsys.readouterr().err

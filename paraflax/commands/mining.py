@@ -106,13 +106,22 @@ COMMANDS: dict[str, Command] = {
         "paraflax.recipes.embedders:embed_file",
         "embed sentences with a trained model",
         "One sentence per line in; a raw little-endian float32 N x d matrix "
-        "out (LASER's format), same row order.",
-        (WORKDIR, flag("--input", required=True),
-         flag("--output", required=True),
+        "out (LASER's format), same row order. An --input glob or comma-"
+        "separated list embeds each text file into a shard OUTPUT/<its "
+        "name>.f16 (float16 unless --no-fp16) with its .info.json sidecar, "
+        "the shards mine reads; finished shards are skipped on a rerun, and "
+        "--distributed gives process p shards p, p + P, ...",
+        (WORKDIR, flag("--input", required=True, help="a text file, or a "
+                       "quoted glob or list of text files (one shard each)"),
+         flag("--output", required=True, help="the embedding file, or the "
+              "folder of the shards"),
          flag("--lang", help="the input's language: required with a "
               "bilingual workdir (picks its source or target encoder); "
               "optional with an English paraphrase workdir (must be en)"),
-         OVERWRITE)),
+         flag("--fp16", action=argparse.BooleanOptionalAction,
+              help="write float16 (default: for shards; float32 for one "
+              "file)"),
+         OVERWRITE, *CLUSTER)),
     "mine": Command(
         "paraflax.recipes.embedders:mine_files",
         "mine parallel sentences by margin score (LASER files)",

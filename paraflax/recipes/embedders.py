@@ -6,7 +6,9 @@ loaded, so a wrong `--lang` fails at once.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -15,6 +17,7 @@ import numpy as np
 
 from paraflax import config as config_lib
 from paraflax import errors
+from paraflax import faults
 from paraflax import files
 from paraflax.data import readers
 from paraflax.mining import embeddings_io
@@ -36,8 +39,13 @@ def _paraphrase_check(workdir: str, langs: Sequence[str | None],
         f"bilingual workdir, or set {flags} to en.")
 
 
-def _paraphrase_load(workdir: str) -> tuple[EmbedFn, int]:
+def _paraphrase_load(workdir: str, mesh: Any = None) -> tuple[EmbedFn, int]:
   from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
+  if mesh is not None:
+    raise errors.ConfigError(
+        f"{workdir} holds a paraphrase encoder, which embeds over the "
+        "config's devices only: embed its shards without --distributed "
+        "(or run one command per process on its own shards).")
   embedder, params, step = paraphrase.load_for_inference(workdir)
   return (lambda texts, lang: embedder(params, texts)), step
 
@@ -54,17 +62,17 @@ def _bilingual_check(workdir: str, langs: Sequence[str | None],
           f"{'none' if lang is None else repr(lang)}).")
 
 
-def _bilingual_load(workdir: str) -> tuple[EmbedFn, int]:
+def _bilingual_load(workdir: str, mesh: Any = None) -> tuple[EmbedFn, int]:
   from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
-  embedder, params, step = bilingual.load_for_inference(workdir)
+  embedder, params, step = bilingual.load_for_inference(workdir, mesh=mesh)
   return (lambda texts, lang: embedder(params, texts, lang)), step
 
 
 # recipe -> (check: (workdir, languages to embed, the flags that name them)
-#   raises if the encoder cannot embed one; load: workdir -> (embed
-#   function, checkpoint step))
+#   raises if the encoder cannot embed one; load: (workdir, mesh: None for
+#   the config's) -> (embed function, checkpoint step))
 EMBEDDERS: dict[str, tuple[Callable[[str, Sequence[str | None], str], None],
-                           Callable[[str], tuple[EmbedFn, int]]]] = {
+                           Callable[..., tuple[EmbedFn, int]]]] = {
     "paraphrase": (_paraphrase_check, _paraphrase_load),
     "bilingual": (_bilingual_check, _bilingual_load)}
 
@@ -84,11 +92,12 @@ def check(workdir: str, langs: Sequence[str | None], flags: str = "--lang"
   return recipe
 
 
-def load(workdir: str, langs: Sequence[str | None], flags: str = "--lang"
-         ) -> tuple[EmbedFn, int]:
+def load(workdir: str, langs: Sequence[str | None], flags: str = "--lang",
+         mesh: Any = None) -> tuple[EmbedFn, int]:
   """The encoder of `workdir`, checked first (`check`) to embed every
-  language in `langs`."""
-  return EMBEDDERS[check(workdir, langs, flags)][1](workdir)
+  language in `langs`, over `mesh` (None: the config's)."""
+  loader = EMBEDDERS[check(workdir, langs, flags)][1]
+  return loader(workdir) if mesh is None else loader(workdir, mesh)
 
 
 def embed_sides(workdir: str, text_paths: Sequence[str | None],
@@ -110,9 +119,20 @@ def embed_sides(workdir: str, text_paths: Sequence[str | None],
 
 
 def embed_file(workdir: str, input: str, output: str,
-               lang: str | None = None, overwrite: bool = False) -> None:
+               lang: str | None = None, fp16: bool | None = None,
+               overwrite: bool = False, **cluster: Any) -> None:
   """`paraflax embed`: one sentence per line of `input` in, a raw float32
-  N x d matrix (LASER's format) out."""
+  (`fp16`: float16) N x d matrix (LASER's format) out; an `input` glob or
+  comma-separated list: `embed_shards`."""
+  if glob.has_magic(input) or "," in input:
+    embed_shards(workdir, input, output, lang, fp16=fp16 is not False,
+                 overwrite=overwrite, **cluster)
+    return
+  if any(cluster.get(key) for key in ("distributed", "coordinator",
+                                       "num_processes")):
+    raise errors.ConfigError("--distributed splits the shards of an --input "
+                             "glob over the processes; one --input file is "
+                             "embedded by one process.")
   files.check_output(output)
   texts, _ = readers.read_lines(
       input, fix="Remove them: every line is a sentence to embed.")
@@ -121,10 +141,81 @@ def embed_file(workdir: str, input: str, output: str,
                            "Give one sentence per line.")
   embed, step = load(workdir, [lang])
   emb = embed(texts, lang)
-  wrote = embeddings_io.write(output, emb, overwrite=overwrite)
+  wrote = embeddings_io.write(output, emb, fp16=bool(fp16),
+                              overwrite=overwrite)
   print(f"{'wrote' if wrote else 'already there:'} {emb.shape[0]} x "
-        f"{emb.shape[1]} float32 in {output} (checkpoint step {step})",
-        file=sys.stderr)
+        f"{emb.shape[1]} {embeddings_io.dtype(bool(fp16)).name} in {output} "
+        f"(checkpoint step {step})", file=sys.stderr)
+
+
+def shard_outputs(inputs: Sequence[str], output: str, fp16: bool
+                  ) -> list[str]:
+  """OUTPUT/<input file name>.f16 (.f32) for each input, or the error
+  that names two inputs of one name."""
+  names: dict[str, str] = {}
+  for path in inputs:
+    name = os.path.basename(path) + (".f16" if fp16 else ".f32")
+    if name in names:
+      raise errors.ConfigError(
+          f"{names[name]} and {path} would both be embedded into "
+          f"{os.path.join(output, name)}: give the shards distinct file "
+          "names.")
+    names[name] = path
+  return [os.path.join(output, n) for n in names]
+
+
+def embed_shards(workdir: str, input: str, output: str,
+                 lang: str | None = None, *, fp16: bool = True,
+                 overwrite: bool = False, **cluster: Any) -> int:
+  """The text files of `input` (a glob or comma-separated list), each
+  embedded into OUTPUT/<its name>.f16 (float16; `fp16` False: .f32) with
+  its sidecar: the shards `paraflax mine --src-emb "OUTPUT/*.f16"` reads,
+  row i of a shard for line i of its text file. Each shard is claimed
+  with its settings (`SHARD.meta.json`: the text's fingerprint, the
+  checkpoint step, the language), so a rerun skips the finished ones and
+  refuses shards made otherwise unless `overwrite`. With `cluster`
+  (`--distributed`), process p embeds shards p, p + P, ... on its own
+  devices. The shards this process wrote."""
+  inputs = embeddings_io.expand(input, "text file")
+  outputs = shard_outputs(inputs, output, fp16)
+  refuse = [(f"--input {p}", p) for p in inputs]
+  files.refuse_inputs_as_outputs(refuse, [("--output", output)])
+  if os.path.isfile(output):
+    raise errors.ConfigError(f"--output {output} is a file; with several "
+                             "inputs it is the folder of their shards.")
+  check(workdir, [lang])
+  distributed.join(**cluster)
+  import jax  # pylint: disable=g-import-not-at-top
+  from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
+  count, me = jax.process_count(), jax.process_index()
+  mine = list(zip(inputs, outputs))[me::count]
+  os.makedirs(output, exist_ok=True)
+  files.lock_output(os.path.join(output, f".embed-{me}"))
+  embed, step = load(workdir, [lang],
+                     mesh=partitioning.local_mesh() if count > 1 else None)
+  written = 0
+  for text_path, out in mine:
+    settings = {"text": embeddings_io.fingerprint(text_path),
+                "workdir": os.path.abspath(workdir), "step": step,
+                "lang": lang, "dtype": embeddings_io.dtype(fp16).name}
+    files.claim_output(out, settings, overwrite=overwrite, lock=False,
+                       leftovers=(embeddings_io.info_path(out),))
+    if os.path.exists(out) and os.path.exists(embeddings_io.info_path(out)):
+      continue
+    texts, _ = readers.read_lines(
+        text_path, fix="Remove them: every line is a sentence to embed.")
+    if not texts:
+      raise errors.DataError(f"{text_path}: empty file, nothing to embed. "
+                             "Give one sentence per line.")
+    emb = knn.as_embeddings(embed(texts, lang), f"the embeddings of "
+                            f"{text_path}")
+    embeddings_io.write(out, emb, fp16=fp16, overwrite=True)
+    written += 1
+    faults.moment("embed.shard")
+  print(f"{output}: {written} shard(s) embedded, "
+        f"{len(mine) - written} already there, of {len(mine)} for process "
+        f"{me} of {count} (checkpoint step {step})", file=sys.stderr)
+  return written
 
 
 def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
