@@ -146,6 +146,37 @@ def train_throughput() -> list[str]:
   return lines
 
 
+def mlp_negatives() -> list[str]:
+  """experiments/paper_fidelity/mlp_table5.py: Kim et al.'s Table 5 shape."""
+  d = _load(os.path.join(RESULTS, "mlp_negatives.json"))
+  lines = _header(["negatives", "lines", "ParaCrawl v3 AUC", "v6 AUC",
+                   "Multi30k 2016 alignment error %"],
+                  ["---", "---:", "---:", "---:", "---:"])
+  for r in d["rows"]:
+    n = r.get("lines") or r.get("negatives_count") or ""
+    lines.append(_row([r["selection"], f"{n:,}" if n else "",
+                       _f(r["v3_auc"], 1), _f(r["v6_auc"], 1),
+                       _f(r["align_error"], 1)]))
+  return lines
+
+
+def paper_presets() -> list[str]:
+  return _curated("paper_presets")
+
+
+def filtering_downstream() -> list[str]:
+  """`paraflax eval-filtering`'s report: dev BLEU and the noise kept."""
+  d = _load(os.path.join(RESULTS, "eval_filtering.json"))
+  kinds = d["kinds"]
+  lines = _header(["selection", "N target words", "pairs", "BLEU", "clean",
+                   *kinds], ["---"] + ["---:"] * (4 + len(kinds)))
+  for r in d["rows"]:
+    lines.append(_row([r["scorer"], f"{r['words']:,}" if r["words"] else
+                       "all", f"{r['pairs']:,}", _f(r["bleu"]),
+                       *(f"{r['kept'][k]:,}" for k in ("clean", *kinds))]))
+  return lines
+
+
 def _ann() -> dict:
   return _load(os.path.join(BENCH, "mining_ann.recall.epyc-2core.json"))
 
@@ -192,7 +223,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         headline, sts_encoders, filter_tables, mining_throughput,
         mining_h100_de_en, nmt_vs_opennmt, encoders_vs_wieting,
         train_throughput, mining_ann_recall,
-        mining_ann_quality)}
+        mining_ann_quality, mlp_negatives, paper_presets,
+        filtering_downstream)}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
