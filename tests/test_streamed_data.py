@@ -139,3 +139,13 @@ def test_a_kill_while_the_cache_is_written_is_finished_by_a_rerun(
   assert rerun.stdout == expected.stdout
   # Only the finished cache is left: the killed run's partial is gone.
   assert os.listdir(folder.parent) == ["pairs"]
+
+
+def test_subwords_train_on_all_pairs_or_a_seeded_sample():
+  from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+  pairs = [(f"s{i}", f"t{i}") for i in range(500)]
+  assert sentencepiece_vocab.sample(iter(pairs), 500) == pairs  # all
+  drawn = sentencepiece_vocab.sample(iter(pairs), 100)
+  assert drawn == sentencepiece_vocab.sample(pairs, 100)  # by the seed
+  assert len(set(drawn)) == 100 and drawn == sorted(drawn, key=pairs.index)
+  assert 150 < np.mean([pairs.index(p) for p in drawn]) < 350

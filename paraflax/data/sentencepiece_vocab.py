@@ -18,6 +18,7 @@ import pathlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import numpy as np
 import sentencepiece as spm
 
 from paraflax import files
@@ -118,6 +119,29 @@ def _cache_dir(workdir: str) -> str:
   return os.path.join(workdir, "spm_cache")
 
 
+# At most this many pairs train a workdir's models: a seeded sample of a
+# larger corpus (`sample`), all of a smaller one.
+SAMPLE_PAIRS = 2_000_000
+
+
+def sample(items: Iterable, size: int, seed: int = _SEED) -> list:
+  """At most `size` of `items`, read once: all of them when there are no
+  more, else a uniform sample drawn by `seed` (reservoir sampling), in
+  the order they came."""
+  rng = np.random.default_rng(seed)
+  kept: list = []
+  where: list[int] = []
+  for i, item in enumerate(items):
+    if i < size:
+      kept.append(item)
+      where.append(i)
+      continue
+    slot = int(rng.integers(0, i + 1))
+    if slot < size:
+      kept[slot], where[slot] = item, i
+  return [kept[j] for j in np.argsort(where, kind="stable")]
+
+
 def _train_pair(folder: str, pairs: list[tuple[str, str]], *, size: int,
                 model_type: str, joint: bool) -> None:
   options = {"vocab_size": size, "model_type": model_type,
@@ -142,11 +166,12 @@ def load_pair(folder: str) -> tuple[spm.SentencePieceProcessor,
 def pair(folder: str, pairs: Iterable[tuple[str, str]], *, size: int,
          model_type: str, joint: bool) -> tuple[spm.SentencePieceProcessor,
                                                 spm.SentencePieceProcessor]:
-  """`load_pair`, trained first on (source, target) `pairs` (read only
-  then) when `folder` has none: one `joint` model for both sides, or one
-  per side, of `size` pieces."""
+  """`load_pair`, trained first on (source, target) `pairs` (read once,
+  only then; a seeded sample of `SAMPLE_PAIRS` of a larger corpus) when
+  `folder` has none: one `joint` model for both sides, or one per side,
+  of `size` pieces."""
   if not os.path.exists(os.path.join(folder, TGT_MODEL)):
     os.makedirs(folder, exist_ok=True)
-    _train_pair(folder, list(pairs), size=size, model_type=model_type,
-                joint=joint)
+    _train_pair(folder, sample(pairs, SAMPLE_PAIRS), size=size,
+                model_type=model_type, joint=joint)
   return load_pair(folder)
