@@ -148,8 +148,8 @@ def test_train_mlp_then_score_and_evaluate_everything(workdir, tmp_path,
   best = min(report["evals"], key=lambda e: e["heldout/loss"])
   assert report["selected_step"] == best["step"]
   assert (own / "mlp_similarity" / "best").is_dir()
-  # Another run replaces it whole: 1 epoch of twice the examples (as many
-  # random negatives as positives) is another step count.
+  # Another run replaces it whole: 1 epoch with random lines of the noisy
+  # corpus as negatives is another step count.
   assert cli.main(["train-mlp", "--workdir", str(own), "--epochs", "1",
                    "--negatives", "random", narrow]) == 0
   report = json.loads((own / "mlp_similarity.json").read_text())
