@@ -149,3 +149,18 @@ def test_subwords_train_on_all_pairs_or_a_seeded_sample():
   assert drawn == sentencepiece_vocab.sample(pairs, 100)  # by the seed
   assert len(set(drawn)) == 100 and drawn == sorted(drawn, key=pairs.index)
   assert 150 < np.mean([pairs.index(p) for p in drawn]) < 350
+
+
+def test_repeated_records_are_found_in_digests(tmp_path, monkeypatch):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.data import readers  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(readers.UniqueRecords, "_PENDING", 4)  # sorted too
+  path = tmp_path / "bt.jsonl"
+  rows = [{"id": i, "reference": "a", "translation": "b", "rank": 0}
+          for i in (*range(20), 3)]
+  path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+  with pytest.raises(errors.DataError, match=r"bt.jsonl:21: the record of id "
+                     r"3, rank 0 is there already, at line 4"):
+    list(readers.iter_jsonl(path, keys=("reference",)))
+  path.write_text("".join(json.dumps(r) + "\n" for r in rows[:20]))
+  assert len(list(readers.iter_jsonl(path, keys=("reference",)))) == 20

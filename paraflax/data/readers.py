@@ -18,6 +18,7 @@ import codecs
 import contextlib
 import dataclasses
 import gzip
+import hashlib
 import itertools
 import json
 import logging
@@ -26,6 +27,8 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from typing import IO, Literal
+
+import numpy as np
 
 from paraflax import errors
 
@@ -386,23 +389,65 @@ class UniqueRecords:
   """Stops at a record whose `fields` repeat an earlier record's (a
   back-translation's (id, rank): the same hypothesis twice), naming both
   lines; records without all of `fields` are not compared. Memory grows
-  with the records seen: one short key each."""
+  by 8 bytes a record (a 64-bit digest of its key, kept in a sorted
+  array); a repeated digest is confirmed, and the first line found, by
+  reading the file again up to it."""
+
+  _PENDING = 1 << 16  # digests gathered before they join the sorted array
 
   def __init__(self, path: str, fields: Sequence[str] = NBEST_KEY):
-    self.path, self.fields, self.seen = path, tuple(fields), {}
+    self.path, self.fields = path, tuple(fields)
+    self._sorted = np.zeros(0, np.int64)
+    self._pending: set[int] = set()
+
+  def _key(self, record: dict) -> str:
+    return json.dumps([record.get(f) for f in self.fields])
+
+  def _seen(self, digest: int) -> bool:
+    if digest in self._pending:
+      return True
+    at = int(np.searchsorted(self._sorted, digest))
+    return at < len(self._sorted) and int(self._sorted[at]) == digest
+
+  def _first_line(self, key: str, number: int) -> int | None:
+    """The line before `number` whose record has `key`, if any."""
+    for line, raw in enumerate(_raw_lines(self.path), start=1):
+      if line >= number:
+        return None
+      if line == 1:
+        raw = raw.removeprefix(codecs.BOM_UTF8)
+      try:
+        record = json.loads(raw)
+      except ValueError:
+        continue
+      if isinstance(record, dict) and all(f in record for f in self.fields) \
+          and self._key(record) == key:
+        return line
+    return None
 
   def check(self, number: int, record: dict) -> None:
     if not all(f in record for f in self.fields):
       return
-    key = json.dumps([record.get(f) for f in self.fields])
-    first = self.seen.setdefault(key, number)
-    if first != number:
+    key = self._key(record)
+    digest = int.from_bytes(hashlib.blake2b(
+        key.encode(), digest_size=8).digest(), "little", signed=True)
+    if self._seen(digest):
+      first = self._first_line(key, number)
+      if first is None:
+        return  # another key with the same digest: new, and counted
       shown = ", ".join(f"{f} {json.dumps(record.get(f))}"
                         for f in self.fields)
       raise errors.DataError(
           f"{self.path}:{number}: the record of {shown} is there already, "
           f"at line {first}. Remove the repeated records (two runs "
           "appended to one file?).")
+    self._pending.add(digest)
+    if len(self._pending) >= max(self._PENDING, len(self._sorted) // 64):
+      pending = np.sort(np.fromiter(self._pending, np.int64,
+                                    len(self._pending)))
+      self._sorted = np.insert(self._sorted, np.searchsorted(
+          self._sorted, pending), pending)
+      self._pending.clear()
 
 
 def read_jsonl(path: str | os.PathLike, *, keys: Sequence[str], fix: str = ""
