@@ -29,6 +29,12 @@ def get_config() -> ml_collections.ConfigDict:
   c.recipe = "mlp_similarity"
   c.seed = 0  # parameters, negatives, held-out split and batch order
 
+  # Data specs (docs/your-data.md) of the positives and of the noisy corpus
+  # the negatives come from; "": for de, fr and cs the bundled
+  # newstest_train_pool bitext and ParaCrawl v3 sample (labels unused).
+  c.positives = ""
+  c.noisy = ""
+
   c.hidden = 512
   c.layers = 2
   # worst: the bottom worst_fraction of the noisy corpus by cosine. The

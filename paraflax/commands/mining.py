@@ -171,8 +171,9 @@ COMMANDS: dict[str, Command] = {
     "train-mlp": Command(
         "paraflax.recipes.scoring:train_mlp_for_workdir",
         "train the MLP similarity of a bilingual workdir",
-        "Positives: newstest_train_pool pairs; negatives from the "
-        "ParaCrawl v3 sample (labels unused): worst, its --worst-fraction "
+        "Positives: --positives (a data spec; for de, fr and cs by default "
+        "newstest_train_pool pairs); negatives from --noisy (by default the "
+        "ParaCrawl v3 sample, labels unused): worst, its --worst-fraction "
         "lowest-cosine pairs; band, Kim et al.'s x%-worst (the last "
         "negatives_count lines of the top band_cut by cosine); random, "
         "lines of it; or shuffled, the positives re-paired; "
@@ -181,6 +182,10 @@ COMMANDS: dict[str, Command] = {
         "(orbax checkpoints: the lowest held-out loss is used) and writes "
         "WORKDIR/mlp_similarity.json.",
         (BILINGUAL_WORKDIR,
+         setting("--positives", metavar="SPEC",
+                 help="bitext of the pair (docs/your-data.md)"),
+         setting("--noisy", metavar="SPEC",
+                 help="a noisy corpus of the pair, for the negatives"),
          setting("--negatives", choices=choices.MLP_NEGATIVES),
          setting("--worst-fraction", type=float),
          setting("--epochs", type=int),

@@ -113,10 +113,11 @@ def evaluate(embed: Embed, lang: str, similarities: Mapping[str, Mapping],
 
 def format_table(rows: Sequence[dict]) -> str:
   """Error rates in %, both directions and their mean."""
-  lines = [f"{'set':<28}{'lang':<6}{'n':>6}  {'similarity':<11}"
+  width = max([27, *(len(r["set"]) for r in rows)]) + 1
+  lines = [f"{'set':<{width}}{'lang':<6}{'n':>6}  {'similarity':<11}"
            f"{'src->en':>9}{'en->src':>9}{'mean':>8}"]
   for r in rows:
-    lines.append(f"{r['set']:<28}{r['lang']:<6}{r['n']:>6}  "
+    lines.append(f"{r['set']:<{width}}{r['lang']:<6}{r['n']:>6}  "
                  f"{r['similarity']:<11}{r['src2tgt']:>9.2f}"
                  f"{r['tgt2src']:>9.2f}{r['mean']:>8.2f}")
   return "\n".join(lines)

@@ -31,7 +31,6 @@ import optax
 from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import batching
-from paraflax.data import corpora
 from paraflax.evaluation import paracrawl
 from paraflax.mining import knn
 from paraflax.mining import similarity
@@ -321,17 +320,31 @@ def train(positives: Pairs, config: ml_collections.ConfigDict, workdir: str,
 def train_for_language(embed: Embed, lang: str,
                        config: ml_collections.ConfigDict, workdir: str
                        ) -> list[dict[str, float]]:
-  """`train` on the MLP similarity of `lang`-English as the issue sets it up.
+  """`train` on the MLP similarity of `lang`-English.
 
-  Positives: `newstest_train_pool` (corpus bitext_newstest_pool_{lang}_en).
-  Noisy corpus (negatives worst, band, random): the v3 sample's text,
-  labels unused.
+  Positives: `config.positives`, a data spec; by default, for de, fr and
+  cs, `newstest_train_pool` (corpus bitext_newstest_pool_{lang}_en).
+  Noisy corpus (negatives worst, band, random): `config.noisy`; by default
+  the ParaCrawl v3 sample's text, labels unused.
   """
-  pool = corpora.read(corpora.get(f"bitext_newstest_pool_{lang}_en"), "train")
-  noisy = paracrawl.load("v3", lang)
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  if not (config.positives and config.noisy) and lang not in paracrawl.LANGS:
+    raise errors.ConfigError(
+        f"no bundled bitext to train the MLP similarity of {lang}-en on: "
+        "name the positives and the noisy corpus, --config.positives=SPEC "
+        "--config.noisy=SPEC (docs/your-data.md).")
+  positives = specs.pairs(config.positives or
+                          f"bitext_newstest_pool_{lang}_en")
+  if config.noisy:
+    noisy = specs.pairs(config.noisy)
+  else:
+    sample = paracrawl.load("v3", lang)
+    noisy = list(zip(sample.source, sample.target))
   return train(
-      (embed(pool["source"], lang), embed(pool["target"], "en")), config,
-      workdir, noisy=(embed(noisy.source, lang), embed(noisy.target, "en")))
+      (embed([x for x, _ in positives], lang),
+       embed([e for _, e in positives], "en")), config, workdir,
+      noisy=(embed([x for x, _ in noisy], lang),
+             embed([e for _, e in noisy], "en")))
 
 
 def load_for_inference(workdir: str

@@ -24,6 +24,7 @@ from paraflax import files
 from paraflax.data import readers
 from paraflax.evaluation import alignment
 from paraflax.evaluation import bilingual as bilingual_eval
+from paraflax.evaluation import paracrawl
 from paraflax.evaluation import text_baselines
 from paraflax.mining import similarity
 from paraflax.recipes import embedders
@@ -254,11 +255,20 @@ def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
   alignment test sets (data specs of the user's bitext); `baseline`: Kim
   et al.'s baselines on every alignment set besides."""
   enc = _open_both(workdir)
-  if not os.path.isdir(mlp_workdir(workdir)):
+  names = list(choices.SIMILARITIES)
+  if os.path.isdir(mlp_workdir(workdir)):
+    pass  # trained before
+  elif enc.lang in paracrawl.LANGS:
     print("training the MLP similarity first (paraflax train-mlp defaults)",
           file=sys.stderr)
     train_mlp(enc, mlp_similarity.default_config())
-  sims = {name: context(name, workdir, k=k) for name in choices.SIMILARITIES}
+  else:
+    names.remove("mlp")
+    print(f"no MLP similarity: {enc.lang}-en has no bundled bitext to train "
+          f"it on; paraflax train-mlp --workdir {workdir} "
+          "--config.positives=SPEC --config.noisy=SPEC adds it",
+          file=sys.stderr)
+  sims = {name: context(name, workdir, k=k) for name in names}
   report = bilingual_eval.evaluate(enc, sims, seed=seed, data=data or ())
   for name in dict.fromkeys(r["set"] for r in list(report["alignment"])):
     src, tgt = alignment.load(name, enc.lang)

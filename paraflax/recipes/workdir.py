@@ -115,7 +115,7 @@ def _data_specs(saved: dict) -> dict:
 # without (written before versions were recorded) is version 0 and takes
 # every upgrade; those after the first only fill keys that are missing, so
 # they are right whenever such a workdir was written.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 VERSION_KEY = "schema_version"
 
 
@@ -177,6 +177,8 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
     # Data specs: data.train and data.dev, which evaluators follow; dev
     # pairs in the training data were not looked for.
     12: _data_specs,
+    # The MLP similarity's data named by specs; "": the bundled sets.
+    13: _filled({"mlp_similarity": {"positives": "", "noisy": ""}}),
 }
 assert sorted(_UPGRADES) == list(range(1, SCHEMA_VERSION + 1))
 
