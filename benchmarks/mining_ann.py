@@ -18,8 +18,10 @@ Two parts, one JSON:
   searches, not encoders); P/R/F1 at the dev-optimal threshold for exact
   search and each index setting.
 
-  python benchmarks/mining_ann.py --rows 20000 \\
+  python benchmarks/mining_ann.py --skip-quality --rows 20000 \\
       --output benchmarks/results/mining_ann.recall.HW.json
+  python benchmarks/mining_ann.py --skip-recall \\
+      --output benchmarks/results/mining_ann.quality.HW.json
 """
 from __future__ import annotations
 
@@ -36,6 +38,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mining_scale  # pylint: disable=g-import-not-at-top,wrong-import-position
 
+QUALITY_SETTINGS = [  # (factory string with {nlist}, nprobe) at nlist 64
+    ("IVF{nlist},Flat", 8), ("IVF{nlist},Flat", 16), ("IVF{nlist},Flat", 32),
+    ("IVF{nlist},PQ16", 32), ("IVF{nlist}_HNSW32,PQ16x4fs", 16),
+    ("IVF{nlist}_HNSW32,PQ16x4fs", 32)]
 SETTINGS = [  # (factory string with {nlist}, nprobe)
     ("IVF{nlist},Flat", 8), ("IVF{nlist},SQ8", 8), ("IVF{nlist},PQ16", 8),
     ("IVF{nlist},PQ16", 32), ("IVF{nlist}_HNSW32,PQ16x4fs", 8),
@@ -166,7 +172,7 @@ def quality_part(args, work: str) -> list[dict]:
     sets[split] = (sides, bench.gold)
   rows = []
   for factory, nprobe in [("exact", None)] + [
-      (f.format(nlist=64), p) for f, p in SETTINGS if "OPQ" not in f]:
+      (f.format(nlist=64), p) for f, p in QUALITY_SETTINGS]:
     result = {"setting": factory, "nprobe": nprobe}
     threshold = None
     for split in ("dev", "test"):
@@ -207,6 +213,7 @@ def main() -> None:
   parser.add_argument("--lang", default="de")
   parser.add_argument("--ngram-dim", type=int, default=256)
   parser.add_argument("--skip-recall", action="store_true")
+  parser.add_argument("--skip-quality", action="store_true")
   parser.add_argument("--output", required=True)
   args = parser.parse_args()
   report = {"hardware": f"{mining_scale.cpu_name()}, {os.cpu_count()} "
@@ -215,7 +222,8 @@ def main() -> None:
             "clusters": args.clusters, "nlist": args.nlist,
             "rerank": args.rerank}
   with tempfile.TemporaryDirectory() as work:
-    report["quality"] = quality_part(args, os.path.join(work, "quality"))
+    if not args.skip_quality:
+      report["quality"] = quality_part(args, os.path.join(work, "quality"))
     if not args.skip_recall:
       report["recall"] = recall_part(args, os.path.join(work, "recall"))
   with open(args.output, "w", encoding="utf-8") as f:

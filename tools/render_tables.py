@@ -177,8 +177,8 @@ def filtering_downstream() -> list[str]:
   return lines
 
 
-def _ann() -> dict:
-  return _load(os.path.join(BENCH, "mining_ann.recall.epyc-2core.json"))
+def _ann(what: str = "recall") -> dict:
+  return _load(os.path.join(BENCH, f"mining_ann.{what}.epyc-2core.json"))
 
 
 def mining_ann_recall() -> list[str]:
@@ -205,7 +205,7 @@ def mining_ann_recall() -> list[str]:
 
 def mining_ann_quality() -> list[str]:
   """Mining P/R/F1 on the de-en news benchmarks, exact and per index."""
-  d = _ann()
+  d = _ann("quality")
   lines = _header(["search", "nprobe", "dev threshold", "dev F1", "test P",
                    "test R", "test F1"],
                   ["---", "---:", "---:", "---:", "---:", "---:", "---:"])

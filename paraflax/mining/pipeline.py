@@ -27,6 +27,7 @@ import shutil
 import sys
 from collections.abc import Callable, Collection, Iterator, Sequence
 
+import jax
 import numpy as np
 import tqdm
 
@@ -461,6 +462,10 @@ def mine(src: Side, tgt: Side, options: Options, output: str, *,
   parts = _Parts(output)
   folders, indexes = None, None
   if options.faiss_string is not None:
+    if jax.process_count() > 1:
+      raise errors.ConfigError(
+          "--index searches on one process: leave --distributed out (each "
+          "index folder is written by one run).")
     folders = _index_folders(output, index_folders)
     indexes = _index_settings((src, tgt), (x_rows, y_rows), options,
                               index_folders)
