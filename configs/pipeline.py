@@ -22,6 +22,17 @@ Result (tiny): NMT dev BLEU 0.41 (2,400 steps); 1,553 1-best pairs kept
 by the overlap_1 filter; GRAN STS12-15 mean 53.45, STSb test 57.42;
 bilingual dev alignment accuracy 2.0 %. The tiny preset shows every
 stage working, not the papers' numbers; gpu has the configs' own sizes.
+Time (gpu, pod): projections from measured per-device rates, not runs of
+these presets (docs/scaling-out.md, "At ParaNMT's size"). On one H100:
+the NMT's 6,000 steps about 3 minutes and the bilingual model's 20,000
+about 15 (7,600 and 5,250 steps in 4 minutes measured, the two sharing
+the GPU); back-translating the 29,000 sentences at beam 50, 50-best,
+exact stop about 30 minutes (200 sentences/s measured at beam 5, beam 50
+exact 11.5x slower as measured on CPU); scoring the 1.45M records about 2
+minutes (11,000 records/s on 2 idle CPU cores). On a v5e-8 the pod
+preset's back-translation (batch 512) about 15 minutes, if a chip decodes
+at its memory bandwidth's share of an H100's rate (not measured). Their
+`seconds_per_unit` (the time-left estimate) are not from these figures.
 Docs: docs/pipeline.md.
 """
 import ml_collections

@@ -218,11 +218,28 @@ def mining_ann_quality() -> list[str]:
   return lines
 
 
+_STAGES = ("backtranslate", "score", "filter", "beam_score")
+
+
+def stage_scale() -> list[str]:
+  """benchmarks/stage_scale.py: each stage's rate and peak RSS by size."""
+  lines = _header(["stage", "hardware", "records", "records/s",
+                   "peak RSS (MiB)"], ["---", "---", "---:", "---:", "---:"])
+  for path in sorted(glob.glob(os.path.join(BENCH, "stage_scale.*.json"))):
+    d = _load(path)
+    for stage in sorted(d["stages"], key=_STAGES.index):
+      for n, r in sorted(d["stages"][stage].items(), key=lambda kv: int(kv[0])):
+        lines.append(_row([stage, d["hardware"], f"{int(n):,}",
+                           _f(r["records_per_s"], 0),
+                           _f(r["peak_rss_mib"], 0)]))
+  return lines
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     f.__name__: f for f in (
         headline, sts_encoders, filter_tables, mining_throughput,
         mining_h100_de_en, nmt_vs_opennmt, encoders_vs_wieting,
-        train_throughput, mining_ann_recall,
+        train_throughput, stage_scale, mining_ann_recall,
         mining_ann_quality, mlp_negatives, paper_presets,
         filtering_downstream)}
 

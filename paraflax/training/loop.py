@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import math
+import queue
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -118,6 +120,57 @@ def jit_train_step(recipe: Recipe, mesh, shardings):
                  out_shardings=(shardings, None), donate_argnums=0)
 
 
+FETCH_EVERY = 100  # steps whose metrics may wait on the devices at most
+PREFETCH = 2  # batches placed on the devices ahead of the step that takes them
+
+
+class Prefetch:
+  """The host batches of `batches`, each placed on the devices by `put`
+  (`partitioning.put_batch`) in a background thread up to `depth` ahead of
+  the train step: the host's batching and the transfer overlap the
+  devices' work. An error of the batches is raised where the loop takes
+  the next batch; `close` stops the thread."""
+
+  def __init__(self, batches: Iterator[Any], put: Callable[[Any], Any],
+               depth: int = PREFETCH):
+    self._queue: queue.Queue = queue.Queue(maxsize=depth)
+    self._stop = threading.Event()
+    self._thread = threading.Thread(target=self._run, args=(batches, put),
+                                    daemon=True, name="paraflax-prefetch")
+    self._thread.start()
+
+  def _offer(self, item: tuple[str, Any]) -> bool:
+    while not self._stop.is_set():
+      try:
+        self._queue.put(item, timeout=0.1)
+        return True
+      except queue.Full:
+        continue
+    return False
+
+  def _run(self, batches: Iterator[Any], put: Callable[[Any], Any]) -> None:
+    try:
+      for batch in batches:
+        if not self._offer(("batch", put(batch))):
+          return
+      self._offer(("end", None))
+    except BaseException as e:  # pylint: disable=broad-except
+      self._offer(("error", e))
+
+  def __iter__(self) -> Iterator[Any]:
+    while True:
+      kind, item = self._queue.get()
+      if kind == "end":
+        return
+      if kind == "error":
+        raise item
+      yield item
+
+  def close(self) -> None:
+    self._stop.set()
+    self._thread.join(timeout=60)
+
+
 def train(recipe: Recipe, config: Any, workdir: str,
           on_eval: Callable[[int, dict[str, float]], None] | None = None,
           mesh: Mesh | None = None) -> State:
@@ -152,30 +205,50 @@ def train(recipe: Recipe, config: Any, workdir: str,
   progress = tqdm.tqdm(total=last, initial=step, unit="step", dynamic_ncols=True,
                        mininterval=0.1 if sys.stderr.isatty() else 30,
                        disable=not primary)
+  # The steps' metrics stay on the devices until a step that needs them
+  # (a log, an evaluation, a checkpoint; at least every FETCH_EVERY
+  # steps): the host never waits for a step it has no use for. Every
+  # step's values are checked before anything is saved after it.
+  pending = metrics_lib.Pending()
+
+  def fetched() -> dict[str, float]:
+    values = {}
+    for at, values in pending.fetch():
+      _check_finite(at, values, last_saved)
+    if values:
+      progress.set_postfix(loss=f"{values['loss']:.4f}", refresh=False)
+    return values
+
+  batches = Prefetch(
+      recipe.batches(step),
+      lambda b: partitioning.put_batch(b, mesh, recipe.batch_axis))
   try:
-    for batch in recipe.batches(step):
+    for batch in batches:
       if step >= last:
         break
-      state, step_metrics = step_fn(
-          state, partitioning.put_batch(batch, mesh, recipe.batch_axis),
-          jax.random.fold_in(train_key, step))
+      state, step_metrics = step_fn(state, batch,
+                                    jax.random.fold_in(train_key, step))
       step += recipe.updates_per_call
-      values = {k: float(v) for k, v in jax.device_get(step_metrics).items()}
-      _check_finite(step, values, last_saved)
+      pending.add(step, step_metrics)
       progress.update(recipe.updates_per_call)
-      progress.set_postfix(loss=f"{values['loss']:.4f}", refresh=False)
-      if _every(step, config.log_every, last):
-        writer.write(step, values)
-      if _every(step, config.eval_every, last):
+      log, evaluate, save = (_every(step, config.log_every, last),
+                             _every(step, config.eval_every, last),
+                             _every(step, config.checkpoint.every, last))
+      if log or evaluate or save or len(pending) >= FETCH_EVERY:
+        values = fetched()
+        if log:
+          writer.write(step, values)
+      if evaluate:
         evaluation = recipe.evaluate(state["params"])
         writer.write(step, evaluation)
         ckpt.save_if_best(step, state, evaluation)
         if on_eval:
           on_eval(step, evaluation)
-      if _every(step, config.checkpoint.every, last):
+      if save:
         ckpt.save(step, state)
         last_saved = step
   finally:
+    batches.close()
     progress.close()
     writer.close()
     ckpt.close()

@@ -5,6 +5,8 @@ import json
 import math
 import os
 
+from typing import Any
+
 from paraflax import faults
 from paraflax import files
 
@@ -54,3 +56,27 @@ class MetricsWriter:
     if self._tb is not None:
       self._tb.flush()
       self._tb.close()
+
+
+class Pending:
+  """Train-step metrics left on the devices (jax arrays) until the loop
+  needs their values: one transfer for many steps instead of a host
+  synchronisation per step."""
+
+  def __init__(self):
+    self._steps: list[tuple[int, dict[str, Any]]] = []
+
+  def __len__(self) -> int:
+    return len(self._steps)
+
+  def add(self, step: int, values: dict[str, Any]) -> None:
+    self._steps.append((step, values))
+
+  def fetch(self) -> list[tuple[int, dict[str, float]]]:
+    """(step, values) of every pending step, in order; none pending after."""
+    import jax  # pylint: disable=g-import-not-at-top
+    fetched = jax.device_get([v for _, v in self._steps])
+    out = [(step, {k: float(v) for k, v in values.items()})
+           for (step, _), values in zip(self._steps, fetched)]
+    self._steps.clear()
+    return out
