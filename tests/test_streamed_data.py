@@ -107,6 +107,7 @@ def test_cache_is_reused_and_rebuilt_when_the_data_changes(tmp_path):
 
 _WRITE = """
 import json, sys
+import numpy as np
 from paraflax.data import pairs, words
 texts = [(f"a b {i % 9}", f"c {i}") for i in range(50)]
 vocab = words.WordVocab.build(s for p in texts for s in p)
@@ -114,7 +115,8 @@ def chunks():
   for i in range(0, 50, 10):
     yield "0", texts[i:i + 10]
 enc, info = pairs.cached_pairs(sys.argv[1], {"v": 1}, chunks, vocab, 6)
-print(json.dumps([len(enc), enc.a.tolist(), enc.b_uid.tolist()]))
+print(json.dumps([len(enc), np.asarray(enc.a).tolist(),
+                  np.asarray(enc.b_uid).tolist()]))
 """
 
 

@@ -1,4 +1,4 @@
-"""Encoded training data on disk, read back as memory maps.
+"""Encoded training data on disk, read back a row at a time.
 
 A recipe streams its corpus once through its vocabulary into a folder of
 numpy arrays (`ensure`): each column is a raw little-endian file written
@@ -8,8 +8,8 @@ data files' sizes and times, the vocabulary's digest, max_len, ...) and
 their row count. The folder is built under a temporary name and renamed
 whole: a kill at any moment leaves either the finished folder or a
 `.partial-*` one that the next build removes. A later run with the same
-settings reads the arrays (`np.memmap`, pages loaded as rows are
-indexed); other settings (the data or the vocabulary changed) rebuild
+settings reads the arrays (`Rows`: the rows a batch indexes, read
+from the files); other settings (the data or the vocabulary changed) rebuild
 them.
 
 Columns are fixed-width (`[rows, width]`, or `[rows]` with width 0) or
@@ -123,7 +123,7 @@ class Writer:
 
 
 class Cache(Mapping[str, Any]):
-  """The columns of a finished folder: memory-mapped arrays, or for a
+  """The columns of a finished folder: `Rows` of the files, or for a
   ragged column a `Ragged`; `info` is what the builder recorded."""
 
   def __init__(self, folder: str, saved: dict):
@@ -141,13 +141,50 @@ class Cache(Mapping[str, Any]):
       offsets = self._map(name + ".offsets", "int64", (self.rows + 1,))
       return Ragged(self._map(name, col.dtype, (int(offsets[-1]),)), offsets)
     shape = (self.rows, col.width) if col.width else (self.rows,)
-    return self._map(name, col.dtype, shape)
+    return Rows(os.path.join(self.folder, name), np.dtype(col.dtype), shape)
 
   def __iter__(self):
     return iter(self._columns)
 
   def __len__(self) -> int:
     return len(self._columns)
+
+
+class Rows:
+  """A fixed-width column file whose rows are read when indexed (`pread`):
+  memory holds the rows read, not the pages a memory map would bring
+  around them (a map's fault-around makes every scattered row cost 64 KiB
+  of resident file pages)."""
+
+  def __init__(self, path: str, dtype: np.dtype, shape: tuple[int, ...]):
+    self.path, self.dtype, self.shape = path, dtype, shape
+    self._row = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+    self._fd = os.open(path, os.O_RDONLY) if shape[0] else None
+
+  def __len__(self) -> int:
+    return self.shape[0]
+
+  def __getitem__(self, idx) -> np.ndarray:
+    idx = np.asarray(idx, np.int64)
+    flat = idx.reshape(-1)
+    out = np.empty((len(flat),) + self.shape[1:], self.dtype)
+    for j in np.argsort(flat, kind="stable"):  # forward through the file
+      row = int(flat[j])
+      if not 0 <= row < self.shape[0]:
+        raise IndexError(f"row {row} of {self.shape[0]} in {self.path}")
+      out[j] = np.frombuffer(os.pread(self._fd, self._row, row * self._row),
+                             self.dtype).reshape(self.shape[1:])
+    return out.reshape(idx.shape + self.shape[1:])
+
+  def __array__(self, dtype=None, copy=None) -> np.ndarray:
+    del copy
+    whole = np.fromfile(self.path, self.dtype).reshape(self.shape) \
+        if self.shape[0] else np.zeros(self.shape, self.dtype)
+    return whole if dtype is None else whole.astype(dtype)
+
+  def __del__(self):
+    if getattr(self, "_fd", None) is not None:
+      os.close(self._fd)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -263,7 +300,7 @@ def folder(workdir: str, name: str) -> str:
   """Where a run's encoded data `name` lives: the workdir's `data_cache/`,
   or for a workdir that is no local path (gs://...) a folder of the
   user's cache (PARAFLAX_DATA_CACHE, by default ~/.cache/paraflax/data)
-  named after the workdir: memory maps need local files."""
+  named after the workdir: the rows are read from local files."""
   if "://" not in workdir:
     return os.path.join(os.path.abspath(workdir), FOLDER, name)
   from paraflax import files  # pylint: disable=g-import-not-at-top

@@ -7,7 +7,7 @@ uninterrupted run would have seen. The pairs are either read in shuffled
 passes over all of them, or drawn from several members by rate (`Rates`,
 a seqio Mixture's semantics).
 
-The pairs are in memory (`encode_pairs`) or, in training, memory-mapped
+The pairs are in memory (`encode_pairs`) or, in training, read by row
 from the workdir's encoded cache (`cached_pairs`, `encoded_cache`): the
 corpus is streamed once into it and a megabatch reads its own rows, so
 memory does not grow with the corpus but for the order of the pass under
@@ -29,7 +29,7 @@ from paraflax.data import words
 
 @dataclasses.dataclass(frozen=True)
 class EncodedPairs:
-  """In memory (`encode_pairs`) or memory-mapped from the workdir's encoded
+  """In memory (`encode_pairs`) or read by row from the workdir's encoded
   cache (`cached_pairs`): the stream indexes rows, either way."""
   a: np.ndarray  # [N, max_len] int32 word ids
   a_len: np.ndarray  # [N]
@@ -91,7 +91,7 @@ def cached_pairs(folder: str, settings: dict, chunks: Callable[
                  max_len: int) -> tuple[EncodedPairs, dict]:
   """The pairs of `chunks()` (called once, only when the cache in
   `folder` is missing or of other `settings`) encoded into `folder`, and
-  memory-mapped; with the `info` recorded (the pairs of each chunk source
+  read back by row; with the `info` recorded (the pairs of each chunk source
   under "sizes" when `chunks` yields (source, pairs))."""
 
   def fill(writer: encoded_cache.Writer) -> dict:
@@ -178,16 +178,6 @@ class Rates:
     return out[rng.permutation(self.size)]
 
 
-def _rows(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
-  """x[idx] read in ascending row order (a memory map reads each page once
-  and forward)."""
-  flat = idx.reshape(-1)
-  order = np.argsort(flat, kind="stable")
-  out = np.empty((len(flat),) + x.shape[1:], x.dtype)
-  out[order] = x[flat[order]]
-  return out.reshape(idx.shape + x.shape[1:])
-
-
 @dataclasses.dataclass
 class MegabatchStream:
   pairs: EncodedPairs
@@ -225,8 +215,8 @@ class MegabatchStream:
     _, uid = np.unique(np.stack([p.a_uid[idx], p.b_uid[idx]]),
                        return_inverse=True)
     uid = uid.reshape((2,) + idx.shape).astype(np.int32)
-    out = {"a": _rows(p.a[:, :length], idx), "a_len": p.a_len[idx],
-           "b": _rows(p.b[:, :length], idx), "b_len": p.b_len[idx],
+    out = {"a": p.a[idx][..., :length].copy(), "a_len": p.a_len[idx],
+           "b": p.b[idx][..., :length].copy(), "b_len": p.b_len[idx],
            "a_uid": uid[0], "b_uid": uid[1],
            "weight": np.ones(idx.shape, np.float32)}
     if self.scramble > 0:
