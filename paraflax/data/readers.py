@@ -186,9 +186,10 @@ def read_lines(path: str | os.PathLike, *, empty: EmptyPolicy = "error",
 
 
 def check_sentence(path: str, number: int, line: str) -> str:
-  """`line` of a file read as one sentence per line; a tab means the file
-  holds columns (a TSV given where plain text is expected)."""
-  if "\t" in line:
+  """`line` of a file read as one sentence per line: a tab on its first
+  line means the file holds columns (a TSV given where plain text is
+  expected); a tab further down is text (web corpora hold some)."""
+  if number == 1 and "\t" in line:
     raise errors.DataError(
         f"{path}:{number}: a tab; this file is read as one sentence per "
         "line, and a tab-separated file of pairs is a data spec: "
@@ -199,9 +200,9 @@ def check_sentence(path: str, number: int, line: str) -> str:
 
 def sentences_only(path: str | os.PathLike, lines: Sequence[str]
                    ) -> Sequence[str]:
-  """`lines` of `path`, each checked by `check_sentence`."""
-  for number, line in enumerate(lines, start=1):
-    check_sentence(os.fspath(path), number, line)
+  """`lines` of `path`, checked by `check_sentence`."""
+  if lines:
+    check_sentence(os.fspath(path), 1, lines[0])
   return lines
 
 
