@@ -10,7 +10,11 @@ the hardware from /proc/cpuinfo's model name and the core count):
   paraflax export-pairs --task paraphrase_en_human --output /tmp/human.jsonl
   nice -n 10 .venv/bin/python benchmarks/train_memory.py \
     --source /tmp/human.jsonl --sizes 100000 10000000 --scratch /tmp/tm \
-    [--baseline-tree /tmp/before --baseline-commit COMMIT]
+    [--baseline-tree /tmp/before --baseline-commit COMMIT \
+     --baseline-sizes 100000 1000000]
+Measurements made apart (--output A.json, B.json) are joined with
+  .venv/bin/python benchmarks/train_memory.py --merge A.json B.json
+(a later file's run of a size and path replaces an earlier one's).
 
 Data: the records of --source (the 19,432 human pairs as back-translation
 records), repeated in file order with new ids to reach each size (the JSON
@@ -104,23 +108,31 @@ def train(data: str, workdir: str, steps: int, tree: str | None = None
 
 def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--source", required=True)
-  parser.add_argument("--sizes", type=int, nargs="+",
+  parser.add_argument("--source")
+  parser.add_argument("--sizes", type=int, nargs="*",
                       default=[100_000, 10_000_000])
-  parser.add_argument("--scratch", required=True)
+  parser.add_argument("--scratch")
   parser.add_argument("--steps", type=int, default=8)
   parser.add_argument("--baseline-tree")
   parser.add_argument("--baseline-commit", default="")
+  parser.add_argument("--baseline-sizes", type=int, nargs="*",
+                      help="sizes the baseline trains on (the first of "
+                      "--sizes by default)")
+  parser.add_argument("--merge", nargs="+", metavar="RESULT",
+                      help="only join the runs of these result files")
   parser.add_argument("--output")
   args = parser.parse_args(argv)
+  if args.merge:
+    merge(args.merge, args.output or _default_output())
+    return
+  if not (args.source and args.scratch):
+    parser.error("--source and --scratch are needed to measure")
   os.makedirs(args.scratch, exist_ok=True)
   out = {"benchmark": "stage_scale_training",
          **children.run_facts("benchmarks/train_memory.py", argv),
          "model": "configs/gran.py, random words, " + " ".join(TINY),
-         "steps": args.steps, "runs": []}
-  output = args.output or os.path.join(
-      ROOT, "benchmarks", "results",
-      f"stage_scale_training.{children.hardware()}.json")
+         "steps": args.steps, "commit": _commit(), "runs": []}
+  output = args.output or _default_output()
   for n in args.sizes:
     data = os.path.join(args.scratch, f"pairs_{n}.jsonl")
     times = make_file(args.source, n, data)
@@ -128,23 +140,76 @@ def main(argv: list[str] | None = None) -> None:
     out["runs"].append({"pairs": n, "source_repeated": round(times, 3),
                         "path": "streamed", **result})
     _write(output, out)
-  if args.baseline_tree:
-    n = args.sizes[0]
+  for n in (args.baseline_sizes or args.sizes[:1]) if args.baseline_tree \
+      else ():
     data = os.path.join(args.scratch, f"pairs_{n}.jsonl")
+    times = make_file(args.source, n, data)
     result = train(data, os.path.join(args.scratch, f"w_{n}_baseline"),
                    args.steps, args.baseline_tree)
-    out["runs"].append({"pairs": n, "path": "in-memory",
-                        "commit": args.baseline_commit, **result})
-    out["first_losses_equal"] = out["runs"][0]["losses"] == result["losses"]
+    out["runs"].append({"pairs": n, "source_repeated": round(times, 3),
+                        "path": "in-memory", "commit": args.baseline_commit,
+                        **result})
     _write(output, out)
+  print(output)
+
+
+def _commit() -> str:
+  """The checkout's commit, with `+changes` when its files differ from it."""
+  def git(*cmd):
+    return subprocess.run(["git", *cmd], cwd=ROOT, capture_output=True,
+                          text=True, check=False).stdout.strip()
+  return git("rev-parse", "--short", "HEAD") + (
+      "+changes" if git("status", "--porcelain", "--untracked-files=no")
+      else "")
+
+
+def _default_output() -> str:
+  return os.path.join(ROOT, "benchmarks", "results",
+                      f"stage_scale_training.{children.hardware()}.json")
+
+
+def _summarise(out: dict) -> None:
+  """Peak RSS growth per path, and whether the streamed and in-memory runs
+  of one size logged the same losses."""
+  for path in ("streamed", "in-memory"):
+    runs = sorted((r for r in out["runs"] if r["path"] == path),
+                  key=lambda r: r["pairs"])
+    if len(runs) > 1:
+      out[f"peak_rss_growth_mib.{path}"] = {
+          f"{runs[0]['pairs']}->{r['pairs']}": round(
+              r["peak_rss_mib"] - runs[0]["peak_rss_mib"], 1)
+          for r in runs[1:]}
+  by = {(r["pairs"], r["path"]): r["losses"] for r in out["runs"]}
+  out["same_losses"] = {str(n): by[n, "streamed"] == by[n, "in-memory"]
+                        for n, path in by if path == "streamed"
+                        and (n, "in-memory") in by}
+
+
+def merge(results: list[str], output: str) -> None:
+  """One result file of the runs of several, each run with its part (its
+  command, date and commit); a later file's run of a size and path
+  replaces an earlier one's."""
+  out = {"benchmark": "stage_scale_training", "parts": [], "runs": []}
+  for path in results:
+    with open(path, encoding="utf-8") as f:
+      part = json.load(f)
+    out["parts"].append({k: v for k, v in part.items()
+                         if k not in ("runs", "benchmark", "parts")
+                         and not k.startswith(("peak_rss_growth",
+                                               "same_losses"))})
+    later = {(r["pairs"], r["path"]) for r in part["runs"]}
+    out["runs"] = [r for r in out["runs"]
+                   if (r["pairs"], r["path"]) not in later]
+    out["runs"] += [dict(r, part=len(out["parts"]) - 1) for r in part["runs"]]
+  out["runs"].sort(key=lambda r: (r["path"], r["pairs"]))
+  _write(output, out)
   print(output)
 
 
 def _write(output: str, out: dict) -> None:
   """The results so far (after every run: a long one may be cut short)."""
   print(json.dumps(out["runs"][-1]), flush=True)
-  peaks = [r["peak_rss_mib"] for r in out["runs"] if r["path"] == "streamed"]
-  out["peak_rss_growth_mib"] = round(max(peaks) - min(peaks), 1)
+  _summarise(out)
   with open(output, "w", encoding="utf-8") as f:
     json.dump(out, f, indent=2)
     f.write("\n")
