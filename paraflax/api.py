@@ -273,13 +273,22 @@ def best_threshold(pairs: margin_lib.Mined, gold: Iterable[Pair]
                                    set(gold))
 
 
-def mining_benchmark(lang: str, split: str, gold: int = 1000,
-                     distractors: int = 4000, seed: int = 0
-                     ) -> mining_set.MiningSet:
+def mining_benchmark(lang: str = "", split: str = "", gold: int = 1000,
+                     distractors: int = 4000, seed: int = 0, *,
+                     data: str = "") -> mining_set.MiningSet:
   """A mining benchmark as `paraflax mining-set` writes it: .src
   (non-English) and .tgt (English) sentences, the .gold (src, tgt) index
-  pairs hidden among them, and the .recipe that made them."""
+  pairs hidden among them, and the .recipe that made them. `lang` and
+  `split`: the bundled news sets; or `data`, a data spec of any bitext
+  (e.g. "bitext_multi30k_de_en:validation"), as `mining-set --data`."""
   from paraflax.evaluation import mining_set as mining_set_lib  # pylint: disable=g-import-not-at-top
+  if bool(data) == bool(lang or split):
+    raise errors.ConfigError(
+        "give lang and split (the bundled news sets) or data (a data spec "
+        "of any bitext), not both.")
+  if data:
+    return mining_set_lib.build_from_bitext(
+        data, gold=gold, distractors=distractors, seed=seed)
   return mining_set_lib.build(lang, split, gold=gold, distractors=distractors,
                               seed=seed)
 

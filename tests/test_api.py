@@ -101,6 +101,20 @@ def test_mine_finds_the_planted_pairs():
     paraflax.mine(x, y, retrieval="both")
 
 
+def test_mining_benchmark_of_the_news_sets_or_of_any_bitext():
+  captions = paraflax.mining_benchmark(
+      data="bitext_multi30k_de_en:validation", gold=20, distractors=30)
+  assert len(captions.src) == len(captions.tgt) == 50
+  assert len(captions.gold) == 20
+  assert "--data bitext_multi30k_de_en:validation" in captions.recipe
+  news = paraflax.mining_benchmark("de", "dev", gold=20, distractors=30)
+  assert len(news.src) == 50 and "newstest2012" in news.recipe
+  for wrong in ({"data": "bitext_multi30k_de_en:validation", "lang": "de"},
+                {}):
+    with pytest.raises(paraflax.ConfigError, match="not both"):
+      paraflax.mining_benchmark(**wrong)
+
+
 def test_tasks_are_listed_and_registered():
   listed = paraflax.tasks()
   assert "bitext_multi30k_de_en" in listed

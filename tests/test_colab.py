@@ -100,8 +100,16 @@ def test_runs_top_to_bottom(tmp_path):
   text = _text(nb)
   assert "holds no checkpoint: training a small model" in text
   assert f"at step {STEPS}" in text
+  # On a CPU: Multi30k captions, where a small model can mine.
+  assert "Mining benchmark from bitext_multi30k_de_en:validation" in text
+  assert ("scale: 300 German and 300 English sentences, 100 gold pairs "
+          "among 200 distractors a side") in text
+  right = re.search(r"the best-scored 15: (\d+) correct, (\d+) wrong", text)
+  assert right and int(right[1]) + int(right[2]) == 15
   tables = [o["data"]["text/html"] for o in _outputs(nb, "text/html")]
-  assert len(tables) == 1 and tables[0].count("<tr>") > 5  # head + pairs
+  assert len(tables) == 1 and tables[0].count("<tr>") == 16  # head + pairs
+  assert tables[0].count("<td>correct \u2713</td>") == int(right[1])
+  assert tables[0].count("<td>wrong</td>") == int(right[2])
   assert len(_outputs(nb, "image/png")) == 2  # histogram, P/R/F1 curves
 
 

@@ -84,10 +84,22 @@ def test_runs_end_to_end_to_the_report(finished):
   for stage in ("nmt", "words", "gran", "bilingual"):
     assert f"(report/{stage}_curve.png)" in report
     assert (workdir / "report" / f"{stage}_curve.png").stat().st_size > 0
-  assert "STS12-15 mean" in report and "Mining P/R/F1" in report
+  assert "STS12-15 mean" in report and "## Mining" in report
   numbers = _numbers(workdir)
-  assert len(numbers["mining"]["sample"]) == 10
-  assert len(numbers["mining"]["rows"]) == 12  # margins x retrievals
+  mining = numbers["mining"]
+  assert len(mining["sample"]) == 10
+  assert len(mining["rows"]) == 12  # margins x retrievals
+  # The scale of each benchmark, and every shown pair marked against gold.
+  for split in ("dev", "test"):
+    assert mining["benchmarks"][split]["gold"] == 50
+    assert mining["benchmarks"][split]["distractors"] == [100, 100]
+    assert f"**{split}**: 150 source and 150 English sentences, 50 gold " \
+        "pairs among 100 distractors a side" in report
+  right = sum(p["gold"] for p in mining["sample"])
+  assert f"mined test pairs: {right} correct, {10 - right} wrong" in report
+  assert report.count(" | correct |") == right
+  assert report.count(" | wrong |") == 10 - right
+  assert "test precision " in report and ", F1 " in report
   assert numbers["score"]["pairs"] > 0
   assert numbers["sts"]["semeval_2012_2015"]["n"] > 0
   # The GRAN started from the words stage's vectors, in their vocabulary.
@@ -224,6 +236,11 @@ def test_a_new_pair_names_its_data_once_for_every_stage(tmp_path, capsys):
     assert plan.configs[stage].lang == "ru"
   workdir = tmp_path / "w"
   err = _fails(_argv(workdir, *new_pair), capsys)
+  # The tiny preset mines de-en captions: another pair names its own.
+  assert ("mining.dev: bitext_multi30k_de_en:validation is de-en bitext, "
+          "but lang is ru") in err
+  err = _fails(_argv(workdir, *new_pair, "--config.mining.dev=",
+                     "--config.mining.test="), capsys)
   assert "mining.dev: no bundled news benchmark for ru-en" in err
   err = _fails(_argv(workdir, "--config.lang=ru"), capsys)
   assert "bitext_multi30k_de_en is de-en bitext, but lang is ru" in err

@@ -210,6 +210,15 @@ def test_upgrades_run_past_the_recorded_version_only(tmp_path):
       range(1, workdir_lib.SCHEMA_VERSION + 1))
 
 
+def test_a_bilingual_workdir_of_before_the_decoder_start_key_resumes():
+  config = config_lib.load(str(ROOT / "configs" / "bilingual.py") + ":de")
+  saved = json.loads(config.to_json())
+  del saved["model"]["decoder_start"]
+  old = workdir_lib.upgrade({workdir_lib.VERSION_KEY: 13, **saved})
+  assert old == json.loads(config.to_json())
+  assert old["model"]["decoder_start"] == "bridge"
+
+
 def test_workdir_comments_cite_no_work_items():
   text = (ROOT / "paraflax" / "recipes" / "workdir.py").read_text()
   assert "issue" not in text.lower() and "session" not in text.lower()

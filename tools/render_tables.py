@@ -71,6 +71,16 @@ def filter_tables() -> list[str]:
   return _curated("filter_tables")
 
 
+def pipeline_tiny() -> list[str]:
+  """The tiny pipeline's report, stage by stage."""
+  return _curated("pipeline_tiny")
+
+
+def pipeline_tiny_mined() -> list[str]:
+  """Its best-scored mined test pairs with their gold marks."""
+  return _curated("pipeline_tiny_mined")
+
+
 def mining_throughput() -> list[str]:
   """Ours against faiss + numpy and the bare product, AMD EPYC, 2 cores."""
   lines = _header(
@@ -241,7 +251,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         mining_h100_de_en, nmt_vs_opennmt, encoders_vs_wieting,
         train_throughput, stage_scale, mining_ann_recall,
         mining_ann_quality, mlp_negatives, paper_presets,
-        filtering_downstream)}
+        filtering_downstream, pipeline_tiny, pipeline_tiny_mined)}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")

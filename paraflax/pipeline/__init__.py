@@ -356,7 +356,14 @@ def _check_data(config: ml_collections.ConfigDict) -> None:
     return
   for split in ("dev", "test"):
     if config.mining[split]:
-      specs.parse(config.mining[split])
+      pair = specs.parse(config.mining[split]).corpus.pair
+      if pair and pair != (config.lang, "en"):
+        raise errors.ConfigError(
+            f"mining.{split}: {config.mining[split]} is {'-'.join(pair)} "
+            f"bitext, but lang is {config.lang}; name {config.lang}-en "
+            f"bitext: --config.mining.{split}=SPEC, or "
+            f"--config.mining.{split}= for the bundled news sets of de, fr "
+            "or cs (docs/your-data.md).")
     elif config.lang not in mining_set.SIDES:
       raise errors.ConfigError(
           f"mining.{split}: no bundled news benchmark for {config.lang}-en; "

@@ -64,11 +64,24 @@ def _sts(done: dict) -> dict:
   return {"datasets": rows, "semeval_2012_2015": means}
 
 
+def _benchmark(folder: str) -> dict:
+  """A mining benchmark's scale and the command that built it."""
+  from paraflax.evaluation import mining_set  # pylint: disable=g-import-not-at-top
+  bench = mining_set.read(folder)
+  built = bench.recipe.partition("`")[2].partition("`")[0]
+  return {"src": len(bench.src), "tgt": len(bench.tgt),
+          "gold": len(bench.gold),
+          "distractors": [len(bench.src) - len(bench.gold),
+                          len(bench.tgt) - len(bench.gold)],
+          "built_by": built}
+
+
 def _mined_sample(done: dict, n: int) -> list[dict]:
-  """The `n` best-scored mined test pairs, their sentences and whether the
-  benchmark holds them as gold."""
+  """The `n` best-scored mined test pairs, their sentences, whether the
+  benchmark holds them as gold, and whether they reach the dev threshold."""
   from paraflax.evaluation import mining_set  # pylint: disable=g-import-not-at-top
   bench = mining_set.read(done["test"])
+  threshold = done.get("threshold")
   sample = []
   with open(done["mined"], encoding="utf-8") as f:
     for line in f:
@@ -77,7 +90,8 @@ def _mined_sample(done: dict, n: int) -> list[dict]:
       score, src, tgt = line.rstrip("\n").split("\t")
       pair = (int(src), int(tgt))
       sample.append({"score": float(score), "src": bench.src[pair[0]],
-                     "tgt": bench.tgt[pair[1]], "gold": pair in bench.gold})
+                     "tgt": bench.tgt[pair[1]], "gold": pair in bench.gold,
+                     "kept": threshold is None or float(score) >= threshold})
   return sample
 
 
@@ -100,6 +114,11 @@ def numbers(plan: Plan, stages: Sequence[str]) -> dict:
   if "mining" in done:
     m = done["mining"]
     out["mining"] = {"margin": m["margin"], "retrieval": m["retrieval"],
+                     "threshold": m.get("threshold"),
+                     "test": {k: m[f"test_{k}"]
+                              for k in ("precision", "recall", "f1")},
+                     "benchmarks": {s: _benchmark(m[s])
+                                    for s in ("dev", "test")},
                      "rows": _read_json(m["table"])["rows"],
                      "sample": _mined_sample(m, plan.config.mining.sample)}
   out[_TIMES] = {s: done[s]["seconds"] for s in stages}
@@ -143,6 +162,43 @@ def _mining_table(mining: dict) -> list[str]:
   return lines
 
 
+def _scale(split: str, b: dict) -> str:
+  distractors = b["distractors"]
+  each = (f"{distractors[0]}" if distractors[0] == distractors[1] else
+          f"{distractors[0]} / {distractors[1]}")
+  return (f"- **{split}**: {b['src']} source and {b['tgt']} English "
+          f"sentences, {b['gold']} gold pairs among {each} distractors a "
+          f"side (`{b['built_by']}`)")
+
+
+def _mining_section(m: dict) -> list[str]:
+  """The benchmarks' scale, P/R/F1 of every margin x retrieval, the chosen
+  one's test P/R/F1 and its best-scored mined pairs with their gold marks."""
+  test, sample = m["test"], m["sample"]
+  threshold = ("no threshold" if m["threshold"] is None
+               else f"the dev threshold {m['threshold']:.4f}")
+  right = sum(p["gold"] for p in sample)
+  kept = [p for p in sample if p["kept"]]
+  lines = ["## Mining (bilingual encoders)", "",
+           "Benchmarks: gold translation pairs hidden among distractors, "
+           "sentences with no translation on the other side; each side "
+           "shuffled.", "",
+           *(_scale(s, b) for s, b in m["benchmarks"].items()), "",
+           f"Mined with {m['margin']} / {m['retrieval']} at {threshold}: "
+           f"test precision {_pct(test['precision'])}, recall "
+           f"{_pct(test['recall'])}, F1 {_pct(test['f1'])} (x 100).", "",
+           "### P/R/F1 x 100 of every margin and retrieval (the one mined "
+           "with in bold)", "", *_mining_table(m), "",
+           f"### The {len(sample)} best-scored mined test pairs: {right} "
+           f"correct, {len(sample) - right} wrong", "",
+           f"{len(kept)} of them reach {threshold}. correct: the benchmark's "
+           "gold pair; wrong: any other pair.", "",
+           "| score | source | English | gold |", "|---:|---|---|---|"]
+  lines += [f"| {p['score']:.4f} | {_cell(p['src'])} | {_cell(p['tgt'])} "
+            f"| {'correct' if p['gold'] else 'wrong'} |" for p in sample]
+  return lines
+
+
 def _cell(text: str) -> str:
   return text.replace("|", "\\|")
 
@@ -171,14 +227,7 @@ def markdown(found: dict, curves: Sequence[str]) -> str:
     lines += ["", "## STS (GRAN, plain cosine, best checkpoint)", "",
               *_sts_table(found["sts"])]
   if "mining" in found:
-    m = found["mining"]
-    lines += ["", "## Mining P/R/F1 x 100 (bilingual encoders; "
-              f"mined with {m['margin']} / {m['retrieval']}, in bold)", "",
-              *_mining_table(m), "",
-              f"### The {len(m['sample'])} best-scored mined test pairs", "",
-              "| score | source | English | gold |", "|---:|---|---|---|"]
-    lines += [f"| {p['score']:.4f} | {_cell(p['src'])} | {_cell(p['tgt'])} "
-              f"| {'yes' if p['gold'] else 'no'} |" for p in m["sample"]]
+    lines += ["", *_mining_section(found["mining"])]
   lines += ["", "## Time per stage (the run that finished it)", "",
             "| stage | seconds |", "|---|---:|"]
   lines += [f"| {s} | {t:.1f} |" for s, t in found[_TIMES].items()]

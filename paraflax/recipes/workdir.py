@@ -115,7 +115,7 @@ def _data_specs(saved: dict) -> dict:
 # without (written before versions were recorded) is version 0 and takes
 # every upgrade; those after the first only fill keys that are missing, so
 # they are right whenever such a workdir was written.
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 VERSION_KEY = "schema_version"
 
 
@@ -179,6 +179,8 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
     12: _data_specs,
     # The MLP similarity's data named by specs; "": the bundled sets.
     13: _filled({"mlp_similarity": {"positives": "", "noisy": ""}}),
+    # The bilingual decoder started from tanh(W emb), its only start then.
+    14: _filled({"bilingual": {"model": {"decoder_start": "bridge"}}}),
 }
 assert sorted(_UPGRADES) == list(range(1, SCHEMA_VERSION + 1))
 
