@@ -219,8 +219,9 @@ def main() -> None:
     mine_only(args)
     return
   if args.peer_only:
+    result = peer_only(args)
     with open(os.path.join(args.work, "peer.json"), "w") as f:
-      json.dump(peer_only(args), f)
+      json.dump(result, f)
     return
   times = {}
   t = time.perf_counter()

@@ -71,16 +71,6 @@ def filter_tables() -> list[str]:
   return _curated("filter_tables")
 
 
-def pipeline_tiny() -> list[str]:
-  """The tiny pipeline's report, stage by stage."""
-  return _curated("pipeline_tiny")
-
-
-def pipeline_tiny_mined() -> list[str]:
-  """Its best-scored mined test pairs with their gold marks."""
-  return _curated("pipeline_tiny_mined")
-
-
 def mining_throughput() -> list[str]:
   """Ours against faiss + numpy and the bare product, AMD EPYC, 2 cores."""
   lines = _header(
@@ -228,20 +218,28 @@ def mining_ann_quality() -> list[str]:
   return lines
 
 
-_STAGES = ("backtranslate", "score", "filter", "beam_score")
-
-
-def stage_scale() -> list[str]:
-  """benchmarks/stage_scale.py: each stage's rate and peak RSS by size."""
-  lines = _header(["stage", "hardware", "records", "records/s",
-                   "peak RSS (MiB)"], ["---", "---", "---:", "---:", "---:"])
-  for path in sorted(glob.glob(os.path.join(BENCH, "stage_scale.*.json"))):
+def mining_ann_scale() -> list[str]:
+  """benchmarks/mining_scale.py: N x N synthetic vectors through --index,
+  with faiss directly beside it where the run had --peer."""
+  lines = _header(
+      ["rows a side", "index", "nprobe", "index build (s)", "search + margin "
+       "+ TSV (s)", "peak RSS (GiB)", "pairs", "F1-optimal P / R / F1",
+       "F1 at 1.04 / 1.06", "faiss directly (s)", "its F1", "ours / faiss "
+       "(time)"], ["---:", "---", "---:"] + ["---:"] * 9)
+  for path in sorted(glob.glob(os.path.join(BENCH,
+                                            "mining_ann.scale-*.json"))):
     d = _load(path)
-    for stage in sorted(d["stages"], key=_STAGES.index):
-      for n, r in sorted(d["stages"][stage].items(), key=lambda kv: int(kv[0])):
-        lines.append(_row([stage, d["hardware"], f"{int(n):,}",
-                           _f(r["records_per_s"], 0),
-                           _f(r["peak_rss_mib"], 0)]))
+    q, peer = d["quality"], d.get("peer")
+    best = q["f1_optimal"]
+    lines.append(_row([
+        f"{d['rows_per_side']:,}", f"`{d['index']}`", d["nprobe"],
+        _f(d["index_build_s"], 0), _f(d["mine_s"], 0),
+        _f(d["peak_rss_bytes"] / 2**30, 2), f"{d['pairs']:,}",
+        f"{best['precision']:.1f} / {best['recall']:.1f} / {best['f1']:.1f}",
+        f"{q['at_1.04']['f1']:.1f} / {q['at_1.06']['f1']:.1f}",
+        _f(peer["total_mining_s"], 0) if peer else "",
+        _f(peer["quality"]["f1_optimal"]["f1"], 1) if peer else "",
+        _f(1 / d["peer_over_ours_time"]) + "x" if peer else ""]))
   return lines
 
 
@@ -249,9 +247,9 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     f.__name__: f for f in (
         headline, sts_encoders, filter_tables, mining_throughput,
         mining_h100_de_en, nmt_vs_opennmt, encoders_vs_wieting,
-        train_throughput, stage_scale, mining_ann_recall,
-        mining_ann_quality, mlp_negatives, paper_presets,
-        filtering_downstream, pipeline_tiny, pipeline_tiny_mined)}
+        train_throughput, mining_ann_recall,
+        mining_ann_quality, mining_ann_scale, mlp_negatives, paper_presets,
+        filtering_downstream)}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
