@@ -71,6 +71,16 @@ def filter_tables() -> list[str]:
   return _curated("filter_tables")
 
 
+def pipeline_tiny() -> list[str]:
+  """The tiny pipeline's report, stage by stage."""
+  return _curated("pipeline_tiny")
+
+
+def pipeline_tiny_mined() -> list[str]:
+  """Its best-scored mined test pairs with their gold marks."""
+  return _curated("pipeline_tiny_mined")
+
+
 def mining_throughput() -> list[str]:
   """Ours against faiss + numpy and the bare product, AMD EPYC, 2 cores."""
   lines = _header(
@@ -218,6 +228,23 @@ def mining_ann_quality() -> list[str]:
   return lines
 
 
+_STAGES = ("backtranslate", "score", "filter", "beam_score")
+
+
+def stage_scale() -> list[str]:
+  """benchmarks/stage_scale.py: each stage's rate and peak RSS by size."""
+  lines = _header(["stage", "hardware", "records", "records/s",
+                   "peak RSS (MiB)"], ["---", "---", "---:", "---:", "---:"])
+  for path in sorted(glob.glob(os.path.join(BENCH, "stage_scale.*.json"))):
+    d = _load(path)
+    for stage in sorted(d["stages"], key=_STAGES.index):
+      for n, r in sorted(d["stages"][stage].items(), key=lambda kv: int(kv[0])):
+        lines.append(_row([stage, d["hardware"], f"{int(n):,}",
+                           _f(r["records_per_s"], 0),
+                           _f(r["peak_rss_mib"], 0)]))
+  return lines
+
+
 def mining_ann_scale() -> list[str]:
   """benchmarks/mining_scale.py: N x N synthetic vectors through --index,
   with faiss directly beside it where the run had --peer."""
@@ -247,9 +274,9 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     f.__name__: f for f in (
         headline, sts_encoders, filter_tables, mining_throughput,
         mining_h100_de_en, nmt_vs_opennmt, encoders_vs_wieting,
-        train_throughput, mining_ann_recall,
+        train_throughput, stage_scale, mining_ann_recall,
         mining_ann_quality, mining_ann_scale, mlp_negatives, paper_presets,
-        filtering_downstream)}
+        filtering_downstream, pipeline_tiny, pipeline_tiny_mined)}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
