@@ -156,6 +156,23 @@ def train_throughput() -> list[str]:
   return lines
 
 
+_STAGES = ("backtranslate", "score", "filter", "beam_score")
+
+
+def stage_scale() -> list[str]:
+  """benchmarks/stage_scale.py: each stage's rate and peak RSS by size."""
+  lines = _header(["stage", "hardware", "records", "records/s",
+                   "peak RSS (MiB)"], ["---", "---", "---:", "---:", "---:"])
+  for path in sorted(glob.glob(os.path.join(BENCH, "stage_scale.*.json"))):
+    d = _load(path)
+    for stage in sorted(d["stages"], key=_STAGES.index):
+      for n, r in sorted(d["stages"][stage].items(), key=lambda kv: int(kv[0])):
+        lines.append(_row([stage, d["hardware"], f"{int(n):,}",
+                           _f(r["records_per_s"], 0),
+                           _f(r["peak_rss_mib"], 0)]))
+  return lines
+
+
 def mlp_negatives() -> list[str]:
   """experiments/paper_fidelity/mlp_table5.py: Kim et al.'s Table 5 shape."""
   d = _load(os.path.join(RESULTS, "mlp_negatives.json"))
@@ -225,23 +242,6 @@ def mining_ann_quality() -> list[str]:
         r["nprobe"] or "", _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
         _f(r["test_precision"], 1), _f(r["test_recall"], 1),
         _f(r["test_f1"], 1)]))
-  return lines
-
-
-_STAGES = ("backtranslate", "score", "filter", "beam_score")
-
-
-def stage_scale() -> list[str]:
-  """benchmarks/stage_scale.py: each stage's rate and peak RSS by size."""
-  lines = _header(["stage", "hardware", "records", "records/s",
-                   "peak RSS (MiB)"], ["---", "---", "---:", "---:", "---:"])
-  for path in sorted(glob.glob(os.path.join(BENCH, "stage_scale.*.json"))):
-    d = _load(path)
-    for stage in sorted(d["stages"], key=_STAGES.index):
-      for n, r in sorted(d["stages"][stage].items(), key=lambda kv: int(kv[0])):
-        lines.append(_row([stage, d["hardware"], f"{int(n):,}",
-                           _f(r["records_per_s"], 0),
-                           _f(r["peak_rss_mib"], 0)]))
   return lines
 
 
