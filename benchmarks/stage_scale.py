@@ -34,7 +34,6 @@ import gzip
 import itertools
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -49,22 +48,6 @@ _BITEXT = [os.path.join(_DATA, "multi30k_task1", f"train.{l}.gz")
            for l in ("de", "en")]
 FILTER = {"score": "overlap_1", "lo": 0.2, "hi": 0.8}
 STAGES = ("backtranslate", "score", "filter", "beam_score")
-
-
-def hardware() -> str:
-  """'<cpu model>-<cores>core' from /proc/cpuinfo, as a file name part."""
-  model = "cpu"
-  try:
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-      for line in f:
-        if line.startswith("model name"):
-          model = line.split(":", 1)[1]
-          break
-  except OSError:
-    pass
-  slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"\(r\)|\(tm\)|cpu|processor",
-                                            "", model.lower())).strip("-")
-  return f"{slug or 'cpu'}-{os.cpu_count()}core"
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -83,7 +66,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
   parser.add_argument("--devices", type=int, default=1)
   parser.add_argument("--tmp", default=None, help="scratch folder")
   parser.add_argument("--output", default=os.path.join(
-      _HERE, "results", f"stage_scale.{hardware()}.json"))
+      _HERE, "results", f"stage_scale.{children.hardware()}.json"))
   parser.add_argument("--child", help=argparse.SUPPRESS)
   parser.add_argument("--child-input", help=argparse.SUPPRESS)
   parser.add_argument("--child-output", help=argparse.SUPPRESS)
@@ -163,7 +146,8 @@ def main(argv: list[str] | None = None) -> None:
     return
   tmp = args.tmp or tempfile.mkdtemp(prefix="stage_scale-")
   os.makedirs(tmp, exist_ok=True)
-  result = {**children.run_facts(__file__, argv), "hardware": hardware(),
+  result = {**children.run_facts(__file__, argv),
+            "hardware": children.hardware(),
             "nmt_workdir": args.nmt_workdir, "beam": args.beam,
             "batch_size": args.batch_size, "window": args.window,
             "devices": args.devices, "filter": FILTER, "stages": {}}
