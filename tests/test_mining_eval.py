@@ -143,7 +143,7 @@ def test_mining_set_command_writes_the_set(de_sets, tmp_path):
     ("0\t1\n1 2\n", r"gold.tsv:2: expected 2 tab-separated fields"),
     ("0\t1\n9\t0\n", r"gold.tsv:2: src index 9 is out of range"),
     ("0\t1\n0\t1\n", r"gold.tsv:2: pair \(0, 1\) repeats line 1"),
-    ("", r"gold.tsv: no gold pairs"),
+    ("", r"gold.tsv: empty file, nothing to read"),
 ])
 def test_bad_gold_file_names_file_and_line(tmp_path, text, message):
   path = tmp_path / "gold.tsv"
