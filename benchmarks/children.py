@@ -29,8 +29,11 @@ class ChildFailed(RuntimeError):
 def run_facts(script: str, argv: list[str] | None) -> dict[str, Any]:
   """The head of a result file: how to rerun it, when, and on what."""
   return {
-      "command": shlex.join([script, *(argv if argv is not None
-                                       else sys.argv[1:])]),
+      # The script from the repository's root: a command any checkout runs.
+      "command": shlex.join([
+          os.path.relpath(os.path.abspath(script), os.path.dirname(
+              os.path.dirname(os.path.abspath(__file__)))),
+          *(argv if argv is not None else sys.argv[1:])]),
       "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
       "cpu_count": os.cpu_count(), "platform": platform.platform(),
       "load_average": os.getloadavg()}
