@@ -17,26 +17,25 @@ DATA = "data"
 TACTICS = ("replicate", "fsdp")
 
 
-def make_mesh(num_devices: int = -1) -> Mesh:
-  """A one-axis mesh over the first `num_devices` devices (-1: all)."""
-  devices = jax.devices()
+def _mesh(devices: list, num_devices: int, where: str) -> Mesh:
+  """A one-axis mesh over the first `num_devices` of `devices` (-1: all)."""
   if num_devices > len(devices):
     raise ValueError(f"mesh.num_devices={num_devices} but only "
-                     f"{len(devices)} device(s) are visible.")
+                     f"{len(devices)} device(s) are visible{where}.")
   n = len(devices) if num_devices in (-1, 0) else num_devices
   return Mesh(np.asarray(devices[:n]), (DATA,))
+
+
+def make_mesh(num_devices: int = -1) -> Mesh:
+  """A one-axis mesh over the first `num_devices` devices (-1: all)."""
+  return _mesh(jax.devices(), num_devices, "")
 
 
 def local_mesh(num_devices: int = -1) -> Mesh:
   """A one-axis mesh over this process's first `num_devices` devices (-1:
   all): work that each process does alone (back-translation of its
   shards) needs no collective between processes."""
-  devices = jax.local_devices()
-  if num_devices > len(devices):
-    raise ValueError(f"{num_devices} devices asked for but this process "
-                     f"has {len(devices)}.")
-  n = len(devices) if num_devices in (-1, 0) else num_devices
-  return Mesh(np.asarray(devices[:n]), (DATA,))
+  return _mesh(jax.local_devices(), num_devices, " to this process")
 
 
 def config_mesh(config) -> Mesh:
