@@ -5,7 +5,7 @@ search scans them, and on N devices with one corpus shard each; no top-k,
 no kernel. The floor under `mining_throughput.py`'s "8 dev / 1 dev".
 
   python benchmarks/mining_devices_product.py --devices 1 8 \
-      --output benchmarks/results/mining_devices_product.d256.epyc-2core.json
+      --output benchmarks/results/mining_devices_product.d256.amd-epyc-2core.json
 
 Each device count runs in its own process (XLA_FLAGS before jax starts),
 after `host.keep_freed_memory()`, as `paraflax mine`; the fastest of
