@@ -4,7 +4,7 @@ the tile shape of 50k x 50k mining with block 8192 on 1 device (8192 query
 rows x 7168 corpus rows), seeded random-normal embeddings.
 
   python benchmarks/mining_tile_profile.py --dims 256 512 \
-      --output benchmarks/results/mining_tile_profile.d256.epyc-2core.json
+      --output benchmarks/results/mining_tile_profile.d256.amd-epyc-2core.json
 
 Pieces: the product (normalise the corpus block, [Q, d] x [d, C]); the
 rows' top-k (`knn.row_top_k`) and the columns' top-k (`knn.column_top_k`)
