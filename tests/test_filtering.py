@@ -236,13 +236,14 @@ def test_an_output_with_more_records_than_the_input_is_refused(
 
 def test_memory_is_flat_in_the_records(tmp_path, monkeypatch):
   """The input is streamed: no reader that loads a whole file is used."""
+  from paraflax.data import jsonl  # pylint: disable=g-import-not-at-top
   from paraflax.data import readers  # pylint: disable=g-import-not-at-top
 
   def whole_file(*args, **kwargs):
     raise AssertionError("read a whole file")
 
   monkeypatch.setattr(readers, "read_lines", whole_file)
-  monkeypatch.setattr(readers, "read_jsonl", whole_file)
+  monkeypatch.setattr(jsonl, "read_jsonl", whole_file)
   src = _write_bt(tmp_path / "bt.jsonl", 5)
   assert score_paraphrases.score_file(str(src), str(tmp_path / "o")) == 5
 

@@ -229,12 +229,12 @@ def test_backtranslation_output_is_a_paraphrase_task(workdir, val_files,
 
 
 def test_half_written_jsonl_is_named(tmp_path):
-  from paraflax.data import readers  # pylint: disable=g-import-not-at-top
+  from paraflax.data import jsonl  # pylint: disable=g-import-not-at-top
   path = tmp_path / "bt.jsonl"
   path.write_text('{"id": 0, "reference": "a", "translation": "b", '
                   '"rank": 0}\n{"id": 1, "refer\n')
   with pytest.raises(errors.DataError, match="bt.jsonl:2: not JSON"):
-    readers.read_jsonl(path, keys=("reference",))
+    jsonl.read_jsonl(path, keys=("reference",))
 
 
 def test_backtranslate_nbest_over_beam_writes_nothing(workdir, val_files,

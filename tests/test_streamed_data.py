@@ -155,14 +155,15 @@ def test_subwords_train_on_all_pairs_or_a_seeded_sample():
 
 def test_repeated_records_are_found_in_digests(tmp_path, monkeypatch):
   from paraflax import errors  # pylint: disable=g-import-not-at-top
-  from paraflax.data import readers  # pylint: disable=g-import-not-at-top
-  monkeypatch.setattr(readers.UniqueRecords, "_PENDING", 4)  # sorted too
+  from paraflax.data import jsonl  # pylint: disable=g-import-not-at-top
+  from paraflax.data import records  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(records.UniqueRecords, "_PENDING", 4)  # sorted too
   path = tmp_path / "bt.jsonl"
   rows = [{"id": i, "reference": "a", "translation": "b", "rank": 0}
           for i in (*range(20), 3)]
   path.write_text("".join(json.dumps(r) + "\n" for r in rows))
   with pytest.raises(errors.DataError, match=r"bt.jsonl:21: the record of id "
                      r"3, rank 0 is there already, at line 4"):
-    list(readers.iter_jsonl(path, keys=("reference",)))
+    list(jsonl.iter_jsonl(path, keys=("reference",)))
   path.write_text("".join(json.dumps(r) + "\n" for r in rows[:20]))
-  assert len(list(readers.iter_jsonl(path, keys=("reference",)))) == 20
+  assert len(list(jsonl.iter_jsonl(path, keys=("reference",)))) == 20

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from paraflax import errors
-from paraflax.data import readers
+from paraflax.data import jsonl
 
 SUFFIX = ".jsonl"
 _NAMED = re.compile(r"^(?P<stem>.*)-(?P<index>\d{5})-of-(?P<count>\d{5})"
@@ -114,16 +114,16 @@ def resolve(path: str | os.PathLike) -> list[str]:
 
 def iter_jsonl(path: str | os.PathLike, *, keys: Sequence[str],
                fix: str = "") -> Iterator[dict]:
-  """`readers.iter_jsonl` over every file of `resolve(path)`, in order."""
+  """`jsonl.iter_jsonl` over every file of `resolve(path)`, in order."""
   for part in resolve(path):
-    yield from readers.iter_jsonl(part, keys=keys, fix=fix)
+    yield from jsonl.iter_jsonl(part, keys=keys, fix=fix)
 
 
 def read_jsonl(path: str | os.PathLike, *, keys: Sequence[str],
                fix: str = "") -> list[dict]:
-  """`readers.read_jsonl` of every file of `resolve(path)`, concatenated."""
+  """`jsonl.read_jsonl` of every file of `resolve(path)`, concatenated."""
   return [r for part in resolve(path)
-          for r in readers.read_jsonl(part, keys=keys, fix=fix)]
+          for r in jsonl.read_jsonl(part, keys=keys, fix=fix)]
 
 
 def is_shard(path: str) -> bool:
@@ -137,5 +137,5 @@ def numbered_jsonl(path: str | os.PathLike, *, keys: Sequence[str],
   shard and its line."""
   for part in resolve(path):
     for number, record in enumerate(
-        readers.iter_jsonl(part, keys=keys, fix=fix), start=1):
+        jsonl.iter_jsonl(part, keys=keys, fix=fix), start=1):
       yield part, number, record

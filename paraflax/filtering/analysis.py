@@ -39,6 +39,7 @@ from scipy import stats
 
 from paraflax import errors
 from paraflax import files
+from paraflax.data import jsonl
 from paraflax.data import paths
 from paraflax.data import readers
 from paraflax.data import words
@@ -253,7 +254,7 @@ def _checked(path: str, number: int, record: dict) -> float | None:
 
 def _best(path: str) -> Iterator[tuple[int, dict, float | None]]:
   """(line number, record, ref_prob) of every rank-0 record."""
-  records = readers.iter_jsonl(path, keys=KEYS, fix=_FIX)
+  records = jsonl.iter_jsonl(path, keys=KEYS, fix=_FIX)
   for number, record in enumerate(records, start=1):  # one record a line
     ref_prob = _checked(path, number, record)
     if record["rank"] == 0:

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 from paraflax import errors
 from paraflax import faults
 from paraflax import files
-from paraflax.data import readers
+from paraflax.data import jsonl
 from paraflax.data import shards
 from paraflax.filtering import score_paraphrases
 from paraflax.filtering import scores
@@ -85,13 +85,13 @@ def _local(path: str) -> bool:
 
 def _sized(path: str, keys: Sequence[str]) -> Iterator[tuple[dict, int]]:
   if _local(path):
-    yield from readers.iter_jsonl_sized(path, keys=keys,
-                                        fix=score_paraphrases.FIX)
+    yield from jsonl.iter_jsonl_sized(path, keys=keys,
+                                      fix=score_paraphrases.FIX)
     return
   with _open(path) as f:
     for number, raw in enumerate(f, start=1):
-      yield readers.jsonl_record(path, number, raw, keys=keys,
-                                 fix=score_paraphrases.FIX), len(raw)
+      yield jsonl.jsonl_record(path, number, raw, keys=keys,
+                               fix=score_paraphrases.FIX), len(raw)
 
 
 def survey(path: str, keys: Sequence[str] = score_paraphrases.KEYS
@@ -172,10 +172,10 @@ class _Score:
     with _open(path) as f:
       f.seek(block.start)
       raw = io.BytesIO(f.read(block.end - block.start)).readlines()
-    records = [readers.jsonl_record(path, (block.line or block.first) + i,
-                                    line,
-                                    keys=score_paraphrases.KEYS,
-                                    fix=score_paraphrases.FIX)
+    records = [jsonl.jsonl_record(path, (block.line or block.first) + i,
+                                  line,
+                                  keys=score_paraphrases.KEYS,
+                                  fix=score_paraphrases.FIX)
                for i, line in enumerate(raw)]
     text = score_paraphrases.lines_of(records, self.scorers)
     _write_whole(part, text.encode("utf-8"))

@@ -24,7 +24,7 @@ import tqdm
 
 from paraflax import faults
 from paraflax import files
-from paraflax.data import readers
+from paraflax.data import jsonl
 from paraflax.data import shards
 from paraflax.filtering import scores
 
@@ -47,7 +47,7 @@ def survey(path: str) -> tuple[str, int, list[int]]:
   def records() -> Iterator[dict]:
     for part in shards.resolve(path):
       counts.append(0)
-      for record in readers.iter_jsonl(part, keys=KEYS, fix=FIX):
+      for record in jsonl.iter_jsonl(part, keys=KEYS, fix=FIX):
         counts[-1] += 1
         yield record
 

@@ -7,6 +7,7 @@ import pytest
 import seqio
 
 from paraflax.data import corpora
+from paraflax.data import jsonl
 from paraflax.data import paths
 from paraflax.data import readers
 from paraflax.data import tasks
@@ -129,8 +130,8 @@ def test_human_pairs_take_the_filters_of_backtranslated_ones(
   human = tasks.examples("paraphrase_en_wikiauto", "train")
   out, scored = tmp_path / "human.jsonl", tmp_path / "human.scored.jsonl"
   assert tasks.export_pairs("paraphrase_en_wikiauto", str(out)) == 40
-  records = readers.read_jsonl(str(out), keys=("id", "reference",
-                                               "translation", "rank", "cost"))
+  records = jsonl.read_jsonl(str(out), keys=("id", "reference",
+                                             "translation", "rank", "cost"))
   assert [(r["reference"], r["translation"]) for r in records] == [
       (ex["sentence1"], ex["sentence2"]) for ex in human]
   assert {(r["rank"], r["cost"]) for r in records} == {(0, None)}
