@@ -24,6 +24,6 @@ PARAPHRASE_SCORES = ("length", "cost", "overlap_1", "overlap_2", "overlap_3",
                      "bleu", "ref_prob", "lm_ppl")
 LM_FORMATS = ("binary", "arpa")  # filtering.lm.FORMATS
 DOMAINS = ("biomed", "abc_science")  # evaluation.domain_selection.DOMAINS
-# pipeline.STAGES, in the order a pipeline runs them
+# pipeline.stages.STAGES, in the order a pipeline runs them
 PIPELINE_STAGES = ("nmt", "backtranslate", "score", "words", "gran", "sts",
                    "bilingual", "mining", "report")

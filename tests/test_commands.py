@@ -35,7 +35,7 @@ def _registry(module: str, name: str):
     (choices.PARAPHRASE_SCORES, "paraflax.filtering.scores", "SCORERS"),
     (choices.LM_FORMATS, "paraflax.filtering.lm", "FORMATS"),
     (choices.DOMAINS, "paraflax.evaluation.domain_selection", "DOMAINS"),
-    (choices.PIPELINE_STAGES, "paraflax.pipeline", "STAGES"),
+    (choices.PIPELINE_STAGES, "paraflax.pipeline.stages", "STAGES"),
 ])
 def test_choices_match_registries(offered, module, name):
   assert sorted(offered) == sorted(_registry(module, name))

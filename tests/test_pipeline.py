@@ -18,7 +18,9 @@ import pytest
 from paraflax import choices
 from paraflax import cli
 from paraflax import config as config_lib
-from paraflax import pipeline
+from paraflax.pipeline import plan as plan_lib
+from paraflax.pipeline import planning
+from paraflax.pipeline import stages
 from paraflax.recipes import workdir as workdir_lib
 from tests.conftest import ROOT
 from tests.test_kill_anywhere import Runs
@@ -76,8 +78,8 @@ def _numbers(workdir: pathlib.Path) -> dict:
 
 def test_runs_end_to_end_to_the_report(finished):
   workdir, output = finished
-  for stage in pipeline.STAGES:
-    assert (workdir / stage / pipeline.DONE).is_file(), stage
+  for stage in stages.STAGES:
+    assert (workdir / stage / plan_lib.DONE).is_file(), stage
     assert f"] {stage}: start (elapsed" in output
   assert "left)" in output
   report = (workdir / "report.md").read_text()
@@ -104,7 +106,7 @@ def test_runs_end_to_end_to_the_report(finished):
   assert numbers["sts"]["semeval_2012_2015"]["n"] > 0
   # The GRAN started from the words stage's vectors, in their vocabulary.
   gran = workdir_lib.load_config(workdir / "gran", "paraphrase")
-  vectors = workdir / "words" / pipeline.VECTORS
+  vectors = workdir / "words" / stages.VECTORS
   assert gran.model.word_vectors == str(vectors)
   assert gran.model.word_dim == 32
   vocab = (workdir / "gran" / "vocab.txt").read_text().splitlines()
@@ -116,7 +118,7 @@ def test_rerun_skips_every_stage(runs, finished):
   before = {p: p.stat().st_mtime_ns for p in workdir.rglob("*")
             if p.is_file()}
   output = runs.finish(_argv(workdir))
-  assert output.count("finished before") == len(pipeline.STAGES)
+  assert output.count("finished before") == len(stages.STAGES)
   assert ": start (" not in output
   assert {p: p.stat().st_mtime_ns for p in workdir.rglob("*")
           if p.is_file()} == before
@@ -143,7 +145,7 @@ def test_existing_nmt_workdir_until_and_only(runs, finished, tmp_path):
   argv = _argv(workdir, f"--config.nmt.workdir={nmt}")
   output = runs.finish([*argv, "--until", "backtranslate"])
   assert "[2/2] backtranslate: done" in output
-  assert json.loads((workdir / "nmt" / pipeline.DONE).read_text())[
+  assert json.loads((workdir / "nmt" / plan_lib.DONE).read_text())[
       "workdir"] == str(nmt)
   assert not (workdir / "nmt" / "checkpoints").exists()  # trained nothing
   assert (workdir / "backtranslate" / "bt.jsonl").read_bytes() == (
@@ -164,7 +166,7 @@ def _fails(argv: list[str], capsys) -> str:
 def test_unknown_stage_is_refused_with_the_valid_ones(tmp_path, capsys):
   workdir = tmp_path / "w"
   err = _fails(_argv(workdir, "--config.stages=('nmt', 'bogus')"), capsys)
-  assert "'bogus'" in err and ", ".join(pipeline.STAGES) in err
+  assert "'bogus'" in err and ", ".join(stages.STAGES) in err
   err = _fails(_argv(workdir, "--config.stages=('bilingual', 'report', "
                           "'mining')"), capsys)
   assert "report needs mining before it" in err
@@ -203,9 +205,9 @@ def test_other_config_over_a_started_workdir_is_refused(finished, capsys):
 @pytest.mark.parametrize("preset", ("tiny", "gpu", "pod"))
 def test_every_preset_key_is_a_key_its_stage_uses(preset, tmp_path):
   config = config_lib.load_file(f"{CONFIG}:{preset}")
-  plan = pipeline.plan(config, str(tmp_path / "w"))
-  assert set(plan.configs) == set(pipeline.BASES)
-  assert tuple(config.stages) == tuple(pipeline.STAGES) \
+  plan = planning.plan(config, str(tmp_path / "w"))
+  assert set(plan.configs) == set(planning.BASES)
+  assert tuple(config.stages) == tuple(stages.STAGES) \
       == choices.PIPELINE_STAGES
   assert not os.listdir(tmp_path)
 
@@ -213,7 +215,7 @@ def test_every_preset_key_is_a_key_its_stage_uses(preset, tmp_path):
 def test_without_the_words_stage_the_gran_starts_from_random_words(tmp_path):
   config = config_lib.load_file(f"{CONFIG}:tiny")
   config.stages = tuple(s for s in config.stages if s != "words")
-  gran = pipeline.plan(config, str(tmp_path / "w")).configs["gran"]
+  gran = planning.plan(config, str(tmp_path / "w")).configs["gran"]
   assert gran.model.word_vectors == ""
   assert not gran.data.vocab_from_vectors
   assert gran.model.word_dim == config.gran.settings.model.word_dim
@@ -229,7 +231,7 @@ def test_a_new_pair_names_its_data_once_for_every_stage(tmp_path, capsys):
   config = config_lib.load(f"{CONFIG}:tiny", [
       *new_pair, f"--config.mining.dev={spec}",
       f"--config.mining.test={spec}"])
-  plan = pipeline.plan(config, str(tmp_path / "w"))
+  plan = planning.plan(config, str(tmp_path / "w"))
   for stage in ("nmt", "bilingual"):
     assert plan.configs[stage].data.train == (spec,)
     assert plan.configs[stage].data.dev == spec

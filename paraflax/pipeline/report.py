@@ -12,7 +12,7 @@ from paraflax import files
 from paraflax.training import metrics as metrics_lib
 
 if TYPE_CHECKING:
-  from paraflax.pipeline import Plan
+  from paraflax.pipeline.plan import Plan
 
 REPORT = "report.md"  # W/report.md; its plots and numbers in W/report/
 # The stages whose metrics.jsonl we plot.
