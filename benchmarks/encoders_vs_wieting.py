@@ -168,12 +168,12 @@ def _their_embed(path: str) -> Callable[[Sequence[str], str | None], Any]:
 
 def _our_quality(workdir: str, updates: int) -> dict[str, Any]:
   """configs/avg.py trained for `updates`, scored at its last update."""
-  from paraflax import api  # pylint: disable=g-import-not-at-top
+  import paraflax  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
   overrides = [f"--config.{k}={updates}"
                for k in ("train_steps", "eval_every", "checkpoint.every")]
   start = time.perf_counter()
-  api.train(_AVG_CONFIG, workdir, overrides)
+  paraflax.train(_AVG_CONFIG, workdir, overrides)
   train_s = time.perf_counter() - start
   embed, step = embedders.load(workdir, [])
   return {"overrides": overrides, "train_s": train_s, "checkpoint_step": step,

@@ -15,11 +15,13 @@ neither TensorFlow nor jax.
 import importlib
 
 # name -> the module that defines it
-_API = {name: "paraflax.api" for name in (
-    "Model", "load", "train", "mine", "candidates", "best_threshold",
-    "mining_benchmark", "tasks", "task", "examples", "data_dir",
-    "fetch_data", "sweep_results", "domain_results", "ppdb_results",
-    "paraphrases")}
+_API = {name: f"paraflax.api.{module}" for module, names in (
+    ("model", ("Model", "load", "train")),
+    ("mining", ("mine", "candidates", "best_threshold", "mining_benchmark")),
+    ("data", ("tasks", "task", "examples", "data_dir", "fetch_data")),
+    ("results", ("sweep_results", "domain_results", "ppdb_results",
+                 "paraphrases")),
+) for name in names}
 _API.update({name: "paraflax.errors" for name in (
     "ConfigError", "DataError", "NoCheckpointError")})
 _API.update({"MARGINS": "paraflax.choices", "RETRIEVALS": "paraflax.choices",
