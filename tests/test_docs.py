@@ -6,22 +6,29 @@ import importlib.util
 import json
 import pathlib
 import re
+import shutil
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def _renderer():
-  spec = importlib.util.spec_from_file_location(
-      "render_tables", ROOT / "tools" / "render_tables.py")
+def _tool(name: str):
+  """tools/NAME.py as a module (tools/ is not a package)."""
+  spec = importlib.util.spec_from_file_location(name,
+                                                ROOT / "tools" / f"{name}.py")
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   return module
 
 
+def _renderer():
+  return _tool("render_tables")
+
+
 def _docs() -> list[pathlib.Path]:
-  return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+  return [ROOT / "README.md", ROOT / "benchmarks" / "README.md"] + sorted(
+      (ROOT / "docs").glob("*.md"))
 
 
 # --- generated tables -------------------------------------------------------
@@ -31,20 +38,77 @@ def test_tables_match_their_json():
       "run: python tools/render_tables.py")
 
 
-def test_a_changed_json_makes_its_table_stale(tmp_path, monkeypatch):
+def _results_copy(tmp_path, monkeypatch):
+  """The renderer, reading a copy of docs/results/ (runs included)."""
   render = _renderer()
   results = tmp_path / "results"
-  results.mkdir()
+  shutil.copytree(ROOT / "docs" / "results", results)
+  monkeypatch.setattr(render.run_tables, "RESULTS", str(results))
+  monkeypatch.setattr(render.run_tables.run_results, "RUNS",
+                      str(results / "runs"))
+  return render, results
+
+
+def _plant(path: pathlib.Path, change) -> None:
+  data = json.loads(path.read_text(encoding="utf-8"))
+  change(data)
+  path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_changed_run_file_makes_its_table_stale(tmp_path, monkeypatch):
+  render, results = _results_copy(tmp_path, monkeypatch)
+  pipeline = str(ROOT / "docs" / "pipeline.md")
+  assert render.stale([pipeline]) == []
+  run = results / "runs" / "pipeline_tiny" / "tiny.json"
+  _plant(run, lambda d: d["mining"]["sample"][0].update(src="Planted."))
+  # Changed by hand: refused, and --check fails.
+  with pytest.raises(ValueError, match="changed since it was collected"):
+    render.stale([pipeline])
+  assert render.main(["--check"]) == 1
+  # Collected again (its sha256 in the sidecar): the table is stale.
+  _plant(run.with_name("tiny.about.json"), lambda d: d.update(
+      sha256=render.run_tables.run_results.sha256(str(run))))
+  assert render.stale([pipeline]) == ["docs/pipeline.md"]
+
+
+def test_a_changed_table_json_makes_its_table_stale(tmp_path, monkeypatch):
+  render, results = _results_copy(tmp_path, monkeypatch)
+  readme = str(ROOT / "README.md")
+  assert render.stale([readme]) == []
+  _plant(results / "headline.json", lambda d: d["rows"][-1]["cells"].__setitem__(
+      -1, "a figure that the README does not show"))
+  assert render.stale([readme]) == ["README.md"]
+
+
+def test_transcribed_rows_name_their_command():
   for path in (ROOT / "docs" / "results").glob("*.json"):
-    (results / path.name).write_text(path.read_text(encoding="utf-8"),
-                                     encoding="utf-8")
-  readme = ROOT / "README.md"
-  monkeypatch.setattr(render, "RESULTS", str(results))
-  assert render.stale([str(readme)]) == []
-  headline = json.loads((results / "headline.json").read_text())
-  headline["rows"][0][-1] = "a figure that the README does not show"
-  (results / "headline.json").write_text(json.dumps(headline))
-  assert render.stale([str(readme)]) == ["README.md"]
+    rows = json.loads(path.read_text(encoding="utf-8")).get("rows", [])
+    for row in rows:
+      if isinstance(row, dict) and row.get("from") == "cells":
+        assert row.get("command"), f"{path.name}: a row without its command"
+
+
+def test_collect_result_keeps_only_a_commands_output(tmp_path, monkeypatch,
+                                                     capsys):
+  collect = _tool("collect_result")
+  monkeypatch.setattr(collect.run_results, "RUNS", str(tmp_path / "runs"))
+  args = ["--table", "t", "--name", "n", "--hardware", "2 cores",
+          "--command", "paraflax eval-sts --workdir runs/gran"]
+  pasted = tmp_path / "sts.json"
+  pasted.write_text(json.dumps({"columns": [], "rows": []}))
+  assert collect.main([str(pasted), *args]) == 1
+  assert "not a command's output" in capsys.readouterr().err
+  sts = tmp_path / "gran" / "sts.json"  # what eval-sts writes, in shape
+  sts.parent.mkdir()
+  sts.write_text(json.dumps({"datasets": {}, "groups": {}, "checkpoint_step":
+                             1, "semeval_2012_2015": {}}))
+  assert collect.main([str(sts), *args[:-1], "paraflax eval-sts --workdir "
+                       "/home/me/gran"]) == 1
+  assert "absolute path" in capsys.readouterr().err
+  assert collect.main([str(sts), *args]) == 0
+  kept = tmp_path / "runs" / "t"
+  assert (kept / "n.json").read_bytes() == sts.read_bytes()
+  assert json.loads((kept / "n.about.json").read_text())["kind"] == "eval-sts"
 
 
 def test_every_marked_table_has_a_renderer():
@@ -76,7 +140,8 @@ def _links(path: pathlib.Path):
       yield target
 
 
-@pytest.mark.parametrize("path", _docs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", _docs(),
+                         ids=lambda p: str(p.relative_to(ROOT)))
 def test_relative_links_resolve(path):
   broken = []
   for target in _links(path):

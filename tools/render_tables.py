@@ -7,8 +7,9 @@ A table in a Markdown file sits between two marker comments:
     <!-- /table -->
 
 NAME is a function of TABLES below; it reads the JSON that a benchmark
-(`benchmarks/results/`) or a run (`docs/results/`: figures of the runs'
-own reports) wrote and returns the table's lines. Rewrite every table:
+wrote (`benchmarks/results/`; `bench_tables.py`) or the output files of
+the runs behind a table (`docs/results/runs/`, kept by
+`collect_result.py`; `run_tables.py`) and returns the table's lines. Rewrite every table:
 
     python tools/render_tables.py            # rewrite README.md and docs/*.md
     python tools/render_tables.py --check    # exit 1 if one is stale
@@ -25,6 +26,11 @@ import os
 import re
 import sys
 from typing import Callable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# pylint: disable=wrong-import-position
+import bench_tables  # the benchmarks' tables of benchmarks/README.md
+import run_tables  # tables computed from the runs' own output files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "benchmarks", "results")
@@ -50,35 +56,6 @@ def _header(columns, align=None) -> list[str]:
 
 def _f(x, digits=2) -> str:
   return "" if x is None else f"{x:,.{digits}f}"
-
-
-def _curated(name: str) -> list[str]:
-  """docs/results/NAME.json: {"columns": [...], "rows": [[...], ...]}."""
-  d = _load(os.path.join(RESULTS, name + ".json"))
-  return _header(d["columns"]) + [_row("" if c is None else c for c in r)
-                                   for r in d["rows"]]
-
-
-def headline() -> list[str]:
-  return _curated("headline")
-
-
-def sts_encoders() -> list[str]:
-  return _curated("sts_encoders")
-
-
-def filter_tables() -> list[str]:
-  return _curated("filter_tables")
-
-
-def pipeline_tiny() -> list[str]:
-  """The tiny pipeline's report, stage by stage."""
-  return _curated("pipeline_tiny")
-
-
-def pipeline_tiny_mined() -> list[str]:
-  """Its best-scored mined test pairs with their gold marks."""
-  return _curated("pipeline_tiny_mined")
 
 
 def mining_throughput() -> list[str]:
@@ -186,10 +163,6 @@ def mlp_negatives() -> list[str]:
   return lines
 
 
-def paper_presets() -> list[str]:
-  return _curated("paper_presets")
-
-
 def filtering_downstream() -> list[str]:
   """`paraflax eval-filtering`'s report: dev BLEU and the noise kept."""
   d = _load(os.path.join(RESULTS, "eval_filtering.json"))
@@ -271,11 +244,11 @@ def mining_ann_scale() -> list[str]:
 
 TABLES: dict[str, Callable[[], list[str]]] = {
     f.__name__: f for f in (
-        headline, sts_encoders, filter_tables, mining_throughput,
-        mining_h100_de_en, nmt_vs_opennmt, encoders_vs_wieting,
-        train_throughput, stage_scale, mining_ann_recall,
-        mining_ann_quality, mining_ann_scale, mlp_negatives, paper_presets,
-        filtering_downstream, pipeline_tiny, pipeline_tiny_mined)}
+        mining_throughput, mining_h100_de_en, nmt_vs_opennmt,
+        encoders_vs_wieting, train_throughput, stage_scale,
+        mining_ann_recall, mining_ann_quality, mining_ann_scale,
+        mlp_negatives, filtering_downstream,
+        *run_tables.TABLES, *bench_tables.TABLES)}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
@@ -349,8 +322,9 @@ def commands_markdown() -> str:
 
 
 def markdown_files() -> list[str]:
-  return [os.path.join(ROOT, "README.md")] + sorted(
-      glob.glob(os.path.join(ROOT, "docs", "*.md")))
+  return [os.path.join(ROOT, "README.md"),
+          os.path.join(ROOT, "benchmarks", "README.md")] + sorted(
+              glob.glob(os.path.join(ROOT, "docs", "*.md")))
 
 
 def render(text: str) -> str:
@@ -388,7 +362,11 @@ def main(argv=None) -> int:
                       help="exit 1 if a table is stale; write nothing")
   args = parser.parse_args(argv)
   if args.check:
-    bad = stale()
+    try:
+      bad = stale()
+    except (ValueError, KeyError, OSError) as e:  # a run file changed by hand
+      print(f"render_tables: {e}", file=sys.stderr)
+      return 1
     for path in bad:
       print(f"{path}: stale (a table differs from its JSON, or commands.md "
             "from paraflax/commands/); run python tools/render_tables.py",

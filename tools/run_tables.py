@@ -1,0 +1,202 @@
+"""Results tables computed from the runs' own output files
+(`tools/run_results.py`: docs/results/runs/<table>/<name>.json).
+
+A table's docs/results/<table>.json lists its rows; each row is computed
+from a run (`"from"`: a key of ROWS) or, where the run's output is not
+kept (runs longer than a CPU allows), transcribed: `{"from": "cells",
+"cells": [...], "command": "..."}`, the command naming how it was made.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Callable
+
+import run_results
+
+RESULTS = os.path.join(run_results.ROOT, "docs", "results")
+
+
+def _table(name: str) -> dict:
+  with open(os.path.join(RESULTS, name + ".json"), encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _row(cells) -> str:
+  return "| " + " | ".join("" if c is None else str(c) for c in cells) + " |"
+
+
+def _header(columns) -> list[str]:
+  return [_row(columns), _row(["---"] * len(columns))]
+
+
+def _x100(r: float | None) -> str:
+  return "" if r is None else f"{100 * r:.2f}"
+
+
+# --- what an output holds, in words ---------------------------------------
+
+_SELECT = {"dev/bleu": ("dev BLEU", 1), "dev/align_accuracy":
+           ("dev alignment accuracy", 1),
+           "sts/STSb.dev-tuning/pearson": ("STSb dev-tuning", 100)}
+
+
+def _best(stage: dict) -> str:
+  name, scale = _SELECT.get(stage["select"], (stage["select"], 1))
+  return f"{name} {scale * stage['best']:.2f}"
+
+
+def _sts(sts: dict) -> str:
+  return (f"STS12-15 mean {_x100(sts['semeval_2012_2015']['mean_pearson'])}"
+          f", STSb test {_x100(sts['datasets']['STSb.test']['pearson'])}")
+
+
+def _mined(mining: dict) -> str:
+  test = mining["test"]
+  return (f"{mining['margin']} margin, {mining['retrieval']} retrieval at "
+          f"the dev threshold {mining['threshold']:.4f}: precision "
+          f"{_x100(test['precision'])}, recall {_x100(test['recall'])}, F1 "
+          f"{_x100(test['f1'])}")
+
+
+def _code(text: str) -> str:
+  return f"`{text}`" if text else ""
+
+
+def _report(ref: str) -> dict:
+  return run_results.load(ref).data
+
+
+# --- the tiny pipeline --------------------------------------------------------
+
+PIPELINE = "pipeline_tiny/tiny"
+
+
+def pipeline_tiny() -> list[str]:
+  """The tiny pipeline's report (report.json), stage by stage."""
+  r = _report(PIPELINE)
+  score, m = r["score"], r["mining"]
+  test = m["benchmarks"]["test"]
+  shown = m["sample"]
+  rows = [
+      ("nmt", f"{_best(r['nmt'])} after {r['nmt']['steps']:,} steps"),
+      ("backtranslate, score",
+       f"{r['backtranslate']['sentences']:,} sentences into "
+       f"{r['backtranslate']['records']:,} "
+       f"{r['backtranslate']['records'] // r['backtranslate']['sentences']}"
+       f"-best records; {score['pairs']:,} "
+       f"1-best pairs kept by `{score['filter']['score']}` in "
+       f"[{score['filter']['lo']}, {score['filter']['hi']}]"),
+      ("words", f"PPDB word vectors ({r['words']['steps']:,} updates): "
+       f"{_best(r['words'])} as an Avg encoder"),
+      ("gran, sts", f"from those words, on the kept pairs "
+       f"({r['gran']['steps']:,} updates): {_best(r['gran'])}, "
+       f"{_sts(r['sts'])}"),
+      ("bilingual", f"{_best(r['bilingual'])} % after "
+       f"{r['bilingual']['steps']:,} steps"),
+      ("mining", f"`{test['built_by']}`: {test['gold']:,} gold pairs among "
+       f"{test['src']:,} sentences a side; {_mined(m)}; "
+       f"{sum(p['gold'] for p in shown)} of the {len(shown)} best-scored "
+       "pairs correct"),
+  ]
+  return _header(["stage", "result"]) + [_row(r) for r in rows]
+
+
+_LANGS = {"de": "German", "fr": "French", "cs": "Czech", "ru": "Russian"}
+
+
+def pipeline_tiny_mined() -> list[str]:
+  """Its best-scored mined test pairs with their gold marks."""
+  report = _report(PIPELINE)
+  rows = [(f"{p['score']:.4f}", p["src"], p["tgt"],
+           "correct" if p["gold"] else "wrong")
+          for p in report["mining"]["sample"]]
+  source = _LANGS.get(report["lang"], report["lang"])
+  return _header(["score", source, "English", "gold"]) + [
+      _row(r) for r in rows]
+
+
+# --- rows computed from a run, by the kind of row ---------------------------
+
+def _cells(spec: dict, columns) -> list:
+  del columns
+  return spec["cells"]
+
+
+def _sts_row(spec: dict, columns) -> list:
+  """sts_encoders: one encoder's eval-sts of its best checkpoint."""
+  run = run_results.load(spec["run"])
+  d = run.data
+  groups = [_x100(d["groups"][g]["mean_pearson"])
+            for g in ("STS12", "STS13", "STS14", "STS15")]
+  return [spec["model"], _code(run.about["config"]), run.about["hardware"],
+          f"{d['checkpoint_step']:,}", *groups,
+          _x100(d["semeval_2012_2015"]["mean_pearson"]),
+          _x100(d["datasets"]["STSb.dev"]["pearson"]),
+          _x100(d["datasets"]["STSb.test"]["pearson"]),
+          _x100(d["datasets"]["SICK.train"]["pearson"])][:len(columns)]
+
+
+def _sts_headline(spec: dict, columns) -> list:
+  """headline: eval-sts of one config's runs, one per seed."""
+  runs = {label: run_results.load(ref) for label, ref in spec["runs"].items()}
+  first = next(iter(runs.values()))
+  result = "; ".join(f"{_sts(r.data)} ({label})" for label, r in runs.items())
+  return [spec["method"], _code(first.about["config"]),
+          first.about["hardware"],
+          first.about["time"], result][:len(columns)]
+
+
+def _pipeline_headline(spec: dict, columns) -> list:
+  run = run_results.load(spec["run"])
+  m = run.data["mining"]
+  result = (f"GRAN {_sts(run.data['sts'])}; mining "
+            f"{m['benchmarks']['test']['gold']:,} gold pairs: F1 "
+            f"{_x100(m['test']['f1'])}")
+  return [spec["method"], _code(run.about["config"]), run.about["hardware"],
+          run.about["time"], result][:len(columns)]
+
+
+def _mining_headline(spec: dict, columns) -> list:
+  """headline: `paraflax mining-eval`'s row of one margin and retrieval."""
+  with open(os.path.join(run_results.ROOT, spec["file"]),
+            encoding="utf-8") as f:
+    rows = json.load(f)["rows"]
+  row = next(r for r in rows if (r["margin"], r["retrieval"]) ==
+             (spec["margin"], spec["retrieval"]))
+  return [spec["method"], spec["config"], spec["hardware"], spec["time"],
+          f"test F1 {100 * row['test_f1']:.1f} ({spec['margin']} margin, "
+          f"{spec['retrieval']} retrieval)"][:len(columns)]
+
+
+ROWS: dict[str, Callable[[dict, list], list]] = {
+    "cells": _cells, "sts": _sts_row, "sts-headline": _sts_headline,
+    "pipeline-headline": _pipeline_headline,
+    "mining-eval-headline": _mining_headline}
+
+
+def listed(name: str) -> list[str]:
+  """docs/results/NAME.json: its columns, each row from ROWS."""
+  d = _table(name)
+  return _header(d["columns"]) + [
+      _row(ROWS[r["from"]](r, d["columns"])) for r in d["rows"]]
+
+
+def headline() -> list[str]:
+  return listed("headline")
+
+
+def sts_encoders() -> list[str]:
+  return listed("sts_encoders")
+
+
+def filter_tables() -> list[str]:
+  return listed("filter_tables")
+
+
+def paper_presets() -> list[str]:
+  return listed("paper_presets")
+
+
+TABLES = (headline, sts_encoders, filter_tables, paper_presets,
+          pipeline_tiny, pipeline_tiny_mined)
