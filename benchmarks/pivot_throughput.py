@@ -21,7 +21,7 @@ Command (writes benchmarks/results/pivot_throughput.json):
       --bits 256 --devices 1 8
   .venv/bin/python benchmarks/pivot_throughput.py --table-parts \
       runs/pivot/top.txt.parts --copies 1 4 \
-      --output benchmarks/results/pivot_table.json
+      --output benchmarks/results/pivot_throughput.table.HW.json
 """
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 wrote to benchmarks/results/ (`<benchmark>.<variant>.<hardware>.json`)."""
 from __future__ import annotations
 
+import glob
 import json
 import os
 
@@ -263,7 +264,9 @@ def _mining_ratios() -> list[float]:
 
 def performance() -> list[str]:
   """docs/performance.md: ours against each peer, one row per benchmark."""
-  scale = _load("mining_ann.scale-1e6.epyc-2core.json")
+  # mining_scale.py names its file by the machine (children.hardware())
+  scale = _load(os.path.basename(min(glob.glob(os.path.join(
+      BENCH, "mining_ann.scale-1e6.*.json")))))
   onmt = [_load(f"nmt_vs_opennmt.{v}.amd-epyc-2core.json")["train"][
       "target_tokens_per_s_ratio_ours_over_opennmt"]
           for v in ("encoder-256", "encoder-128", "encoder-128-repeat")]
