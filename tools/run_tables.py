@@ -169,9 +169,21 @@ def _mining_headline(spec: dict, columns) -> list:
           f"{spec['retrieval']} retrieval)"][:len(columns)]
 
 
+def _domain_headline(spec: dict, columns) -> list:
+  """headline: eval-domain's top diffCE against random at one size."""
+  run = run_results.load(spec["run"])
+  ppl = {(r["method"], r["size"]): r["perplexity"] for r in run.data["rows"]}
+  n = spec["size"]
+  ratio = ppl[("moore_lewis", n)] / ppl[("random", n)]
+  return [spec["method"], _code(run.about["config"]), run.about["hardware"],
+          run.about["time"], f"perplexity of the {n:,} selected sentences' "
+          f"LM {ratio:.3f}x that of {n:,} random ones"][:len(columns)]
+
+
 ROWS: dict[str, Callable[[dict, list], list]] = {
     "cells": _cells, "sts": _sts_row, "sts-headline": _sts_headline,
     "pipeline-headline": _pipeline_headline,
+    "domain-headline": _domain_headline,
     "mining-eval-headline": _mining_headline}
 
 
