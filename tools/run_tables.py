@@ -169,21 +169,37 @@ def _mining_headline(spec: dict, columns) -> list:
           f"{spec['retrieval']} retrieval)"][:len(columns)]
 
 
+def _over_random(run: run_results.Run) -> dict[int, float]:
+  """eval-domain: top diffCE's test perplexity over random's, by size."""
+  ppl = {(r["method"], r["size"]): r["perplexity"] for r in run.data["rows"]}
+  return {n: p / ppl[("random", n)] for (m, n), p in ppl.items()
+          if m == "moore_lewis"}
+
+
 def _domain_headline(spec: dict, columns) -> list:
   """headline: eval-domain's top diffCE against random at one size."""
   run = run_results.load(spec["run"])
-  ppl = {(r["method"], r["size"]): r["perplexity"] for r in run.data["rows"]}
   n = spec["size"]
-  ratio = ppl[("moore_lewis", n)] / ppl[("random", n)]
   return [spec["method"], _code(run.about["config"]), run.about["hardware"],
           run.about["time"], f"perplexity of the {n:,} selected sentences' "
-          f"LM {ratio:.3f}x that of {n:,} random ones"][:len(columns)]
+          f"LM {_over_random(run)[n]:.3f}x that of {n:,} random ones"
+          ][:len(columns)]
+
+
+def _domain_preset(spec: dict, columns) -> list:
+  """paper_presets: a selection's curve at its smallest and largest size."""
+  run = run_results.load(spec["run"])
+  ratio = _over_random(run)
+  lo, hi = min(ratio), max(ratio)
+  return [spec["paper"], spec["config"], spec["cut"], run.about["time"],
+          f"top diffCE / random test perplexity {ratio[lo]:.3f} at {lo:,} "
+          f"sentences, {ratio[hi]:.3f} at {hi:,}"][:len(columns)]
 
 
 ROWS: dict[str, Callable[[dict, list], list]] = {
     "cells": _cells, "sts": _sts_row, "sts-headline": _sts_headline,
     "pipeline-headline": _pipeline_headline,
-    "domain-headline": _domain_headline,
+    "domain-headline": _domain_headline, "domain-preset": _domain_preset,
     "mining-eval-headline": _mining_headline}
 
 
