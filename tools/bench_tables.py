@@ -6,7 +6,10 @@ import glob
 import json
 import os
 
+import markdown_table
 import run_results
+
+_f = markdown_table.num
 
 BENCH = os.path.join(run_results.ROOT, "benchmarks", "results")
 
@@ -16,17 +19,8 @@ def _load(name: str) -> dict:
     return json.load(f)
 
 
-def _row(cells) -> str:
-  return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
 def _table(columns, rows, numeric_from=1) -> list[str]:
-  align = ["---"] * numeric_from + ["---:"] * (len(columns) - numeric_from)
-  return [_row(columns), _row(align)] + [_row(r) for r in rows]
-
-
-def _f(x, digits=2) -> str:
-  return "" if x is None else f"{x:,.{digits}f}"
+  return markdown_table.table(columns, rows, numeric_from)
 
 
 def encoders_quality() -> list[str]:

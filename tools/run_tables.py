@@ -12,6 +12,7 @@ import json
 import os
 from typing import Callable
 
+import markdown_table
 import run_results
 
 RESULTS = os.path.join(run_results.ROOT, "docs", "results")
@@ -20,14 +21,6 @@ RESULTS = os.path.join(run_results.ROOT, "docs", "results")
 def _table(name: str) -> dict:
   with open(os.path.join(RESULTS, name + ".json"), encoding="utf-8") as f:
     return json.load(f)
-
-
-def _row(cells) -> str:
-  return "| " + " | ".join("" if c is None else str(c) for c in cells) + " |"
-
-
-def _header(columns) -> list[str]:
-  return [_row(columns), _row(["---"] * len(columns))]
 
 
 def _x100(r: float | None) -> str:
@@ -99,7 +92,7 @@ def pipeline_tiny() -> list[str]:
        f"{sum(p['gold'] for p in shown)} of the {len(shown)} best-scored "
        "pairs correct"),
   ]
-  return _header(["stage", "result"]) + [_row(r) for r in rows]
+  return markdown_table.table(["stage", "result"], rows)
 
 
 _LANGS = {"de": "German", "fr": "French", "cs": "Czech", "ru": "Russian"}
@@ -112,8 +105,7 @@ def pipeline_tiny_mined() -> list[str]:
            "correct" if p["gold"] else "wrong")
           for p in report["mining"]["sample"]]
   source = _LANGS.get(report["lang"], report["lang"])
-  return _header(["score", source, "English", "gold"]) + [
-      _row(r) for r in rows]
+  return markdown_table.table(["score", source, "English", "gold"], rows)
 
 
 # --- rows computed from a run, by the kind of row ---------------------------
@@ -206,8 +198,8 @@ ROWS: dict[str, Callable[[dict, list], list]] = {
 def listed(name: str) -> list[str]:
   """docs/results/NAME.json: its columns, each row from ROWS."""
   d = _table(name)
-  return _header(d["columns"]) + [
-      _row(ROWS[r["from"]](r, d["columns"])) for r in d["rows"]]
+  return markdown_table.table(
+      d["columns"], [ROWS[r["from"]](r, d["columns"]) for r in d["rows"]])
 
 
 def headline() -> list[str]:

@@ -1,0 +1,18 @@
+"""Markdown table lines, shared by the table modules of tools/."""
+from __future__ import annotations
+
+
+def row(cells) -> str:
+  return "| " + " | ".join("" if c is None else str(c) for c in cells) + " |"
+
+
+def table(columns, rows, numeric_from: int | None = None) -> list[str]:
+  """Header, alignment and rows; columns from `numeric_from` on are
+  right-aligned (None: none)."""
+  n = len(columns) if numeric_from is None else numeric_from
+  return [row(columns), row(["---"] * n + ["---:"] * (len(columns) - n))] + [
+      row(r) for r in rows]
+
+
+def num(x, digits: int = 2) -> str:
+  return "" if x is None else f"{x:,.{digits}f}"
