@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Callable
 
 import numpy as np
 
@@ -63,10 +64,10 @@ def peer(x: np.ndarray, y: np.ndarray, factory: str, nprobe: int, k: int,
   """faiss directly, as stopes: train, add, search both ways, ratio
   margin and max retrieval in numpy. (seconds, pairs)."""
   import faiss  # pylint: disable=g-import-not-at-top
-  from paraflax.mining import index as index_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import index_spec  # pylint: disable=g-import-not-at-top
   from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
   start = time.perf_counter()
-  xu, yu = index_lib.unit(x), index_lib.unit(y)
+  xu, yu = index_spec.unit(x), index_spec.unit(y)
   found = []
   for queries, corpus in ((xu, yu), (yu, xu)):
     index = faiss.index_factory(corpus.shape[1], factory,
@@ -87,13 +88,18 @@ def peer(x: np.ndarray, y: np.ndarray, factory: str, nprobe: int, k: int,
   return seconds, {(str(a), str(b)) for a, b in zip(pairs.src, pairs.tgt)}
 
 
-def recall_part(args, work: str) -> list[dict]:
-  from paraflax.mining import index as index_lib  # pylint: disable=g-import-not-at-top
+def recall_part(args, work: str, rows: list[dict],
+                save: Callable[[], None]) -> None:
+  """Appends a row per index setting to `rows`, calling `save` after each:
+  a long run stopped part-way keeps the settings it finished."""
+  from paraflax.mining import index_build  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import index_search  # pylint: disable=g-import-not-at-top
   from paraflax.mining import knn  # pylint: disable=g-import-not-at-top
   from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import sides as sides_lib  # pylint: disable=g-import-not-at-top
   mining_scale.write_corpus(work, args.rows, args.dim, 4, args.clusters,
                             0.1, seed=0)
-  src, tgt = pipeline.load_sides(
+  src, tgt = sides_lib.load_sides(
       [os.path.join(work, s, "part-*.f16") for s in "xy"], None, True,
       [None, None])
   x, y = np.asarray(src.emb), np.asarray(tgt.emb)
@@ -103,8 +109,9 @@ def recall_part(args, work: str) -> list[dict]:
   exact_out = os.path.join(work, "exact.tsv")
   pipeline.mine(src, tgt, pipeline.Options(k=args.k), exact_out)
   exact_pairs = _pairs(exact_out)
-  rows = [{"setting": "exact (jax)", "nprobe": None, "search_s": exact_s,
-           "recall_fwd": 1.0, "recall_bwd": 1.0, "same_pairs": 1.0}]
+  rows.append({"setting": "exact (jax)", "nprobe": None, "search_s": exact_s,
+               "recall_fwd": 1.0, "recall_bwd": 1.0, "same_pairs": 1.0})
+  save()
   for n, (factory, nprobe) in enumerate(SETTINGS):
     factory = factory.format(nlist=args.nlist)
     options = pipeline.Options(k=args.k, index=factory, nprobe=nprobe,
@@ -112,15 +119,15 @@ def recall_part(args, work: str) -> list[dict]:
     folders = [os.path.join(work, f"i{n}-{s}") for s in "xy"]
     start = time.perf_counter()
     for side, folder in zip((src, tgt), folders):
-      index_lib.build(folder, side.emb, options.spec,
-                      shard_prints=side.shard_prints, progress=False)
+      index_build.build(folder, side.emb, options.spec,
+                        shard_prints=side.shard_prints, progress=False)
     build_s = time.perf_counter() - start
-    views = [index_lib.Rows(s.emb, None) for s in (src, tgt)]
+    views = [index_search.Rows(s.emb, None) for s in (src, tgt)]
     found, search_s = [], 0.0
     for q, c in ((0, 1), (1, 0)):
-      index = index_lib.load(folders[c], nprobe)
+      index = index_search.load(folders[c], nprobe)
       start = time.perf_counter()
-      found.append(np.concatenate([idx for _, _, idx in index_lib.search_blocks(
+      found.append(np.concatenate([idx for _, _, idx in index_search.search_blocks(
           index, "ip", views[q], views[c], args.k, rerank=args.rerank,
           block=8192, todo=range(knn.num_blocks(len(views[q]), 8192)),
           name="x")]))
@@ -128,11 +135,11 @@ def recall_part(args, work: str) -> list[dict]:
     out = os.path.join(work, f"i{n}.tsv")
     pipeline.mine(src, tgt, options, out, index_folders=folders)
     ours_pairs = _pairs(out)
-    sample = index_lib.settings_of(folders[0])["train_sample"]
+    sample = index_build.settings_of(folders[0])["train_sample"]
     peer_s, peer_pairs = peer(x, y, factory, nprobe, args.k, sample, 0)
     row = {"setting": factory, "nprobe": nprobe, "rerank": args.rerank,
            "build_s": build_s, "search_s": search_s,
-           "bytes_per_row": np.mean([index_lib.memory_bytes(f)
+           "bytes_per_row": np.mean([index_build.memory_bytes(f)
                                      for f in folders]) / args.rows,
            "recall_fwd": _recall(found[0], fwd[1]),
            "recall_bwd": _recall(found[1], bwd[1]),
@@ -142,7 +149,7 @@ def recall_part(args, work: str) -> list[dict]:
            "peer_over_ours": peer_s / (build_s + search_s)}
     print(json.dumps(row), file=sys.stderr)
     rows.append(row)
-  return rows
+    save()
 
 
 def hashed_ngrams(lines: list[str], dim: int) -> np.ndarray:
@@ -157,20 +164,54 @@ def hashed_ngrams(lines: list[str], dim: int) -> np.ndarray:
   return out
 
 
-def quality_part(args, work: str) -> list[dict]:
+def benchmark_sides(lang: str, ngram_dim: int, work: str) -> dict:
+  """split -> ((src, tgt) sides embedded by `hashed_ngrams`, gold pairs)
+  of the news benchmarks of `paraflax mining-set`, dev and test."""
   from paraflax.evaluation import mining_set  # pylint: disable=g-import-not-at-top
-  from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
-  from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import sides as sides_lib  # pylint: disable=g-import-not-at-top
   sets = {}
   for split in ("dev", "test"):
     folder = os.path.join(work, split)
-    mining_set.build_folder(lang=args.lang, split=split, output=folder)
+    mining_set.build_folder(lang=lang, split=split, output=folder)
     bench = mining_set.read(folder)
-    sides = [pipeline.Side(hashed_ngrams(t, args.ngram_dim), t, f"{split}",
-                           f"{split}-{n}")
+    sides = [sides_lib.Side(hashed_ngrams(t, ngram_dim), t, f"{split}",
+                            f"{split}-{n}")
              for n, t in enumerate((bench.src, bench.tgt))]
     sets[split] = (sides, bench.gold)
-  rows = []
+  return sets
+
+
+def tsv_pairs(path: str, src, tgt) -> tuple[np.ndarray, ...]:
+  """(score, src index, tgt index) of a mined TSV of the sides' texts."""
+  with open(path, encoding="utf-8") as f:
+    lines = [l.rstrip("\n").split("\t") for l in f]
+  index_of = [{t: i for i, t in enumerate(s.texts)} for s in (src, tgt)]
+  score = np.array([float(l[0]) for l in lines])
+  s_idx = np.array([index_of[0][l[1]] for l in lines])
+  t_idx = np.array([index_of[1][l[2]] for l in lines])
+  return score, s_idx, t_idx
+
+
+def split_quality(split: str, score: np.ndarray, s_idx: np.ndarray,
+                  t_idx: np.ndarray, gold: set, threshold: float | None
+                  ) -> tuple[float, dict]:
+  """The threshold (on dev: the F1-optimal one; on test: `threshold`) and
+  P/R/F1 x 100 of the pairs kept at it."""
+  from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
+  if split == "dev":
+    threshold, p, r, f1 = margin.best_threshold(score, s_idx, t_idx, gold)
+  else:
+    keep = score >= threshold
+    p, r, f1 = margin.precision_recall_f1(zip(s_idx[keep], t_idx[keep]), gold)
+  return threshold, {f"{split}_precision": 100 * p,
+                     f"{split}_recall": 100 * r, f"{split}_f1": 100 * f1}
+
+
+def quality_part(args, work: str, rows: list[dict],
+                 save: Callable[[], None]) -> None:
+  """Appends a row per search to `rows`, calling `save` after each."""
+  from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
+  sets = benchmark_sides(args.lang, args.ngram_dim, work)
   for factory, nprobe in [("exact", None)] + [
       (f.format(nlist=64), p) for f, p in QUALITY_SETTINGS]:
     result = {"setting": factory, "nprobe": nprobe}
@@ -182,24 +223,13 @@ def quality_part(args, work: str) -> list[dict]:
                                        nprobe=nprobe, rerank=args.rerank))
       out = os.path.join(work, f"{split}-{len(rows)}.tsv")
       pipeline.mine(src, tgt, options, out)
-      with open(out, encoding="utf-8") as f:
-        lines = [l.rstrip("\n").split("\t") for l in f]
-      index_of = [{t: i for i, t in enumerate(s.texts)} for s in (src, tgt)]
-      score = np.array([float(l[0]) for l in lines])
-      s_idx = np.array([index_of[0][l[1]] for l in lines])
-      t_idx = np.array([index_of[1][l[2]] for l in lines])
-      if split == "dev":
-        threshold, p, r, f1 = margin.best_threshold(score, s_idx, t_idx, gold)
-      else:
-        keep = score >= threshold
-        p, r, f1 = margin.precision_recall_f1(
-            zip(s_idx[keep], t_idx[keep]), gold)
-      result.update({f"{split}_precision": 100 * p, f"{split}_recall": 100 * r,
-                     f"{split}_f1": 100 * f1})
+      threshold, figures = split_quality(
+          split, *tsv_pairs(out, src, tgt), gold, threshold)
+      result.update(figures)
     result["dev_threshold"] = threshold
     print(json.dumps(result), file=sys.stderr)
     rows.append(result)
-  return rows
+    save()
 
 
 def main() -> None:
@@ -221,14 +251,21 @@ def main() -> None:
             "rows_per_side": args.rows, "dim": args.dim, "k": args.k,
             "clusters": args.clusters, "nlist": args.nlist,
             "rerank": args.rerank}
+
+  def save() -> None:
+    """The report so far, replacing the last one whole."""
+    with open(args.output + ".tmp", "w", encoding="utf-8") as f:
+      json.dump(report, f, indent=2)
+      f.write("\n")
+    os.replace(args.output + ".tmp", args.output)
+
   with tempfile.TemporaryDirectory() as work:
-    if not args.skip_quality:
-      report["quality"] = quality_part(args, os.path.join(work, "quality"))
-    if not args.skip_recall:
-      report["recall"] = recall_part(args, os.path.join(work, "recall"))
-  with open(args.output, "w", encoding="utf-8") as f:
-    json.dump(report, f, indent=2)
-    f.write("\n")
+    for part, skip, run in (("quality", args.skip_quality, quality_part),
+                            ("recall", args.skip_recall, recall_part)):
+      if not skip:
+        report[part] = []
+        run(args, os.path.join(work, part), report[part], save)
+  save()
   print(json.dumps(report, indent=2))
 
 

@@ -100,12 +100,13 @@ def quality(pairs, gold: np.ndarray, gold_n: int) -> dict:
 
 def mine_only(args: argparse.Namespace) -> None:
   """Loads, indexes and mines the shards of args.work into child.json."""
-  from paraflax.mining import index as index_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import index_build  # pylint: disable=g-import-not-at-top
   from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
   from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import sides as sides_lib  # pylint: disable=g-import-not-at-top
   result = {}
   t = time.perf_counter()
-  src, tgt = pipeline.load_sides(
+  src, tgt = sides_lib.load_sides(
       [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,
       [None, None])
   result["load_s"] = time.perf_counter() - t
@@ -115,10 +116,10 @@ def mine_only(args: argparse.Namespace) -> None:
   folders = [os.path.join(args.work, f"index-{s}") for s in "xy"]
   t = time.perf_counter()
   for side, folder in zip((src, tgt), folders):
-    index_lib.build(folder, side.emb, options.spec,
-                    shard_prints=side.shard_prints)
+    index_build.build(folder, side.emb, options.spec,
+                      shard_prints=side.shard_prints)
   result["index_build_s"] = time.perf_counter() - t
-  result["index_bytes"] = [index_lib.memory_bytes(f) for f in folders]
+  result["index_bytes"] = [index_build.memory_bytes(f) for f in folders]
   out = os.path.join(args.work, "mined.tsv")
   t = time.perf_counter()
   result["pairs"] = pipeline.mine(src, tgt, options, out, overwrite=True,
@@ -141,16 +142,16 @@ def peer_only(args: argparse.Namespace) -> dict:
   stopes does: read the shards, train, add, search both ways, ratio
   margin and `max` in numpy (no re-ranking). Times and pairs."""
   import faiss  # pylint: disable=g-import-not-at-top
-  from paraflax.mining import index as index_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import index_spec  # pylint: disable=g-import-not-at-top
   from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
-  from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import sides as sides_lib  # pylint: disable=g-import-not-at-top
   result = {}
-  src, tgt = pipeline.load_sides(
+  src, tgt = sides_lib.load_sides(
       [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,
       [None, None])
-  spec = index_lib.Spec(args.index)
+  spec = index_spec.Spec(args.index)
   t = time.perf_counter()
-  xu, yu = (index_lib.unit(np.asarray(side.emb)) for side in (src, tgt))
+  xu, yu = (index_spec.unit(np.asarray(side.emb)) for side in (src, tgt))
   result["load_s"] = time.perf_counter() - t
   found, build_s, search_s = [], 0.0, 0.0
   for queries, corpus in ((xu, yu), (yu, xu)):
@@ -161,7 +162,7 @@ def peer_only(args: argparse.Namespace) -> dict:
       part = faiss.downcast_index(part)
       if hasattr(part, "do_polysemous_training"):
         part.do_polysemous_training = False
-    sample = index_lib.default_sample(spec, corpus.shape[1], len(corpus))
+    sample = index_spec.default_sample(spec, corpus.shape[1], len(corpus))
     picked = np.sort(np.random.default_rng(0).choice(
         len(corpus), sample, replace=False))
     index.train(corpus[picked])

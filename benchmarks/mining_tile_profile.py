@@ -7,8 +7,8 @@ rows x 7168 corpus rows), seeded random-normal embeddings.
       --output benchmarks/results/mining_tile_profile.d256.amd-epyc-2core.json
 
 Pieces: the product (normalise the corpus block, [Q, d] x [d, C]); the
-rows' top-k (`knn.row_top_k`) and the columns' top-k (`knn.column_top_k`)
-of a finished tile; the step (all three in one jit, as the search's scan
+rows' top-k (`tile_top_k.row_top_k`) and the columns' top-k
+(`tile_top_k.column_top_k`) of a finished tile; the step (all three in one jit, as the search's scan
 step ran them before the kernel); where our kernel is built, both top-k by
 it (`native.both_top_k`, no floor: as a query block's first tile) and the
 step with it (as the CPU search runs it); then per query block (7 tiles
@@ -52,7 +52,7 @@ def profile(dim: int, rows: int, query_block: int, repeats: int
   import numpy as np  # pylint: disable=g-import-not-at-top
   from jax import lax  # pylint: disable=g-import-not-at-top
   from paraflax import vectors  # pylint: disable=g-import-not-at-top
-  from paraflax.mining import knn, native  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import knn, native, tile_top_k  # pylint: disable=g-import-not-at-top
 
   rng = np.random.default_rng(0)
   x = rng.standard_normal((query_block, dim), dtype=np.float32)
@@ -69,12 +69,12 @@ def profile(dim: int, rows: int, query_block: int, repeats: int
 
   def step(q, c):
     s = product(q, c)
-    return knn.row_top_k(s, n_ok, _K), knn.column_top_k(s, n_ok, _K)
+    return tile_top_k.row_top_k(s, n_ok, _K), tile_top_k.column_top_k(s, n_ok, _K)
 
   tile = jax.jit(product)(q, c)
   row, col, both = (jax.jit(f) for f in (
-      lambda s: knn.row_top_k(s, n_ok, _K),
-      lambda s: knn.column_top_k(s, n_ok, _K), step))
+      lambda s: tile_top_k.row_top_k(s, n_ok, _K),
+      lambda s: tile_top_k.column_top_k(s, n_ok, _K), step))
   prod = jax.jit(product)
   times = {"product": _best(lambda: prod(q, c), repeats),
            "row_top_k": _best(lambda: row(tile), repeats),

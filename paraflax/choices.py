@@ -9,9 +9,9 @@ checks that each registry and its tuple here match.
 STOP_RULES = ("exact", "k_finished", "best_ended")  # decoding.beam_search.STOP_RULES
 MARGINS = ("ratio", "distance", "absolute")  # mining.margin.MARGINS
 RETRIEVALS = ("fwd", "bwd", "intersect", "max")  # mining.margin.STRATEGIES
-KNN_BACKENDS = ("jax", "faiss")  # mining.pipeline.BACKENDS
+KNN_BACKENDS = ("jax", "faiss")  # mining.searches.BACKENDS
 FAISS_INDEXES = ("flat", "ivf")  # mining.faiss_knn.INDEXES
-INDEX_METRICS = ("ip", "l2")  # mining.index.METRICS
+INDEX_METRICS = ("ip", "l2")  # mining.index_spec.METRICS
 SIMILARITIES = ("cosine", "euclidean", "csls", "mlp")  # similarity.SIMILARITIES
 ALIGN_BASELINES = ("levenshtein", "nmt_posterior")  # text_baselines
 MLP_NEGATIVES = ("worst", "band", "random", "shuffled")  # mlp_similarity

@@ -16,10 +16,12 @@ import paraflax.recipes
 from paraflax import cli
 from paraflax.mining import embeddings_io
 from paraflax.mining import faiss_knn
-from paraflax.mining import index
+from paraflax.mining import index_spec
 from paraflax.mining import knn
 from paraflax.mining import margin
 from paraflax.mining import pipeline
+from paraflax.mining import searches
+from paraflax.mining import sides
 
 N, DIM, BLOCK = 40, 8, 16  # 3 source blocks (jax: both ways at once)
 
@@ -200,8 +202,8 @@ def test_another_run_is_refused_and_keeps_finished_blocks(corpus,
   assert f"{corpus.out} holds the output of another run (differs in k 4 -> 3)"\
       in err and "--overwrite" in err
   assert sorted(parts.iterdir()) == finished and computed == []
-  src, tgt = pipeline.load_sides((corpus.x_f32, corpus.y_f32), DIM, False,
-                                 (None, None))
+  src, tgt = sides.load_sides((corpus.x_f32, corpus.y_f32), DIM, False,
+                              (None, None))
   options = pipeline.Options(k=3, block=BLOCK)
   assert pipeline.mine(src, tgt, options, corpus.out, overwrite=True) > 0
   assert computed == [0, 1, 2]  # nothing of the k=4 run reused
@@ -295,9 +297,9 @@ def test_cli_choices_are_the_registries():
              for a in mine._actions if a.choices}
   assert choices == {"margin": sorted(margin.MARGINS),
                      "retrieval": sorted(margin.STRATEGIES),
-                     "backend": sorted(pipeline.BACKENDS),
+                     "backend": sorted(searches.BACKENDS),
                      "faiss_index": sorted(faiss_knn.INDEXES),
-                     "metric": sorted(index.METRICS)}
+                     "metric": sorted(index_spec.METRICS)}
 
 
 def test_duplicates_are_mined_once_and_given_to_every_line(corpus):

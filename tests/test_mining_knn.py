@@ -7,6 +7,7 @@ import pytest
 
 from paraflax import errors
 from paraflax.mining import knn
+from paraflax.mining import tile_top_k
 from paraflax.training import partitioning
 
 
@@ -69,7 +70,7 @@ def test_ties_take_lower_index_on_any_device_count():
 @pytest.mark.parametrize("n_ok", [320, 200, 130, 3])
 def test_tile_top_k_equals_lax_top_k_of_the_masked_tile(n_ok, passes,
                                                         monkeypatch):
-  monkeypatch.setattr(knn, "_passes_pay", lambda: passes)
+  monkeypatch.setattr(tile_top_k, "_passes_pay", lambda: passes)
   # Values rounded to one decimal tie often; the positions from n_ok on
   # hold the largest values, so any of them that is not masked shows.
   rng = np.random.default_rng(6)
@@ -77,9 +78,9 @@ def test_tile_top_k_equals_lax_top_k_of_the_masked_tile(n_ok, passes,
   s[n_ok:] = s[:, n_ok:] = 10
   ok = np.arange(320) < n_ok
   for got, want in (
-      (knn.row_top_k(s, n_ok, 4),
+      (tile_top_k.row_top_k(s, n_ok, 4),
        jax.lax.top_k(np.where(ok, s, -np.inf), 4)),
-      (knn.column_top_k(s, n_ok, 4),
+      (tile_top_k.column_top_k(s, n_ok, 4),
        jax.lax.top_k(np.where(ok[:, None], s, -np.inf).T, 4))):
     np.testing.assert_array_equal(got[0][:n_ok], want[0][:n_ok])
     np.testing.assert_array_equal(got[1][:n_ok], want[1][:n_ok])
@@ -93,7 +94,7 @@ def test_top_k_by_passes_equals_lax_top_k_with_ties_and_minus_inf(k):
   x[3] = -np.inf
   x[5, 2:] = -np.inf
   x[9, ::2] = -np.inf
-  got = jax.jit(lambda a: knn._top_k_by_passes(a, k))(x)
+  got = jax.jit(lambda a: tile_top_k._top_k_by_passes(a, k))(x)
   want = jax.lax.top_k(x, k)
   np.testing.assert_array_equal(got[0], want[0])
   np.testing.assert_array_equal(got[1], want[1])

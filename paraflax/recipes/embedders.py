@@ -23,6 +23,7 @@ from paraflax.data import readers
 from paraflax.mining import embeddings_io
 from paraflax.mining import knn
 from paraflax.mining import pipeline
+from paraflax.mining import sides as sides_lib
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import distributed
 
@@ -102,7 +103,7 @@ def load(workdir: str, langs: Sequence[str | None], flags: str = "--lang",
 
 def embed_sides(workdir: str, text_paths: Sequence[str | None],
                 langs: Sequence[str | None]
-                ) -> tuple[pipeline.Side, pipeline.Side]:
+                ) -> tuple[sides_lib.Side, sides_lib.Side]:
   """Both text files embedded with the encoder of `workdir`."""
   if None in text_paths or None in langs:
     raise errors.ConfigError("--workdir needs --src-text, --tgt-text, "
@@ -113,8 +114,8 @@ def embed_sides(workdir: str, text_paths: Sequence[str | None],
   sides = []
   for path, lines, lang in zip(text_paths, texts, langs):
     emb = knn.as_embeddings(embed(lines, lang), f"the embeddings of {path}")
-    sides.append(pipeline.Side(emb, lines, path,
-                      hashlib.sha256(emb.tobytes()).hexdigest()))
+    sides.append(sides_lib.Side(emb, lines, path,
+                                hashlib.sha256(emb.tobytes()).hexdigest()))
   return sides[0], sides[1]
 
 
@@ -244,7 +245,7 @@ def mine_files(output: str, config: Mapping[str, Any] | None = None, *,
   if workdir:
     src, tgt = embed_sides(workdir, texts, (src_lang, tgt_lang))
   else:
-    src, tgt = pipeline.load_sides((src_emb, tgt_emb), dim, fp16, texts)
+    src, tgt = sides_lib.load_sides((src_emb, tgt_emb), dim, fp16, texts)
   if (src_index or tgt_index) and options.faiss_string is None:
     raise errors.ConfigError(
         "--src-index / --tgt-index are index folders of a faiss --index "

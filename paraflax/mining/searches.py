@@ -1,0 +1,185 @@
+"""The k-NN both ways that `mine` scores, by each backend, resumable:
+jax (one product for both directions, `knn.both_ways_blocks`), faiss
+(`--backend faiss`, each direction on its own) or a faiss index of each
+side (`--index`, built first or found built). Finished query blocks are
+kept in `OUT.parts/` and loaded, not searched again, by a rerun.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import tqdm
+
+from paraflax import files
+from paraflax.mining import index_build
+from paraflax.mining import index_search
+from paraflax.mining import knn
+from paraflax.mining import sides as sides_lib
+from paraflax.training import distributed
+
+if TYPE_CHECKING:  # only for the annotations: the pipeline imports this
+  from paraflax.mining.pipeline import Options
+
+class Parts:
+  """Finished k-NN blocks of one run, kept until its output is written;
+  `OUT.meta.json` says which run."""
+
+  def __init__(self, output: str):
+    self.dir = output + ".parts"
+
+  def _path(self, kind: str, b: int) -> str:
+    return os.path.join(self.dir, f"{kind}-{b:06d}.npz")
+
+  def load(self, kind: str, total: int) -> dict[int, dict[str, np.ndarray]]:
+    done = {}
+    for b in range(total):
+      if os.path.exists(self._path(kind, b)):
+        with np.load(self._path(kind, b)) as part:
+          done[b] = dict(part)
+    return done
+
+  def save(self, kind: str, b: int, **arrays: np.ndarray) -> None:
+    if not distributed.is_primary():  # every process holds the same arrays
+      return
+    with files.atomic_output(self._path(kind, b)) as f:
+      np.savez(f, **arrays)
+
+  def remove(self) -> None:
+    if distributed.is_primary() and os.path.isdir(self.dir):
+      shutil.rmtree(self.dir)  # absent when nothing was saved
+
+
+def resumed(kind: str, total: int, parts: Parts,
+            blocks: Callable[[Collection[int]], Iterator[tuple[int, dict]]]
+            ) -> list[dict[str, np.ndarray]]:
+  """Every block's arrays, from `parts` or from `blocks(skip)`; each
+  finished block is saved at once."""
+  done = parts.load(kind, total)
+  todo = blocks(done.keys())  # checks the inputs before any progress bar
+  with tqdm.tqdm(total=total, initial=len(done), unit="block",
+                 desc=f"k-NN {kind}", dynamic_ncols=True) as progress:
+    for b, arrays in todo:
+      parts.save(kind, b, **arrays)
+      done[b] = arrays
+      progress.update()
+  return [done[b] for b in range(total)]
+
+
+def _rows(done: list[dict[str, np.ndarray]]) -> knn.Neighbours:
+  """The blocks' query rows' neighbours, in row order."""
+  sims, idx = (np.concatenate([p[key] for p in done])
+               for key in ("sims", "idx"))
+  return sims, idx
+
+
+def _jax_both_ways(x: np.ndarray, y: np.ndarray, options: Options,
+                   names: tuple[str, str], parts: Parts
+                   ) -> tuple[knn.Neighbours, knn.Neighbours]:
+  """Both directions from one pass over x blocks (`knn.both_ways_blocks`):
+  a part holds the block's x neighbours and its y columns' top-k."""
+
+  def blocks(skip):
+    found = knn.both_ways_blocks(x, y, options.k, block=options.block,
+                                 names=names, skip=skip,
+                                 recall_target=options.recall_target)
+    return ((b, {"sims": sims, "idx": idx, "col_sims": col_sims,
+                 "col_idx": col_idx})
+            for b, sims, idx, col_sims, col_idx in found)
+
+  done = resumed("both", knn.num_blocks(len(x), options.block), parts,
+                 blocks)
+  bwd = knn.merge_columns(((p["col_sims"], p["col_idx"]) for p in done),
+                          options.k)
+  return _rows(done), bwd
+
+
+def _faiss_neighbours(direction: str, queries: np.ndarray,
+                      corpus: np.ndarray, names: tuple[str, str],
+                      options: Options, parts: Parts) -> knn.Neighbours:
+  from paraflax.mining import faiss_knn  # pylint: disable=g-import-not-at-top
+
+  def blocks(skip):
+    found = faiss_knn.knn_blocks(
+        queries, corpus, options.k, block=options.block,
+        index=options.faiss_index, nlist=options.nlist,
+        nprobe=options.nprobe, names=names, skip=skip)
+    return ((b, {"sims": sims, "idx": idx}) for b, sims, idx in found)
+
+  return _rows(resumed(
+      direction, knn.num_blocks(len(queries), options.block), parts, blocks))
+
+
+def _faiss_both_ways(x: np.ndarray, y: np.ndarray, options: Options,
+                     names: tuple[str, str], parts: Parts
+                     ) -> tuple[knn.Neighbours, knn.Neighbours]:
+  """faiss searches each direction on its own."""
+  return (_faiss_neighbours("fwd", x, y, names, options, parts),
+          _faiss_neighbours("bwd", y, x, names[::-1], options, parts))
+
+
+def index_folders(output: str, folders: Sequence[str | None]
+                   ) -> tuple[str, str]:
+  """The given index folders; the missing ones are built in the parts
+  folder and go with it."""
+  return tuple(folder or os.path.join(Parts(output).dir, f"index-{side}")
+               for folder, side in zip(folders, ("src", "tgt")))
+
+
+def index_settings(sides: Sequence[sides_lib.Side],
+                   rows: Sequence[np.ndarray | None],
+                    options: Options, given: Sequence[str | None]
+                    ) -> list[dict]:
+  """The settings of each side's index; a given folder built otherwise is
+  refused here, before anything is written (those in the parts folder go
+  with the output's other settings)."""
+  planned = []
+  for side, side_rows, folder in zip(sides, rows, given):
+    settings = index_build.planned(side.emb, options.spec, side.shard_prints,
+                                   side_rows)
+    if folder is not None:
+      index_build.check(folder, settings)
+    planned.append(settings)
+  return planned
+
+
+def index_both_ways(sides: tuple[sides_lib.Side, sides_lib.Side],
+                    rows: tuple[np.ndarray | None, np.ndarray | None],
+                    options: Options, folders: tuple[str, str],
+                    parts: Parts
+                    ) -> tuple[knn.Neighbours, knn.Neighbours]:
+  """x searched in y's index and y in x's (each built first, or found
+  built), query block by query block, resumable; rerank from the
+  embeddings (`index.search_blocks`)."""
+  views = [index_search.Rows(s.emb, r) for s, r in zip(sides, rows)]
+  found = []
+  for direction, (q, c) in (("fwd", (0, 1)), ("bwd", (1, 0))):
+    corpus_side = sides[c]
+    index_build.build(folders[c], corpus_side.emb, options.spec,
+                      shard_prints=corpus_side.shard_prints, rows=rows[c])
+
+    def blocks(skip, q=q, c=c):
+      todo = [b for b in range(knn.num_blocks(len(views[q]), options.block))
+              if b not in skip]
+      if not todo:
+        return iter(())
+      index = index_search.load(folders[c], options.nprobe,
+                                gpu=options.faiss_gpu)
+      searched = index_search.search_blocks(
+          index, options.metric, views[q], views[c], options.k,
+          rerank=options.rerank, block=options.block, todo=todo,
+          name=sides[q].name)
+      return ((b, {"sims": sims, "idx": idx}) for b, sims, idx in searched)
+
+    found.append(_rows(resumed(
+        direction, knn.num_blocks(len(views[q]), options.block), parts,
+        blocks)))
+  return found[0], found[1]
+
+
+BothWays = Callable[..., tuple[knn.Neighbours, knn.Neighbours]]
+BACKENDS: dict[str, BothWays] = {"jax": _jax_both_ways,
+                                 "faiss": _faiss_both_ways}
