@@ -65,3 +65,14 @@ def test_bad_rates_are_refused():
     noise.inject(source, target, {"misaligned": 0.6, "short": 0.6})
   with pytest.raises(errors.ConfigError, match="third language"):
     noise.inject(source, target, {"wrong_language": 0.1})
+
+
+def test_a_tab_inside_a_sentence_reads_back_as_two_fields(tmp_path):
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  source = ['"Zwei Männer in einer \tWasserfontäne."', "ein satz"]
+  target = ["Two men in a fountain.", "a line\nbroken"]
+  path = tmp_path / "noisy.tsv"
+  noise.write(noise.inject(source, target, {}), str(path), {})
+  assert specs.pairs(f"tsv:{path}") == [
+      ('"Zwei Männer in einer  Wasserfontäne."', "Two men in a fountain."),
+      ("ein satz", "a line broken")]

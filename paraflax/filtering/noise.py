@@ -97,12 +97,20 @@ def inject(source: Sequence[str], target: Sequence[str],
   return Noisy(src, tgt, label)
 
 
+def _field(text: str) -> str:
+  """A sentence as one TSV field: a tab or line break inside it (Multi30k's
+  train set holds a tab) becomes a space, so that every line reads back as
+  two fields."""
+  return " ".join(text.replace("\t", " ").splitlines())
+
+
 def write(noisy: Noisy, output: str, info: Mapping) -> None:
   """OUTPUT (source<TAB>target), OUTPUT.labels (a kind per line) and
   OUTPUT.json (`info`, with the count of every kind)."""
   counts = {k: noisy.label.count(k) for k in (CLEAN,) + KINDS}
   files.write_text_atomic(output, "".join(
-      f"{s}\t{t}\n" for s, t in zip(noisy.source, noisy.target)))
+      f"{_field(s)}\t{_field(t)}\n"
+      for s, t in zip(noisy.source, noisy.target)))
   files.write_text_atomic(output + ".labels", "\n".join(noisy.label) + "\n")
   files.write_text_atomic(output + ".json", json.dumps(
       {**info, "lines": len(noisy.label), "counts": counts}, indent=2) + "\n")
