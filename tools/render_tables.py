@@ -242,11 +242,29 @@ def mining_ann_scale() -> list[str]:
   return lines
 
 
+def mining_vs_sentence_transformers() -> list[str]:
+  """benchmarks/mining_vs_sentence_transformers.py: the same embeddings
+  mined by paraflax and by sentence-transformers' recipe."""
+  d = _load(os.path.join(
+      BENCH, "mining_vs_sentence_transformers.epyc-2core.json"))
+  lines = _header(["mined by", "dev (s)", "test (s)", "dev threshold",
+                   "dev F1", "test P", "test R", "test F1"],
+                  ["---"] + ["---:"] * 7)
+  for tool, r in d["rows"].items():
+    lines.append(_row([
+        tool, _f(r["dev_median_s"]), _f(r["test_median_s"]),
+        _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
+        _f(r["test_precision"], 1), _f(r["test_recall"], 1),
+        _f(r["test_f1"], 1)]))
+  return lines
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     f.__name__: f for f in (
         mining_throughput, mining_h100_de_en, nmt_vs_opennmt,
         encoders_vs_wieting, train_throughput, stage_scale,
         mining_ann_recall, mining_ann_quality, mining_ann_scale,
+        mining_vs_sentence_transformers,
         mlp_negatives, filtering_downstream,
         *run_tables.TABLES, *bench_tables.TABLES)}
 
