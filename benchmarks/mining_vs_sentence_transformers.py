@@ -1,7 +1,7 @@
 r"""Bitext mining from the same float32 embeddings: `paraflax mine` against
 what a sentence-transformers user writes (`util.semantic_search` both
 ways, ratio margin, greedy `max`, after the library's
-parallel-sentence-mining example), on the de-en news benchmarks of
+parallel-sentence-mining example, whose k-NN is faiss's), on the de-en news benchmarks of
 `paraflax mining-set` (dev and test, 1,000 gold pairs among 5,000 sentences
 a side).
 

@@ -3,7 +3,8 @@ run under the peer's python (torch and sentence-transformers installed;
 nothing of paraflax imported).
 
 What a sentence-transformers user writes to mine a bitext from embeddings
-they already have, after the library's parallel-sentence-mining example:
+they already have, after the library's parallel-sentence-mining example
+(whose k-NN is faiss's IndexFlatIP; here the library's own search):
 `util.semantic_search` (exact cosine top-k, chunked, torch) both ways, the
 ratio margin of each candidate (its cosine over the mean of both sides'
 k-NN cosines), each sentence's best candidate both ways, then pairs
