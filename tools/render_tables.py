@@ -30,6 +30,7 @@ from typing import Callable
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
 import bench_tables  # the benchmarks' tables of benchmarks/README.md
+import fidelity_tables  # docs/fidelity.md's runs of caption encoders
 import run_tables  # tables computed from the runs' own output files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -266,7 +267,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         mining_ann_recall, mining_ann_quality, mining_ann_scale,
         mining_vs_sentence_transformers,
         mlp_negatives, filtering_downstream,
-        *run_tables.TABLES, *bench_tables.TABLES)}
+        *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES)}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
