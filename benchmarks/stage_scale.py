@@ -7,6 +7,12 @@ Command (writes benchmarks/results/stage_scale.<hardware>.json, the
 hardware from /proc/cpuinfo's model name and the core count):
   .venv/bin/python benchmarks/stage_scale.py --nmt-workdir runs/nmt_tiny \
     --bt-sizes 10000 100000 --sizes 100000 1000000
+The streamed Task to 10^7 records (stage_scale.filtered-1e7.<hardware>.json;
+--tmp a folder that holds bt.jsonl, the records of a back-translation run):
+  nice -n 10 .venv/bin/python benchmarks/stage_scale.py \
+    --nmt-workdir runs/nmt_tiny --stages filter filter_stream \
+    --sizes 100000 1000000 10000000 --tmp SCRATCH \
+    --output benchmarks/results/stage_scale.filtered-1e7.amd-epyc-2core.json
 
 Data: the Multi30k train pairs (de-en), repeated in file order to reach
 each back-translation size; the back-translation records of the largest
@@ -21,9 +27,15 @@ function its command calls to the return.
   backtranslate   paraflax backtranslate --src --ref (streamed in windows
                   of --window rows; beam --beam, 1-best, stop best_ended)
   score           paraflax score-paraphrases (the base scores)
-  filter          the records of the Task backtranslated:SCORED with
-                  data.filter={"score": "overlap_1", "lo": 0.2, "hi": 0.8}
-                  (what `paraflax train` reads)
+  filter          the records of the seqio Task backtranslated:SCORED
+                  with data.filter={"score": "overlap_1", "lo": 0.2,
+                  "hi": 0.8}, streamed through seqio's dataset (what
+                  seqio's readers of the Task get)
+  filter_stream   the same records as `paraflax train` reads them (the
+                  file streamed, no seqio)
+The scored input of the filter stages past the records' size is the
+scored records repeated (ids made unique): the base scores are each a
+function of its record alone.
   beam_score      paraflax beam-score on the DirectRunner, with
                   --filtered-output and the same filter
 """
@@ -47,7 +59,8 @@ _DATA = os.environ.get("PARAFLAX_DATA_DIR",
 _BITEXT = [os.path.join(_DATA, "multi30k_task1", f"train.{l}.gz")
            for l in ("de", "en")]
 FILTER = {"score": "overlap_1", "lo": 0.2, "hi": 0.8}
-STAGES = ("backtranslate", "score", "filter", "beam_score")
+STAGES = ("backtranslate", "score", "filter", "filter_stream", "beam_score")
+FILTERS = ("filter", "filter_stream")
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -100,10 +113,11 @@ def _measure(args: argparse.Namespace) -> dict[str, Any]:
   elif stage == "score":
     from paraflax.recipes import score_paraphrases  # pylint: disable=g-import-not-at-top
     n = score_paraphrases.score_file(source, out, overwrite=True)
-  elif stage == "filter":
+  elif stage in FILTERS:
     from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
     name = tasks.register_backtranslated(source, FILTER)
-    n = len(tasks.examples(name, "train"))
+    read = tasks.iter_task if stage == "filter" else tasks.iter_examples
+    n = sum(len(chunk) for chunk in read(name, "train"))
   else:
     from paraflax.recipes import score_paraphrases  # pylint: disable=g-import-not-at-top
     score_paraphrases.beam_score_file(
@@ -129,6 +143,36 @@ def _child(args: argparse.Namespace, stage: str, source: str, out: str
   row["run"] = {k: v for k, v in children.run_facts(__file__, None).items()
                 if k in ("command", "date", "load_average")}
   return row
+
+
+def _renumbered(lines: list[str], n: int, path: str) -> None:
+  """The first `n` of `lines` repeated, their ids made unique again (the
+  n-best key (id, rank) is checked)."""
+  with open(path + ".tmp", "w", encoding="utf-8") as f:
+    for i, line in enumerate(itertools.islice(itertools.cycle(lines), n)):
+      record = json.loads(line)
+      record["id"] = i
+      f.write(json.dumps(record, ensure_ascii=False) + "\n")
+  os.replace(path + ".tmp", path)  # whole or not there: a rerun reuses it
+
+
+def _scored(args: argparse.Namespace, tmp: str, base_records: list[str],
+            n: int) -> str:
+  """The scored records of size `n`: scored by a child up to the records'
+  size, past it the scored records of that size repeated."""
+  scored = os.path.join(tmp, f"scored{n}.jsonl")
+  if os.path.exists(scored):
+    return scored
+  if n <= len(base_records):
+    source = os.path.join(tmp, f"records{n}.jsonl")
+    _renumbered(base_records, n, source)
+    _child(args, "score", source, scored)
+    os.remove(source)
+    return scored
+  base = _scored(args, tmp, base_records, len(base_records))
+  with open(base, encoding="utf-8") as f:
+    _renumbered([l.rstrip("\n") for l in f], n, scored)
+  return scored
 
 
 def _save(path: str, result: dict[str, Any]) -> None:
@@ -168,7 +212,7 @@ def main(argv: list[str] | None = None) -> None:
       for lang in ("de", "en"):
         os.remove(f"{base}.{lang}")
       _save(args.output, result)
-  for stage in ("score", "filter", "beam_score"):
+  for stage in ("score", *FILTERS, "beam_score"):
     if stage not in args.stages:
       continue
     with open(records, encoding="utf-8") as f:
@@ -177,21 +221,13 @@ def main(argv: list[str] | None = None) -> None:
         else args.sizes
     for n in sizes:
       source = os.path.join(tmp, f"records{n}.jsonl")
-      # ids made unique again: the n-best key (id, rank) is checked.
-      with open(source, "w", encoding="utf-8") as f:
-        for i, line in enumerate(itertools.islice(
-            itertools.cycle(base_records), n)):
-          record = json.loads(line)
-          record["id"] = i
-          f.write(json.dumps(record, ensure_ascii=False) + "\n")
-      scored = os.path.join(tmp, f"scored{n}.jsonl")
-      if stage == "filter":
-        if not os.path.exists(scored):
-          _child(args, "score", source, scored)
-        row = _child(args, stage, scored, "")
+      if stage in FILTERS:
+        row = _child(args, stage, _scored(args, tmp, base_records, n), "")
       else:
+        _renumbered(base_records, n, source)
         row = _child(args, stage, source,
-                     scored if stage == "score" else source + ".beam.jsonl")
+                     os.path.join(tmp, f"scored{n}.jsonl")
+                     if stage == "score" else source + ".beam.jsonl")
       row["cycles_of_input"] = n / len(base_records)
       result["stages"].setdefault(stage, {})[str(n)] = row
       _save(args.output, result)

@@ -261,7 +261,8 @@ def test_bucket_stream_is_a_function_of_the_step():
   assert batch["src"].shape == batch["tgt_out"].shape  # one width
   assert batch["src"].shape[0] == 24 and (batch["src_len"][20:] == 0).all()
   np.testing.assert_array_equal(batch["tgt_in"][:, 1:], batch["tgt_out"][:, :-1])
-  seen = np.concatenate(stream._epoch(0))  # pylint: disable=protected-access
+  seen = np.concatenate([stream.rows(s)
+                         for s in range(stream.batches_per_epoch)])
   assert len(set(seen.tolist())) == len(seen) == 300
 
 

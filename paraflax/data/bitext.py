@@ -3,19 +3,24 @@
 Batches are a pure function of (seed, step): each epoch shuffles the pairs,
 sorts windows of `window` batches by length (less padding), and shuffles the
 batch order, so a resumed run sees the batches an uninterrupted run would.
+The pairs are in memory (`encode`) or read by row from the workdir's
+encoded cache (`cached`); a batch reads the lengths of its window's pairs
+and its own rows, so memory holds the epoch's order (4 bytes a pair), not
+the corpus.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
 import numpy as np
 
 from paraflax import errors
 from paraflax.data import batching
+from paraflax.data import encoded_cache
 
 PAD, EOS = batching.PAD, 1  # the sentencepiece layout of `sentencepiece_vocab`
 BOS = PAD  # decoders start from the padding id (as T5 does)
@@ -36,19 +41,53 @@ def fit_length(ids: list[int], max_len: int, too_long: TooLong, where: str
 
 @dataclasses.dataclass(frozen=True)
 class EncodedBitext:
-  src: tuple[np.ndarray, ...]  # subword ids, EOS-terminated
-  tgt: tuple[np.ndarray, ...]
+  """Subword ids, EOS-terminated, row by row: in memory (`encode`), or
+  read by row from the workdir's encoded cache (`cached`)."""
+  src: Sequence[np.ndarray]
+  tgt: Sequence[np.ndarray]
 
   def __len__(self) -> int:
     return len(self.src)
 
 
-def encode(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
-           max_len: int, too_long: TooLong, name: str) -> EncodedBitext:
-  """`*_encode(text) -> list[int]` without EOS; pairs over max_len follow
-  `too_long` (skipped pairs are counted in the log)."""
+def lengths(rows_of: Sequence[np.ndarray], rows: np.ndarray) -> np.ndarray:
+  """[len(rows)] the lengths of `rows` of `rows_of`: from the cache's
+  offsets (`encoded_cache.Ragged`, `Chained`), else of the arrays."""
+  if hasattr(rows_of, "lengths"):
+    return rows_of.lengths(rows)
+  return np.asarray([len(rows_of[i]) for i in rows], np.int64)
+
+
+@dataclasses.dataclass(frozen=True)
+class Chained:
+  """The rows of `first`, then those of `second`, as one sequence (the
+  bilingual recipe's bitext targets, then its monolingual sentences)."""
+  first: Sequence[np.ndarray]
+  second: Sequence[np.ndarray]
+
+  def __len__(self) -> int:
+    return len(self.first) + len(self.second)
+
+  def __getitem__(self, row: int) -> np.ndarray:
+    n = len(self.first)
+    return self.first[row] if row < n else self.second[row - n]
+
+  def lengths(self, rows: np.ndarray) -> np.ndarray:
+    rows, n = np.asarray(rows), len(self.first)
+    out = np.empty(len(rows), np.int64)
+    ahead = rows < n
+    out[ahead] = lengths(self.first, rows[ahead])
+    out[~ahead] = lengths(self.second, rows[~ahead] - n)
+    return out
+
+
+def _encode_rows(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
+                 max_len: int, too_long: TooLong, name: str, first: int
+                 ) -> tuple[list[np.ndarray], list[np.ndarray], int]:
+  """The kept pairs' (source ids, target ids) and how many were skipped;
+  `first` is the number of the first pair in messages."""
   src, tgt, skipped = [], [], 0
-  for row, (s, t) in enumerate(pairs, start=1):
+  for row, (s, t) in enumerate(pairs, start=first):
     s_ids = fit_length(src_encode(s) + [EOS], max_len, too_long,
                        f"{name} pair {row} (source)")
     t_ids = fit_length(tgt_encode(t) + [EOS], max_len, too_long,
@@ -58,10 +97,52 @@ def encode(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
       continue
     src.append(np.asarray(s_ids, np.int32))
     tgt.append(np.asarray(t_ids, np.int32))
+  return src, tgt, skipped
+
+
+def _report_skipped(name: str, skipped: int, total: int, max_len: int
+                    ) -> None:
   if skipped:
     logging.warning("%s: skipped %d of %d pairs longer than %d subwords",
-                    name, skipped, len(pairs), max_len)
+                    name, skipped, total, max_len)
+
+
+def encode(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
+           max_len: int, too_long: TooLong, name: str) -> EncodedBitext:
+  """`*_encode(text) -> list[int]` without EOS; pairs over max_len follow
+  `too_long` (skipped pairs are counted in the log)."""
+  src, tgt, skipped = _encode_rows(pairs, src_encode, tgt_encode, max_len,
+                                   too_long, name, 1)
+  _report_skipped(name, skipped, len(pairs), max_len)
   return EncodedBitext(tuple(src), tuple(tgt))
+
+
+SIDES = ("src", "tgt")
+
+
+def cached(folder: str, settings: dict, chunks: Callable[
+    [], Iterator[Sequence[tuple[str, str]]]], src_encode, tgt_encode,
+           max_len: int, too_long: TooLong, name: str,
+           sides: Sequence[str] = SIDES) -> encoded_cache.Cache:
+  """`encode` of the pairs of `chunks()` (called once, only when the cache
+  in `folder` is missing or of other `settings`) into `folder`, the
+  columns of `sides` kept; read back by row (`encoded_cache.Ragged`)."""
+
+  def fill(writer: encoded_cache.Writer) -> dict:
+    total = skipped = 0
+    for chunk in chunks():
+      src, tgt, n = _encode_rows(chunk, src_encode, tgt_encode, max_len,
+                                 too_long, name, total + 1)
+      writer.append({side: ids for side, ids in zip(SIDES, (src, tgt))
+                     if side in sides})
+      total, skipped = total + len(chunk), skipped + n
+    _report_skipped(name, skipped, total, max_len)
+    return {"pairs": total, "skipped": skipped}
+
+  return encoded_cache.ensure(
+      folder, settings,
+      {side: encoded_cache.Column("int32", ragged=True) for side in sides},
+      fill)
 
 
 # The length a window is sorted by before it is cut into batches.
@@ -69,7 +150,7 @@ def encode(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
 # sorted by its targets alone was padded to sources up to 64 long, 1.5x the
 # slots. "target" keeps two streams over the same targets in one
 # order (the bilingual recipe's pairs and its autoencoded sentences).
-SORT_KEYS = {"target": lambda src, tgt: tgt, "longer": max}
+SORT_KEYS = {"target": lambda src, tgt: tgt, "longer": np.maximum}
 
 
 @dataclasses.dataclass(eq=False)  # hashed by identity for the epoch cache
@@ -86,23 +167,35 @@ class BucketStream:
     return max(len(self.data) // self.batch, 1)
 
   @functools.lru_cache(maxsize=2)
-  def _epoch(self, epoch: int) -> list[np.ndarray]:
+  def _epoch(self, epoch: int) -> tuple[np.ndarray, np.ndarray]:
+    """The epoch's pairs in its order, cut to whole batches (4 bytes a
+    pair), and its order of batches."""
     rng = np.random.default_rng([self.seed, epoch])
-    order = rng.permutation(len(self.data))[:self.batches_per_epoch
-                                            * self.batch]
+    n = len(self.data)
+    order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    rng.shuffle(order)  # rng.permutation(n)'s draws, in 4 bytes a pair
+    return (order[:self.batches_per_epoch * self.batch],
+            rng.permutation(self.batches_per_epoch))
+
+  @functools.lru_cache(maxsize=64)
+  def _window(self, epoch: int, window: int) -> list[np.ndarray]:
+    """The batches of one window of the epoch's order, sorted by length:
+    only its pairs' lengths are read."""
     size = self.window * self.batch
-    key = SORT_KEYS[self.sort_by]
-    batches = []
-    for start in range(0, len(order), size):
-      chunk = order[start:start + size]
-      batches += [chunk[rows] for rows in batching.sorted_chunks(
-          [key(len(self.data.src[i]), len(self.data.tgt[i])) for i in chunk],
-          self.batch)]
-    return [batches[i] for i in rng.permutation(len(batches))]
+    chunk = self._epoch(epoch)[0][window * size:(window + 1) * size]
+    key = SORT_KEYS[self.sort_by](lengths(self.data.src, chunk),
+                                  lengths(self.data.tgt, chunk))
+    return [chunk[rows] for rows in batching.sorted_chunks(key, self.batch)]
+
+  def rows(self, step: int) -> np.ndarray:
+    """The pairs of batch `step`: the epoch's batches are its windows'
+    (each `window` batches), taken in the epoch's order of batches."""
+    epoch, index = divmod(step, self.batches_per_epoch)
+    window, k = divmod(int(self._epoch(epoch)[1][index]), self.window)
+    return self._window(epoch, window)[k]
 
   def get(self, step: int) -> dict[str, np.ndarray]:
-    epoch, index = divmod(step, self.batches_per_epoch)
-    rows = self._epoch(epoch)[index]
+    rows = self.rows(step)
     padded = batching.round_up(self.batch, self.shards)
     src = [self.data.src[i] for i in rows]
     tgt = [self.data.tgt[i] for i in rows]

@@ -130,18 +130,15 @@ class Cache(Mapping[str, Any]):
     self.folder, self.rows, self.info = folder, saved["rows"], saved["info"]
     self._columns = {n: Column(**c) for n, c in saved["columns"].items()}
 
-  def _map(self, name: str, dtype: str, shape: tuple[int, ...]):
-    if not np.prod(shape):
-      return np.zeros(shape, dtype)
-    return np.memmap(os.path.join(self.folder, name), dtype, "r", shape=shape)
-
   def __getitem__(self, name: str):
     col = self._columns[name]
+    path = os.path.join(self.folder, name)
     if col.ragged:
-      offsets = self._map(name + ".offsets", "int64", (self.rows + 1,))
-      return Ragged(self._map(name, col.dtype, (int(offsets[-1]),)), offsets)
+      offsets = Rows(path + ".offsets", np.dtype("int64"), (self.rows + 1,))
+      total = int(offsets.span(self.rows, self.rows + 1)[0])
+      return Ragged(Rows(path, np.dtype(col.dtype), (total,)), offsets)
     shape = (self.rows, col.width) if col.width else (self.rows,)
-    return Rows(os.path.join(self.folder, name), np.dtype(col.dtype), shape)
+    return Rows(path, np.dtype(col.dtype), shape)
 
   def __iter__(self):
     return iter(self._columns)
@@ -176,6 +173,17 @@ class Rows:
                              self.dtype).reshape(self.shape[1:])
     return out.reshape(idx.shape + self.shape[1:])
 
+  def span(self, start: int, stop: int) -> np.ndarray:
+    """Rows start..stop - 1 in one read."""
+    if not 0 <= start <= stop <= self.shape[0]:
+      raise IndexError(f"rows {start}..{stop} of {self.shape[0]} in "
+                       f"{self.path}")
+    if start == stop:
+      return np.zeros((0,) + self.shape[1:], self.dtype)
+    raw = os.pread(self._fd, (stop - start) * self._row, start * self._row)
+    return np.frombuffer(raw, self.dtype).reshape((stop - start,)
+                                                  + self.shape[1:])
+
   def __array__(self, dtype=None, copy=None) -> np.ndarray:
     del copy
     whole = np.fromfile(self.path, self.dtype).reshape(self.shape) \
@@ -189,18 +197,22 @@ class Rows:
 
 @dataclasses.dataclass(frozen=True)
 class Ragged:
-  """Variable-length rows: row i is flat[offsets[i]:offsets[i + 1]]."""
-  flat: np.ndarray
-  offsets: np.ndarray
+  """Variable-length rows, read when indexed as `Rows` are: row i is
+  flat[offsets[i]:offsets[i + 1]]."""
+  flat: Rows
+  offsets: Rows  # [rows + 1] int64
 
   def __len__(self) -> int:
     return len(self.offsets) - 1
 
   def __getitem__(self, row: int) -> np.ndarray:
-    return np.asarray(self.flat[self.offsets[row]:self.offsets[row + 1]])
+    start, stop = self.offsets.span(row, row + 2)
+    return self.flat.span(int(start), int(stop))
 
-  def lengths(self) -> np.ndarray:
-    return np.diff(self.offsets)
+  def lengths(self, rows: np.ndarray) -> np.ndarray:
+    """[len(rows)] the lengths of `rows`."""
+    return np.asarray([np.diff(self.offsets.span(r, r + 2))[0]
+                       for r in rows], np.int64)
 
 
 def _read_settings(folder: str) -> dict | None:

@@ -23,6 +23,7 @@ import hashlib
 import logging
 import os
 import re
+from collections.abc import Iterable, Iterator, Sequence
 
 from paraflax import errors
 from paraflax.data import corpora
@@ -175,26 +176,43 @@ def train_specs(data) -> tuple[str, ...]:
   return train
 
 
-def check_dev_overlap(train: list[tuple[str, str]],
-                      dev: list[tuple[str, str]], dev_spec: str,
-                      allowed: bool) -> None:
+class DevOverlap:
   """Dev pairs found in the training pairs stop the run (dev figures and
   the best checkpoint would be chosen on training data), unless
   `allowed`; dev English sentences found on the training side are
-  counted in a warning (a shared English side: WMT's test sets)."""
-  if not dev:
-    return
-  train_pairs = set(train)
-  same = sum(p in train_pairs for p in dev)
-  english = {t for _, t in train}
-  shared = sum(t in english for _, t in dev)
-  if same and not allowed:
-    raise errors.DataError(
-        f"data.dev={dev_spec}: {same} of its {len(dev)} pairs are in "
-        "data.train too; dev BLEU and the best checkpoint would be chosen on "
-        "training data. Remove them from the training files, name another "
-        "dev set, or set --config.data.allow_dev_overlap=true.")
-  if same or shared:
-    logging.warning("data.dev=%s: %d of its %d pairs and %d of its English "
-                    "sentences are in data.train too", dev_spec, same,
-                    len(dev), shared)
+  counted in a warning (a shared English side: WMT's test sets). `watch`
+  passes chunks of training pairs through and checks when they end, on
+  the first stream that ends: memory holds the dev pairs, not the
+  training ones."""
+
+  def __init__(self, dev: Sequence[tuple[str, str]], dev_spec: str,
+               allowed: bool):
+    self.dev, self.dev_spec, self.allowed = list(dev), dev_spec, allowed
+    self.checked = not self.dev
+
+  def watch(self, chunks: Iterable[Sequence[tuple[str, str]]]
+            ) -> Iterator[Sequence[tuple[str, str]]]:
+    pairs, english = set(self.dev), {t for _, t in self.dev}
+    found, found_english = set(), set()
+    for chunk in chunks:
+      if not self.checked:
+        found.update(p for p in chunk if p in pairs)
+        found_english.update(t for _, t in chunk if t in english)
+      yield chunk
+    if not self.checked:
+      self.checked = True
+      self._report(sum(p in found for p in self.dev),
+                   sum(t in found_english for _, t in self.dev))
+
+  def _report(self, same: int, shared: int) -> None:
+    if same and not self.allowed:
+      raise errors.DataError(
+          f"data.dev={self.dev_spec}: {same} of its {len(self.dev)} pairs "
+          "are in data.train too; dev BLEU and the best checkpoint would be "
+          "chosen on training data. Remove them from the training files, "
+          "name another dev set, or set "
+          "--config.data.allow_dev_overlap=true.")
+    if same or shared:
+      logging.warning("data.dev=%s: %d of its %d pairs and %d of its "
+                      "English sentences are in data.train too",
+                      self.dev_spec, same, len(self.dev), shared)

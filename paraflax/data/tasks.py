@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import numpy as np
 from paraflax import errors
 from paraflax import files
 from paraflax import quiet
+from paraflax.data import backtranslated
 from paraflax.data import corpora
 from paraflax.data import filters
 from paraflax.data import readers
@@ -83,39 +85,7 @@ def register() -> None:
 BACKTRANSLATED = "backtranslated:"
 
 
-def score_of(path: str, line: int, record: dict, score: str) -> float:
-  """The `score` a filter bounds of the record on line `line` of `path`."""
-  if score == "cost" and record.get("cost", 0.0) is None:
-    raise errors.DataError(
-        f"{path}:{line}: scores.cost is null: human pairs (paraflax "
-        "export-pairs) have no NMT cost to filter on. Use another score.")
-  try:
-    return float(record["scores"][score])
-  except (KeyError, TypeError) as e:
-    raise errors.DataError(
-        f"{path}:{line}: the record has no scores.{score}, which data.filter "
-        "bounds. Score the file first (paraflax score-paraphrases --input "
-        f"{path} --output SCORED.jsonl) and train on SCORED.jsonl.") from e
-
-
-def _backtranslated_fn(path: str, score: str | None, split: str,
-                       shuffle_files: bool, seed: int | None = None
-                       ) -> tf.data.Dataset:
-  # seqio's caching passes a seed; one in-memory "file" needs none.
-  del split, shuffle_files, seed
-  from paraflax.data import shards  # pylint: disable=g-import-not-at-top
-  # A file, or the shards of a sharded output (a glob, a folder) as one.
-  records = shards.read_jsonl(path, keys=("reference", "translation", "rank"))
-  best = [(line, r) for line, r in enumerate(records, start=1)
-          if r["rank"] == 0]
-  columns = {
-      "sentence1": tf.constant([r["reference"] for _, r in best], tf.string),
-      "sentence2": tf.constant([r["translation"] for _, r in best],
-                               tf.string)}
-  if score:  # float64: the bounds compare as they read in the config
-    columns[filters.SCORE] = tf.constant(
-        [score_of(path, line, r, score) for line, r in best], tf.float64)
-  return tf.data.Dataset.from_tensor_slices(columns)
+score_of = backtranslated.score_of  # beam-score's filter reads it here
 
 
 # A backtranslated Task's examples carry their place in the Task's order:
@@ -131,41 +101,6 @@ def _numbered(ds: tf.data.Dataset) -> tf.data.Dataset:
 # What each registered backtranslated Task reads: (path, filter, max_pairs,
 # seed), so that `iter_examples` streams it from its files.
 _BACKTRANSLATED_SOURCES: dict[str, tuple] = {}
-
-
-def _stream_backtranslated(path: str, spec: filters.Filter | None,
-                           max_pairs: int, seed: int, chunk: int
-                           ) -> Iterator[list[dict[str, str]]]:
-  """The Task's examples in its order, `chunk` at a time, read as a
-  stream: the bounds, then the draw of `max_pairs` (`filters.draw`, over
-  a first pass that counts what the bounds keep)."""
-  from paraflax.data import shards  # pylint: disable=g-import-not-at-top
-  score = spec.score if spec is not None and spec.bounded else None
-
-  def kept() -> Iterator[tuple[str, str]]:
-    for part, line, r in shards.numbered_jsonl(
-        path, keys=("reference", "translation", "rank")):
-      if r["rank"] != 0:
-        continue
-      if score and not spec.lo <= score_of(part, line, r, score) <= spec.hi:
-        continue
-      yield r["reference"], r["translation"]
-
-  mask = None
-  if max_pairs:
-    count = sum(1 for _ in kept())
-    mask = filters.draw(count, n=max_pairs, seed=seed,
-                        what=filters.described(spec, path))
-  out = []
-  for i, (s1, s2) in enumerate(kept()):
-    if mask is not None and not mask[i]:
-      continue
-    out.append({"sentence1": s1, "sentence2": s2})
-    if len(out) == chunk:
-      yield out
-      out = []
-  if out:
-    yield out
 
 
 def source_files(name: str, split: str = "train",
@@ -195,7 +130,7 @@ def iter_examples(name: str, split: str, features: tuple[str, ...]
   through its seqio dataset in batches, a Mixture member after member."""
   name, split = resolve(name, split, features)
   if name in _BACKTRANSLATED_SOURCES:
-    yield from _stream_backtranslated(*_BACKTRANSLATED_SOURCES[name], chunk)
+    yield from backtranslated.stream(*_BACKTRANSLATED_SOURCES[name], chunk)
     return
   if name in seqio.MixtureRegistry.names():
     for m in seqio.MixtureRegistry.get(name).rate_per_task_name:
@@ -204,11 +139,37 @@ def iter_examples(name: str, split: str, features: tuple[str, ...]
   if name not in seqio.TaskRegistry.names():
     raise errors.ConfigError(f"unknown Task or Mixture {name!r}; `paraflax "
                              "tasks` lists them.")
-  ds = seqio.TaskRegistry.get(name).get_dataset(
-      sequence_length=None, split=split, shuffle=False)
-  for batch in ds.batch(chunk).as_numpy_iterator():
-    yield [dict(zip(batch, map(_to_python, row)))
-           for row in zip(*batch.values())]
+  yield from _task_chunks(seqio.TaskRegistry.get(name), split, chunk)
+
+
+def iter_task(name: str, split: str, chunk: int = _BATCH
+              ) -> Iterator[list[dict[str, str | float]]]:
+  """The examples of a Task's seqio dataset (through its preprocessors: a
+  backtranslated Task's data.filter and data.max_pairs), `chunk` at a
+  time, as the dataset streams them: what seqio's readers of the Task
+  get, in `examples`' order."""
+  name, split = resolve(name, split)
+  if name not in seqio.TaskRegistry.names():
+    raise errors.ConfigError(f"unknown Task {name!r}; `paraflax tasks` "
+                             "lists them.")
+  for part in _task_chunks(seqio.TaskRegistry.get(name), split, chunk):
+    for ex in part:
+      ex.pop(POSITION, None)  # in order: no cache shuffled them
+    yield part
+
+
+def _task_chunks(task: seqio.Task, split: str, chunk: int,
+                 use_cached: bool = False
+                 ) -> Iterator[list[dict[str, str | float]]]:
+  """The examples of `task`'s seqio dataset, `chunk` at a time, as the
+  dataset streams them; a DataError of its files raised as itself."""
+  with backtranslated.data_errors():
+    ds = task.get_dataset(sequence_length=None, split=split, shuffle=False,
+                          use_cached=use_cached)
+    # Batched: pulling single elements out of tf.data costs ~0.2 ms each.
+    for batch in ds.batch(chunk).as_numpy_iterator():
+      yield [dict(zip(batch, map(_to_python, row)))
+             for row in zip(*batch.values())]
 
 
 def register_backtranslated(path: str, data_filter: dict | None = None,
@@ -227,7 +188,7 @@ def register_backtranslated(path: str, data_filter: dict | None = None,
     score = spec.score if spec is not None and spec.bounded else None
     seqio.TaskRegistry.add(
         name, source=seqio.FunctionDataSource(
-            functools.partial(_backtranslated_fn, path, score),
+            functools.partial(backtranslated.dataset, path, score),
             splits=("train",)),
         # Everything up to the placeholder is what `paraflax cache-task`
         # stores (seqio's Beam caching).
@@ -321,13 +282,8 @@ def examples(name: str, split: str, cache_dir: str | None = None,
   task = seqio.TaskRegistry.get(name)
   if cache_dir:
     _cached(task, cache_dir)
-  ds = task.get_dataset(sequence_length=None, split=split, shuffle=False,
-                        use_cached=bool(cache_dir))
-  out = []
-  # Batched: pulling single elements out of tf.data costs ~0.2 ms each.
-  for batch in ds.batch(_BATCH).as_numpy_iterator():
-    out += [dict(zip(batch, map(_to_python, row)))
-            for row in zip(*batch.values())]
+  out = [ex for chunk in _task_chunks(task, split, _BATCH, bool(cache_dir))
+         for ex in chunk]
   if out and POSITION in out[0]:
     out.sort(key=lambda ex: ex[POSITION])
     for ex in out:
@@ -341,19 +297,35 @@ def export_pairs(task: str, output: str, overwrite: bool = False) -> int:
   take the one path of the back-translated pairs: score-paraphrases, then
   `data.task=backtranslated:SCORED` with `data.filter`. sentence1 is the
   reference, sentence2 the translation (what `length` and the LM score);
-  `cost` is null: no NMT produced them. Returns the records written."""
+  `cost` is null: no NMT produced them. Returns the records written.
+  The records are streamed to the file; an output that holds them already
+  (a rerun) is left as it is, one that holds others is refused unless
+  `overwrite`."""
   files.check_output(output)
   register()
   if corpora.PARAPHRASE != _features(task):
     raise errors.ConfigError(
         f"{task!r} is not a paraphrase Task ({', '.join(corpora.PARAPHRASE)})"
         "; `paraflax tasks` lists them (paraphrase_en_*).")
-  lines = [json.dumps({"id": i, "reference": ex["sentence1"],
-                       "translation": ex["sentence2"], "rank": 0,
-                       "cost": None}, ensure_ascii=False) + "\n"
-           for i, ex in enumerate(examples(task, "train"))]
-  files.write_once(output, "".join(lines), overwrite=overwrite)
-  return len(lines)
+
+  def lines() -> Iterator[bytes]:
+    examples = (ex for chunk in iter_examples(task, "train") for ex in chunk)
+    for i, ex in enumerate(examples):
+      yield (json.dumps({"id": i, "reference": ex["sentence1"],
+                         "translation": ex["sentence2"], "rank": 0,
+                         "cost": None}, ensure_ascii=False) + "\n").encode()
+
+  if os.path.isfile(output) and not overwrite:
+    with open(output, "rb") as f:
+      held = all(a == b for a, b in itertools.zip_longest(f, lines()))
+    if not held:
+      raise errors.ConfigError(
+          f"{output} exists and holds another result; write to a new "
+          "output, or pass --overwrite to replace it.")
+    with open(output, "rb") as f:
+      return sum(1 for _ in f)
+  with files.atomic_output(output) as f:
+    return sum(f.write(line) > 0 for line in lines())
 
 
 def _features(name: str) -> tuple[str, ...]:

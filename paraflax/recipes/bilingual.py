@@ -8,7 +8,8 @@ cross-entropies. Without `data.mono_tasks` a batch autoencodes its own
 targets; with them the autoencoded sentences are drawn from the bitext
 targets and the monolingual text together. Subwords come from sentencepiece
 models trained on the bitext and kept in the workdir, as for NMT
-(`sentencepiece_vocab.pair`).
+(`sentencepiece_vocab.pair`), and the training text is streamed into the
+workdir's encoded cache as for NMT (`data/streamed_bitext.py`).
 """
 from __future__ import annotations
 
@@ -97,8 +98,7 @@ def mixed_stream(data: bitext.EncodedBitext,
   order, so each batch autoencodes its own targets."""
   return MixedStream(
       bitext.BucketStream(data, batch, shards, seed, sort_by="target"),
-      bitext.BucketStream(bitext.EncodedBitext(tuple(sentences),
-                                               tuple(sentences)),
+      bitext.BucketStream(bitext.EncodedBitext(sentences, sentences),
                           batch, shards, seed, sort_by="target"))
 
 
@@ -313,29 +313,39 @@ def _pairs(config: ml_collections.ConfigDict, names: Sequence[str],
           for e in tasks.examples(name, split)]
 
 
+def _sentences(config: ml_collections.ConfigDict, workdir: str,
+               data: bitext.EncodedBitext, tgt_sp) -> Sequence[np.ndarray]:
+  """The autoencoded sentences: the bitext targets, then the text of
+  `data.mono_tasks` (streamed into the workdir's `data_cache/mono`)."""
+  from paraflax.data import encoded_cache  # pylint: disable=g-import-not-at-top
+  from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
+  names = tuple(config.data.mono_tasks)
+  if not names:
+    return data.tgt
+  mono = bitext.cached(
+      encoded_cache.folder(workdir, "mono"),
+      streamed_bitext.cache_settings(config, names, (tgt_sp,)),
+      streamed_bitext.reader(names, ("text", "text")), tgt_sp.encode,
+      tgt_sp.encode, config.data.max_len, config.data.too_long, "mono",
+      sides=("tgt",))
+  return bitext.Chained(data.tgt, mono["tgt"])
+
+
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> BilingualRecipe:
-  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  """Streams the bitext (and monolingual text) of `config.data` into the
+  workdir's subword models and encoded caches (`streamed_bitext`), and
+  returns the recipe, whose batches read their rows from the caches."""
+  from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
   langs = languages(config)
   _check_tasks(config, langs[1])
   evaluators.settings_of(config.evals, config.data.dev)  # before any work
-  pairs = _pairs(config, specs.train_specs(config.data), "train")
-  src_sp, tgt_sp = sentencepiece_vocab.pair(workdir, pairs,
-                                            **config.vocab.to_dict())
-  data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
-                       config.data.max_len, config.data.too_long, "train")
-  mono = [(e["text"], e["text"]) for name in config.data.mono_tasks
-          for e in tasks.examples(name, "train")]
-  mono_ids = bitext.encode(mono, tgt_sp.encode, tgt_sp.encode,
-                           config.data.max_len, config.data.too_long,
-                           "mono").tgt
-  stream = mixed_stream(data, data.tgt + mono_ids, config.batch_size,
-                        mesh.size, config.seed)
   dev = _pairs(config, (config.data.dev,) if config.data.dev else (),
                "train")
-  specs.check_dev_overlap(pairs, dev, config.data.dev,
-                          config.data.allow_dev_overlap)
+  data, src_sp, tgt_sp = streamed_bitext.train_bitext(
+      config, workdir, DIRECTIONS[config.direction], dev)
+  stream = mixed_stream(data, _sentences(config, workdir, data, tgt_sp),
+                        config.batch_size, mesh.size, config.seed)
   dev = dev[:config.eval.sentences]
   vectors = {side: _word_vectors(config.word_vectors[lang], sp, config)
              for side, lang, sp in zip(model_lib.SIDES, langs,

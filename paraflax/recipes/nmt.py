@@ -2,7 +2,9 @@
 
 Subwords come from sentencepiece models trained on the training bitext
 (joint or one per side, from the config) and kept in the workdir
-(`sentencepiece_vocab.pair`).
+(`sentencepiece_vocab.pair`); the training pairs are streamed into the
+workdir's encoded cache and batches read their rows from there
+(`data/streamed_bitext.py`).
 """
 from __future__ import annotations
 
@@ -255,19 +257,15 @@ class NMTRecipe:
 
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> NMTRecipe:
+  """Streams the bitext of `config.data.train` into the workdir's subword
+  models and encoded cache (`streamed_bitext`), and returns the recipe,
+  whose batches read their rows from the cache."""
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
-  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-  train = specs.train_specs(config.data)
+  from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
   evaluators.settings_of(config.evals, config.data.dev)  # before any work
-  pairs = [(e["source"], e["target"]) for name in train
-           for e in tasks.examples(name, "train")]
-  if config.data.dev:
-    specs.check_dev_overlap(pairs, specs.pairs(config.data.dev),
-                            config.data.dev, config.data.allow_dev_overlap)
-  src_sp, tgt_sp = sentencepiece_vocab.pair(workdir, pairs,
-                                            **config.vocab.to_dict())
-  data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
-                       config.data.max_len, config.data.too_long, "train")
+  dev = specs.pairs(config.data.dev) if config.data.dev else []
+  data, src_sp, tgt_sp = streamed_bitext.train_bitext(
+      config, workdir, ("source", "target"), dev)
   stream = bitext.BucketStream(data, config.batch_size, mesh.size,
                                config.seed, sort_by=config.data.sort_by)
   workdir_lib.save_config(workdir, config)

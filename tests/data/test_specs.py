@@ -111,8 +111,10 @@ def test_tfds_dataset_prepared_offline(tmp_path, monkeypatch, cut,
 def test_dev_pairs_in_the_training_data_stop_unless_allowed():
   with pytest.raises(errors.DataError, match=r"data.dev=d: 1 of its 2 pairs "
                      r"are in data.train too"):
-    specs.check_dev_overlap(RU, [RU[0], ("x", "y")], "d", allowed=False)
-  specs.check_dev_overlap(RU, [RU[0], ("x", "y")], "d", allowed=True)
+    list(specs.DevOverlap([RU[0], ("x", "y")], "d", allowed=False).watch(
+        [RU[1:], RU[:1]]))  # found in the second chunk of the stream
+  checked = specs.DevOverlap([RU[0], ("x", "y")], "d", allowed=True)
+  assert list(checked.watch([RU])) == [RU] and checked.checked
 
 
 def test_paraflax_tasks_shows_what_a_spec_names(tmp_path, capsys):
