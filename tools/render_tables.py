@@ -133,20 +133,53 @@ def train_throughput() -> list[str]:
   return lines
 
 
-_STAGES = ("backtranslate", "score", "filter", "beam_score")
+_STAGES = ("backtranslate", "score", "filter", "filter_stream", "beam_score")
 
 
-def stage_scale() -> list[str]:
-  """benchmarks/stage_scale.py: each stage's rate and peak RSS by size."""
+def _stage_rows(paths: list[str]) -> list[str]:
   lines = _header(["stage", "hardware", "records", "records/s",
                    "peak RSS (MiB)"], ["---", "---", "---:", "---:", "---:"])
-  for path in sorted(glob.glob(os.path.join(BENCH, "stage_scale.*.json"))):
+  for path in sorted(paths):
     d = _load(path)
     for stage in sorted(d["stages"], key=_STAGES.index):
       for n, r in sorted(d["stages"][stage].items(), key=lambda kv: int(kv[0])):
         lines.append(_row([stage, d["hardware"], f"{int(n):,}",
                            _f(r["records_per_s"], 0),
                            _f(r["peak_rss_mib"], 0)]))
+  return lines
+
+
+def stage_scale() -> list[str]:
+  """benchmarks/stage_scale.py: each stage's rate and peak RSS by size
+  (stage_scale.<hardware>.json)."""
+  return _stage_rows([
+      p for p in glob.glob(os.path.join(BENCH, "stage_scale.*.json"))
+      if os.path.basename(p).count(".") == 2])
+
+
+def stage_scale_streamed() -> list[str]:
+  """benchmarks/stage_scale.py: the back-translated Task streamed, to
+  10^7 records."""
+  return _stage_rows(glob.glob(os.path.join(
+      BENCH, "stage_scale.filtered-1e7.*.json")))
+
+
+def training_memory() -> list[str]:
+  """benchmarks/train_memory.py: peak RSS of `paraflax train` by the size
+  of its training file, streamed and in memory, per recipe."""
+  lines = _header(["recipe", "path", "pairs", "peak RSS (MiB)",
+                   "encoded cache (MiB)", "first logged loss"],
+                  ["---", "---", "---:", "---:", "---:", "---:"])
+  for path in sorted(glob.glob(os.path.join(
+      BENCH, "stage_scale_training.*.json"))):
+    d = _load(path)
+    recipe = d.get("recipe", "paraphrase")
+    for r in sorted(d["runs"], key=lambda r: (r["path"], r["pairs"])):
+      lines.append(_row([recipe, r["path"], f"{r['pairs']:,}",
+                         _f(r["peak_rss_mib"], 0),
+                         _f(r["encoded_cache_mib"], 0)
+                         if r["path"] == "streamed" else "",
+                         _f(r["losses"][0][1], 4)]))
   return lines
 
 
@@ -264,6 +297,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     f.__name__: f for f in (
         mining_throughput, mining_h100_de_en, nmt_vs_opennmt,
         encoders_vs_wieting, train_throughput, stage_scale,
+        stage_scale_streamed, training_memory,
         mining_ann_recall, mining_ann_quality, mining_ann_scale,
         mining_vs_sentence_transformers,
         mlp_negatives, filtering_downstream,
