@@ -15,8 +15,8 @@ Time: 6 min 49 s on 2 idle cores of an AMD EPYC (PPDB stage 104 s,
 export-words 14 s, train 280 s, eval-sts 11 s).
 Result (Pearson x 100, best STSb.dev-tuning checkpoint, that AMD EPYC;
 another CPU gives other last digits):
-  seed 0: STS12-15 mean 63.23, STSb dev 74.16, STSb test 66.55;
-  seed 1: STS12-15 mean 61.46, STSb dev 72.91, STSb test 65.40.
+  seed 0: step 320, STS12-15 mean 60.89, STSb dev 71.85, STSb test 66.75;
+  seed 1: step 960, STS12-15 mean 61.80, STSb dev 73.05, STSb test 66.27.
 The paper's setting (random words, the pairs' vocabulary, the human pairs
 alone, no scrambling, margin 0.4, batches of 100, 480 updates) is
 `--config configs/paraphrase.py:gran`, or this file with

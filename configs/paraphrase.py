@@ -8,8 +8,9 @@ Command:
   paraflax train --config configs/paraphrase.py:gran --workdir runs/gran
   paraflax eval-sts --workdir runs/gran
 Time and result (2 CPU cores; STS12-15 mean / STSb test, Pearson x 100):
-  avg 106 s, 52.91 / 57.63; lstmavg 339 s, 50.69 / 53.94; gran 447 s,
-  52.73 / 57.25. configs/gran.py is the faster, better GRAN.
+  avg 154 s, 54.06 / 59.35; lstmavg 339 s, 51.85 / 55.66; gran 447 s,
+  53.50 / 59.14 (docs/paraphrase-embeddings.md has each run's table).
+  configs/gran.py is the faster, better GRAN.
 Docs: docs/paraphrase-embeddings.md.
 """
 import ml_collections

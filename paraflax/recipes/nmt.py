@@ -262,7 +262,8 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   whose batches read their rows from the cache."""
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
-  evaluators.settings_of(config.evals, config.data.dev)  # before any work
+  specs.train_specs(config.data)  # before any work: a config with no bitext
+  evaluators.settings_of(config.evals, config.data.dev)  # and its evals
   dev = specs.pairs(config.data.dev) if config.data.dev else []
   data, src_sp, tgt_sp = streamed_bitext.train_bitext(
       config, workdir, ("source", "target"), dev)
