@@ -183,20 +183,6 @@ def training_memory() -> list[str]:
   return lines
 
 
-def mlp_negatives() -> list[str]:
-  """experiments/paper_fidelity/mlp_table5.py: Kim et al.'s Table 5 shape."""
-  d = _load(os.path.join(RESULTS, "mlp_negatives.json"))
-  lines = _header(["negatives", "lines", "ParaCrawl v3 AUC", "v6 AUC",
-                   "Multi30k 2016 alignment error %"],
-                  ["---", "---:", "---:", "---:", "---:"])
-  for r in d["rows"]:
-    n = r.get("lines") or r.get("negatives_count") or ""
-    lines.append(_row([r["selection"], f"{n:,}" if n else "",
-                       _f(r["v3_auc"], 1), _f(r["v6_auc"], 1),
-                       _f(r["align_error"], 1)]))
-  return lines
-
-
 def filtering_downstream() -> list[str]:
   """`paraflax eval-filtering`'s report: dev BLEU and the noise kept."""
   d = _load(os.path.join(RESULTS, "eval_filtering.json"))
@@ -300,7 +286,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         stage_scale_streamed, training_memory,
         mining_ann_recall, mining_ann_quality, mining_ann_scale,
         mining_vs_sentence_transformers,
-        mlp_negatives, filtering_downstream,
+        filtering_downstream,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES)}
 
 
