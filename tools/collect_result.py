@@ -10,7 +10,8 @@ NAME.about.json beside it (its kind, the command, config, hardware, time
 and the file's sha256). It refuses a file that is not one of the outputs
 `tools/run_results.py` knows (report.json of `paraflax pipeline`, sts.json
 of `eval-sts`, evals.json of `eval`, results.json of `sweep` or
-`eval-domain`), and a command that names a path of one machine. Then
+`eval-domain`, eval_filtering.json of `eval-filtering`, the --output of
+`mining-eval`), and a command that names a path of one machine. Then
 `python tools/render_tables.py` renders the tables from it.
 """
 from __future__ import annotations

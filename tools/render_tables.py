@@ -183,19 +183,6 @@ def training_memory() -> list[str]:
   return lines
 
 
-def filtering_downstream() -> list[str]:
-  """`paraflax eval-filtering`'s report: dev BLEU and the noise kept."""
-  d = _load(os.path.join(RESULTS, "eval_filtering.json"))
-  kinds = d["kinds"]
-  lines = _header(["selection", "N target words", "pairs", "BLEU", "clean",
-                   *kinds], ["---"] + ["---:"] * (4 + len(kinds)))
-  for r in d["rows"]:
-    lines.append(_row([r["scorer"], f"{r['words']:,}" if r["words"] else
-                       "all", f"{r['pairs']:,}", _f(r["bleu"]),
-                       *(f"{r['kept'][k]:,}" for k in ("clean", *kinds))]))
-  return lines
-
-
 def _ann(what: str = "recall") -> dict:
   return _load(os.path.join(BENCH, f"mining_ann.{what}.epyc-2core.json"))
 
@@ -286,7 +273,6 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         stage_scale_streamed, training_memory,
         mining_ann_recall, mining_ann_quality, mining_ann_scale,
         mining_vs_sentence_transformers,
-        filtering_downstream,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES)}
 
 

@@ -44,6 +44,8 @@ KINDS: dict[str, Kind] = {
                                    "rows"})),
     "mining-eval": Kind("paraflax mining-eval", "", frozenset(
         {"k", "dev", "test", "embeddings", "rows"})),
+    "eval-filtering": Kind("paraflax eval-filtering", "eval_filtering.json",
+                           frozenset({"config", "overrides", "seed", "rows"})),
 }
 
 

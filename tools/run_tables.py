@@ -188,11 +188,47 @@ def _domain_preset(spec: dict, columns) -> list:
           f"sentences, {ratio[hi]:.3f} at {hi:,}"][:len(columns)]
 
 
+def _sts_preset(spec: dict, columns) -> list:
+  """paper_presets: an encoder's eval-sts after the cut's updates."""
+  run = run_results.load(spec["run"])
+  return [spec["paper"], spec["config"], spec["cut"], run.about["time"],
+          _sts(run.data)][:len(columns)]
+
+
+def _bilingual_preset(spec: dict, columns) -> list:
+  """paper_presets: `paraflax eval` of a bilingual workdir: its dev
+  alignment accuracy and one test set's alignment error."""
+  run = run_results.load(spec["run"])
+  d = run.data
+  test = next(r for r in d["tests"]["rows"] if (r["set"], r["similarity"])
+              == (spec["set"], spec["similarity"]))
+  return [spec["paper"], spec["config"], spec["cut"], run.about["time"],
+          f"dev alignment accuracy {d['dev']['align_accuracy']:.1f} %; "
+          f"{spec['set_name']} error {test['mean']:.1f} % "
+          f"({spec['similarity'].upper()})"][:len(columns)]
+
+
+def _mining_preset(spec: dict, columns) -> list:
+  """paper_presets: a `paraflax mining-eval` output's row of the preset's
+  margin and retrieval (its k checked to be the preset's)."""
+  with open(os.path.join(run_results.ROOT, spec["file"]),
+            encoding="utf-8") as f:
+    d = json.load(f)
+  if d["k"] != spec["k"]:
+    raise ValueError(f"{spec['file']}: k = {d['k']}, not {spec['k']}")
+  row = next(r for r in d["rows"] if (r["margin"], r["retrieval"]) ==
+             (spec["margin"], spec["retrieval"]))
+  return [spec["paper"], spec["config"], spec["cut"], spec["time"],
+          f"test F1 {100 * row['test_f1']:.1f} ({spec['model']})"
+          ][:len(columns)]
+
+
 ROWS: dict[str, Callable[[dict, list], list]] = {
     "cells": _cells, "sts": _sts_row, "sts-headline": _sts_headline,
     "pipeline-headline": _pipeline_headline,
     "domain-headline": _domain_headline, "domain-preset": _domain_preset,
-    "mining-eval-headline": _mining_headline}
+    "mining-eval-headline": _mining_headline, "sts-preset": _sts_preset,
+    "bilingual-preset": _bilingual_preset, "mining-eval-preset": _mining_preset}
 
 
 def listed(name: str) -> list[str]:
@@ -218,5 +254,21 @@ def paper_presets() -> list[str]:
   return listed("paper_presets")
 
 
+def filtering_downstream() -> list[str]:
+  """`paraflax eval-filtering`'s report (its eval_filtering.json, kept in
+  runs/), with rows transcribed from outputs not kept: dev BLEU and the
+  noise kept, in the table's order."""
+  d = _table("eval_filtering")
+  rows = {r["scorer"]: r for r in run_results.load(d["run"]).data["rows"]}
+  rows.update({r["scorer"]: r for r in d["transcribed"]})
+  kinds = d["kinds"]
+  return markdown_table.table(
+      ["selection", "N target words", "pairs", "BLEU", "clean", *kinds],
+      [[r["scorer"], f"{r['words']:,}" if r["words"] else "all",
+        f"{r['pairs']:,}", markdown_table.num(r["bleu"]),
+        *(f"{r['kept'][k]:,}" for k in ("clean", *kinds))]
+       for r in (rows[name] for name in d["order"])], numeric_from=1)
+
+
 TABLES = (headline, sts_encoders, filter_tables, paper_presets,
-          pipeline_tiny, pipeline_tiny_mined)
+          pipeline_tiny, pipeline_tiny_mined, filtering_downstream)

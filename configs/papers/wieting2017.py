@@ -9,10 +9,10 @@ Command:
   paraflax eval-sts --workdir runs/w17_gran
 Time and result (Avg cut to 400 updates, `--config.train_steps=400
 --config.eval_every=200 --config.checkpoint.every=200`; AMD EPYC, 2 cores
-shared with other jobs): 340 s, STS12-15 mean 52.99, STSb test 57.91,
-against 527 s, 53.70 and 58.89 for configs/paraphrase.py:avg (the same
-encoder with in-megabatch negatives) cut alike; configs/gran.py is the
-tuned GRAN (docs/fidelity.md).
+shared with other jobs): 1 min 28 s for both commands, STS12-15 mean
+52.99, STSb test 57.91, against 1 min 50 s, 53.70 and 58.89 for
+configs/paraphrase.py:avg (the same encoder with in-megabatch negatives)
+cut alike; configs/gran.py is the tuned GRAN (docs/fidelity.md).
 Still differs from the paper, because of data or compute:
   - the pairs: the 19,432 human English pairs of paraphrase_en_human, not
     the paper's back-translated CzEng / Europarl pairs (point data.task at
