@@ -204,7 +204,7 @@ def _bilingual_preset(spec: dict, columns) -> list:
               == (spec["set"], spec["similarity"]))
   return [spec["paper"], spec["config"], spec["cut"], run.about["time"],
           f"dev alignment accuracy {d['dev']['align_accuracy']:.1f} %; "
-          f"{spec['set_name']} error {test['mean']:.1f} % "
+          f"{spec['set_name']} error {test['mean']:.2f} % "
           f"({spec['similarity'].upper()})"][:len(columns)]
 
 

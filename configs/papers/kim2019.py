@@ -10,8 +10,9 @@ Command:
   paraflax eval-bilingual --workdir runs/k19_de
 Time and result (cut to Multi30k de-en, 64-unit layers, 2,000 pieces and
 200 steps by experiments/paper_fidelity/bilingual_cut.py; AMD EPYC, 2
-cores shared with other jobs): 739 s, dev alignment accuracy 1.5 %, as
-configs/bilingual.py:de cut alike (243 s, 1.0 %): both still at chance
+cores shared with other jobs): 3 min 18 s with `paraflax eval`, dev
+alignment accuracy 1.5 %, as configs/bilingual.py:de cut alike (3 min
+36 s, 1.0 %): both still at chance
 (docs/fidelity.md). This preset's decoder start, with configs/bilingual.py's
 embedding fed at every step, at configs/pipeline.py:tiny's bilingual
 settings (Multi30k, 64-unit layers, 2,000 pieces, learning rate 6e-3) for
