@@ -4,6 +4,7 @@ how much work it is."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -76,14 +77,13 @@ def _lines(path: str) -> int:
 
 def _bitext_rows(data: str, sentences: int) -> list[tuple[str, str]]:
   """The first `sentences` (non-English, English) rows of data.train's
-  first spec, rows with an empty side left out."""
+  first spec, rows with an empty side left out; read as a stream, which
+  stops there."""
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-  rows = []
-  for e in tasks.examples(data, "train"):
-    if e["source"].strip() and e["target"].strip():
-      rows.append((e["source"], e["target"]))
-      if len(rows) == sentences:
-        break
+  examples = itertools.chain.from_iterable(tasks.iter_examples(data, "train"))
+  rows = list(itertools.islice(
+      ((e["source"], e["target"]) for e in examples
+       if e["source"].strip() and e["target"].strip()), sentences))
   if not rows:
     raise errors.DataError(f"data.train's {data} has no pair with two "
                            "non-empty sides to back-translate.")
@@ -125,7 +125,7 @@ def _score(plan: plan_lib.Plan) -> dict:
   # than max_pairs stops the pipeline before the GRAN starts.
   name = tasks.register_backtranslated(output, c.filter.to_dict(),
                                        c.max_pairs, plan.configs["gran"].seed)
-  pairs = sum(1 for _ in tasks.examples(name, "train"))
+  pairs = sum(len(chunk) for chunk in tasks.iter_examples(name, "train"))
   return {"output": os.path.abspath(output), "records": _lines(output),
           "filter": c.filter.to_dict(), "max_pairs": c.max_pairs,
           "pairs": pairs, "task": plan.configs["gran"].data.task}
