@@ -128,9 +128,19 @@ _LONGEST_FIRST = ("test_multihost.py", "test_kill_anywhere.py",
                   "test_bilingual.py")
 
 
-def pytest_collection_modifyitems(items):
+def pytest_addoption(parser):
+  parser.addoption("--slow", action="store_true",
+                   help="also run the tests marked slow (minutes each)")
+
+
+def pytest_collection_modifyitems(config, items):
   rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
   items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+  if not config.getoption("--slow"):
+    skip = pytest.mark.skip(reason="slow: run with --slow")
+    for item in items:
+      if "slow" in item.keywords:
+        item.add_marker(skip)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -160,6 +160,7 @@ def test_two_processes_train_as_one_process(model, one_process, tmp_path):
   _assert_same_run(tmp_path / "w", one_process(model))
 
 
+@pytest.mark.slow  # two 2-process runs and a one-process reference: ~5 min
 def test_a_killed_process_stops_the_other_and_the_rerun_resumes(
     one_process, tmp_path):
   workdir = tmp_path / "w"
