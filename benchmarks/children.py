@@ -26,14 +26,31 @@ class ChildFailed(RuntimeError):
   likely); its stderr is above."""
 
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def portable(argv: list[str]) -> list[str]:
+  """`argv` as another machine reruns it: a path in the repository
+  relative to its root, any other absolute path the placeholder of its
+  flag (`--nmt-workdir /x/y` -> `--nmt-workdir NMT_WORKDIR`)."""
+  out = []
+  for i, arg in enumerate(argv):
+    if os.path.isabs(arg):
+      inside = os.path.commonpath([_ROOT, os.path.abspath(arg)]) == _ROOT
+      flag = argv[i - 1] if i and argv[i - 1].startswith("--") else "--path"
+      arg = (os.path.relpath(arg, _ROOT) if inside
+             else flag.lstrip("-").replace("-", "_").upper())
+    out.append(arg)
+  return out
+
+
 def run_facts(script: str, argv: list[str] | None) -> dict[str, Any]:
   """The head of a result file: how to rerun it, when, and on what."""
   return {
       # The script from the repository's root: a command any checkout runs.
       "command": shlex.join([
-          os.path.relpath(os.path.abspath(script), os.path.dirname(
-              os.path.dirname(os.path.abspath(__file__)))),
-          *(argv if argv is not None else sys.argv[1:])]),
+          os.path.relpath(os.path.abspath(script), _ROOT),
+          *portable(argv if argv is not None else sys.argv[1:])]),
       "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
       "cpu_count": os.cpu_count(), "platform": platform.platform(),
       "load_average": os.getloadavg()}

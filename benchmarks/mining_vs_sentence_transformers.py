@@ -84,10 +84,7 @@ def main() -> None:
   parser.add_argument("--repeats", type=int, default=3)
   parser.add_argument("--output", required=True)
   args = parser.parse_args()
-  # The peer's python is a path on this machine; the command names its role.
-  argv = [("PEER_PYTHON" if a == args.peer_python else a)
-          for a in sys.argv[1:]]
-  report = {**children.run_facts(__file__, argv),
+  report = {**children.run_facts(__file__, None),
             "hardware": f"{children.hardware()} (shared cores)",
             "embeddings": f"hashed character 3-5-grams, {args.ngram_dim} "
                           "dimensions, float32, the same for both",

@@ -30,6 +30,18 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 _LOCAL = re.compile(r"(?:^|\s|=)(?:/|~)\S")
 
 
+def _local_paths(path: str) -> list[str]:
+  """The absolute paths among the string values of JSON file `path`."""
+  def strings(v):
+    if isinstance(v, dict):
+      v = list(v.values())
+    if isinstance(v, list):
+      return [s for x in v for s in strings(x)]
+    return [v] if isinstance(v, str) else []
+  with open(path, encoding="utf-8") as f:
+    return [s for s in strings(json.load(f)) if _LOCAL.match(s)]
+
+
 def collect(args: argparse.Namespace) -> str:
   """Copies the output in; returns where it went."""
   for flag in ("table", "name"):
@@ -40,6 +52,10 @@ def collect(args: argparse.Namespace) -> str:
     raise ValueError(f"--command {args.command!r} names an absolute path: "
                      "give it as a user reruns it (runs/..., configs/...)")
   kind = run_results.kind_of(args.file)
+  local = _local_paths(args.file)
+  if local:
+    raise ValueError(f"{args.file} names paths of this machine ({local[0]!r}"
+                     "): rerun the command with the paths of --command")
   folder = os.path.join(run_results.RUNS, args.table)
   target = os.path.join(folder, args.name + ".json")
   if os.path.exists(target) and not args.overwrite:
