@@ -43,10 +43,34 @@ def test_examples_are_the_tasks(task, split):
   assert _runner().examples(task, split) == tasks.examples(task, split)
 
 
+@pytest.mark.parametrize("task", [
+    {}, {"data_filter": {"score": "overlap_1", "lo": 0.2, "hi": 0.6},
+         "max_pairs": 9, "seed": 3}])
+def test_backtranslated_tasks_are_the_tasks(tmp_path, task):
+  path = tmp_path / "bt.jsonl"
+  path.write_text("".join(json.dumps(
+      {"id": i, "reference": f"ref {i}", "translation": f"hyp {i % 7}",
+       "rank": 0, "cost": 1.0, "scores": {"overlap_1": (i % 10) / 10}}) + "\n"
+      for i in range(40)), encoding="utf-8")
+  runner = _runner()
+  name = runner.register_backtranslated(str(path), **task)
+  assert name == tasks.register_backtranslated(str(path), **task)
+  assert runner.examples(name, "train") == [
+      e for part in tasks.iter_examples(name, "train") for e in part]
+  assert runner.source_files(name) == tasks.source_files(name)
+
+
+def test_data_specs_are_read_as_tasks_reads_them(tmp_path):
+  tsv = tmp_path / "ru-en.tsv"
+  tsv.write_text("один\tone\nдва\ttwo\n", encoding="utf-8")
+  for name in (f"tsv:{tsv}", "bitext_newstest_dev_de_en:newstest2013"):
+    assert _runner().examples(name, "train") == tasks.examples(name, "train")
+
+
 def test_other_tasks_are_refused():
   runner = _runner()
   with pytest.raises(errors.ConfigError, match="catalogued"):
-    runner.examples("backtranslated:x.jsonl", "train")
+    runner.examples("no_such_task", "train")
   with pytest.raises(errors.ConfigError, match="with a cache"):
     runner.examples("bitext_multi30k_de_en", "train", cache_dir="/tmp")
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import itertools
+import json
+import os
 from collections.abc import Iterator
 
 import numpy as np
@@ -20,7 +23,8 @@ from paraflax.data import corpora
 from paraflax.data import filters
 from paraflax.data import shards
 
-tf = quiet.tensorflow()
+# A Task name of this prefix is a back-translation JSONL (or shards).
+PREFIX = "backtranslated:"
 _BATCH = 4096
 
 
@@ -62,7 +66,7 @@ def data_errors() -> Iterator[None]:
   _GENERATOR_ERRORS.clear()
   try:
     yield
-  except tf.errors.OpError as e:
+  except quiet.tensorflow().errors.OpError as e:  # only tf.data's readers
     if not _GENERATOR_ERRORS:
       raise
     raise _GENERATOR_ERRORS.pop() from e
@@ -85,13 +89,24 @@ def _best_columns(path: str, score: str | None
     raise
 
 
+def task_name(path: str, spec: filters.Filter | None, max_pairs: int,
+              seed: int) -> str:
+  """The registered name of the Task of `path` through `spec` and the
+  draw of `max_pairs` with `seed`: it differs with any of the four."""
+  path = os.path.abspath(path)
+  key = json.dumps([path, spec, max_pairs, seed]) if spec or max_pairs \
+      else path  # unfiltered: the name it always had
+  return "paraphrase_en_bt_" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
 def dataset(path: str, score: str | None, split: str, shuffle_files: bool,
-            seed: int | None = None) -> tf.data.Dataset:
+            seed: int | None = None) -> "tf.data.Dataset":
   """The Task's source (seqio's FunctionDataSource): its examples read
   from the file as the dataset is iterated, SCORE with them when a filter
   bounds `score`."""
   # seqio's caching passes a seed; the records are read in file order.
   del split, shuffle_files, seed
+  tf = quiet.tensorflow()  # here: the streamed reading needs no TensorFlow
   signature = {f: tf.TensorSpec([None], tf.string)
                for f in corpora.PARAPHRASE}
   if score:  # float64: the bounds compare as they read in the config

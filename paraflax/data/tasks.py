@@ -82,7 +82,7 @@ def register() -> None:
       seqio.MixtureRegistry.add(name, [(m, _train_size) for m in members])
 
 
-BACKTRANSLATED = "backtranslated:"
+BACKTRANSLATED = backtranslated.PREFIX
 
 
 score_of = backtranslated.score_of  # beam-score's filter reads it here
@@ -180,9 +180,7 @@ def register_backtranslated(path: str, data_filter: dict | None = None,
   registered name, which differs with any of the four."""
   spec = filters.parse(data_filter, max_pairs)
   path = os.path.abspath(path)
-  key = json.dumps([path, spec, max_pairs, seed]) if spec or max_pairs \
-      else path  # unfiltered: the name it always had
-  name = "paraphrase_en_bt_" + hashlib.sha256(key.encode()).hexdigest()[:12]
+  name = backtranslated.task_name(path, spec, max_pairs, seed)
   _BACKTRANSLATED_SOURCES[name] = (path, spec, max_pairs, seed)
   if name not in seqio.TaskRegistry.names():
     score = spec.score if spec is not None and spec.bounded else None

@@ -1,0 +1,78 @@
+#!/bin/bash
+# The scale checks one lent GPU runs (docs/scaling-out.md), each phase with
+# its own time limit, its results packed into OUT/results.tar.gz as it ends:
+#  1. benchmarks/gpu/device_utilization.py: the train step of
+#     configs/nmt.py:de under the loop that synchronises every step and the
+#     prefetching loop of training/loop.py (steps/s, target tokens/s, the
+#     share of a profiled stretch the device was busy), and the beam
+#     search's sentences/s at beam 5;
+#  2. the pipeline's gpu preset (configs/pipeline.py:gpu): its models,
+#     batches and decoding, every stage cut short (below), for each
+#     stage's rate on this device;
+#  3. benchmarks/mining_throughput.py on the GPU: exact margin mining of
+#     N x N random embeddings (d 512), product, merge and scoring apart.
+# The GPU image has jax (CUDA) but no TensorFlow or KenLM: paraflax runs
+# through benchmarks/gpu/no_tf.py and the score stage leaves lm_ppl out.
+# The repository root must hold .whl/ and .devdata/ (benchmarks/gpu/
+# prepare.sh makes both; the device tool carries them).
+#   bash benchmarks/gpu/scale.sh OUT
+# PLATFORM=cpu SMALL=1 runs every phase at toy sizes on a CPU (a check of
+# this script before a GPU is spent on it).
+OUT=${1:?usage: scale.sh OUT}
+PLATFORM=${PLATFORM:-cuda}
+T0=$(date +%s)
+say() { echo "== $(( $(date +%s) - T0 )) s: $*"; }
+
+if [ -d .whl ] && [ "$PLATFORM" != cpu ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --upgrade --target /tmp/site .whl/*.whl || exit 1
+fi
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+export PARAFLAX_DATA_DIR=$PWD/.devdata PARAFLAX_COMPILATION_CACHE=/tmp/xla
+PY=${PYTHON:-python3}
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null
+$PY -c "import jax, flax, optax; print('jax', jax.__version__, 'flax', \
+flax.__version__, 'optax', optax.__version__, jax.devices())" || exit 1
+lscpu | grep -E "^Model name|^CPU\(s\)"
+S=/tmp/scale_results; rm -rf $S /tmp/scale_pipe; mkdir -p $S $OUT
+pack() { tar czf $OUT/results.tar.gz -C $S .; }
+PF="$PY benchmarks/gpu/no_tf.py"
+
+if [ -n "$SMALL" ]; then
+  UTIL="--tiny --steps 6 --log-every 3 --profile 2 --sentences 16 --beam-batch 8"
+  NMT=20 EVAL=10 GRAN=40 BI=20 BT=20 BEAM=4 SIZES="2000" ; LIMIT=600
+else
+  UTIL="--steps 300 --profile 20 --sentences 2048"
+  NMT=1000 EVAL=1000 GRAN=320 BI=2000 BT=600 BEAM=50 SIZES="100000 200000"
+  LIMIT=240
+fi
+
+say "train step and beam search"
+timeout 150 $PY benchmarks/gpu/device_utilization.py /tmp/util $UTIL \
+  2>&1 | tee $S/device_utilization.log | grep -v "^\s*$" | tail -n4
+cp /tmp/util/device_utilization.json $S/ 2>/dev/null; pack
+
+say "pipeline, gpu preset, stages cut short"
+# GRAN steps count megabatches of 40 updates; evaluations at the end only.
+timeout -s KILL $LIMIT $PF pipeline --config configs/pipeline.py:gpu \
+  --workdir /tmp/scale_pipe --config.score.lm="" --config.max_pairs=0 \
+  "--config.stages=('nmt','backtranslate','score','gran','sts','bilingual','mining','report')" \
+  --config.nmt.settings.train_steps=$NMT --config.nmt.settings.eval_every=$EVAL \
+  --config.nmt.settings.checkpoint.every=$EVAL \
+  --config.backtranslate.sentences=$BT --config.backtranslate.beam=$BEAM \
+  --config.backtranslate.nbest=$BEAM \
+  --config.gran.settings.train_steps=$GRAN --config.gran.settings.eval_every=$GRAN \
+  --config.gran.settings.checkpoint.every=$GRAN \
+  --config.bilingual.settings.train_steps=$BI \
+  --config.bilingual.settings.eval_every=$BI \
+  --config.bilingual.settings.checkpoint.every=$BI > $S/pipeline.log 2>&1
+say "pipeline rc $?"; grep "== pipeline" $S/pipeline.log | grep done
+cp /tmp/scale_pipe/report.md /tmp/scale_pipe/pipeline.json $S/ 2>/dev/null
+pack
+
+say "mining on the device"
+timeout 150 $PY benchmarks/mining_throughput.py --platform $PLATFORM \
+  --devices 1 --dim 512 --sizes $SIZES --methods ours roofline_jax \
+  --max-seconds 60 --output $S/mining_throughput.d512.json 2>&1 | tail -n6
+pack
+say "done"
