@@ -35,8 +35,12 @@ exact stop about 30 minutes (200 sentences/s measured at beam 5, beam 50
 exact 11.5x slower as measured on CPU); scoring the 1.45M records about 2
 minutes (11,000 records/s on 2 idle CPU cores). On a v5e-8 the pod
 preset's back-translation (batch 512) about 15 minutes, if a chip decodes
-at its memory bandwidth's share of an H100's rate (not measured). Their
-`seconds_per_unit` (the time-left estimate) are not from these figures.
+at its memory bandwidth's share of an H100's rate (not measured). A fresh
+gpu run first compiles the NMT step once per batch width: on an H200 it
+reached step 56 after 3 min 30 s, the compiled step then running 89 a
+second (docs/scaling-out.md); PARAFLAX_COMPILATION_CACHE keeps the
+compiled steps for a rerun. Their `seconds_per_unit` (the time-left
+estimate) are not from these figures.
 Docs: docs/pipeline.md.
 """
 import ml_collections

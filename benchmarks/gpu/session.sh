@@ -1,13 +1,13 @@
 #!/bin/bash
-# What one lent GPU session runs (issue 14, "Accelerators"): the de-en NMT
+# A GPU's quality and speed check of the de-en models: the de-en NMT
 # and bilingual models trained side by side on the one GPU for TRAIN_S
 # seconds each (killed then: runs resume, and the best checkpoint by dev
 # score is kept), then at once: the NMT's newstest2013 BLEU (all lines,
-# beam 5) and the back-translations of issue 11 (beam 5, 5-best); the
+# beam 5) and the back-translations of the filtering tables (beam 5, 5-best); the
 # bilingual model's alignment-recovery and ParaCrawl tables and its mining
 # P/R/F1; last, alone on the GPU, the mining benchmark against faiss on the
 # machine's CPU cores, then 8 simulated CPU devices against 1 on them. On
-# the H100 machine of session 12: training 246 s, evaluations and
+# an H100 machine: training 246 s, evaluations and
 # back-translations 148 s more; the mining benchmark then needs up to 7
 # minutes more (faiss at N = 100,000 on the CPU): give it a call of its own
 # where device time is short.
@@ -109,7 +109,7 @@ for spec in "256 50000" "512 50000" "512 100000"; do
     --output $S/mining_throughput_gpu_d$1_n$2.json 2>&1 | tail -n6
   pack
 done
-# Issue 14's one CPU goal left: 8 simulated devices no slower than 1, which
+# 8 simulated devices no slower than 1, which
 # 2 cores cannot show (XLA's bare product alone is 1.02-1.09x slower on 8
 # simulated devices there). The GPU machine's CPU has 8 cores or more: one
 # for each simulated device. Two rounds, alternated, since the host's
