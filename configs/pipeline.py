@@ -36,10 +36,11 @@ exact 11.5x slower as measured on CPU); scoring the 1.45M records about 2
 minutes (11,000 records/s on 2 idle CPU cores). On a v5e-8 the pod
 preset's back-translation (batch 512) about 15 minutes, if a chip decodes
 at its memory bandwidth's share of an H100's rate (not measured). A fresh
-gpu run first compiles the NMT step once per batch width: on an H200 it
-reached step 56 after 3 min 30 s, the compiled step then running 89 a
-second (docs/scaling-out.md); PARAFLAX_COMPILATION_CACHE keeps the
-compiled steps for a rerun. Their `seconds_per_unit` (the time-left
+run compiles the NMT step once per batch width: at the default
+data.width_multiple of 8 an H200 reached step 56 after 3 min 30 s, the
+compiled step then running 89 a second (docs/scaling-out.md); gpu and pod
+set 32 (2 widths); PARAFLAX_COMPILATION_CACHE keeps the compiled steps
+for a rerun. Their `seconds_per_unit` (the time-left
 estimate) are not from these figures.
 Docs: docs/pipeline.md.
 """
@@ -140,8 +141,10 @@ def _tiny() -> ml_collections.ConfigDict:
 def _gpu(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   """One accelerator host: the step counts of the experiment configs."""
   c.preset = "gpu"
+  # Batch widths 32 and 64: 2 compiled steps instead of 8.
   c.nmt.settings = {"train_steps": 6000, "eval_every": 1000,
-                    "checkpoint": {"every": 500}, "mesh": {"num_devices": -1}}
+                    "checkpoint": {"every": 500}, "mesh": {"num_devices": -1},
+                    "data": {"width_multiple": 32}}
   c.backtranslate = {"sentences": 29000, "beam": 50, "nbest": 50,
                      "batch_size": 64, "stop": "exact"}
   c.max_pairs = 24000
@@ -151,7 +154,8 @@ def _gpu(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
                      "mesh": {"num_devices": -1}}
   c.bilingual.settings = {"train_steps": 20000, "eval_every": 1000,
                           "checkpoint": {"every": 1000},
-                          "mesh": {"num_devices": -1}}
+                          "mesh": {"num_devices": -1},
+                          "data": {"width_multiple": 32}}
   # Dev on news, and the bundled news sets of `lang` to mine.
   c.data.dev = "bitext_newstest_dev_de_en:newstest2013"
   c.mining.dev, c.mining.test = "", ""

@@ -8,6 +8,7 @@ import sys
 
 import jax
 import jax.numpy as jnp
+import ml_collections
 import numpy as np
 import pytest
 
@@ -277,6 +278,34 @@ def test_nmt_batches_follow_the_longer_side():
                     .get(step)["src"].size for step in range(20))
            for key in bitext.SORT_KEYS}
   assert slots["longer"] < 0.8 * slots["target"]
+
+
+def test_width_multiple_leaves_fewer_widths_and_the_same_rows():
+  rng = np.random.default_rng(0)
+  data = bitext.EncodedBitext(
+      *[tuple(rng.integers(2, 50, rng.integers(2, 64)) for _ in range(640))
+        for _ in "st"])
+  fine = bitext.BucketStream(data, 32, window=4)
+  coarse = bitext.BucketStream(data, 32, window=4, width_multiple=32)
+  widths = {8: set(), 32: set()}
+  for step in range(20):
+    a, b = fine.get(step), coarse.get(step)
+    widths[8].add(a["src"].shape[1])
+    widths[32].add(b["src"].shape[1])
+    width = a["src"].shape[1]
+    for key in ("src_len", "tgt_len"):
+      np.testing.assert_array_equal(b[key], a[key])
+    for key in ("src", "tgt_out"):  # the same batch, only padded wider
+      np.testing.assert_array_equal(b[key][:, :width], a[key])
+      assert not b[key][:, width:].any()
+  assert widths[32] == {32, 64} and len(widths[8]) > 2
+
+
+@pytest.mark.parametrize("value", [0, -8, 8.5])
+def test_a_bad_width_multiple_stops_before_any_work(value):
+  config = ml_collections.ConfigDict({"data": {"width_multiple": value}})
+  with pytest.raises(errors.ConfigError, match="data.width_multiple"):
+    bitext.width_multiple(config)
 
 
 def test_stop_choices_are_the_registry():

@@ -31,17 +31,18 @@ def round_up(n: int, multiple: int) -> int:
   return -(-n // multiple) * multiple
 
 
-def width(longest: int) -> int:
-  """The padded width of a batch whose longest sequence is `longest`."""
-  return round_up(max(longest, 1), QUANTUM)
+def width(longest: int, multiple: int = QUANTUM) -> int:
+  """The padded width of a batch whose longest sequence is `longest`: a
+  multiple of `multiple`, each width one compiled step shape."""
+  return round_up(max(longest, 1), multiple)
 
 
-def pad_batch(seqs: Sequence[Sequence[int]], rows: int, longest: int = 0
-              ) -> tuple[np.ndarray, np.ndarray]:
-  """[rows, width] ids (at least `longest` wide) and [rows] lengths; rows
-  past the sequences are empty."""
-  out = np.full((rows, width(max([longest] + [len(s) for s in seqs]))), PAD,
-                np.int32)
+def pad_batch(seqs: Sequence[Sequence[int]], rows: int, longest: int = 0,
+              multiple: int = QUANTUM) -> tuple[np.ndarray, np.ndarray]:
+  """[rows, width] ids (at least `longest` wide, a multiple of `multiple`)
+  and [rows] lengths; rows past the sequences are empty."""
+  out = np.full((rows, width(max([longest] + [len(s) for s in seqs]),
+                             multiple)), PAD, np.int32)
   lengths = np.zeros((rows,), np.int32)
   for i, s in enumerate(seqs):
     out[i, :len(s)] = s

@@ -145,6 +145,17 @@ def cached(folder: str, settings: dict, chunks: Callable[
       fill)
 
 
+def width_multiple(config) -> int:
+  """`data.width_multiple`, checked: what train batch widths are multiples
+  of."""
+  multiple = config.data.width_multiple
+  if not isinstance(multiple, int) or multiple < 1:
+    raise errors.ConfigError(
+        f"data.width_multiple={multiple!r}: a positive number of subwords "
+        f"(default {batching.QUANTUM}; data.max_len for one width).")
+  return multiple
+
+
 # The length a window is sorted by before it is cut into batches.
 # "longer" (the longer side) is what the padded width follows: an NMT batch
 # sorted by its targets alone was padded to sources up to 64 long, 1.5x the
@@ -161,6 +172,7 @@ class BucketStream:
   seed: int = 0
   window: int = 64  # batches sorted together by length
   sort_by: str = "longer"  # a SORT_KEYS name
+  width_multiple: int = batching.QUANTUM  # batch widths are multiples
 
   @property
   def batches_per_epoch(self) -> int:
@@ -199,10 +211,13 @@ class BucketStream:
     padded = batching.round_up(self.batch, self.shards)
     src = [self.data.src[i] for i in rows]
     tgt = [self.data.tgt[i] for i in rows]
-    # One width for both sides: 8 step shapes to compile instead of 64.
+    # One width for both sides: max_len / width_multiple step shapes to
+    # compile (8 at the defaults) instead of their square.
     longest = max(len(x) for x in src + tgt)
-    src, src_len = batching.pad_batch(src, padded, longest)
-    tgt_out, tgt_len = batching.pad_batch(tgt, padded, longest)
+    src, src_len = batching.pad_batch(src, padded, longest,
+                                      self.width_multiple)
+    tgt_out, tgt_len = batching.pad_batch(tgt, padded, longest,
+                                          self.width_multiple)
     tgt_in = np.concatenate([np.full((padded, 1), BOS, np.int32),
                              tgt_out[:, :-1]], axis=1)
     return {"src": src, "src_len": src_len, "tgt_in": tgt_in,

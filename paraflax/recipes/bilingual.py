@@ -93,13 +93,16 @@ class MixedStream:
 
 def mixed_stream(data: bitext.EncodedBitext,
                  sentences: Sequence[np.ndarray], batch: int, shards: int,
-                 seed: int) -> MixedStream:
+                 seed: int, width_multiple: int = batching.QUANTUM
+                 ) -> MixedStream:
   """When `sentences` is `data.tgt`, the shared seed puts them in the same
   order, so each batch autoencodes its own targets."""
   return MixedStream(
-      bitext.BucketStream(data, batch, shards, seed, sort_by="target"),
+      bitext.BucketStream(data, batch, shards, seed, sort_by="target",
+                          width_multiple=width_multiple),
       bitext.BucketStream(bitext.EncodedBitext(sentences, sentences),
-                          batch, shards, seed, sort_by="target"))
+                          batch, shards, seed, sort_by="target",
+                          width_multiple=width_multiple))
 
 
 def _dev_batches(data: bitext.EncodedBitext, size: int
@@ -340,12 +343,13 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   langs = languages(config)
   _check_tasks(config, langs[1])
   evaluators.settings_of(config.evals, config.data.dev)  # before any work
+  multiple = bitext.width_multiple(config)
   dev = _pairs(config, (config.data.dev,) if config.data.dev else (),
                "train")
   data, src_sp, tgt_sp = streamed_bitext.train_bitext(
       config, workdir, DIRECTIONS[config.direction], dev)
   stream = mixed_stream(data, _sentences(config, workdir, data, tgt_sp),
-                        config.batch_size, mesh.size, config.seed)
+                        config.batch_size, mesh.size, config.seed, multiple)
   dev = dev[:config.eval.sentences]
   vectors = {side: _word_vectors(config.word_vectors[lang], sp, config)
              for side, lang, sp in zip(model_lib.SIDES, langs,

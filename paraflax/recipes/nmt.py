@@ -264,11 +264,13 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
   specs.train_specs(config.data)  # before any work: a config with no bitext
   evaluators.settings_of(config.evals, config.data.dev)  # and its evals
+  multiple = bitext.width_multiple(config)
   dev = specs.pairs(config.data.dev) if config.data.dev else []
   data, src_sp, tgt_sp = streamed_bitext.train_bitext(
       config, workdir, ("source", "target"), dev)
   stream = bitext.BucketStream(data, config.batch_size, mesh.size,
-                               config.seed, sort_by=config.data.sort_by)
+                               config.seed, sort_by=config.data.sort_by,
+                               width_multiple=multiple)
   workdir_lib.save_config(workdir, config)
   return NMTRecipe(config, src_sp, tgt_sp, stream, mesh)
 

@@ -115,7 +115,7 @@ def _data_specs(saved: dict) -> dict:
 # without (written before versions were recorded) is version 0 and takes
 # every upgrade; those after the first only fill keys that are missing, so
 # they are right whenever such a workdir was written.
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 VERSION_KEY = "schema_version"
 
 
@@ -181,6 +181,9 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
     13: _filled({"mlp_similarity": {"positives": "", "noisy": ""}}),
     # The bilingual decoder started from tanh(W emb), its only start then.
     14: _filled({"bilingual": {"model": {"decoder_start": "bridge"}}}),
+    # Train batch widths in multiples of 8, the only choice then.
+    15: _filled({"nmt": {"data": {"width_multiple": 8}},
+                 "bilingual": {"data": {"width_multiple": 8}}}),
 }
 assert sorted(_UPGRADES) == list(range(1, SCHEMA_VERSION + 1))
 
