@@ -171,3 +171,28 @@ def test_a_kill_while_the_cache_is_written_is_finished_by_a_rerun(
       [s.tolist(), t.tolist()] for s, t in zip(want.src, want.tgt)]
   assert len(want) < 50  # some skipped
   assert os.listdir(folder.parent) == ["bitext"]  # the partial is gone
+
+
+@pytest.mark.parametrize("name,split", [
+    ("bitext_multi30k_de_en", "train"),
+    ("bitext_newstest_dev_de_en", "newstest2013"),
+    ("bitext_opennmt_wmt_de_en", "train")])
+def test_a_split_streams_the_rows_it_reads_whole(name, split):
+  from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
+  corpus = corpora.get(name)
+  assert list(corpora.iter_rows(corpus, split)) == list(
+      zip(*corpora.read(corpus, split).values()))
+
+
+def test_an_empty_line_of_a_streamed_spec_stops_at_its_file_and_line(
+    tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  src, tgt = tmp_path / "x.de", tmp_path / "x.en"
+  src.write_text("eins\nzwei\n\nvier\n", encoding="utf-8")
+  tgt.write_text("one\ntwo\nthree\nfour\n", encoding="utf-8")
+  with pytest.raises(errors.DataError, match=rf"{src} line 3\..*'drop'"):
+    list(tasks.iter_examples(f"lines:{src},{tgt}", "train"))
+  tgt.write_text("one\ntwo\nthree\n", encoding="utf-8")
+  src.write_text("eins\nzwei\ndrei\nvier\n", encoding="utf-8")
+  with pytest.raises(errors.DataError, match=rf"{tgt} has 3 lines.*Line 4"):
+    list(tasks.iter_examples(f"lines:{src},{tgt}", "train"))

@@ -8,12 +8,12 @@ is read, so memory does not grow with it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import itertools
 import json
 import os
 from collections.abc import Iterator
+from typing import TypeVar
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from paraflax.data import corpora
 from paraflax.data import filters
 from paraflax.data import shards
 
+T = TypeVar("T")
 # A Task name of this prefix is a back-translation JSONL (or shards).
 PREFIX = "backtranslated:"
 _BATCH = 4096
@@ -72,21 +73,27 @@ def data_errors() -> Iterator[None]:
     raise _GENERATOR_ERRORS.pop() from e
 
 
-def _best_columns(path: str, score: str | None
-                  ) -> Iterator[dict[str, np.ndarray]]:
-  """`_best` as the Task's columns, `_BATCH` rows at a time."""
+def kept_errors(chunks: Iterator[T]) -> Iterator[T]:
+  """`chunks`, a DataError they raise kept for `data_errors` (a tf.data
+  generator's error reaches the dataset's reader as a tf error)."""
   try:
-    rows = _best(path, score)
-    while chunk := list(itertools.islice(rows, _BATCH)):
-      s1, s2, values = zip(*chunk)
-      columns = {"sentence1": np.array(s1, object),
-                 "sentence2": np.array(s2, object)}
-      if score:
-        columns[filters.SCORE] = np.array(values, np.float64)
-      yield columns
+    yield from chunks
   except errors.DataError as e:
     _GENERATOR_ERRORS.append(e)
     raise
+
+
+def _best_columns(path: str, score: str | None
+                  ) -> Iterator[dict[str, np.ndarray]]:
+  """`_best` as the Task's columns, `_BATCH` rows at a time."""
+  rows = _best(path, score)
+  while chunk := list(itertools.islice(rows, _BATCH)):
+    s1, s2, values = zip(*chunk)
+    columns = {"sentence1": np.array(s1, object),
+               "sentence2": np.array(s2, object)}
+    if score:
+      columns[filters.SCORE] = np.array(values, np.float64)
+    yield columns
 
 
 def task_name(path: str, spec: filters.Filter | None, max_pairs: int,
@@ -112,7 +119,7 @@ def dataset(path: str, score: str | None, split: str, shuffle_files: bool,
   if score:  # float64: the bounds compare as they read in the config
     signature[filters.SCORE] = tf.TensorSpec([None], tf.float64)
   return tf.data.Dataset.from_generator(
-      functools.partial(_best_columns, path, score),
+      lambda: kept_errors(_best_columns(path, score)),
       output_signature=signature).unbatch()
 
 

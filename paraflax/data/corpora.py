@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from paraflax import errors
 from paraflax.data import paths
@@ -145,17 +145,51 @@ def _read_part(part: Part, root: pathlib.Path, empty: readers.EmptyPolicy
   return rows
 
 
+def _split(corpus: Corpus, split: str) -> Split:
+  if split not in corpus.splits:
+    raise errors.DataError(
+        f"{corpus.name} has no split {split!r}; it has "
+        f"{', '.join(corpus.splits)}.")
+  return corpus.splits[split]
+
+
+def _iter_part(part: Part, root: pathlib.Path, empty: readers.EmptyPolicy
+               ) -> Iterator[tuple]:
+  """`_read_part`'s rows one at a time; files are streamed, a TFDS
+  split or an STS set read whole."""
+  if isinstance(part, Tsv):
+    for row in readers.iter_tsv(_where(root, part.file), fields=part.fields,
+                                allow_extra=part.allow_extra, empty=empty):
+      yield tuple(row[c] for c in part.columns)
+  elif isinstance(part, Lines):
+    yield from readers.iter_parallel([_where(root, f) for f in part.files],
+                                     empty=empty, fix=_EMPTY_FIX)
+  else:
+    yield from _read_part(part, root, empty)
+
+
+def iter_rows(corpus: Corpus, split: str, root: pathlib.Path | None = None
+              ) -> Iterator[tuple]:
+  """`read`'s rows, in its order, one at a time: memory flat in the
+  corpus size where the split's parts are files, except a split that
+  drops repeats (`dedup`), which is read whole to find them."""
+  spec = _split(corpus, split)
+  if spec.dedup:
+    yield from zip(*read(corpus, split, root).values())
+    return
+  root = root or paths.data_dir()
+  for part in spec.parts:
+    for row in _iter_part(part, root, spec.empty):
+      yield tuple(html.unescape(v) for v in row) if spec.unescape else row
+
+
 def read(corpus: Corpus, split: str, root: pathlib.Path | None = None
          ) -> dict[str, list]:
   """The rows of one split as columns: {feature: [value per row]}.
 
   `root` defaults to `paths.data_dir()`, looked up now, not at import.
   """
-  if split not in corpus.splits:
-    raise errors.DataError(
-        f"{corpus.name} has no split {split!r}; it has "
-        f"{', '.join(corpus.splits)}.")
-  spec = corpus.splits[split]
+  spec = _split(corpus, split)
   root = root or paths.data_dir()
   rows = [r for p in spec.parts for r in _read_part(p, root, spec.empty)]
   if spec.unescape:

@@ -24,7 +24,7 @@ import logging
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Literal
 
 from paraflax import errors
@@ -243,29 +243,41 @@ def read_parallel(paths: Sequence[str | os.PathLike], *,
   return kept, [dataclasses.replace(r, dropped=len(bad)) for r in reports]
 
 
-def iter_parallel(paths: Sequence[str | os.PathLike]
+def iter_parallel(paths: Sequence[str | os.PathLike], *,
+                  empty: EmptyPolicy = "drop",
+                  fix: str = "Remove those rows from every side."
                   ) -> Iterator[tuple[str, ...]]:
-  """`read_parallel(paths, empty="drop")` one row at a time, for bitexts
-  that may not fit in memory: a row with an empty side is dropped (a
-  warning at the end counts them); a file that ends before the others
-  stops at the first row without a partner."""
+  """`read_parallel` (one path: `read_lines`) one row at a time, for
+  corpora that may not fit in memory: the same rows under each policy,
+  where an empty line under "error" stops at the first such row and files
+  of different lengths at the first row without a partner (read whole,
+  all are named at once)."""
   paths = [os.fspath(p) for p in paths]
-  dropped = 0
+  dropped = []
   for number, row in enumerate(itertools.zip_longest(
       *(iter_lines(p) for p in paths)), start=1):
     if None in row:
       short = paths[row.index(None)]
+      other = next(p for p, side in zip(paths, row) if side is not None)
       raise errors.DataError(
-          f"{short} has {number - 1} lines but another of {', '.join(paths)} "
-          f"has more: parallel files must be line-aligned. Line {number} "
-          "has no partner; fix the alignment (or pass the right files).")
-    if all(side.strip() for side in row):
+          f"{short} has {number - 1} lines but {other} has more: parallel "
+          f"files must be line-aligned. Line {number} of {other} has no "
+          "partner; fix the alignment (or pass the right files).")
+    if empty == "keep" or all(side.strip() for side in row):
       yield row
+    elif empty == "drop":
+      dropped.append(number)
+    elif len(paths) == 1:
+      raise errors.DataError(
+          f"{paths[0]}: an empty line at line {number}. " + fix)
     else:
-      dropped += 1
+      where = "; ".join(f"{path} line {number}" for path, side
+                        in zip(paths, row) if not side.strip())
+      raise errors.DataError(
+          f"empty line(s) in parallel files: {where}. " + fix)
   if dropped:
-    logging.warning("%s: dropped %d row(s) with an empty side",
-                    " + ".join(paths), dropped)
+    logging.warning("%s: dropped %d row(s) with an empty side at line %s",
+                    " + ".join(paths), len(dropped), _line_list(dropped))
 
 
 def read_tsv(path: str | os.PathLike, *, fields: int,
@@ -278,8 +290,29 @@ def read_tsv(path: str | os.PathLike, *, fields: int,
   columns beyond `fields` are ignored (STS Benchmark carries source columns).
   """
   path = os.fspath(path)
-  lines, _ = read_lines(path, empty="keep")
   rows, numbers = [], []
+  for number, row in _tsv_rows(path, read_lines(path, empty="keep")[0],
+                               fields, allow_extra, header, empty):
+    rows.append(row)
+    numbers.append(number)
+  return rows, numbers
+
+
+def iter_tsv(path: str | os.PathLike, *, fields: int,
+             allow_extra: bool = False, empty: EmptyPolicy = "error"
+             ) -> Iterator[tuple[str, ...]]:
+  """`read_tsv`'s rows one at a time, for files that may not fit in
+  memory."""
+  path = os.fspath(path)
+  for _, row in _tsv_rows(path, iter_lines(path), fields, allow_extra,
+                          False, empty):
+    yield row
+
+
+def _tsv_rows(path: str, lines: Iterable[str], fields: int,
+              allow_extra: bool, header: bool, empty: EmptyPolicy
+              ) -> Iterator[tuple[int, tuple[str, ...]]]:
+  """(line number, row) of `lines`, the lines of TSV file `path`."""
   for number, line in enumerate(lines, start=1):
     if header and number == 1:
       continue
@@ -294,9 +327,7 @@ def read_tsv(path: str | os.PathLike, *, fields: int,
       raise errors.DataError(
           f"{path}:{number}: expected {fields} tab-separated fields, found "
           f"{len(cols)}. Check for a missing or extra tab on that line.")
-    rows.append(tuple(cols[:fields]))
-    numbers.append(number)
-  return rows, numbers
+    yield number, tuple(cols[:fields])
 
 
 def parse_score(path: str, number: int, text: str) -> float:

@@ -44,19 +44,32 @@ def _output_features(corpus: corpora.Corpus) -> dict[str, seqio.Feature]:
           for f in corpus.features}
 
 
+def _columns(corpus: corpora.Corpus, split: str
+             ) -> Iterator[dict[str, np.ndarray]]:
+  """The split's rows (`corpora.iter_rows`) as columns, `_BATCH` rows at
+  a time."""
+  rows = corpora.iter_rows(corpus, split)
+  while chunk := list(itertools.islice(rows, _BATCH)):
+    yield {f: np.array(c, np.float32 if f == "score" else object)
+           for f, c in zip(corpus.features, zip(*chunk))}
+
+
 def _dataset_fn(corpus: corpora.Corpus, split: str, shuffle_files: bool
                 ) -> tf.data.Dataset:
-  del shuffle_files  # each split is read as one in-memory "file"
-  columns = corpora.read(corpus, split)
-  features = _output_features(corpus)
-  return tf.data.Dataset.from_tensor_slices(
-      {f: tf.constant(v, dtype=features[f].dtype) for f, v in columns.items()})
+  """The split read from its files as the dataset is iterated, in file
+  order: memory flat in the corpus size."""
+  del shuffle_files  # each split is one stream, in file order
+  signature = {f: tf.TensorSpec([None], feature.dtype)
+               for f, feature in _output_features(corpus).items()}
+  return tf.data.Dataset.from_generator(
+      lambda: backtranslated.kept_errors(_columns(corpus, split)),
+      output_signature=signature).unbatch()
 
 
 def _train_size(task: seqio.Task) -> float:
   """Mixing rate: the number of training examples, counted when mixing."""
   corpus = corpora.get(task.name)
-  return float(len(corpora.read(corpus, "train")[corpus.features[0]]))
+  return float(sum(1 for _ in corpora.iter_rows(corpus, "train")))
 
 
 def register_corpus(corpus: corpora.Corpus) -> str:

@@ -74,25 +74,9 @@ def _file_rows(src: str, ref: str, empty_lines: str
   afresh at each call; a row with an empty side stops the read
   (`error`) or is left out (`drop`)."""
   def rows() -> Iterator[tuple[str, str]]:
-    if empty_lines == "drop":
-      yield from readers.iter_parallel([src, ref])
-      return
-    for number, row in enumerate(itertools.zip_longest(
-        readers.iter_lines(src), readers.iter_lines(ref)), start=1):
-      if None in row:
-        short, other = (src, ref) if row[0] is None else (ref, src)
-        raise errors.DataError(
-            f"{short} has {number - 1} lines but {other} has more: "
-            "parallel files must be line-aligned. Line "
-            f"{number} of {other} has no partner; fix the alignment (or "
-            "pass the right pair of files).")
-      if not (row[0].strip() and row[1].strip()):
-        where = "; ".join(f"{path} line {number}" for path, side
-                          in zip((src, ref), row) if not side.strip())
-        raise errors.DataError(
-            f"empty line(s) in parallel files: {where}. Remove those rows "
-            "from both files, or pass --empty-lines drop.")
-      yield row
+    return readers.iter_parallel(
+        [src, ref], empty=empty_lines,
+        fix="Remove those rows from both files, or pass --empty-lines drop.")
   return rows
 
 
