@@ -3,8 +3,9 @@ bare matrix-product time as a roofline.
 
 One mining run is N x N: k-NN both ways (k = 4, cosine), ratio margin
 scores, `max` retrieval. Methods, each size of each in its own child process:
-  ours           `knn.both_ways_blocks` (one product for both directions)
-                 and `merge_columns`, `margin.from_neighbours`, `select` max,
+  ours           `knn.both_ways` (one product for both directions, the
+                 column top-k merged on the device), `margin.from_neighbours`,
+                 `select` max,
                  on each of `--devices` simulated CPU devices;
   faiss          what a LASER user writes: `faiss.normalize_L2`, exact
                  `IndexFlatIP` search both ways, margin and max in numpy;
@@ -113,14 +114,12 @@ def _ours(x: np.ndarray, y: np.ndarray, k: int, block: int,
     start = time.perf_counter()
     list(knn.both_ways_blocks(shapes, y, k, block=block, mesh=mesh))
     warmup.append(time.perf_counter() - start)
-  # knn_fwd_s: the one pass that finds both directions; knn_bwd_s: the host
-  # merge of the y rows' top-k over the x blocks.
+  # knn_fwd_s: the one pass that finds both directions, the y rows' top-k
+  # merged on the device as it goes; knn_bwd_s: 0, no host merge is left
+  # (results of before hold the host's merge there).
   times = [time.perf_counter()]
-  parts = list(knn.both_ways_blocks(x, y, k, block=block, mesh=mesh))
-  fwd = tuple(np.concatenate([p[i] for p in parts]) for i in (1, 2))
-  times.append(time.perf_counter())
-  bwd = knn.merge_columns(((p[3], p[4]) for p in parts), k)
-  times.append(time.perf_counter())
+  fwd, bwd = knn.both_ways(x, y, k, block=block, mesh=mesh)
+  times += [time.perf_counter()] * 2
   pairs = margin.select(margin.from_neighbours(fwd, bwd, margin=_MARGIN),
                         _RETRIEVAL)
   times.append(time.perf_counter())

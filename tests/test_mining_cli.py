@@ -176,8 +176,9 @@ def test_resume_keeps_finished_blocks(corpus, monkeypatch):
     cli.main(_args(corpus, texts=True))
   assert first == [0, 1]
   parts = pathlib.Path(corpus.out + ".parts")
+  # The blocks' rows, and the y rows' top-k through the last one alone.
   assert sorted(p.name for p in parts.iterdir()) == [
-      "both-000000.npz", "both-000001.npz"]
+      "both-000000.npz", "both-000001.npz", "columns-000001.npz"]
   assert not pathlib.Path(corpus.out).exists()
   assert json.loads(pathlib.Path(corpus.out + ".meta.json").read_text())[
       "k"] == 4

@@ -122,6 +122,23 @@ def test_both_ways_equals_brute_force_with_groups_and_a_short_last_block(
   np.testing.assert_array_equal(bwd[1][10], [520, 550])
 
 
+def test_both_ways_resumed_after_a_block_equals_one_pass():
+  x, y = (np.abs(a) for a in _data(600, 300, 8, seed=6))
+  x[590] = x[20] = y[10]  # a tie across blocks: the earlier x row first
+  whole = list(knn.both_ways_blocks(x, y, 3, block=128))
+  _, _, _, *columns = whole[1]  # what a run killed after block 1 kept
+  resumed = list(knn.both_ways_blocks(x, y, 3, block=128, skip=2,
+                                      columns_from=tuple(columns)))
+  assert [p[0] for p in resumed] == [2, 3, 4]
+  for got, want in zip(resumed, whole[2:]):
+    for a, b in zip(got[1:], want[1:]):
+      np.testing.assert_array_equal(a, b)
+  np.testing.assert_array_equal(resumed[-1][4], _brute_force(y, x, 3)[1])
+  assert resumed[-1][4][10][0] == 20
+  with pytest.raises(ValueError, match="columns_from"):
+    list(knn.both_ways_blocks(x, y, 3, block=128, skip=2))
+
+
 def test_bfloat16_and_jax_inputs():
   queries, corpus = _data(20, 50, 8, seed=2)
   queries = queries.astype(ml_dtypes.bfloat16)

@@ -11,8 +11,8 @@ next block, device 0 before device 1), so results do not depend on the number
 of devices or the block size.
 
 `both_ways` searches x in y and y in x from one product: each tile also gives
-the corpus rows' top-k over the query block, merged on the host across query
-blocks (`both_ways_blocks`, `merge_columns`).
+the corpus rows' top-k over the query block, merged on the device into a
+running top-k across query blocks (`both_ways_blocks`).
 """
 from __future__ import annotations
 
@@ -208,12 +208,45 @@ def knn_blocks(queries: np.ndarray | jax.Array,
                          columns=False)
 
 
+@functools.partial(jax.jit, static_argnames="k")
+def _merge_top_k(top_NxA: jax.Array, idx_NxA: jax.Array, part_NxB: jax.Array,
+                 part_idx_NxB: jax.Array, offset: jax.Array, *, k: int
+                 ) -> tuple[jax.Array, jax.Array]:
+  """Each row's top-k over the running top-k and a later query block's
+  (its indices shifted by `offset`): equal similarities keep the running
+  one's, the lower query indices, first (`lax.top_k` prefers the earlier
+  position), as one search over all the blocks would."""
+  top = jnp.concatenate([top_NxA, part_NxB], axis=1)
+  idx = jnp.concatenate([idx_NxA, part_idx_NxB + offset], axis=1)
+  top_NxK, pos_NxK = lax.top_k(top, min(k, top.shape[1]))
+  return top_NxK, jnp.take_along_axis(idx, pos_NxK, axis=1)
+
+
+def _first_columns(padded_rows: int, mesh: Mesh,
+                   columns_from: Neighbours | None
+                   ) -> tuple[jax.Array, jax.Array]:
+  """The running column top-k before the first block searched: none, or
+  `columns_from` (that of the blocks skipped), on the devices."""
+  top, idx = columns_from if columns_from is not None else (
+      np.zeros((0, 0), np.float32), np.zeros((0, 0), np.int32))
+  missing = padded_rows - len(top)
+  split = partitioning.batch_sharding(mesh, 0)
+  return tuple(partitioning.put_global(
+      np.concatenate([a, np.full((missing, a.shape[1]), fill, a.dtype)]),
+      split) for a, fill in ((top, -np.inf), (idx, 0)))
+
+
 def _blocked_search(queries: np.ndarray, corpus: np.ndarray, k: int,
                     block: int, mesh: Mesh | None, skip: Collection[int],
-                    columns: bool, recall_target: float | None = None
+                    columns: bool, recall_target: float | None = None,
+                    columns_from: Neighbours | None = None
                     ) -> Iterator[tuple]:
   """`knn_blocks`, or with `columns` `both_ways_blocks`, on checked inputs."""
   todo = [b for b in range(num_blocks(len(queries), block)) if b not in skip]
+  if columns and (set(skip) != set(range(len(skip)))
+                  or (columns_from is None) != (not skip)):
+    raise ValueError("both ways, the blocks skipped are the first ones, and "
+                     "columns_from holds their column top-k")
   if not todo:
     return
   mesh = partitioning.make_mesh(-1) if mesh is None else mesh
@@ -239,7 +272,11 @@ def _blocked_search(queries: np.ndarray, corpus: np.ndarray, k: int,
   if columns:
     query_block = tile_top_k.tile_rows(query_block, k)
 
+  running = (_first_columns(corpus_dev.shape[0], mesh, columns_from)
+             if columns else None)
+
   def dispatch(b: int) -> tuple[int, int, Any]:
+    nonlocal running
     q = queries[b * block:(b + 1) * block]
     rows = len(q)
     padded = (tile_top_k.last_block_rows(rows, query_block, k) if columns
@@ -247,15 +284,17 @@ def _blocked_search(queries: np.ndarray, corpus: np.ndarray, k: int,
     if rows < padded:
       q = np.concatenate([q, np.zeros((padded - rows, q.shape[1]), q.dtype)])
     q_valid = (np.int32(rows),) if columns else ()
-    return b, rows, searcher(partitioning.put_global(q, replicated),
-                             corpus_dev, n_valid, *q_valid)
+    sims, idx, *cols = searcher(partitioning.put_global(q, replicated),
+                                corpus_dev, n_valid, *q_valid)
+    if cols:  # merged on the device; positions in the block to query indices
+      running = _merge_top_k(*running, *cols, np.int32(b * block), k=k)
+      cols = running
+    return b, rows, (sims, idx, *cols)
 
   def fetch(dispatched) -> tuple:
     b, rows, result = dispatched
     sims, idx, *cols = partitioning.fetch(result)
-    if cols:  # positions in the block to query indices
-      cols = cols[0][:len(corpus)], cols[1][:len(corpus)] + np.int32(b * block)
-    return b, sims[:rows], idx[:rows], *cols
+    return b, sims[:rows], idx[:rows], *(c[:len(corpus)] for c in cols)
 
   # The next block is dispatched before this one is fetched, so the device
   # keeps working while the caller handles a result.
@@ -299,9 +338,9 @@ Neighbours = tuple[np.ndarray, np.ndarray]  # `knn`'s similarities, indices
 # --- Both ways from one product ---------------------------------------------
 #
 # Each [x block, y block] tile of cosines updates the x rows' top-k (as in
-# `knn`) and gives the y columns' top-k over this x block; the host merges
-# the column top-k of the x blocks in block order. The N x N x d product is
-# computed once instead of twice.
+# `knn`) and gives the y columns' top-k over this x block, merged on the
+# device into the y rows' running top-k in block order. The N x N x d
+# product is computed once instead of twice.
 #
 # The product is XLA's on every platform, CPU included: a numpy path
 # (np.matmul on float32 tiles, np.argpartition top-k) measured no faster
@@ -319,37 +358,26 @@ BothWaysBlock = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 def both_ways_blocks(x: np.ndarray | jax.Array, y: np.ndarray | jax.Array,
                      k: int, *, block: int = 8192, mesh: Mesh | None = None,
                      names: tuple[str, str] = ("x", "y"),
-                     skip: Collection[int] = (),
+                     skip: int = 0, columns_from: Neighbours | None = None,
                      recall_target: float | None = None
                      ) -> Iterator[BothWaysBlock]:
   """`knn` of x in y and of y in x, one x block at a time.
 
   Yields (b, sims, idx, col_sims, col_idx) for x rows [b * block, (b + 1) *
-  block) in increasing b, leaving out the blocks in `skip`: sims and idx as
-  `knn_blocks` of x in y; col_sims and col_idx [Ny, <= k] are each y row's
-  top-k among these x rows (indices into x). `merge_columns` of every
-  block's columns, in block order, equals `knn` of y in x. Arguments as in
-  `knn`; `names` name x and y. With `recall_target` (in (0, 1]) each
-  tile's top-k is `lax.approx_max_k`'s at that recall (TPU-KNN): the
-  neighbours are approximate on TPU, exact on XLA's fallback.
+  block) in increasing b from b = `skip`: sims and idx as `knn_blocks` of x
+  in y; col_sims and col_idx [Ny, <= k] are each y row's top-k among x rows
+  [0, (b + 1) * block) (indices into x), merged on the device: the last
+  block's equal `knn` of y in x. A run resumed after block `skip` - 1
+  passes that block's columns as `columns_from`. Arguments as in `knn`;
+  `names` name x and y. With `recall_target` (in (0, 1]) each tile's
+  top-k is `lax.approx_max_k`'s at that recall (TPU-KNN): the neighbours
+  are approximate on TPU, exact on XLA's fallback.
   """
   x, y = check_inputs(x, y, k, block, names)
   check_inputs(y, x, k, block, names[::-1])
-  return _blocked_search(x, y, k, block, mesh, skip, columns=True,
-                         recall_target=recall_target)
-
-
-def merge_columns(columns: Iterator[Neighbours], k: int) -> Neighbours:
-  """The top-k of each row over the parts, given in increasing index order
-  (ties go to the earlier part, as within a part to the lower index)."""
-  top, idx = next(columns)
-  for part_top, part_idx in columns:
-    merged_top = np.concatenate([top, part_top], axis=1)
-    merged_idx = np.concatenate([idx, part_idx], axis=1)
-    pos = np.argsort(-merged_top, axis=1, kind="stable")[:, :k]
-    top = np.take_along_axis(merged_top, pos, axis=1)
-    idx = np.take_along_axis(merged_idx, pos, axis=1)
-  return top, idx
+  return _blocked_search(x, y, k, block, mesh, range(skip), columns=True,
+                         recall_target=recall_target,
+                         columns_from=columns_from)
 
 
 def both_ways(x: np.ndarray | jax.Array, y: np.ndarray | jax.Array, k: int,
@@ -358,9 +386,11 @@ def both_ways(x: np.ndarray | jax.Array, y: np.ndarray | jax.Array, k: int,
               ) -> tuple[Neighbours, Neighbours]:
   """`knn` of x in y and of y in x, from one product (`both_ways_blocks`);
   `names` name x and y."""
-  parts = list(both_ways_blocks(x, y, k, block=block, mesh=mesh, names=names))
-  fwd = tuple(np.concatenate([p[i] for p in parts]) for i in (1, 2))
-  return fwd, merge_columns(((p[3], p[4]) for p in parts), k)
+  rows, columns = [], None
+  for _, sims, idx, *columns in both_ways_blocks(x, y, k, block=block,
+                                                 mesh=mesh, names=names):
+    rows.append((sims, idx))  # the columns so far: only the last are kept
+  return tuple(np.concatenate(a) for a in zip(*rows)), tuple(columns)
 
 
 def neighbourhood_means(fwd_sims_NxK: np.ndarray, bwd_sims_MxK: np.ndarray

@@ -37,16 +37,25 @@ class Parts:
   def load(self, kind: str, total: int) -> dict[int, dict[str, np.ndarray]]:
     done = {}
     for b in range(total):
-      if os.path.exists(self._path(kind, b)):
-        with np.load(self._path(kind, b)) as part:
-          done[b] = dict(part)
+      if (part := self.load_one(kind, b)) is not None:
+        done[b] = part
     return done
+
+  def load_one(self, kind: str, b: int) -> dict[str, np.ndarray] | None:
+    if not os.path.exists(self._path(kind, b)):
+      return None
+    with np.load(self._path(kind, b)) as part:
+      return dict(part)
 
   def save(self, kind: str, b: int, **arrays: np.ndarray) -> None:
     if not distributed.is_primary():  # every process holds the same arrays
       return
     with files.atomic_output(self._path(kind, b)) as f:
       np.savez(f, **arrays)
+
+  def discard(self, kind: str, b: int) -> None:
+    if distributed.is_primary() and os.path.exists(self._path(kind, b)):
+      os.remove(self._path(kind, b))
 
   def remove(self) -> None:
     if distributed.is_primary() and os.path.isdir(self.dir):
@@ -80,21 +89,31 @@ def _jax_both_ways(x: np.ndarray, y: np.ndarray, options: Options,
                    names: tuple[str, str], parts: Parts
                    ) -> tuple[knn.Neighbours, knn.Neighbours]:
   """Both directions from one pass over x blocks (`knn.both_ways_blocks`):
-  a part holds the block's x neighbours and its y columns' top-k."""
-
-  def blocks(skip):
-    found = knn.both_ways_blocks(x, y, options.k, block=options.block,
-                                 names=names, skip=skip,
-                                 recall_target=options.recall_target)
-    return ((b, {"sims": sims, "idx": idx, "col_sims": col_sims,
-                 "col_idx": col_idx})
-            for b, sims, idx, col_sims, col_idx in found)
-
-  done = resumed("both", knn.num_blocks(len(x), options.block), parts,
-                 blocks)
-  bwd = knn.merge_columns(((p["col_sims"], p["col_idx"]) for p in done),
-                          options.k)
-  return _rows(done), bwd
+  a part holds the block's x neighbours, and the y rows' running top-k
+  through the last finished block is kept beside it alone (saved before
+  the part, the one before removed after: a kill between leaves the
+  previous one). A rerun goes on after the first blocks found."""
+  total = knn.num_blocks(len(x), options.block)
+  done = parts.load("both", total)
+  start = next(b for b in range(total + 1) if b not in done)
+  columns = parts.load_one("columns", start - 1) if start else None
+  if start and columns is None:  # parts of a run that kept no columns
+    start = 0
+  found = knn.both_ways_blocks(
+      x, y, options.k, block=options.block, names=names, skip=start,
+      columns_from=columns and (columns["sims"], columns["idx"]),
+      recall_target=options.recall_target)
+  with tqdm.tqdm(total=total, initial=start, unit="block", desc="k-NN both",
+                 dynamic_ncols=True) as progress:
+    for b, sims, idx, col_sims, col_idx in found:
+      parts.save("columns", b, sims=col_sims, idx=col_idx)
+      parts.save("both", b, sims=sims, idx=idx)
+      parts.discard("columns", b - 1)
+      done[b], columns = {"sims": sims, "idx": idx}, {"sims": col_sims,
+                                                      "idx": col_idx}
+      progress.update()
+  return _rows([done[b] for b in range(total)]), (columns["sims"],
+                                                   columns["idx"])
 
 
 def _faiss_neighbours(direction: str, queries: np.ndarray,
