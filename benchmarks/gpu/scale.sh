@@ -27,8 +27,12 @@ if [ -d .whl ] && [ "$PLATFORM" != cpu ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
     --upgrade --target /tmp/site .whl/*.whl || exit 1
 fi
+# .devdata/spm/, where prepare.sh's user put a sentencepiece cache that
+# holds the de-en models, saves the subword training of every NMT start.
+mkdir -p /tmp/spm && cp .devdata/spm/* /tmp/spm/ 2>/dev/null
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-export PARAFLAX_DATA_DIR=$PWD/.devdata PARAFLAX_COMPILATION_CACHE=/tmp/xla
+export PARAFLAX_DATA_DIR=$PWD/.devdata PARAFLAX_COMPILATION_CACHE=/tmp/xla \
+  PARAFLAX_SENTENCEPIECE_CACHE=/tmp/spm
 PY=${PYTHON:-python3}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null
 $PY -c "import jax, flax, optax; print('jax', jax.__version__, 'flax', \
