@@ -295,6 +295,10 @@ def merge(results: list[str], output: str) -> None:
   for path in results:
     with open(path, encoding="utf-8") as f:
       part = json.load(f)
+    recipe = part.get("recipe", "paraphrase")
+    if out.setdefault("recipe", recipe) != recipe:
+      raise SystemExit(f"{path}: runs of the {recipe} recipe; the files "
+                       f"before it hold the {out['recipe']} recipe's.")
     out["parts"].append({k: v for k, v in part.items()
                          if k not in ("runs", "benchmark", "parts")
                          and not k.startswith(("peak_rss_growth",
