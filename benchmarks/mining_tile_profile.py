@@ -14,7 +14,7 @@ it (`native.both_top_k`, no floor: as a query block's first tile) and the
 step with it (as the CPU search runs it); then per query block (7 tiles
 at 50k): the search of the block against the whole corpus, the fetch of
 its results to the host, and the device merge of its columns into the
-running top-k (`knn._merge_top_k`).
+running top-k (`knn.merge_top_k`).
 Each time is the fastest of --repeats, wall and process CPU (both threads);
 the cores may be shared, so the load average is recorded.
 """
@@ -98,7 +98,7 @@ def profile(dim: int, rows: int, query_block: int, repeats: int
                                                        block=query_block)
   on_device = [jax.device_put(a) for a in (col_sims, col_idx)]
   times["block_fetch"] = _best(lambda: jax.device_get(on_device), repeats)
-  merge = lambda: knn._merge_top_k(*on_device, *on_device, np.int32(0), k=_K)  # pylint: disable=protected-access,unnecessary-lambda-assignment
+  merge = lambda: knn.merge_top_k(*on_device, *on_device, np.int32(0), k=_K)  # pylint: disable=unnecessary-lambda-assignment
   times["block_device_merge"] = _best(merge, repeats)
   return {"dim": dim, "tile": [query_block, corpus_block],
           "tiles_per_block": tiles, "ms": times}

@@ -194,5 +194,6 @@ def test_an_empty_line_of_a_streamed_spec_stops_at_its_file_and_line(
     list(tasks.iter_examples(f"lines:{src},{tgt}", "train"))
   tgt.write_text("one\ntwo\nthree\n", encoding="utf-8")
   src.write_text("eins\nzwei\ndrei\nvier\n", encoding="utf-8")
-  with pytest.raises(errors.DataError, match=rf"{tgt} has 3 lines.*Line 4"):
+  with pytest.raises(errors.DataError,
+                     match=rf"{tgt} has 3 lines but {src} has 4 lines.*Line 4"):
     list(tasks.iter_examples(f"lines:{src},{tgt}", "train"))

@@ -253,16 +253,20 @@ def iter_parallel(paths: Sequence[str | os.PathLike], *,
   of different lengths at the first row without a partner (read whole,
   all are named at once)."""
   paths = [os.fspath(p) for p in paths]
+  sides = [iter_lines(p) for p in paths]
   dropped = []
-  for number, row in enumerate(itertools.zip_longest(
-      *(iter_lines(p) for p in paths)), start=1):
+  for number, row in enumerate(itertools.zip_longest(*sides), start=1):
     if None in row:
-      short = paths[row.index(None)]
-      other = next(p for p, side in zip(paths, row) if side is not None)
+      # The longer files are read to their end, for their line counts.
+      counts = [number - 1 if side is None else number + sum(1 for _ in it)
+                for side, it in zip(row, sides)]
+      short, long = (min(range(len(paths)), key=counts.__getitem__),
+                     max(range(len(paths)), key=counts.__getitem__))
       raise errors.DataError(
-          f"{short} has {number - 1} lines but {other} has more: parallel "
-          f"files must be line-aligned. Line {number} of {other} has no "
-          "partner; fix the alignment (or pass the right files).")
+          f"{paths[short]} has {counts[short]} lines but {paths[long]} has "
+          f"{counts[long]} lines: parallel files must be line-aligned. Line "
+          f"{number} of {paths[long]} has no partner; fix the alignment (or "
+          "pass the right files).")
     if empty == "keep" or all(side.strip() for side in row):
       yield row
     elif empty == "drop":

@@ -12,7 +12,7 @@ import hashlib
 import itertools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -44,26 +44,31 @@ def _output_features(corpus: corpora.Corpus) -> dict[str, seqio.Feature]:
           for f in corpus.features}
 
 
-def _columns(corpus: corpora.Corpus, split: str
+def _columns(rows: Iterator[tuple], features: tuple[str, ...]
              ) -> Iterator[dict[str, np.ndarray]]:
-  """The split's rows (`corpora.iter_rows`) as columns, `_BATCH` rows at
-  a time."""
-  rows = corpora.iter_rows(corpus, split)
+  """`rows` as columns, `_BATCH` rows at a time."""
   while chunk := list(itertools.islice(rows, _BATCH)):
     yield {f: np.array(c, np.float32 if f == "score" else object)
-           for f, c in zip(corpus.features, zip(*chunk))}
+           for f, c in zip(features, zip(*chunk))}
+
+
+def _streamed(rows: Callable[[], Iterator[tuple]], features: tuple[str, ...]
+              ) -> tf.data.Dataset:
+  """A dataset of `rows()`, read as it is iterated: memory flat in their
+  number; a DataError they raise surfaces as itself (`_task_chunks`)."""
+  signature = {f: tf.TensorSpec([None], tf.float32 if f == "score"
+                                else tf.string) for f in features}
+  return tf.data.Dataset.from_generator(
+      lambda: backtranslated.kept_errors(_columns(rows(), features)),
+      output_signature=signature).unbatch()
 
 
 def _dataset_fn(corpus: corpora.Corpus, split: str, shuffle_files: bool
                 ) -> tf.data.Dataset:
   """The split read from its files as the dataset is iterated, in file
-  order: memory flat in the corpus size."""
+  order."""
   del shuffle_files  # each split is one stream, in file order
-  signature = {f: tf.TensorSpec([None], feature.dtype)
-               for f, feature in _output_features(corpus).items()}
-  return tf.data.Dataset.from_generator(
-      lambda: backtranslated.kept_errors(_columns(corpus, split)),
-      output_signature=signature).unbatch()
+  return _streamed(lambda: corpora.iter_rows(corpus, split), corpus.features)
 
 
 def _train_size(task: seqio.Task) -> float:
@@ -215,11 +220,8 @@ SELECTED = "selected:"
 def _selected_fn(files: tuple[str, str], split: str, shuffle_files: bool
                  ) -> tf.data.Dataset:
   del split, shuffle_files
-  rows, _ = readers.read_parallel(files)
-  columns = list(zip(*rows)) or [(), ()]
-  return tf.data.Dataset.from_tensor_slices(
-      {f: tf.constant(list(c), tf.string)
-       for f, c in zip(corpora.BITEXT, columns)})
+  return _streamed(lambda: readers.iter_parallel(files, empty="error"),
+                   corpora.BITEXT)
 
 
 def register_selected(spec: str) -> str:

@@ -209,7 +209,7 @@ def knn_blocks(queries: np.ndarray | jax.Array,
 
 
 @functools.partial(jax.jit, static_argnames="k")
-def _merge_top_k(top_NxA: jax.Array, idx_NxA: jax.Array, part_NxB: jax.Array,
+def merge_top_k(top_NxA: jax.Array, idx_NxA: jax.Array, part_NxB: jax.Array,
                  part_idx_NxB: jax.Array, offset: jax.Array, *, k: int
                  ) -> tuple[jax.Array, jax.Array]:
   """Each row's top-k over the running top-k and a later query block's
@@ -287,7 +287,7 @@ def _blocked_search(queries: np.ndarray, corpus: np.ndarray, k: int,
     sims, idx, *cols = searcher(partitioning.put_global(q, replicated),
                                 corpus_dev, n_valid, *q_valid)
     if cols:  # merged on the device; positions in the block to query indices
-      running = _merge_top_k(*running, *cols, np.int32(b * block), k=k)
+      running = merge_top_k(*running, *cols, np.int32(b * block), k=k)
       cols = running
     return b, rows, (sims, idx, *cols)
 

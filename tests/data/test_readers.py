@@ -70,8 +70,9 @@ def test_iter_parallel_streams_what_read_parallel_drops(cut, caplog):
   long = cut("multi30k_task1/val.de.gz", 20)
   streamed = readers.iter_parallel([long, short])
   assert len([next(streamed) for _ in range(19)]) == 19
-  with pytest.raises(errors.DataError, match=f"{short} has 19 lines.*Line "
-                     "20 has no partner"):
+  with pytest.raises(errors.DataError, match=f"{short} has 19 lines but "
+                     f"{long} has 20 lines.*Line 20 of {long} has no "
+                     "partner"):
     next(streamed)
 
 
