@@ -248,10 +248,11 @@ def iter_parallel(paths: Sequence[str | os.PathLike], *,
                   fix: str = "Remove those rows from every side."
                   ) -> Iterator[tuple[str, ...]]:
   """`read_parallel` (one path: `read_lines`) one row at a time, for
-  corpora that may not fit in memory: the same rows under each policy,
-  where an empty line under "error" stops at the first such row and files
-  of different lengths at the first row without a partner (read whole,
-  all are named at once)."""
+  corpora that may not fit in memory: the same rows under each policy.
+  Under "error" the first row with an empty side stops the read (read
+  whole, every such row is named at once); files of different lengths
+  stop at the first row without a partner, with both line counts (the
+  longer file is read to its end to count it)."""
   paths = [os.fspath(p) for p in paths]
   sides = [iter_lines(p) for p in paths]
   dropped = []
