@@ -16,28 +16,13 @@
 # The repository root must hold .whl/ and .devdata/ (benchmarks/gpu/
 # prepare.sh makes both; the device tool carries them).
 #   bash benchmarks/gpu/scale.sh OUT
-# PLATFORM=cpu SMALL=1 runs every phase at toy sizes on a CPU (a check of
-# this script before a GPU is spent on it).
+# PLATFORM=cpu SMALL=1 PYTHON=.venv/bin/python runs every phase at toy
+# sizes on a CPU (a check of this script before a GPU is spent on it).
 OUT=${1:?usage: scale.sh OUT}
-PLATFORM=${PLATFORM:-cuda}
 T0=$(date +%s)
 say() { echo "== $(( $(date +%s) - T0 )) s: $*"; }
 
-if [ -d .whl ] && [ "$PLATFORM" != cpu ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-    --upgrade --target /tmp/site .whl/*.whl || exit 1
-fi
-# .devdata/spm/, where prepare.sh's user put a sentencepiece cache that
-# holds the de-en models, saves the subword training of every NMT start.
-mkdir -p /tmp/spm && cp .devdata/spm/* /tmp/spm/ 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-export PARAFLAX_DATA_DIR=$PWD/.devdata PARAFLAX_COMPILATION_CACHE=/tmp/xla \
-  PARAFLAX_SENTENCEPIECE_CACHE=/tmp/spm
-PY=${PYTHON:-python3}
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null
-$PY -c "import jax, flax, optax; print('jax', jax.__version__, 'flax', \
-flax.__version__, 'optax', optax.__version__, jax.devices())" || exit 1
-lscpu | grep -E "^Model name|^CPU\(s\)"
+source benchmarks/gpu/env.sh
 S=/tmp/scale_results; rm -rf $S /tmp/scale_pipe; mkdir -p $S $OUT
 pack() { tar czf $OUT/results.tar.gz -C $S .; }
 PF="$PY benchmarks/gpu/no_tf.py"

@@ -30,19 +30,9 @@ PLATFORM=${PLATFORM:-cuda}  # jax's platform for the mining benchmark
 T0=$(date +%s)
 say() { echo "== $(( $(date +%s) - T0 )) s: $*"; }
 
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-  --upgrade --target /tmp/site .whl/*.whl || exit 1
-mkdir -p /tmp/spm && cp .devdata/spm/* /tmp/spm/ 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-export PARAFLAX_DATA_DIR=$PWD/.devdata PARAFLAX_COMPILATION_CACHE=/tmp/xla \
-  PARAFLAX_SENTENCEPIECE_CACHE=/tmp/spm
 # Several jobs share the GPU: none may take most of its memory up front.
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-python3 -c "import jax, flax, optax, orbax.checkpoint as ocp; print('jax', \
-jax.__version__, 'flax', flax.__version__, jax.devices()); \
-assert jax.default_backend() == 'gpu' or '$PLATFORM' == 'cpu'" || exit 1
-lscpu | grep -E "^Model name|^CPU\(s\)"
+source benchmarks/gpu/env.sh
 
 PF="python3 benchmarks/gpu/no_tf.py"
 R=/tmp/runs S=/tmp/results  # workdirs; what results.tar.gz holds
