@@ -39,16 +39,19 @@ def _feature(dtype: tf.DType) -> seqio.Feature:
                        dtype=dtype, rank=0)
 
 
+def _dtype(feature: str) -> tf.DType:
+  return tf.float32 if feature == "score" else tf.string
+
+
 def _output_features(corpus: corpora.Corpus) -> dict[str, seqio.Feature]:
-  return {f: _feature(tf.float32 if f == "score" else tf.string)
-          for f in corpus.features}
+  return {f: _feature(_dtype(f)) for f in corpus.features}
 
 
 def _columns(rows: Iterator[tuple], features: tuple[str, ...]
              ) -> Iterator[dict[str, np.ndarray]]:
   """`rows` as columns, `_BATCH` rows at a time."""
   while chunk := list(itertools.islice(rows, _BATCH)):
-    yield {f: np.array(c, np.float32 if f == "score" else object)
+    yield {f: np.array(c, _dtype(f).as_numpy_dtype)
            for f, c in zip(features, zip(*chunk))}
 
 
@@ -56,8 +59,7 @@ def _streamed(rows: Callable[[], Iterator[tuple]], features: tuple[str, ...]
               ) -> tf.data.Dataset:
   """A dataset of `rows()`, read as it is iterated: memory flat in their
   number; a DataError they raise surfaces as itself (`_task_chunks`)."""
-  signature = {f: tf.TensorSpec([None], tf.float32 if f == "score"
-                                else tf.string) for f in features}
+  signature = {f: tf.TensorSpec([None], _dtype(f)) for f in features}
   return tf.data.Dataset.from_generator(
       lambda: backtranslated.kept_errors(_columns(rows(), features)),
       output_signature=signature).unbatch()

@@ -96,24 +96,22 @@ def _jax_both_ways(x: np.ndarray, y: np.ndarray, options: Options,
   total = knn.num_blocks(len(x), options.block)
   done = parts.load("both", total)
   start = next(b for b in range(total + 1) if b not in done)
-  columns = parts.load_one("columns", start - 1) if start else None
+  saved = parts.load_one("columns", start - 1) if start else None
+  columns = saved and (saved["sims"], saved["idx"])
   if start and columns is None:  # parts of a run that kept no columns
     start = 0
   found = knn.both_ways_blocks(
       x, y, options.k, block=options.block, names=names, skip=start,
-      columns_from=columns and (columns["sims"], columns["idx"]),
-      recall_target=options.recall_target)
+      columns_from=columns, recall_target=options.recall_target)
   with tqdm.tqdm(total=total, initial=start, unit="block", desc="k-NN both",
                  dynamic_ncols=True) as progress:
     for b, sims, idx, col_sims, col_idx in found:
       parts.save("columns", b, sims=col_sims, idx=col_idx)
       parts.save("both", b, sims=sims, idx=idx)
       parts.discard("columns", b - 1)
-      done[b], columns = {"sims": sims, "idx": idx}, {"sims": col_sims,
-                                                      "idx": col_idx}
+      done[b], columns = {"sims": sims, "idx": idx}, (col_sims, col_idx)
       progress.update()
-  return _rows([done[b] for b in range(total)]), (columns["sims"],
-                                                   columns["idx"])
+  return _rows([done[b] for b in range(total)]), columns
 
 
 def _faiss_neighbours(direction: str, queries: np.ndarray,
