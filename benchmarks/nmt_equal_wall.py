@@ -1,8 +1,7 @@
 """BLEU after the same wall time as OpenNMT-py 3.0.4, both trained from
-scratch at the same time on the same subwords, each on its own core
-(issue 14).
+scratch at the same time on the same subwords, each on its own core.
 
-  python benchmarks/nmt_equal_wall.py --workdir runs/i17_feed \
+  python benchmarks/nmt_equal_wall.py --workdir runs/nmt_feed \
       --onmt-bin /path/to/onmt-venv/bin [--minutes 20] [--every 50] \
       [--cores 0 1] [--output benchmarks/results/nmt_equal_wall.json]
 

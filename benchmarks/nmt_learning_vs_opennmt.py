@@ -1,5 +1,5 @@
 """What the NMT learns per step, beside OpenNMT-py on the same subwords: dev
-BLEU at equal steps (issue 17).
+BLEU at equal steps.
 
   python benchmarks/nmt_learning_vs_opennmt.py --onmt-bin /path/to/onmt/bin \
       --workdirs runs/a runs/b ... [--steps 1500] [--every 500] \
