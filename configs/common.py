@@ -29,9 +29,10 @@ def bitext_data(lang: str) -> ml_collections.ConfigDict:
       # Pairs of data.dev found in data.train stop the run, unless allowed.
       "allow_dev_overlap": False,
       "max_len": 64,  # subwords incl. EOS
-      # Train batches are padded to a multiple of this: one compiled step
-      # per width. On an accelerator, where a compile takes 20-60 s, 32
-      # (2 widths) or max_len (1) trade padding for compiles.
+      # Train batches, and the inputs the model decodes or embeds, are
+      # padded to a multiple of this: one compiled step (or search) per
+      # width. On an accelerator, where a compile takes 20-60 s, 32 (2
+      # widths) or max_len (1) trade padding for compiles.
       "width_multiple": 8,
       "too_long": "skip",  # skip | truncate | error (pairs over max_len)
   })

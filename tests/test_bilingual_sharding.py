@@ -69,6 +69,17 @@ def test_embeddings_same_on_one_and_eight_devices(tiny, embedders):
                              atol=1e-6)
 
 
+def test_wider_padding_embeds_the_same(tiny, embedders):
+  """data.width_multiple pads the encoders' inputs too: the embeddings are
+  those of the default widths."""
+  _, params = tiny
+  wide = bilingual.Embedder(tiny[0], ("de", "en"), (_Bytes(), _Bytes()), 24,
+                            partitioning.make_mesh(1), width_multiple=32)
+  texts = _lines("en")
+  np.testing.assert_allclose(wide(params, texts, "en"),
+                             embedders[1](params, texts, "en"), atol=1e-6)
+
+
 def test_parameters_placed_elsewhere_are_moved(tiny, embedders):
   """Training may hold the parameters split (fsdp) over 8 devices while the
   embedder runs on 1, or on one device while it runs on 8."""

@@ -349,3 +349,29 @@ def test_monods_over_two_processes_writes_the_table_of_one(tmp_path):
   reranked = (tmp_path / "one.txt").read_text("utf-8")
   assert (tmp_path / "two.txt").read_text("utf-8") == reranked
   assert "monods=0.9" in reranked  # man / woman: similar contexts
+
+
+def test_embedding_shards_over_two_processes_equals_one(one_process,
+                                                        tmp_path):
+  """`embed --distributed`: process p embeds shards p, p + 2, ... on its 4
+  devices; the shards are those one process of 8 devices writes."""
+  with gzip.open(paths.data_path("multi30k_task1", "val.en.gz"), "rt",
+                 encoding="utf-8") as f:
+    lines = f.read().splitlines()
+  for i, (start, stop) in enumerate(((0, 50), (50, 110), (110, 180))):
+    (tmp_path / f"t{i}.txt").write_text(
+        "".join(l + "\n" for l in lines[start:stop]), "utf-8")
+  flags = ["--workdir", str(one_process("bilingual")), "--lang", "en",
+           "--input", str(tmp_path / "t*.txt")]
+  first = _one_then_two_processes("embed", flags, tmp_path / "one",
+                                  tmp_path / "two", 23463)
+  assert "2 shard(s) embedded, 0 already there, of 2 for process 0 of 2" \
+      in first.stderr
+  names = sorted(p.name for p in (tmp_path / "one").glob("*.f16"))
+  assert names == ["t0.txt.f16", "t1.txt.f16", "t2.txt.f16"]
+  assert sorted(p.name for p in (tmp_path / "two").glob("*.f16")) == names
+  for name in names:
+    np.testing.assert_allclose(
+        np.fromfile(tmp_path / "two" / name, np.float16).astype(np.float32),
+        np.fromfile(tmp_path / "one" / name, np.float16).astype(np.float32),
+        atol=2e-3)

@@ -115,6 +115,24 @@ def test_translate_says_how_many_hit_max_output(workdir, tmp_path, capsys):
   assert re.search(_UNENDED.format(2), capsys.readouterr().err)
 
 
+def test_wider_source_padding_finds_the_same_translations(workdir):
+  """data.width_multiple pads decoding's sources too (fewer compiled
+  searches): the hypotheses are those of the default widths."""
+  tr, params, _ = nmt.load_translator(str(workdir))
+  wide = nmt.Translator(tr.model, tr.src_sp, tr.tgt_sp, tr.max_len,
+                        tr.max_output, tr.alpha, tr.mesh, tr.max_output_ratio,
+                        tr.max_output_plus, width_multiple=32)
+  texts = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.",
+           "Eine Frau mit einem roten Hut steht vor einem kleinen Laden."]
+  sources = [tr.encode(t, "t", "truncate") for t in texts]
+  found = [dict(t.translate(params, sources, beam=3, nbest=2))
+           for t in (tr, wide)]
+  for i, hyps in found[0].items():
+    assert [h.text for h in hyps] == [h.text for h in found[1][i]]
+    np.testing.assert_allclose([h.score for h in hyps],
+                               [h.score for h in found[1][i]], atol=1e-5)
+
+
 def test_the_translator_marks_cut_hypotheses(workdir):
   """With EOS made impossible every hypothesis is cut at its output limit
   (1.5 x its source subwords + 10 by default; decode.max_output with the
@@ -299,6 +317,55 @@ def test_width_multiple_leaves_fewer_widths_and_the_same_rows():
       np.testing.assert_array_equal(b[key][:, :width], a[key])
       assert not b[key][:, width:].any()
   assert widths[32] == {32, 64} and len(widths[8]) > 2
+
+
+class _Counted(tuple):
+  """Rows that record which were read whole (lengths come from `lengths`,
+  as the cache's offsets give them)."""
+
+  def __new__(cls, rows, read):
+    out = super().__new__(cls, rows)
+    out.read = read
+    return out
+
+  def __getitem__(self, i):
+    self.read.add(int(i))
+    return super().__getitem__(i)
+
+  def lengths(self, rows):
+    return np.asarray([len(super(_Counted, self).__getitem__(int(i)))
+                       for i in rows], np.int64)
+
+
+def test_each_process_reads_only_its_block_of_a_batch():
+  """Blocks of 2 processes, in process order, are the one-process batch
+  (same width), and a process reads no row of the other's block."""
+  rng = np.random.default_rng(0)
+  sides = [tuple(rng.integers(2, 50, rng.integers(2, 40)) for _ in range(400))
+           for _ in "st"]
+  whole = bitext.BucketStream(bitext.EncodedBitext(*sides), 20, shards=8,
+                              window=4)
+  for step in (0, 5, 19, 20, 33):
+    reads = []
+    blocks = []
+    for index in range(2):
+      read = set()
+      data = bitext.EncodedBitext(*[_Counted(s, read) for s in sides])
+      blocks.append(bitext.BucketStream(data, 20, shards=8, window=4,
+                                        process=(index, 2)).get(step))
+      reads.append(read)
+    expected = whole.get(step)
+    for key, value in expected.items():
+      np.testing.assert_array_equal(
+          np.concatenate([b[key] for b in blocks]), value)
+    rows = whole.rows(step).tolist()
+    assert reads[0] == set(rows[:12]) and reads[1] == set(rows[12:])
+
+
+def test_processes_must_split_the_batch_shards_evenly():
+  data = bitext.EncodedBitext(((3, 4),) * 8, ((3, 4),) * 8)
+  with pytest.raises(ValueError, match="split evenly"):
+    bitext.BucketStream(data, 4, shards=2, process=(0, 4))
 
 
 @pytest.mark.parametrize("value", [0, -8, 8.5])

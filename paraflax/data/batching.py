@@ -57,16 +57,18 @@ def sorted_chunks(lengths: Sequence[int], size: int) -> list[np.ndarray]:
 
 
 def sorted_batches(seqs: Sequence[Sequence[int]], size: int,
-                   multiple: int = 1
+                   multiple: int = 1, width_multiple: int = QUANTUM
                    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
   """(indices, ids, lengths) of every sequence once, by `sorted_chunks`.
 
   Every batch has `size` rows rounded up to a `multiple` (the device count):
-  a short last batch is padded too, so one shape compiles per width.
+  a short last batch is padded too, so one shape compiles per width (a
+  multiple of `width_multiple`).
   """
   rows = round_up(size, multiple)
   for chunk in sorted_chunks([len(s) for s in seqs], size):
-    ids, lengths = pad_batch([seqs[i] for i in chunk], rows)
+    ids, lengths = pad_batch([seqs[i] for i in chunk], rows, 0,
+                             width_multiple)
     yield chunk, ids, lengths
 
 

@@ -146,8 +146,8 @@ def cached(folder: str, settings: dict, chunks: Callable[
 
 
 def width_multiple(config) -> int:
-  """`data.width_multiple`, checked: what train batch widths are multiples
-  of."""
+  """`data.width_multiple`, checked: what the widths of train batches and
+  of decoded or embedded inputs are multiples of."""
   multiple = config.data.width_multiple
   if not isinstance(multiple, int) or multiple < 1:
     raise errors.ConfigError(
@@ -173,6 +173,16 @@ class BucketStream:
   window: int = 64  # batches sorted together by length
   sort_by: str = "longer"  # a SORT_KEYS name
   width_multiple: int = batching.QUANTUM  # batch widths are multiples
+  # (index, count): a process of a multi-process run reads and pads only
+  # its block of each batch's rows (the block `partitioning.put_batch`
+  # places on its devices); the width is the whole batch's.
+  process: tuple[int, int] = (0, 1)
+
+  def __post_init__(self):
+    index, count = self.process
+    if not 0 <= index < count or self.shards % count:
+      raise ValueError(f"process {index} of {count}: the {self.shards} "
+                       "batch shards must split evenly over the processes.")
 
   @property
   def batches_per_epoch(self) -> int:
@@ -207,18 +217,21 @@ class BucketStream:
     return self._window(epoch, window)[k]
 
   def get(self, step: int) -> dict[str, np.ndarray]:
+    """Batch `step`, or this process's block of its rows."""
     rows = self.rows(step)
-    padded = batching.round_up(self.batch, self.shards)
-    src = [self.data.src[i] for i in rows]
-    tgt = [self.data.tgt[i] for i in rows]
-    # One width for both sides: max_len / width_multiple step shapes to
-    # compile (8 at the defaults) instead of their square.
-    longest = max(len(x) for x in src + tgt)
-    src, src_len = batching.pad_batch(src, padded, longest,
-                                      self.width_multiple)
-    tgt_out, tgt_len = batching.pad_batch(tgt, padded, longest,
-                                          self.width_multiple)
-    tgt_in = np.concatenate([np.full((padded, 1), BOS, np.int32),
+    index, count = self.process
+    block = batching.round_up(self.batch, self.shards) // count
+    # One width for both sides, from the whole batch's lengths (the cache's
+    # offsets): max_len / width_multiple step shapes to compile (8 at the
+    # defaults) instead of their square, the same on every process.
+    longest = int(max(lengths(self.data.src, rows).max(),
+                      lengths(self.data.tgt, rows).max()))
+    mine = rows[index * block:(index + 1) * block]
+    src, src_len = batching.pad_batch([self.data.src[i] for i in mine],
+                                      block, longest, self.width_multiple)
+    tgt_out, tgt_len = batching.pad_batch([self.data.tgt[i] for i in mine],
+                                          block, longest, self.width_multiple)
+    tgt_in = np.concatenate([np.full((block, 1), BOS, np.int32),
                              tgt_out[:, :-1]], axis=1)
     return {"src": src, "src_len": src_len, "tgt_in": tgt_in,
             "tgt_out": tgt_out, "tgt_len": tgt_len}

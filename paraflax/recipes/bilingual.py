@@ -93,19 +93,20 @@ class MixedStream:
 
 def mixed_stream(data: bitext.EncodedBitext,
                  sentences: Sequence[np.ndarray], batch: int, shards: int,
-                 seed: int, width_multiple: int = batching.QUANTUM
-                 ) -> MixedStream:
+                 seed: int, width_multiple: int = batching.QUANTUM,
+                 process: tuple[int, int] = (0, 1)) -> MixedStream:
   """When `sentences` is `data.tgt`, the shared seed puts them in the same
   order, so each batch autoencodes its own targets."""
   return MixedStream(
       bitext.BucketStream(data, batch, shards, seed, sort_by="target",
-                          width_multiple=width_multiple),
+                          width_multiple=width_multiple, process=process),
       bitext.BucketStream(bitext.EncodedBitext(sentences, sentences),
                           batch, shards, seed, sort_by="target",
-                          width_multiple=width_multiple))
+                          width_multiple=width_multiple, process=process))
 
 
-def _dev_batches(data: bitext.EncodedBitext, size: int
+def _dev_batches(data: bitext.EncodedBitext, size: int,
+                 width_multiple: int = batching.QUANTUM
                  ) -> list[dict[str, np.ndarray]]:
   """Every dev pair once, in length-sorted batches of `size` rows."""
   chunks = [bitext.EncodedBitext(tuple(data.src[i] for i in rows),
@@ -113,7 +114,8 @@ def _dev_batches(data: bitext.EncodedBitext, size: int
             for rows in batching.sorted_chunks([len(t) for t in data.tgt],
                                                size)]
   # A chunk of at most `size` pairs is one epoch of one batch.
-  return [mixed_stream(c, c.tgt, size, 1, 0).get(0) for c in chunks]
+  return [mixed_stream(c, c.tgt, size, 1, 0, width_multiple).get(0)
+          for c in chunks]
 
 
 class Embedder:
@@ -122,8 +124,11 @@ class Embedder:
 
   def __init__(self, model: model_lib.BilingualAutoencoder,
                langs: Sequence[str], processors: Sequence[Any],
-               max_len: int, mesh: Mesh):
+               max_len: int, mesh: Mesh,
+               width_multiple: int = batching.QUANTUM):
     self.model, self.max_len = model, max_len
+    # Input widths are multiples of this: one compiled encoder a width.
+    self.width_multiple = width_multiple
     self.encoders = {lang: (side, sp) for lang, side, sp
                      in zip(langs, model_lib.SIDES, processors)}
     self.mesh = mesh
@@ -165,8 +170,8 @@ class Embedder:
     params = jax.device_put(params, self._params)
     out = np.zeros((len(texts), 2 * self.model.hidden), np.float32)
     data = partitioning.batch_sharding(self.mesh, 0)
-    for rows, ids, lengths in batching.sorted_batches(seqs, _EMBED_BATCH,
-                                                      self.mesh.size):
+    for rows, ids, lengths in batching.sorted_batches(
+        seqs, _EMBED_BATCH, self.mesh.size, self.width_multiple):
       out[rows] = partitioning.fetch(apply(
           params, partitioning.put_global(ids, data),
           partitioning.put_global(lengths, data)))[:len(rows)]
@@ -182,6 +187,7 @@ class BilingualRecipe:
   over `mesh` (default: the config's)."""
 
   batch_axis = 0
+  local_batches = True  # the stream reads this process's rows only
   updates_per_call = 1
 
   def __init__(self, config: ml_collections.ConfigDict, src_sp, tgt_sp,
@@ -199,11 +205,12 @@ class BilingualRecipe:
     self.word_vectors = word_vectors or {}  # side -> initial table
     self.embedder = Embedder(
         self.model, languages(config), (src_sp, tgt_sp), config.data.max_len,
-        partitioning.config_mesh(config) if mesh is None else mesh)
+        partitioning.config_mesh(config) if mesh is None else mesh,
+        bitext.width_multiple(config))
     self.dev_batches = _dev_batches(
         bitext.encode(self.dev, src_sp.encode, tgt_sp.encode,
                       config.data.max_len, "truncate", "dev"),
-        config.eval.batch_size)
+        config.eval.batch_size, bitext.width_multiple(config))
     self._dev_losses = jax.jit(functools.partial(self._token_losses,
                                                  label_smoothing=0.0))
 
@@ -349,7 +356,8 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   data, src_sp, tgt_sp = streamed_bitext.train_bitext(
       config, workdir, DIRECTIONS[config.direction], dev)
   stream = mixed_stream(data, _sentences(config, workdir, data, tgt_sp),
-                        config.batch_size, mesh.size, config.seed, multiple)
+                        config.batch_size, mesh.size, config.seed, multiple,
+                        partitioning.process())
   dev = dev[:config.eval.sentences]
   vectors = {side: _word_vectors(config.word_vectors[lang], sp, config)
              for side, lang, sp in zip(model_lib.SIDES, langs,

@@ -234,6 +234,7 @@ class MLPSimilarityRecipe:
 
   updates_per_call = 1
   batch_axis = 0
+  local_batches = False
 
   def __init__(self, config: ml_collections.ConfigDict,
                train: Examples | None = None, held: Examples | None = None):

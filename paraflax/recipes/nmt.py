@@ -97,8 +97,11 @@ class Translator:
 
   def __init__(self, model: nmt.AttentionNMT, src_sp, tgt_sp,
                max_len: int, max_output: int, alpha: float, mesh: Mesh,
-               max_output_ratio: float, max_output_plus: int):
+               max_output_ratio: float, max_output_plus: int,
+               width_multiple: int = batching.QUANTUM):
     self.model, self.src_sp, self.tgt_sp = model, src_sp, tgt_sp
+    # Source widths are multiples of this: one compiled search a width.
+    self.width_multiple = width_multiple
     self.max_len, self.max_output, self.alpha = max_len, max_output, alpha
     self.max_output_ratio, self.max_output_plus = (max_output_ratio,
                                                    max_output_plus)
@@ -144,8 +147,8 @@ class Translator:
     backtranslation.check_beam(beam, nbest)
     decode = self.search_fn(beam, alpha, stop, nbest)
     data = partitioning.batch_sharding(self.mesh, 0)
-    for rows, src, src_len in batching.sorted_batches(sources, batch_size,
-                                                      self.mesh.size):
+    for rows, src, src_len in batching.sorted_batches(
+        sources, batch_size, self.mesh.size, self.width_multiple):
       hyps = partitioning.fetch(decode(
           params, partitioning.put_global(src, data),
           partitioning.put_global(src_len, data)))
@@ -200,6 +203,7 @@ class NMTRecipe:
   `mesh` (default: the config's)."""
 
   batch_axis = 0
+  local_batches = True  # the stream reads this process's rows only
   updates_per_call = 1
 
   def __init__(self, config: ml_collections.ConfigDict, src_sp, tgt_sp,
@@ -219,7 +223,8 @@ class NMTRecipe:
         self.model, src_sp, tgt_sp, config.data.max_len,
         config.decode.max_output, config.decode.alpha,
         partitioning.config_mesh(config) if mesh is None else mesh,
-        config.decode.max_output_ratio, config.decode.max_output_plus)
+        config.decode.max_output_ratio, config.decode.max_output_plus,
+        bitext.width_multiple(config))
 
   def init_state(self, key: jax.Array) -> dict[str, Any]:
     ids = jnp.zeros((1, 8), jnp.int32)
@@ -270,7 +275,8 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
       config, workdir, ("source", "target"), dev)
   stream = bitext.BucketStream(data, config.batch_size, mesh.size,
                                config.seed, sort_by=config.data.sort_by,
-                               width_multiple=multiple)
+                               width_multiple=multiple,
+                               process=partitioning.process())
   workdir_lib.save_config(workdir, config)
   return NMTRecipe(config, src_sp, tgt_sp, stream, mesh)
 

@@ -92,6 +92,9 @@ class ParaphraseRecipe:
   """Model, loss, batches and evaluation for `paraflax train`."""
 
   batch_axis = 1  # megabatches are [M, B, ...]; B is split over devices
+  # Every process reads the whole megabatch: the ids that mask duplicates
+  # out of the negatives are numbered over all of its pairs.
+  local_batches = False
 
   def __init__(self, config: ml_collections.ConfigDict,
                vocab: words.WordVocab,

@@ -157,6 +157,7 @@ class RefClassifierRecipe:
 
   updates_per_call = 1
   batch_axis = 0
+  local_batches = False
 
   def __init__(self, config: ml_collections.ConfigDict,
                vocab: words.WordVocab, train: Encoded | None = None,

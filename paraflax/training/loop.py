@@ -34,6 +34,9 @@ State = dict[str, Any]  # {"step", "params", "opt", ...}
 class Recipe(Protocol):
   updates_per_call: int  # optimizer updates one train_step call makes
   batch_axis: int  # the axis of every batch array split over `data`
+  # `batches` yields each process's own rows of a global batch (it reads
+  # no other process's), not the whole batch.
+  local_batches: bool
   select_metric: str | None  # evaluation value that picks the best state
 
   def init_state(self, key: jax.Array) -> State: ...
@@ -221,7 +224,8 @@ def train(recipe: Recipe, config: Any, workdir: str,
 
   batches = Prefetch(
       recipe.batches(step),
-      lambda b: partitioning.put_batch(b, mesh, recipe.batch_axis))
+      lambda b: partitioning.put_batch(b, mesh, recipe.batch_axis,
+                                       local=recipe.local_batches))
   try:
     for batch in batches:
       if step >= last:

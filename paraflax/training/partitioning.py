@@ -83,20 +83,30 @@ def batch_sharding(mesh: Mesh, axis: int) -> NamedSharding:
   return NamedSharding(mesh, P(*([None] * axis + [DATA])))
 
 
-def put_batch(batch: dict[str, np.ndarray], mesh: Mesh, axis: int
-              ) -> dict[str, jax.Array]:
-  """Places a global host batch; each process contributes its own slice."""
+def put_batch(batch: dict[str, np.ndarray], mesh: Mesh, axis: int,
+              local: bool = False) -> dict[str, jax.Array]:
+  """Places a global host batch, each process contributing its own slice;
+  `local`: `batch` is already this process's slice (its block of rows, in
+  process order) of a batch `process_count()` times as long."""
   sharding = batch_sharding(mesh, axis)
   count, index = jax.process_count(), jax.process_index()
 
   def one(x: np.ndarray) -> jax.Array:
-    if x.shape[axis] % mesh.size:
-      raise ValueError(f"batch axis {axis} of size {x.shape[axis]} does not "
+    shape = list(x.shape)
+    shape[axis] *= count if local else 1
+    if shape[axis] % mesh.size:
+      raise ValueError(f"batch axis {axis} of size {shape[axis]} does not "
                        f"divide over {mesh.size} devices; pad the batch.")
-    local = np.array_split(x, count, axis=axis)[index]
-    return jax.make_array_from_process_local_data(sharding, local, x.shape)
+    mine = x if local else np.array_split(x, count, axis=axis)[index]
+    return jax.make_array_from_process_local_data(sharding, mine,
+                                                  tuple(shape))
 
   return {k: one(v) for k, v in batch.items()}
+
+
+def process() -> tuple[int, int]:
+  """(index, count) of this process in the run."""
+  return jax.process_index(), jax.process_count()
 
 
 def put_global(x: np.ndarray, sharding: NamedSharding) -> jax.Array:
