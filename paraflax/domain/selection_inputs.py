@@ -5,7 +5,6 @@ Every check runs before anything is written.
 """
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Iterator
@@ -49,23 +48,16 @@ def _count_in_domain(path: str) -> int:
 
 
 def general_pairs(src: str, tgt: str) -> Iterator[tuple[str, str]]:
-  """The general bitext row by row; a side that ends first, or an empty
-  side, stops with the line to fix."""
-  for number, (x, e) in enumerate(itertools.zip_longest(
-      readers.iter_lines(src), readers.iter_lines(tgt)), start=1):
-    for path, line in ((src, x), (tgt, e)):
-      if line is not None:
-        readers.check_sentence(path, number, line)
-    if x is None or e is None:
-      short, long = (src, tgt) if x is None else (tgt, src)
-      raise errors.DataError(
-          f"{short} has {number - 1} lines but {long} has more: the general "
-          f"files must be line-aligned. Line {number} of {long} has no "
-          "partner; fix the alignment (or pass the right pair of files).")
-    if not x.strip() or not e.strip():
-      raise errors.DataError(
-          f"{src if not x.strip() else tgt}:{number}: empty line in the "
-          "general bitext. Remove that row from both files.")
+  """The general bitext row by row (`readers.iter_parallel`): files of
+  different lengths (both counts named), an empty side or a tab on a first
+  line stop with the line to fix."""
+  rows = readers.iter_parallel(
+      (src, tgt), empty="error",
+      fix="Remove that row from both files of the general bitext.")
+  for number, (x, e) in enumerate(rows, start=1):
+    if number == 1:
+      readers.check_sentence(src, number, x)
+      readers.check_sentence(tgt, number, e)
     yield x, e
 
 
