@@ -164,6 +164,13 @@ def stage_scale_streamed() -> list[str]:
       BENCH, "stage_scale.filtered-1e7.*.json")))
 
 
+def stage_scale_backtranslate() -> list[str]:
+  """benchmarks/stage_scale.py: back-translation at batch 256 to 10^6
+  records."""
+  return _stage_rows(glob.glob(os.path.join(
+      BENCH, "stage_scale.backtranslate-b256.*.json")))
+
+
 def training_memory() -> list[str]:
   """benchmarks/train_memory.py: peak RSS of `paraflax train` by the size
   of its training file, streamed and in memory, per recipe."""
@@ -270,7 +277,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     f.__name__: f for f in (
         mining_throughput, mining_h100_de_en, nmt_vs_opennmt,
         encoders_vs_wieting, train_throughput, stage_scale,
-        stage_scale_streamed, training_memory,
+        stage_scale_streamed, stage_scale_backtranslate, training_memory,
         mining_ann_recall, mining_ann_quality, mining_ann_scale,
         mining_vs_sentence_transformers,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES)}

@@ -18,6 +18,9 @@
 #   bash benchmarks/gpu/scale.sh OUT
 # PLATFORM=cpu SMALL=1 PYTHON=.venv/bin/python runs every phase at toy
 # sizes on a CPU (a check of this script before a GPU is spent on it).
+# PHASES="pipeline mining" runs only those phases (of util, pipeline,
+# mining); LIMIT=SECONDS is the pipeline phase's time limit (240);
+# METHODS="ours" the mining methods (ours roofline_jax).
 OUT=${1:?usage: scale.sh OUT}
 T0=$(date +%s)
 say() { echo "== $(( $(date +%s) - T0 )) s: $*"; }
@@ -29,18 +32,23 @@ PF="$PY benchmarks/gpu/no_tf.py"
 
 if [ -n "$SMALL" ]; then
   UTIL="--tiny --steps 6 --log-every 3 --profile 2 --sentences 16 --beam-batch 8"
-  NMT=20 EVAL=10 GRAN=40 BI=20 BT=20 BEAM=4 SIZES="2000" ; LIMIT=600
+  NMT=20 EVAL=10 GRAN=40 BI=20 BT=20 BEAM=4 SIZES="2000" ; LIMIT=${LIMIT:-600}
 else
   UTIL="--steps 300 --profile 20 --sentences 2048"
   NMT=1000 EVAL=1000 GRAN=320 BI=2000 BT=600 BEAM=50 SIZES="100000 200000"
-  LIMIT=240
+  LIMIT=${LIMIT:-240}
 fi
+PHASES=${PHASES:-"util pipeline mining"}
+run() { [[ " $PHASES " == *" $1 "* ]]; }
 
+if run util; then
 say "train step and beam search"
 timeout 150 $PY benchmarks/gpu/device_utilization.py /tmp/util $UTIL \
   2>&1 | tee $S/device_utilization.log | grep -v "^\s*$" | tail -n4
 cp /tmp/util/device_utilization.json $S/ 2>/dev/null; pack
+fi
 
+if run pipeline; then
 say "pipeline, gpu preset, stages cut short"
 # GRAN steps count megabatches of 40 updates; evaluations at the end only.
 timeout -s KILL $LIMIT $PF pipeline --config configs/pipeline.py:gpu \
@@ -58,10 +66,13 @@ timeout -s KILL $LIMIT $PF pipeline --config configs/pipeline.py:gpu \
 say "pipeline rc $?"; grep "== pipeline" $S/pipeline.log | grep done
 cp /tmp/scale_pipe/report.md /tmp/scale_pipe/pipeline.json $S/ 2>/dev/null
 pack
+fi
 
+if run mining; then
 say "mining on the device"
 timeout 150 $PY benchmarks/mining_throughput.py --platform $PLATFORM \
-  --devices 1 --dim 512 --sizes $SIZES --methods ours roofline_jax \
+  --devices 1 --dim 512 --sizes $SIZES --methods ${METHODS:-ours roofline_jax} \
   --max-seconds 60 --output $S/mining_throughput.d512.json 2>&1 | tail -n6
 pack
+fi
 say "done"

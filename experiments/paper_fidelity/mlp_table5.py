@@ -9,7 +9,7 @@ The sentences are embedded once.
 
   python experiments/paper_fidelity/mlp_table5.py WORKDIR OUT.json \
       [--n N] [--positives SPEC] [--noisy SPEC [--noisy-labels FILE]] \
-      [--nmt-workdir NMT [--baseline-pairs M]] [--seed S]
+      [--nmt-workdir NMT [--baseline-pairs M]] [--seed S] [--split-at K]
 
 --n: negatives per band (default 400, a fifth of the 2,000-line ParaCrawl
 v3 sample, the default noisy corpus, so that the five bands do not
@@ -19,6 +19,10 @@ noise-bitext` wrote beside its output, counts the noise kinds in each
 selection of negatives. --baseline-pairs: the NMT posterior's rows, and
 cosine, CSLS and Levenshtein again beside it, on the set's first M pairs
 (default 300). --seed: the MLPs' (negatives, split, parameters).
+--split-at K: the positives are the first K pairs of --positives and the
+noisy corpus its lines from K on (with their labels), for a noisy corpus
+made from the positives' own corpus: no clean line is then both a
+positive and a candidate negative.
 """
 import argparse
 import collections
@@ -133,6 +137,13 @@ def main(args: argparse.Namespace) -> None:
   if args.noisy_labels:
     with open(args.noisy_labels, encoding="utf-8") as f:
       labels = f.read().split()
+  if args.split_at:
+    if not 0 < args.split_at < min(len(pool), len(noisy)):
+      raise SystemExit(f"--split-at {args.split_at}: between 0 and "
+                       f"{min(len(pool), len(noisy))} (the positives' and "
+                       "the noisy corpus' lines).")
+    pool, noisy = pool[:args.split_at], noisy[args.split_at:]
+    labels = labels and labels[args.split_at:]
   positives = (embed([x for x, _ in pool], "de"),
                embed([e for _, e in pool], "en"))
   noisy_xy = (embed([x for x, _ in noisy], "de"),
@@ -148,7 +159,7 @@ def main(args: argparse.Namespace) -> None:
     json.dump({"workdir": shown(args.workdir),
                "checkpoint_step": enc.step,
                "hardware": children.hardware(), "seed": args.seed,
-               "set": SET, "n": args.n,
+               "set": SET, "n": args.n, "split_at": args.split_at,
                "positives": {"spec": shown(args.positives),
                              "lines": len(pool)},
                "noisy": {"spec": shown(args.noisy) or "paracrawl v3 sample",
@@ -168,6 +179,7 @@ def parse(argv=None) -> argparse.Namespace:
   p.add_argument("--nmt-workdir", default=None)
   p.add_argument("--baseline-pairs", type=int, default=300)
   p.add_argument("--seed", type=int, default=0)
+  p.add_argument("--split-at", type=int, default=0)
   return p.parse_args(argv)
 
 
