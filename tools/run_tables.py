@@ -261,14 +261,33 @@ def filtering_downstream() -> list[str]:
   d = _table("eval_filtering")
   rows = {r["scorer"]: r for r in run_results.load(d["run"]).data["rows"]}
   rows.update({r["scorer"]: r for r in d["transcribed"]})
-  kinds = d["kinds"]
+  return _filtering_table([(name, rows[name]) for name in d["order"]],
+                          d["kinds"])
+
+
+def filtering_downstream_captions() -> list[str]:
+  """The same on caption encoders that align: the rows of one
+  eval-filtering run, then the `mlp` row of one run per MLP (each trained
+  with its own negatives), by the name of those negatives."""
+  d = _table("eval_filtering_captions")
+  rows = {r["scorer"]: r for r in run_results.load(d["run"]).data["rows"]}
+  shown = [(name, rows[name]) for name in d["order"]]
+  for label, ref in d["mlp"]:
+    shown += [(label, r) for r in run_results.load(ref).data["rows"]
+              if r["scorer"] == "mlp"]
+  return _filtering_table(shown, d["kinds"])
+
+
+def _filtering_table(rows: list[tuple[str, dict]], kinds: list[str]
+                     ) -> list[str]:
   return markdown_table.table(
       ["selection", "N target words", "pairs", "BLEU", "clean", *kinds],
-      [[r["scorer"], f"{r['words']:,}" if r["words"] else "all",
+      [[name, f"{r['words']:,}" if r["words"] else "all",
         f"{r['pairs']:,}", markdown_table.num(r["bleu"]),
         *(f"{r['kept'][k]:,}" for k in ("clean", *kinds))]
-       for r in (rows[name] for name in d["order"])], numeric_from=1)
+       for name, r in rows], numeric_from=1)
 
 
 TABLES = (headline, sts_encoders, filter_tables, paper_presets,
-          pipeline_tiny, pipeline_tiny_mined, filtering_downstream)
+          pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
+          filtering_downstream_captions)
