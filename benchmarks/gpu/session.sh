@@ -16,7 +16,7 @@
 # benchmarks/gpu/no_tf.py. The repository root must hold .whl/ (the wheels
 # of ml-collections, flax, optax, orbax-checkpoint and faiss-cpu that
 # constraints.txt pins) and .devdata/: the corpora of PARAFLAX_DATA_DIR,
-# i11/<file>.{src,ref} from experiments/filter_tables/prep.py, mining/{dev,test}
+# filter_tables/<file>.{src,ref} from experiments/filter_tables/prep.py, mining/{dev,test}
 # from `paraflax mining-set --lang de` and, optionally, spm/, a
 # sentencepiece cache that already holds the de-en model.
 # OUT_DIR gets results.tar.gz (logs, metrics, tables; rewritten after each
@@ -69,8 +69,8 @@ after() { timeout -s KILL $AFTER_S "$@"; }
 { after $PF eval --workdir $R/nmt_de --only dev_all > $S/nmt_de.eval.log 2>&1
   say "nmt eval rc $?"; } &
 { for f in multi30k_de_en opennmt_wmt_de_en; do
-    after $PF backtranslate --workdir $R/nmt_de --src .devdata/i11/$f.src \
-      --ref .devdata/i11/$f.ref --output $R/$f.bt.jsonl --beam 5 --nbest 5 \
+    after $PF backtranslate --workdir $R/nmt_de --src .devdata/filter_tables/$f.src \
+      --ref .devdata/filter_tables/$f.ref --output $R/$f.bt.jsonl --beam 5 --nbest 5 \
       --stop best_ended --batch-size 64 > $S/$f.bt.log 2>&1
     say "backtranslate $f rc $?"
     gzip -c $R/$f.bt.jsonl > $OUT/$f.bt.jsonl.gz
