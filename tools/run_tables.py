@@ -261,30 +261,37 @@ def filtering_downstream() -> list[str]:
   d = _table("eval_filtering")
   rows = {r["scorer"]: r for r in run_results.load(d["run"]).data["rows"]}
   rows.update({r["scorer"]: r for r in d["transcribed"]})
-  return _filtering_table([(name, rows[name]) for name in d["order"]],
-                          d["kinds"])
+  return _filtering_table([(name, [rows[name]]) for name in d["order"]],
+                          d["kinds"], "BLEU")
 
 
 def filtering_downstream_captions() -> list[str]:
-  """The same on caption encoders that align: the rows of one
-  eval-filtering run, then the `mlp` row of one run per MLP (each trained
-  with its own negatives), by the name of those negatives."""
+  """The same on caption encoders that align, once per NMT seed: the rows
+  of one eval-filtering run a seed, then the `mlp` row of one run per MLP
+  (each trained with its own negatives) and seed, by the name of those
+  negatives."""
   d = _table("eval_filtering_captions")
-  rows = {r["scorer"]: r for r in run_results.load(d["run"]).data["rows"]}
-  shown = [(name, rows[name]) for name in d["order"]]
-  for label, ref in d["mlp"]:
-    shown += [(label, r) for r in run_results.load(ref).data["rows"]
-              if r["scorer"] == "mlp"]
-  return _filtering_table(shown, d["kinds"])
+  runs = [{r["scorer"]: r for r in run_results.load(ref).data["rows"]}
+          for ref in d["runs"]]
+  shown = [(name, [rows[name] for rows in runs]) for name in d["order"]]
+  for label, refs in d["mlp"]:
+    shown.append((label, [r for ref in refs for r in
+                          run_results.load(ref).data["rows"]
+                          if r["scorer"] == "mlp"]))
+  return _filtering_table(shown, d["kinds"], "BLEU, NMT seed " + " / ".join(
+      map(str, d["nmt_seeds"])))
 
 
-def _filtering_table(rows: list[tuple[str, dict]], kinds: list[str]
-                     ) -> list[str]:
+def _filtering_table(rows: list[tuple[str, list[dict]]], kinds: list[str],
+                     bleu: str) -> list[str]:
+  """One row a selection: its BLEU in each run (the same pairs: counts
+  from the first)."""
   return markdown_table.table(
-      ["selection", "N target words", "pairs", "BLEU", "clean", *kinds],
-      [[name, f"{r['words']:,}" if r["words"] else "all",
-        f"{r['pairs']:,}", markdown_table.num(r["bleu"]),
-        *(f"{r['kept'][k]:,}" for k in ("clean", *kinds))]
+      ["selection", "N target words", "pairs", bleu, "clean", *kinds],
+      [[name, f"{r[0]['words']:,}" if r[0]["words"] else "all",
+        f"{r[0]['pairs']:,}",
+        " / ".join(markdown_table.num(x["bleu"]) for x in r),
+        *(f"{r[0]['kept'][k]:,}" for k in ("clean", *kinds))]
        for name, r in rows], numeric_from=1)
 
 
