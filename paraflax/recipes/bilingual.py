@@ -203,14 +203,14 @@ class BilingualRecipe:
     self.dev = list(dev)
     self.select_metric = config.select
     self.word_vectors = word_vectors or {}  # side -> initial table
+    multiple = bitext.width_multiple(config)
     self.embedder = Embedder(
         self.model, languages(config), (src_sp, tgt_sp), config.data.max_len,
-        partitioning.config_mesh(config) if mesh is None else mesh,
-        bitext.width_multiple(config))
+        partitioning.config_mesh(config) if mesh is None else mesh, multiple)
     self.dev_batches = _dev_batches(
         bitext.encode(self.dev, src_sp.encode, tgt_sp.encode,
                       config.data.max_len, "truncate", "dev"),
-        config.eval.batch_size, bitext.width_multiple(config))
+        config.eval.batch_size, multiple)
     self._dev_losses = jax.jit(functools.partial(self._token_losses,
                                                  label_smoothing=0.0))
 

@@ -186,9 +186,8 @@ def embed_shards(workdir: str, input: str, output: str,
                              "inputs it is the folder of their shards.")
   check(workdir, [lang])
   distributed.join(**cluster)
-  import jax  # pylint: disable=g-import-not-at-top
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
-  count, me = jax.process_count(), jax.process_index()
+  me, count = partitioning.process()
   mine = list(zip(inputs, outputs))[me::count]
   os.makedirs(output, exist_ok=True)
   files.lock_output(os.path.join(output, f".embed-{me}"))

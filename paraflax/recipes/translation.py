@@ -188,8 +188,7 @@ def backtranslate(workdir: str, output: str, *, beam: int = 50,
                              "leave it out: one shard per input file).")
   from paraflax.training import distributed  # pylint: disable=g-import-not-at-top
   distributed.join(**cluster)
-  import jax  # pylint: disable=g-import-not-at-top
-  processes, me = jax.process_count(), jax.process_index()
+  me, processes = partitioning.process()
   if shards_lib.is_folder(output):
     os.makedirs(output, exist_ok=True)
   plan = _shards(output, task, split, src, ref, empty_lines, shards,
