@@ -62,6 +62,39 @@ def test_scrambling_keeps_the_words():
                                 np.sort(scrambled["a"], axis=-1))
 
 
+class _Counted(np.ndarray):
+  """Word ids that record which rows were read."""
+
+  def __getitem__(self, idx):
+    self.read.update(np.asarray(idx).reshape(-1).tolist())
+    return np.asarray(self)[idx]
+
+
+def test_each_process_reads_only_its_columns_of_a_megabatch():
+  """Blocks of 2 processes, in process order, are the one-process
+  megabatch (its width, duplicate ids, scrambles and padding), and a
+  process reads the word ids of no pair of the other's block."""
+  one = _stream(shards=8, scramble=0.5, seed=2)
+  for k in (0, 3, 7):
+    blocks, reads = [], []
+    for index in range(2):
+      read, encoded = set(), dict(vars(one.pairs))
+      for side in ("a", "b"):
+        encoded[side] = encoded[side].view(_Counted)
+        encoded[side].read = read
+      blocks.append(pairs_lib.MegabatchStream(
+          pairs_lib.EncodedPairs(**encoded), batch=10, megabatch=4, shards=8,
+          scramble=0.5, seed=2, process=(index, 2)).get(k))
+      reads.append(read)
+    for key, value in one.get(k).items():
+      np.testing.assert_array_equal(
+          np.concatenate([b[key] for b in blocks], axis=1), value)
+    columns = one.indices(k).reshape(4, 10)
+    # 16 padded columns: process 0 holds pairs 0-7, process 1 pairs 8-9.
+    assert reads == [set(columns[:, :8].ravel().tolist()),
+                     set(columns[:, 8:].ravel().tolist())]
+
+
 def _mixed(sizes=(300, 40), rates=(0.9, 0.1), **kwargs):
   """Two members of one-word pairs: member m's words are m0, m1, ..."""
   pairs = [(f"w{m}x{i}", f"w{m}y{i}") for m, n in enumerate(sizes)

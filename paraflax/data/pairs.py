@@ -109,12 +109,13 @@ def cached_pairs(folder: str, settings: dict, chunks: Callable[
       cache.info
 
 
-def _scramble(ids: np.ndarray, lengths: np.ndarray, p: float,
-              rng: np.random.Generator) -> np.ndarray:
-  ids = ids.copy()
-  for row in np.flatnonzero(rng.random(len(ids)) < p):
-    ids[row, :lengths[row]] = rng.permutation(ids[row, :lengths[row]])
-  return ids
+def _scrambles(lengths: np.ndarray, p: float, rng: np.random.Generator
+               ) -> dict[int, np.ndarray]:
+  """Which of the rows of `lengths` have their words shuffled (each with
+  probability `p`), and each one's order of words: the draws depend on the
+  lengths alone, so every process draws the same whatever rows it reads."""
+  return {int(row): rng.permutation(int(lengths[row]))
+          for row in np.flatnonzero(rng.random(len(lengths)) < p)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,8 +191,16 @@ class MegabatchStream:
   # sampled by these rates (`Rates`); without: passes over all pairs.
   sizes: tuple[int, ...] = ()
   rates: tuple[float, ...] = ()
+  # (index, count): a process of a multi-process run reads only its block
+  # of each megabatch's columns (the block `partitioning.put_batch` places
+  # on its devices).
+  process: tuple[int, int] = (0, 1)
 
   def __post_init__(self):
+    index, count = self.process
+    if not 0 <= index < count or self.shards % count:
+      raise ValueError(f"process {index} of {count}: the {self.shards} "
+                       "batch shards must split evenly over the processes.")
     size = self.batch * self.megabatch
     self._rates = Rates(self.sizes, self.rates, self.seed, size) \
         if self.rates else None
@@ -204,26 +213,39 @@ class MegabatchStream:
     return Passes(len(self.pairs), (self.seed,)).take(k * size, size)
 
   def get(self, k: int) -> dict[str, np.ndarray]:
+    """Megabatch k, [megabatch, batch padded to the shards], or this
+    process's block of its columns."""
     idx = self.indices(k).reshape(self.megabatch, self.batch)
-    pad = batching.round_up(self.batch, self.shards) - self.batch
+    index, count = self.process
+    block = batching.round_up(self.batch, self.shards) // count
+    cols = np.arange(index * block, (index + 1) * block)
+    cols = cols[cols < self.batch]  # past them, this block's padding
     p = self.pairs
-    longest = int(max(p.a_len[idx].max(), p.b_len[idx].max()))
+    lengths = {"a": p.a_len[idx], "b": p.b_len[idx]}
+    # Width, duplicate ids and scrambles come from the whole megabatch's
+    # small columns (lengths, digests); word ids only for this block.
+    longest = int(max(lengths["a"].max(), lengths["b"].max()))
     length = min(batching.width(longest), p.a.shape[1])
-    rng = np.random.default_rng([self.seed, 1, k])
     # The digests as small ids, equal where they are: what the negatives'
     # mask compares, in int32 as the devices take it.
     _, uid = np.unique(np.stack([p.a_uid[idx], p.b_uid[idx]]),
                        return_inverse=True)
     uid = uid.reshape((2,) + idx.shape).astype(np.int32)
-    out = {"a": p.a[idx][..., :length].copy(), "a_len": p.a_len[idx],
-           "b": p.b[idx][..., :length].copy(), "b_len": p.b_len[idx],
-           "a_uid": uid[0], "b_uid": uid[1],
-           "weight": np.ones(idx.shape, np.float32)}
+    mine = idx[:, cols]
+    out = {"a": p.a[mine][..., :length].copy(), "a_len": lengths["a"][:, cols],
+           "b": p.b[mine][..., :length].copy(), "b_len": lengths["b"][:, cols],
+           "a_uid": uid[0][:, cols], "b_uid": uid[1][:, cols],
+           "weight": np.ones(mine.shape, np.float32)}
     if self.scramble > 0:
+      rng = np.random.default_rng([self.seed, 1, k])
       for side in ("a", "b"):
-        flat = _scramble(out[side].reshape(-1, length),
-                         out[side + "_len"].reshape(-1), self.scramble, rng)
-        out[side] = flat.reshape(out[side].shape)
+        for row, order in _scrambles(lengths[side].reshape(-1),
+                                     self.scramble, rng).items():
+          m, j = divmod(row, self.batch)
+          if cols.size and cols[0] <= j <= cols[-1]:
+            words = out[side][m, j - cols[0]]
+            words[:len(order)] = words[order]
+    pad = block - len(cols)
     if pad:
       fill = {"a_uid": -1, "b_uid": -1}
       out = {k: np.concatenate(

@@ -31,6 +31,7 @@ from paraflax.models import encoders
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
 from paraflax.training import optimizers
+from paraflax.training import partitioning
 
 VOCAB_FILE = "vocab.txt"
 WORD_VECTORS_FILE = "word_vectors.txt"
@@ -92,9 +93,7 @@ class ParaphraseRecipe:
   """Model, loss, batches and evaluation for `paraflax train`."""
 
   batch_axis = 1  # megabatches are [M, B, ...]; B is split over devices
-  # Every process reads the whole megabatch: the ids that mask duplicates
-  # out of the negatives are numbered over all of its pairs.
-  local_batches = False
+  local_batches = True  # the stream reads this process's columns only
 
   def __init__(self, config: ml_collections.ConfigDict,
                vocab: words.WordVocab,
@@ -395,6 +394,7 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
       encoded, batch=config.batch_size, megabatch=config.megabatch,
       shards=mesh.size, seed=config.seed, scramble=config.loss.scramble,
       sizes=tuple(sizes) if mixed else (),
-      rates=tuple(rate for _, rate in members) if mixed else ())
+      rates=tuple(rate for _, rate in members) if mixed else (),
+      process=partitioning.process())
   save_workdir_files(workdir, config, vocab)
   return ParaphraseRecipe(config, vocab, stream, anchor_init)
