@@ -256,6 +256,26 @@ def mining_ann_scale() -> list[str]:
   return lines
 
 
+def mining_rerank() -> list[str]:
+  """benchmarks/mining_rerank.py: our re-ranking from the float16 shards
+  beside faiss's IndexRefineFlat from float32 rows in memory."""
+  lines = _header(
+      ["rows a side", "candidates", "recall@4", "ours (s)",
+       "of which index search (s)", "the rest: re-rank, order (s)",
+       "faiss (s)", "faiss / ours (time)"], ["---:"] * 8)
+  for path in sorted(glob.glob(os.path.join(BENCH, "mining_rerank.*.json"))):
+    d = _load(path)
+    for r in d["rows"]:
+      ours, peer = r["ours"], r["faiss"]
+      lines.append(_row([
+          f"{d['rows_per_side']:,}", r["candidates"] if r["rerank"]
+          else f"{r['candidates']} (none re-ranked)",
+          _f(ours["recall_at_k"], 3), _f(ours["seconds"]),
+          _f(ours["index_search_s"]), _f(ours["rest_s"]),
+          _f(peer["seconds"]), _f(r["faiss_over_ours_time"]) + "x"]))
+  return lines
+
+
 def mining_vs_sentence_transformers() -> list[str]:
   """benchmarks/mining_vs_sentence_transformers.py: the same embeddings
   mined by paraflax and by sentence-transformers' recipe."""
@@ -279,7 +299,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         encoders_vs_wieting, train_throughput, stage_scale,
         stage_scale_streamed, stage_scale_backtranslate, training_memory,
         mining_ann_recall, mining_ann_quality, mining_ann_scale,
-        mining_vs_sentence_transformers,
+        mining_vs_sentence_transformers, mining_rerank,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES)}
 
 
