@@ -271,15 +271,35 @@ def filtering_downstream_captions() -> list[str]:
   (each trained with its own negatives) and seed, by the name of those
   negatives."""
   d = _table("eval_filtering_captions")
-  runs = [{r["scorer"]: r for r in run_results.load(ref).data["rows"]}
-          for ref in d["runs"]]
-  shown = [(name, [rows[name] for rows in runs]) for name in d["order"]]
+  runs = [_by_selection(ref) for ref in d["runs"]]
+  shown = [(name, [rows[name, 0 if name == "unfiltered" else d["words"]]
+                   for rows in runs]) for name in d["order"]]
   for label, refs in d["mlp"]:
-    shown.append((label, [r for ref in refs for r in
-                          run_results.load(ref).data["rows"]
-                          if r["scorer"] == "mlp"]))
-  return _filtering_table(shown, d["kinds"], "BLEU, NMT seed " + " / ".join(
-      map(str, d["nmt_seeds"])))
+    shown.append((label, [_by_selection(ref)["mlp", d["words"]]
+                          for ref in refs]))
+  return _filtering_table(shown, d["kinds"], _seeds(d))
+
+
+def filtering_downstream_budgets() -> list[str]:
+  """The caption encoders' selections at several budgets N, each trained
+  once per NMT seed."""
+  d = _table("eval_filtering_captions")
+  runs = [_by_selection(ref) for ref in d["runs"]]
+  shown = [("unfiltered", [rows["unfiltered", 0] for rows in runs])]
+  shown += [(name, [rows[name, n] for rows in runs])
+            for n in d["budgets"] for name in d["order"]
+            if name != "unfiltered"]
+  return _filtering_table(shown, d["kinds"], _seeds(d))
+
+
+def _by_selection(ref: str) -> dict[tuple[str, int], dict]:
+  """An eval-filtering run's rows by (scorer, N)."""
+  return {(r["scorer"], r["words"]): r
+          for r in run_results.load(ref).data["rows"]}
+
+
+def _seeds(d: dict) -> str:
+  return "BLEU, NMT seed " + " / ".join(map(str, d["nmt_seeds"]))
 
 
 def _filtering_table(rows: list[tuple[str, list[dict]]], kinds: list[str],
@@ -297,4 +317,4 @@ def _filtering_table(rows: list[tuple[str, list[dict]]], kinds: list[str],
 
 TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
-          filtering_downstream_captions)
+          filtering_downstream_captions, filtering_downstream_budgets)
