@@ -20,13 +20,16 @@
 # sizes on a CPU (a check of this script before a GPU is spent on it).
 # PHASES="pipeline mining" runs only those phases (of util, pipeline,
 # mining); LIMIT=SECONDS is the pipeline phase's time limit (240);
-# METHODS="ours" the mining methods (ours roofline_jax).
+# METHODS="ours" the mining methods (ours roofline_jax). KEEP=1 keeps the
+# pipeline's workdir of an earlier call on the same (warm) machine: the
+# pipeline resumes at the stage it was stopped in.
 OUT=${1:?usage: scale.sh OUT}
 T0=$(date +%s)
 say() { echo "== $(( $(date +%s) - T0 )) s: $*"; }
 
 source benchmarks/gpu/env.sh
-S=/tmp/scale_results; rm -rf $S /tmp/scale_pipe; mkdir -p $S $OUT
+S=/tmp/scale_results; rm -rf $S; mkdir -p $S $OUT
+[ -n "$KEEP" ] || rm -rf /tmp/scale_pipe
 pack() { tar czf $OUT/results.tar.gz -C $S .; }
 PF="$PY benchmarks/gpu/no_tf.py"
 
