@@ -233,6 +233,27 @@ def refuse_inputs_as_outputs(inputs: Sequence[tuple[str, str]],
 _LOCKS: dict[str, int] = {}  # lock file -> its open descriptor
 
 
+def _take_lock(path: str, blocking: bool) -> tuple[int | None, str]:
+  """(a descriptor holding the exclusive lock of file `path`, with this
+  process's pid written in it, "") or, not `blocking` and another process
+  holding it, (None, the holder's pid)."""
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  while True:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+      fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+      holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+      os.close(fd)
+      return None, holder
+    st = os.fstat(fd)
+    if _identity(path) == (st.st_dev, st.st_ino):  # not removed meanwhile
+      os.ftruncate(fd, 0)
+      os.write(fd, f"{os.getpid()}\n".encode())
+      return fd, ""
+    os.close(fd)
+
+
 def lock_output(output: str) -> None:
   """Makes this process the only writer of `output` until it ends (or
   `release_output_locks`): an exclusive lock on `OUTPUT.lock`, which the
@@ -242,26 +263,32 @@ def lock_output(output: str) -> None:
   path = os.path.abspath(output) + ".lock"
   if path in _LOCKS:
     return
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  while True:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-      fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-      holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-      os.close(fd)
-      raise errors.ConfigError(
-          f"{output}: another run (process {holder}) is writing it. Wait "
-          "for that run to end, then rerun this command (it finds the "
-          "output finished, or resumes it), or write to another output."
-          ) from None
-    st = os.fstat(fd)
-    if _identity(path) == (st.st_dev, st.st_ino):  # not removed meanwhile
-      break
-    os.close(fd)
-  os.ftruncate(fd, 0)
-  os.write(fd, f"{os.getpid()}\n".encode())
+  fd, holder = _take_lock(path, blocking=False)
+  if fd is None:
+    raise errors.ConfigError(
+        f"{output}: another run (process {holder}) is writing it. Wait "
+        "for that run to end, then rerun this command (it finds the "
+        "output finished, or resumes it), or write to another output.")
   _LOCKS[path] = fd
+
+
+@contextlib.contextmanager
+def waiting_lock(path: str, waiting: Callable[[str], None]
+                 ) -> Iterator[None]:
+  """Holds the exclusive lock of file `path` for the block, first waiting
+  for the process that holds it (`waiting(its pid)` is called then); the
+  file is removed after. A killed holder's lock is released by the
+  kernel."""
+  fd, holder = _take_lock(path, blocking=False)
+  if fd is None:
+    waiting(holder)
+    fd, _ = _take_lock(path, blocking=True)
+  try:
+    yield
+  finally:
+    with contextlib.suppress(FileNotFoundError):
+      os.remove(path)  # first: a waiting process then locks a new file
+    os.close(fd)
 
 
 @atexit.register

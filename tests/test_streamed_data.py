@@ -1,10 +1,13 @@
 """Training data streamed into the workdir's encoded cache: the megabatches
 of the in-memory path, resumable, rebuilt when the data changes, and a kill
 while the cache is written leaves nothing a rerun cannot finish."""
+import concurrent.futures
 import json
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -139,8 +142,35 @@ def test_a_kill_while_the_cache_is_written_is_finished_by_a_rerun(
   rerun = _write(folder)
   assert rerun.returncode == 0, rerun.stderr
   assert rerun.stdout == expected.stdout
-  # Only the finished cache is left: the killed run's partial is gone.
-  assert os.listdir(folder.parent) == ["pairs"]
+  # Only the finished cache is left: the killed run's partial is gone (a
+  # builder killed after the rename leaves its lock file, empty of data).
+  assert set(os.listdir(folder.parent)) - {"pairs.lock"} == {"pairs"}
+
+
+def test_processes_that_share_the_folder_build_the_cache_once(tmp_path):
+  """The second waits for the first's build and reads it."""
+  texts = [(f"a b {i % 9}", f"c {i}") for i in range(50)]
+  vocab = words.WordVocab.build(s for p in texts for s in p)
+  builds, started = [], threading.Event()
+
+  def chunks():
+    builds.append(1)
+    started.set()
+    time.sleep(0.5)  # the other process arrives while this one builds
+    yield "0", texts
+
+  def build():
+    return pairs_lib.cached_pairs(str(tmp_path / "pairs"), {"v": 1}, chunks,
+                                  vocab, 6)[0]
+
+  with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    first = pool.submit(build)
+    started.wait(10)
+    second = pool.submit(build)
+    a, b = first.result(), second.result()
+  assert len(builds) == 1
+  np.testing.assert_array_equal(np.asarray(a.a), np.asarray(b.a))
+  assert os.listdir(tmp_path) == ["pairs"]  # the lock file removed
 
 
 def test_subwords_train_on_all_pairs_or_a_seeded_sample():

@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from paraflax import faults
+from paraflax import files
 
 SETTINGS = "settings.json"
 _PARTIAL = ".partial-"
@@ -255,11 +257,30 @@ def ensure(folder: str, settings: Mapping[str, Any],
   folder = os.path.abspath(folder)
   settings = json.loads(json.dumps(settings))  # as it reads back
   spec = {n: dataclasses.asdict(c) for n, c in columns.items()}
-  saved = _read_settings(folder)
-  if saved is not None and saved["settings"] == settings \
-      and saved["columns"] == spec:
+  saved = _made_with(folder, settings, spec)
+  if saved is not None:
     return Cache(folder, saved)
-  os.makedirs(os.path.dirname(folder), exist_ok=True)
+  # The processes of a run that share the folder (one host's, or all on a
+  # shared filesystem) build it once: the others wait, then read it.
+  with files.waiting_lock(folder + ".lock", lambda pid: logging.info(
+      "%s: process %s builds it; waiting for it", folder, pid)):
+    saved = _made_with(folder, settings, spec)
+    return Cache(folder, saved) if saved is not None else \
+        _build(folder, settings, spec, columns, fill)
+
+
+def _made_with(folder: str, settings: Any, spec: dict) -> dict | None:
+  """The record of the finished cache in `folder` if it was made with
+  `settings` and columns `spec`."""
+  saved = _read_settings(folder)
+  ok = saved is not None and saved["settings"] == settings \
+      and saved["columns"] == spec
+  return saved if ok else None
+
+
+def _build(folder: str, settings: Mapping[str, Any], spec: dict,
+           columns: Mapping[str, Column],
+           fill: Callable[[Writer], Mapping[str, Any]]) -> Cache:
   _remove_dead_partials(folder)
   partial = f"{folder}{_PARTIAL}{socket.gethostname()}-{os.getpid()}"
   shutil.rmtree(partial, ignore_errors=True)
@@ -315,7 +336,6 @@ def folder(workdir: str, name: str) -> str:
   named after the workdir: the rows are read from local files."""
   if "://" not in workdir:
     return os.path.join(os.path.abspath(workdir), FOLDER, name)
-  from paraflax import files  # pylint: disable=g-import-not-at-top
   root = files.user_cache("PARAFLAX_DATA_CACHE", "data") or \
       os.path.join(tempfile.gettempdir(), "paraflax-data")
   key = hashlib.sha256(workdir.encode()).hexdigest()[:16]
