@@ -197,3 +197,32 @@ def test_repeated_records_are_found_in_digests(tmp_path, monkeypatch):
     list(jsonl.iter_jsonl(path, keys=("reference",)))
   path.write_text("".join(json.dumps(r) + "\n" for r in rows[:20]))
   assert len(list(jsonl.iter_jsonl(path, keys=("reference",)))) == 20
+
+
+def test_processes_that_share_the_subword_cache_train_a_model_once(
+    tmp_path, monkeypatch):
+  from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+  trainer = sentencepiece_vocab.spm.SentencePieceTrainer
+  trained, started = [], threading.Event()
+
+  def slow_train(**kwargs):
+    trained.append(1)
+    started.set()
+    time.sleep(0.5)  # the other process arrives while this one trains
+    return original(**kwargs)
+
+  original = trainer.train
+  monkeypatch.setattr(trainer, "train", slow_train)
+  texts = [f"der hund {i} sieht die katze {i % 7}" for i in range(300)]
+
+  def train():
+    return sentencepiece_vocab.train(texts, vocab_size=40,
+                                     cache_dir=tmp_path / "spm")
+
+  with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    first = pool.submit(train)
+    started.wait(30)
+    second = pool.submit(train)
+    paths = {first.result(), second.result()}
+  assert len(trained) == 1 and len(paths) == 1
+  assert os.listdir(tmp_path / "spm") == [paths.pop().name]

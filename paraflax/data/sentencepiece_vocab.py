@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
 import pathlib
 from collections.abc import Iterable
@@ -90,15 +91,20 @@ def train(texts_or_files: Iterable[str | os.PathLike], *, vocab_size: int,
   path = pathlib.Path(cache_dir) / f"{_key(lines, spec)}.model"
   if path.exists():
     return path
-  # An iterator and an in-memory writer keep temporary paths out of the
-  # model's trainer spec, so the same input gives the same bytes.
-  model = io.BytesIO()
-  spm.set_random_generator_seed(_SEED)
-  spm.SentencePieceTrainer.train(sentence_iterator=iter(lines),
-                                 model_writer=model, **spec)
-  # Temp name then rename: a concurrent reader never sees a partial model.
-  with files.atomic_output(path) as f:
-    f.write(model.getvalue())
+  # The processes of a run that share the cache train it once: the others
+  # wait for the model, then read it.
+  with files.waiting_lock(f"{path}.lock", lambda pid: logging.info(
+      "%s: process %s trains it; waiting for it", path, pid)):
+    if not path.exists():
+      # An iterator and an in-memory writer keep temporary paths out of the
+      # model's trainer spec, so the same input gives the same bytes.
+      model = io.BytesIO()
+      spm.set_random_generator_seed(_SEED)
+      spm.SentencePieceTrainer.train(sentence_iterator=iter(lines),
+                                     model_writer=model, **spec)
+      # Temp name then rename: a reader never sees a partial model.
+      with files.atomic_output(path) as f:
+        f.write(model.getvalue())
   return path
 
 
