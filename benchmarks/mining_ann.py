@@ -49,7 +49,7 @@ SETTINGS = [  # (factory string with {nlist}, nprobe)
     ("OPQ16,IVF{nlist},PQ16", 8)]
 
 
-def _recall(found: np.ndarray, exact: np.ndarray) -> float:
+def recall(found: np.ndarray, exact: np.ndarray) -> float:
   return float(np.mean([len(set(a) & set(b)) / len(b)
                         for a, b in zip(found.tolist(), exact.tolist())]))
 
@@ -141,8 +141,8 @@ def recall_part(args, work: str, rows: list[dict],
            "build_s": build_s, "search_s": search_s,
            "bytes_per_row": np.mean([index_build.memory_bytes(f)
                                      for f in folders]) / args.rows,
-           "recall_fwd": _recall(found[0], fwd[1]),
-           "recall_bwd": _recall(found[1], bwd[1]),
+           "recall_fwd": recall(found[0], fwd[1]),
+           "recall_bwd": recall(found[1], bwd[1]),
            "same_pairs": len(ours_pairs & exact_pairs) / len(exact_pairs),
            "peer_same_pairs": len(peer_pairs & exact_pairs) / len(exact_pairs),
            "peer_build_and_search_s": peer_s,

@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import children  # pylint: disable=g-import-not-at-top,wrong-import-position
+import mining_ann  # pylint: disable=g-import-not-at-top,wrong-import-position
 import mining_scale  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
@@ -66,12 +67,6 @@ def _exact(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
     order = np.argsort(-np.take_along_axis(sims, top, axis=1), axis=1)
     out[start:start + block] = np.take_along_axis(top, order, axis=1)
   return out
-
-
-def _recall(found: np.ndarray, exact: np.ndarray) -> float:
-  hits = sum(len(set(a) & set(b)) for a, b in zip(found.tolist(),
-                                                  exact.tolist()))
-  return hits / exact.size
 
 
 def _timed(fn, repeats: int = 1):
@@ -129,9 +124,9 @@ def main(argv: list[str] | None = None) -> None:
         "ours": {"seconds": ours_s, "index_search_s": search_s,
                  "rest_s": ours_s - search_s,
                  "queries_per_s": len(x) / ours_s,
-                 "recall_at_k": _recall(found, exact)},
+                 "recall_at_k": mining_ann.recall(found, exact)},
         "faiss": {"seconds": peer_s, "queries_per_s": len(x) / peer_s,
-                  "recall_at_k": _recall(peer_ids, exact),
+                  "recall_at_k": mining_ann.recall(peer_ids, exact),
                   "what": "IndexRefineFlat (float32 rows in memory)"
                           if rerank else "the index alone"},
         "faiss_over_ours_time": peer_s / ours_s})

@@ -273,15 +273,13 @@ def lock_output(output: str) -> None:
 
 
 @contextlib.contextmanager
-def waiting_lock(path: str, waiting: Callable[[str], None]
-                 ) -> Iterator[None]:
+def waiting_lock(path: str) -> Iterator[None]:
   """Holds the exclusive lock of file `path` for the block, first waiting
-  for the process that holds it (`waiting(its pid)` is called then); the
-  file is removed after. A killed holder's lock is released by the
-  kernel."""
+  (and saying so) for the process that holds it; the file is removed
+  after. A killed holder's lock is released by the kernel."""
   fd, holder = _take_lock(path, blocking=False)
   if fd is None:
-    waiting(holder)
+    logging.info("%s: process %s holds it; waiting for it", path, holder)
     fd, _ = _take_lock(path, blocking=True)
   try:
     yield

@@ -21,7 +21,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import logging
 import os
 import shutil
 import socket
@@ -262,8 +261,7 @@ def ensure(folder: str, settings: Mapping[str, Any],
     return Cache(folder, saved)
   # The processes of a run that share the folder (one host's, or all on a
   # shared filesystem) build it once: the others wait, then read it.
-  with files.waiting_lock(folder + ".lock", lambda pid: logging.info(
-      "%s: process %s builds it; waiting for it", folder, pid)):
+  with files.waiting_lock(folder + ".lock"):
     saved = _made_with(folder, settings, spec)
     return Cache(folder, saved) if saved is not None else \
         _build(folder, settings, spec, columns, fill)

@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import io
 import json
-import logging
 import os
 import pathlib
 from collections.abc import Iterable
@@ -93,8 +92,7 @@ def train(texts_or_files: Iterable[str | os.PathLike], *, vocab_size: int,
     return path
   # The processes of a run that share the cache train it once: the others
   # wait for the model, then read it.
-  with files.waiting_lock(f"{path}.lock", lambda pid: logging.info(
-      "%s: process %s trains it; waiting for it", path, pid)):
+  with files.waiting_lock(f"{path}.lock"):
     if not path.exists():
       # An iterator and an in-memory writer keep temporary paths out of the
       # model's trainer spec, so the same input gives the same bytes.
