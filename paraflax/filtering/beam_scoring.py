@@ -38,6 +38,8 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from paraflax import errors
 from paraflax import faults
 from paraflax import files
@@ -185,16 +187,19 @@ class _Score:
 
 
 class _Inside:
-  """The DoFn body that lists, of one scored block, the lines (0-based in
-  the block) of the 1-best pairs inside the filter's bounds."""
+  """The DoFn body that marks, of one scored block, the lines of the
+  1-best pairs inside the filter's bounds: a bit a line (`np.packbits`),
+  so that what the draw gathers and every worker's side input hold is an
+  eighth of a byte a record, not a Python int."""
 
   def __init__(self, folder: str, output: str, spec):
     self.folder, self.output, self.spec = folder, output, spec
 
-  def process(self, block: Block) -> Iterator[tuple[int, list[int]]]:
+  def process(self, block: Block) -> Iterator[tuple[int, bytes]]:
     from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-    inside = []
-    for i, line in enumerate(_read_lines(_part(self.folder, "scored", block))):
+    lines = _read_lines(_part(self.folder, "scored", block))
+    inside = np.zeros(len(lines), bool)
+    for i, line in enumerate(lines):
       record = json.loads(line)
       if record["rank"] != 0:
         continue
@@ -204,23 +209,32 @@ class _Inside:
                                self.spec.score)
         if not self.spec.lo <= value <= self.spec.hi:
           continue
-      inside.append(i)
-    yield block.index, inside
+      inside[i] = True
+    yield block.index, np.packbits(inside).tobytes()
 
 
-def _select(inside: list[tuple[int, list[int]]], *, max_pairs: int,
-            seed: int, what: str) -> dict[int, list[int]]:
-  """The lines each block keeps: all inside lines, or `max_pairs` of them
-  drawn over the whole file in block order, as the Task draws."""
+def _lines_marked(mask: bytes) -> np.ndarray:
+  """The lines (0-based in their block) whose bits `mask` sets."""
+  return np.flatnonzero(np.unpackbits(np.frombuffer(mask, np.uint8)))
+
+
+def _select(inside: list[tuple[int, bytes]], *, max_pairs: int,
+            seed: int, what: str) -> dict[int, bytes]:
+  """The lines each block keeps, as its mask: all inside lines, or
+  `max_pairs` of them drawn over the whole file in block order, as the
+  Task draws."""
   inside = sorted(inside)
   if not max_pairs:
     return dict(inside)
   from paraflax.data import filters  # pylint: disable=g-import-not-at-top
-  keep = filters.draw(sum(len(lines) for _, lines in inside), n=max_pairs,
+  marked = [(index, len(mask), _lines_marked(mask)) for index, mask in inside]
+  keep = filters.draw(sum(len(lines) for *_, lines in marked), n=max_pairs,
                       seed=seed, what=what)
   chosen, at = {}, 0
-  for index, lines in inside:
-    chosen[index] = [l for j, l in enumerate(lines) if keep[at + j]]
+  for index, size, lines in marked:
+    bits = np.zeros(8 * size, bool)
+    bits[lines[keep[at:at + len(lines)]]] = True
+    chosen[index] = np.packbits(bits).tobytes()
     at += len(lines)
   return chosen
 
@@ -231,13 +245,14 @@ class _Keep:
   def __init__(self, folder: str, kept: str):
     self.folder, self.kept = folder, kept
 
-  def process(self, block: Block, chosen: dict[int, list[int]]
+  def process(self, block: Block, chosen: dict[int, bytes]
               ) -> Iterator[int]:
     from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
     part = _part(self.kept, "kept", block)
     if not FileSystems.exists(part):
       lines = _read_lines(_part(self.folder, "scored", block))
-      _write_whole(part, b"".join(lines[i] for i in chosen[block.index]))
+      _write_whole(part, b"".join(
+          lines[i] for i in _lines_marked(chosen[block.index])))
     yield block.index
 
 
