@@ -7,13 +7,18 @@ clusters independently. Both sides are written as float16 shards with
 their sidecars, then mined with `pipeline.mine` as `paraflax mine --index`
 does: each side's index trained on a seeded sample, filled shard by
 shard, searched both ways with exact re-ranking from the memory-mapped
-shards, ratio margin, `max` retrieval. Reports the time of each phase, the
-peak resident memory of the mining process, the pairs mined and, against
-the planted pairs, precision / recall / F1 at the F1-optimal threshold and
-at 1.04 and 1.06 (the fixed thresholds of WikiMatrix and stopes).
+shards (once per --rerank value, from the same indexes), ratio margin,
+`max` retrieval. Reports the time of each phase, the peak resident memory
+of the mining process, the pairs mined and, against the planted pairs,
+precision / recall / F1 at the F1-optimal threshold and at 1.04 and 1.06
+(the fixed thresholds of WikiMatrix and stopes). --peer: faiss driven
+directly on the same shards, and the share of each side's pairs the other
+finds. A rerun with the same --work reuses the shards it wrote.
 
-  nice -n 10 python benchmarks/mining_scale.py --rows 1000000 \\
-      --work /tmp/scale --output benchmarks/results/mining_ann.scale-1e6.HW.json
+On one core (the JSON names how many the process had):
+  taskset -c 1 env OMP_NUM_THREADS=1 python benchmarks/mining_scale.py \\
+      --rows 10000000 --rerank 16 0 --peer --work /tmp/scale \\
+      --output benchmarks/results/mining_ann.scale-1e7.amd-epyc-1core.json
 """
 from __future__ import annotations
 
@@ -98,10 +103,22 @@ def quality(pairs, gold: np.ndarray, gold_n: int) -> dict:
   return out
 
 
-def mine_only(args: argparse.Namespace) -> None:
-  """Loads, indexes and mines the shards of args.work into child.json."""
-  from paraflax.mining import index_build  # pylint: disable=g-import-not-at-top
+def _read_tsv(path: str):
   from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
+  with open(path, "rb") as f:
+    table = np.array(f.read().split(), np.float64).reshape(-1, 3)
+  return margin.Mined(table[:, 1].astype(np.int64),
+                      table[:, 2].astype(np.int64), table[:, 0])
+
+
+def _tsv(work: str, rerank: int) -> str:
+  return os.path.join(work, f"mined.rerank{rerank}.tsv")
+
+
+def mine_only(args: argparse.Namespace) -> None:
+  """Loads and indexes the shards of args.work, then mines them once per
+  --rerank value from the same indexes, into child.json."""
+  from paraflax.mining import index_build  # pylint: disable=g-import-not-at-top
   from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
   from paraflax.mining import sides as sides_lib  # pylint: disable=g-import-not-at-top
   result = {}
@@ -110,29 +127,30 @@ def mine_only(args: argparse.Namespace) -> None:
       [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,
       [None, None])
   result["load_s"] = time.perf_counter() - t
-  options = pipeline.Options(k=args.k, index=args.index, nprobe=args.nprobe,
-                             rerank=args.rerank, block=args.block,
-                             retrieval="max")
   folders = [os.path.join(args.work, f"index-{s}") for s in "xy"]
-  t = time.perf_counter()
-  for side, folder in zip((src, tgt), folders):
-    index_build.build(folder, side.emb, options.spec,
-                      shard_prints=side.shard_prints)
-  result["index_build_s"] = time.perf_counter() - t
-  result["index_bytes"] = [index_build.memory_bytes(f) for f in folders]
-  out = os.path.join(args.work, "mined.tsv")
-  t = time.perf_counter()
-  result["pairs"] = pipeline.mine(src, tgt, options, out, overwrite=True,
-                                  index_folders=folders)
-  result["mine_s"] = time.perf_counter() - t
-  result["peak_rss_bytes"] = 1024 * resource.getrusage(
-      resource.RUSAGE_SELF).ru_maxrss
-  with open(out, "rb") as f:
-    table = np.array(f.read().split(), np.float64).reshape(-1, 3)
-  pairs = margin.Mined(table[:, 1].astype(np.int64),
-                       table[:, 2].astype(np.int64), table[:, 0])
   gold = np.load(os.path.join(args.work, "gold.npy"))
-  result["quality"] = quality(pairs, gold, int(np.count_nonzero(gold >= 0)))
+  gold_n = int(np.count_nonzero(gold >= 0))
+  for rerank in args.rerank:
+    options = pipeline.Options(k=args.k, index=args.index, nprobe=args.nprobe,
+                               rerank=rerank, block=args.block,
+                               retrieval="max")
+    if "index_build_s" not in result:
+      t = time.perf_counter()
+      for side, folder in zip((src, tgt), folders):
+        index_build.build(folder, side.emb, options.spec,
+                          shard_prints=side.shard_prints)
+      result["index_build_s"] = time.perf_counter() - t
+      result["index_bytes"] = [index_build.memory_bytes(f) for f in folders]
+    out = _tsv(args.work, rerank)
+    t = time.perf_counter()
+    pairs = pipeline.mine(src, tgt, options, out, overwrite=True,
+                          index_folders=folders)
+    run = {"pairs": pairs, "mine_s": time.perf_counter() - t,
+           "peak_rss_bytes": 1024 * resource.getrusage(
+               resource.RUSAGE_SELF).ru_maxrss,
+           "quality": quality(_read_tsv(out), gold, gold_n)}
+    result.setdefault("runs", {})[str(rerank)] = run
+  result["settings"] = _settings(args)
   with open(os.path.join(args.work, "child.json"), "w") as f:
     json.dump(result, f)
 
@@ -166,11 +184,18 @@ def peer_only(args: argparse.Namespace) -> dict:
     picked = np.sort(np.random.default_rng(0).choice(
         len(corpus), sample, replace=False))
     index.train(corpus[picked])
-    index.add(corpus)
+    # As stopes does: the index filled shard by shard, searched a block of
+    # queries at a time (faiss 1.15.1's fast-scan search of 10^7 queries
+    # in one call dies with a segmentation fault).
+    per = -(-len(corpus) // args.shards)
+    for start in range(0, len(corpus), per):
+      index.add(corpus[start:start + per])
     build_s += time.perf_counter() - t
     t = time.perf_counter()
     faiss.extract_index_ivf(index).nprobe = args.nprobe
-    found.append(index.search(queries, args.k))
+    blocks = [index.search(queries[start:start + args.block], args.k)
+              for start in range(0, len(queries), args.block)]
+    found.append(tuple(np.concatenate(b) for b in zip(*blocks)))
     search_s += time.perf_counter() - t
   t = time.perf_counter()
   pairs = margin.select(margin.from_neighbours(*found, margin="ratio"), "max")
@@ -179,17 +204,43 @@ def peer_only(args: argparse.Namespace) -> dict:
                  "pairs": len(pairs.score)})
   gold = np.load(os.path.join(args.work, "gold.npy"))
   result["quality"] = quality(pairs, gold, int(np.count_nonzero(gold >= 0)))
-  with open(os.path.join(args.work, "mined.tsv"), "rb") as f:
-    ours = np.array(f.read().split(), np.float64).reshape(-1, 3)
-  key = lambda s, t: np.asarray(s, np.int64) * len(xu) + t
-  result["share_of_our_pairs"] = float(np.isin(
-      key(ours[:, 1], ours[:, 2].astype(np.int64)),
-      key(pairs.src, pairs.tgt)).mean())
+  key = lambda mined: mined.src * len(xu) + mined.tgt
+  theirs = key(pairs)
+  for rerank in args.rerank:
+    ours = key(_read_tsv(_tsv(args.work, rerank)))
+    result.setdefault("runs", {})[str(rerank)] = {
+        "share_of_our_pairs": float(np.isin(ours, theirs).mean()),
+        "share_of_its_pairs_we_find": float(np.isin(theirs, ours).mean())}
   result["peak_rss_bytes"] = 1024 * resource.getrusage(
       resource.RUSAGE_SELF).ru_maxrss
   result["total_mining_s"] = (result["load_s"] + build_s + search_s
                               + result["margin_s"])
   return result
+
+
+def _settings(args: argparse.Namespace) -> dict:
+  return {k: getattr(args, k) for k in (
+      "rows", "dim", "shards", "clusters", "planted", "index", "nprobe",
+      "rerank", "k", "block")}
+
+
+def _child(args: argparse.Namespace, what: str, name: str) -> dict:
+  """The result of `--{what}-only` in a process of its own, or the one a
+  run of the same settings left in --work."""
+  path = os.path.join(args.work, name)
+  if os.path.exists(path):
+    with open(path) as f:
+      result = json.load(f)
+    if result.get("settings") == _settings(args):
+      return result
+  if what == "mine":  # what it measures starts from the shards alone
+    for side in "xy":
+      shutil.rmtree(os.path.join(args.work, f"index-{side}"),
+                    ignore_errors=True)
+  subprocess.run([sys.executable, __file__, f"--{what}-only", *sys.argv[1:]],
+                 check=True)
+  with open(path) as f:
+    return json.load(f)
 
 
 def main() -> None:
@@ -201,7 +252,9 @@ def main() -> None:
   parser.add_argument("--planted", type=float, default=0.1)
   parser.add_argument("--index", default="IVF4096_HNSW32,PQ16x4fs")
   parser.add_argument("--nprobe", type=int, default=8)
-  parser.add_argument("--rerank", type=int, default=16)
+  parser.add_argument("--rerank", type=int, nargs="+", default=[16],
+                      help="candidates re-ranked; several values mine the "
+                      "same indexes once each (the first is the headline)")
   parser.add_argument("--k", type=int, default=4)
   parser.add_argument("--block", type=int, default=65536)
   parser.add_argument("--work", required=True)
@@ -220,46 +273,61 @@ def main() -> None:
     mine_only(args)
     return
   if args.peer_only:
-    result = peer_only(args)
+    result = {**peer_only(args), "settings": _settings(args)}
     with open(os.path.join(args.work, "peer.json"), "w") as f:
       json.dump(result, f)
     return
   times = {}
-  t = time.perf_counter()
-  gold = write_corpus(args.work, args.rows, args.dim, args.shards,
-                      args.clusters, args.planted, seed=0)
-  times["write_shards_s"] = time.perf_counter() - t
-  gold_n = int(np.count_nonzero(gold >= 0))
-  rss_after_writing = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-  # The mining runs in its own process, so that its peak RSS is its own.
-  np.save(os.path.join(args.work, "gold.npy"), gold)
-  del gold
-  subprocess.run([sys.executable, __file__, "--mine-only", *sys.argv[1:]],
-                 check=True)
-  with open(os.path.join(args.work, "child.json")) as f:
-    mined = json.load(f)
+  corpus = {k: getattr(args, k)
+            for k in ("rows", "dim", "shards", "clusters", "planted")}
+  done = os.path.join(args.work, "corpus.json")
+  if os.path.exists(done) and json.load(open(done)) == corpus:
+    times["write_shards_s"] = json.load(open(done + ".time"))
+    rss_after_writing = None  # written by an earlier invocation
+  else:
+    t = time.perf_counter()
+    gold = write_corpus(args.work, args.rows, args.dim, args.shards,
+                        args.clusters, args.planted, seed=0)
+    times["write_shards_s"] = time.perf_counter() - t
+    rss_after_writing = 1024 * resource.getrusage(
+        resource.RUSAGE_SELF).ru_maxrss
+    np.save(os.path.join(args.work, "gold.npy"), gold)
+    del gold
+    with open(done + ".time", "w") as f:
+      json.dump(times["write_shards_s"], f)
+    with open(done, "w") as f:  # last: a killed write is written again
+      json.dump(corpus, f)
+  gold_n = int(args.rows * args.planted)
+  # The mining runs in its own process, so that its peak RSS is its own;
+  # a rerun with --keep reuses a finished mining of the same settings.
+  mined = _child(args, "mine", "child.json")
+  headline = mined["runs"][str(args.rerank[0])]
   report = {
       "what": "synthetic clustered vectors with planted pairs, float16 "
               "shards, mined with paraflax's index path",
-      "hardware": f"{cpu_name()}, {os.cpu_count()} cores (shared, nice 10)",
+      "hardware": f"{cpu_name()}, {len(os.sched_getaffinity(0))} of "
+                  f"{os.cpu_count()} cores",
       "rows_per_side": args.rows, "dim": args.dim, "shards": args.shards,
       "clusters": args.clusters, "planted_pairs": gold_n,
-      "index": args.index, "nprobe": args.nprobe, "rerank": args.rerank,
+      "index": args.index, "nprobe": args.nprobe, "rerank": args.rerank[0],
       "k": args.k, "margin": "ratio", "retrieval": "max",
       "shard_bytes_per_side": args.rows * args.dim * 2,
-      "generator_peak_rss_bytes": 1024 * rss_after_writing,
-      **times, **mined}
-  report["total_mining_s"] = (mined["load_s"] + mined["index_build_s"]
-                              + mined["mine_s"])
+      "generator_peak_rss_bytes": rss_after_writing,
+      **times, **mined, **headline}
+  for run in mined["runs"].values():
+    run["total_mining_s"] = (mined["load_s"] + mined["index_build_s"]
+                             + run["mine_s"])
+  report["total_mining_s"] = headline["total_mining_s"]
   if args.peer:
-    subprocess.run([sys.executable, __file__, "--peer-only", *sys.argv[1:]],
-                   check=True)
-    with open(os.path.join(args.work, "peer.json")) as f:
-      report["peer"] = {"what": "faiss directly, the same index string, "
-                                "sample and nprobe; no re-ranking",
-                        **json.load(f)}
-    report["peer_over_ours_time"] = (report["peer"]["total_mining_s"]
-                                     / report["total_mining_s"])
+    report["peer"] = {"what": "faiss directly, the same index string, "
+                              "sample and nprobe; no re-ranking",
+                      **_child(args, "peer", "peer.json")}
+    shares = report["peer"].pop("runs")
+    for rerank, run in mined["runs"].items():
+      run.update(shares[rerank])
+      run["peer_over_ours_time"] = (report["peer"]["total_mining_s"]
+                                    / run["total_mining_s"])
+    report["peer_over_ours_time"] = headline["peer_over_ours_time"]
   os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
   with open(args.output, "w", encoding="utf-8") as f:
     json.dump(report, f, indent=2)

@@ -233,26 +233,32 @@ def mining_ann_quality() -> list[str]:
 
 def mining_ann_scale() -> list[str]:
   """benchmarks/mining_scale.py: N x N synthetic vectors through --index,
-  with faiss directly beside it where the run had --peer."""
+  a row per re-ranking setting (one pair of indexes), with faiss directly
+  beside it where the run had --peer."""
   lines = _header(
-      ["rows a side", "index", "nprobe", "index build (s)", "search + margin "
-       "+ TSV (s)", "peak RSS (GiB)", "pairs", "F1-optimal P / R / F1",
-       "F1 at 1.04 / 1.06", "faiss directly (s)", "its F1", "ours / faiss "
-       "(time)"], ["---:", "---", "---:"] + ["---:"] * 9)
+      ["rows a side", "index", "nprobe", "re-ranked", "index build (s)",
+       "search + margin + TSV (s)", "peak RSS (GiB)", "pairs",
+       "F1-optimal P / R / F1", "F1 at 1.04 / 1.06", "faiss directly (s)",
+       "its F1", "our pairs it finds", "ours / faiss (time)"],
+      ["---:", "---", "---:"] + ["---:"] * 11)
   for path in sorted(glob.glob(os.path.join(BENCH,
-                                            "mining_ann.scale-*.json"))):
+                                            "mining_ann.scale-*.json")),
+                     key=lambda p: _load(p)["rows_per_side"]):
     d = _load(path)
-    q, peer = d["quality"], d.get("peer")
-    best = q["f1_optimal"]
-    lines.append(_row([
-        f"{d['rows_per_side']:,}", f"`{d['index']}`", d["nprobe"],
-        _f(d["index_build_s"], 0), _f(d["mine_s"], 0),
-        _f(d["peak_rss_bytes"] / 2**30, 2), f"{d['pairs']:,}",
-        f"{best['precision']:.1f} / {best['recall']:.1f} / {best['f1']:.1f}",
-        f"{q['at_1.04']['f1']:.1f} / {q['at_1.06']['f1']:.1f}",
-        _f(peer["total_mining_s"], 0) if peer else "",
-        _f(peer["quality"]["f1_optimal"]["f1"], 1) if peer else "",
-        _f(1 / d["peer_over_ours_time"]) + "x" if peer else ""]))
+    peer = d.get("peer")
+    for rerank, run in d["runs"].items():
+      q, best = run["quality"], run["quality"]["f1_optimal"]
+      lines.append(_row([
+          f"{d['rows_per_side']:,}", f"`{d['index']}`", d["nprobe"], rerank,
+          _f(d["index_build_s"], 0), _f(run["mine_s"], 0),
+          _f(run["peak_rss_bytes"] / 2**30, 2), f"{run['pairs']:,}",
+          f"{best['precision']:.1f} / {best['recall']:.1f} / "
+          f"{best['f1']:.1f}",
+          f"{q['at_1.04']['f1']:.1f} / {q['at_1.06']['f1']:.1f}",
+          _f(peer["total_mining_s"], 0) if peer else "",
+          _f(peer["quality"]["f1_optimal"]["f1"], 1) if peer else "",
+          f"{100 * run['share_of_our_pairs']:.0f} %" if peer else "",
+          _f(1 / run["peer_over_ours_time"]) + "x" if peer else ""]))
   return lines
 
 
