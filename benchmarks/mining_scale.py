@@ -185,8 +185,8 @@ def peer_only(args: argparse.Namespace) -> dict:
         len(corpus), sample, replace=False))
     index.train(corpus[picked])
     # As stopes does: the index filled shard by shard, searched a block of
-    # queries at a time (faiss 1.15.1's fast-scan search of 10^7 queries
-    # in one call dies with a segmentation fault).
+    # queries at a time (faiss 1.15.1 given a side's 10^7 rows and queries
+    # in one call each died here with a segmentation fault).
     per = -(-len(corpus) // args.shards)
     for start in range(0, len(corpus), per):
       index.add(corpus[start:start + per])
@@ -228,18 +228,20 @@ def _child(args: argparse.Namespace, what: str, name: str) -> dict:
   """The result of `--{what}-only` in a process of its own, or the one a
   run of the same settings left in --work."""
   path = os.path.join(args.work, name)
-  if os.path.exists(path):
-    with open(path) as f:
-      result = json.load(f)
-    if result.get("settings") == _settings(args):
-      return result
+  if os.path.exists(path) and _read_json(path).get("settings") == _settings(
+      args):
+    return _read_json(path)
   if what == "mine":  # what it measures starts from the shards alone
     for side in "xy":
       shutil.rmtree(os.path.join(args.work, f"index-{side}"),
                     ignore_errors=True)
   subprocess.run([sys.executable, __file__, f"--{what}-only", *sys.argv[1:]],
                  check=True)
-  with open(path) as f:
+  return _read_json(path)
+
+
+def _read_json(path: str):
+  with open(path, encoding="utf-8") as f:
     return json.load(f)
 
 
@@ -281,8 +283,8 @@ def main() -> None:
   corpus = {k: getattr(args, k)
             for k in ("rows", "dim", "shards", "clusters", "planted")}
   done = os.path.join(args.work, "corpus.json")
-  if os.path.exists(done) and json.load(open(done)) == corpus:
-    times["write_shards_s"] = json.load(open(done + ".time"))
+  if os.path.exists(done) and _read_json(done) == corpus:
+    times["write_shards_s"] = _read_json(done + ".time")
     rss_after_writing = None  # written by an earlier invocation
   else:
     t = time.perf_counter()
