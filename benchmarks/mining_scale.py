@@ -218,19 +218,21 @@ def peer_only(args: argparse.Namespace) -> dict:
   return result
 
 
-def _settings(args: argparse.Namespace) -> dict:
-  return {k: getattr(args, k) for k in (
-      "rows", "dim", "shards", "clusters", "planted", "index", "nprobe",
-      "rerank", "k", "block")}
+_CORPUS = ("rows", "dim", "shards", "clusters", "planted")
+
+
+def _settings(args: argparse.Namespace, keys: tuple[str, ...] = (
+    *_CORPUS, "index", "nprobe", "rerank", "k", "block")) -> dict:
+  return {k: getattr(args, k) for k in keys}
 
 
 def _child(args: argparse.Namespace, what: str, name: str) -> dict:
   """The result of `--{what}-only` in a process of its own, or the one a
   run of the same settings left in --work."""
   path = os.path.join(args.work, name)
-  if os.path.exists(path) and _read_json(path).get("settings") == _settings(
-      args):
-    return _read_json(path)
+  found = _read_json(path) if os.path.exists(path) else {}
+  if found.get("settings") == _settings(args):
+    return found
   if what == "mine":  # what it measures starts from the shards alone
     for side in "xy":
       shutil.rmtree(os.path.join(args.work, f"index-{side}"),
@@ -279,31 +281,27 @@ def main() -> None:
     with open(os.path.join(args.work, "peer.json"), "w") as f:
       json.dump(result, f)
     return
-  times = {}
-  corpus = {k: getattr(args, k)
-            for k in ("rows", "dim", "shards", "clusters", "planted")}
+  corpus = _settings(args, _CORPUS)
   done = os.path.join(args.work, "corpus.json")
-  if os.path.exists(done) and _read_json(done) == corpus:
-    times["write_shards_s"] = _read_json(done + ".time")
-    rss_after_writing = None  # written by an earlier invocation
+  written = _read_json(done) if os.path.exists(done) else {}
+  if written.get("corpus") == corpus:  # written by an earlier invocation
+    write_s, rss_after_writing = written["write_shards_s"], None
   else:
     t = time.perf_counter()
     gold = write_corpus(args.work, args.rows, args.dim, args.shards,
                         args.clusters, args.planted, seed=0)
-    times["write_shards_s"] = time.perf_counter() - t
+    write_s = time.perf_counter() - t
     rss_after_writing = 1024 * resource.getrusage(
         resource.RUSAGE_SELF).ru_maxrss
     np.save(os.path.join(args.work, "gold.npy"), gold)
     del gold
-    with open(done + ".time", "w") as f:
-      json.dump(times["write_shards_s"], f)
     with open(done, "w") as f:  # last: a killed write is written again
-      json.dump(corpus, f)
+      json.dump({"corpus": corpus, "write_shards_s": write_s}, f)
   gold_n = int(args.rows * args.planted)
   # The mining runs in its own process, so that its peak RSS is its own;
   # a rerun with --keep reuses a finished mining of the same settings.
   mined = _child(args, "mine", "child.json")
-  headline = mined["runs"][str(args.rerank[0])]
+  del mined["settings"]
   report = {
       "what": "synthetic clustered vectors with planted pairs, float16 "
               "shards, mined with paraflax's index path",
@@ -315,21 +313,20 @@ def main() -> None:
       "k": args.k, "margin": "ratio", "retrieval": "max",
       "shard_bytes_per_side": args.rows * args.dim * 2,
       "generator_peak_rss_bytes": rss_after_writing,
-      **times, **mined, **headline}
+      "write_shards_s": write_s, **mined}
   for run in mined["runs"].values():
     run["total_mining_s"] = (mined["load_s"] + mined["index_build_s"]
                              + run["mine_s"])
-  report["total_mining_s"] = headline["total_mining_s"]
   if args.peer:
+    peer = _child(args, "peer", "peer.json")
+    del peer["settings"]
+    shares = peer.pop("runs")
     report["peer"] = {"what": "faiss directly, the same index string, "
-                              "sample and nprobe; no re-ranking",
-                      **_child(args, "peer", "peer.json")}
-    shares = report["peer"].pop("runs")
+                              "sample and nprobe; no re-ranking", **peer}
     for rerank, run in mined["runs"].items():
       run.update(shares[rerank])
-      run["peer_over_ours_time"] = (report["peer"]["total_mining_s"]
+      run["peer_over_ours_time"] = (peer["total_mining_s"]
                                     / run["total_mining_s"])
-    report["peer_over_ours_time"] = headline["peer_over_ours_time"]
   os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
   with open(args.output, "w", encoding="utf-8") as f:
     json.dump(report, f, indent=2)
