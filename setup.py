@@ -51,9 +51,11 @@ setuptools.setup(
     ],
     # nbclient runs colabs/ notebooks in an ipykernel of this interpreter;
     # pytest-xdist runs the tests in one process per core.
+    # jax[tpu] (libtpu) lets the tests compile for TPU topologies on a CPU.
     extras_require={"test": ["pytest>=9,<10", "pytest-xdist>=3.8,<3.9",
                              "nbclient>=0.11,<0.12",
-                             "nbformat>=5.11,<5.12", "ipykernel>=7.4,<7.5"],
+                             "nbformat>=5.11,<5.12", "ipykernel>=7.4,<7.5",
+                             "jax[tpu]"],
                     # jax's own extras: its CUDA 12 plugin (with the CUDA
                     # wheels, NVIDIA driver >= 525) or libtpu, at jax's
                     # version (constraints.txt pins it).

@@ -12,6 +12,11 @@ os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                            + " --xla_force_host_platform_device_count=8")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+# The test extra brings libtpu (`paraflax compile` targets TPU topologies);
+# with it, jax would probe for a TPU and print libtpu's init warnings on
+# every import. Tests that compile for a TPU topology still can: the
+# compile-only client needs no TPU backend.
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import pytest  # noqa: E402  (after the environment is set)
 
