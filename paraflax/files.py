@@ -354,12 +354,29 @@ def _read_json(path: str) -> Any:
     return json.load(f)
 
 
-def _differences(saved: dict[str, Any], settings: dict[str, Any]) -> str:
-  changes = []
+def _changed_keys(saved: Any, settings: Any, prefix: str = ""
+                  ) -> Iterator[tuple[str, Any, Any]]:
+  """(dotted key, old, new) for each leaf that differs; a key found on one
+  side only is one change, whatever it holds. Dicts compare by content,
+  not by the order of their keys (a meta file is written sorted)."""
+  if not (isinstance(saved, dict) and isinstance(settings, dict)):
+    if saved != settings:
+      yield prefix, saved, settings
+    return
   for key in sorted(saved.keys() | settings.keys()):
-    old, new = json.dumps(saved.get(key)), json.dumps(settings.get(key))
-    if old == new:
-      continue
+    name = f"{prefix}.{key}" if prefix else str(key)
+    if key in saved and key in settings:
+      yield from _changed_keys(saved[key], settings[key], name)
+    else:
+      yield name, saved.get(key), settings.get(key)
+
+
+def _differences(saved: dict[str, Any], settings: dict[str, Any]) -> str:
+  """The keys (dotted, for nested settings) whose values differ, each with
+  its old and new value when both are short."""
+  changes = []
+  for key, old, new in _changed_keys(saved, settings):
+    old, new = json.dumps(old, sort_keys=True), json.dumps(new, sort_keys=True)
     changes.append(f"{key} {old} -> {new}"
                    if len(old) + len(new) <= _SHOWN_VALUE else key)
   return ", ".join(changes)
