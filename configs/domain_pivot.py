@@ -21,10 +21,15 @@ import ml_collections
 def get_config() -> ml_collections.ConfigDict:
   c = ml_collections.ConfigDict()
   c.pivot = ml_collections.ConfigDict()
+  # The pivot languages read from the bitexts given, e.g. ("fr",) (the
+  # domain paraphrasing paper's French); (): every language of them.
+  c.pivot.languages = ()
   c.pivot.max_phrase_len = 4  # words a side of an extracted phrase pair
   c.pivot.max_sentence_words = 80  # longer pairs are skipped (as Moses)
   c.pivot.block_pairs = 100_000  # sentence pairs aligned together, one part
   c.pivot.align_iterations = 1.0  # eflomal's iterations, x its default
+  # The pruning below and monods.weight are paraflax's choice (the
+  # domain paraphrasing paper states none).
   c.pivot.max_pivots = 20  # foreign phrases f kept per e1, by p(f|e1)
   c.pivot.max_back = 50  # English phrases e2 kept per f, by p(e2|f)
   c.pivot.max_paraphrases = 50  # e2 written per e1, by p(e2|e1)

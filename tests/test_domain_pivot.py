@@ -195,6 +195,36 @@ def test_signatures_equal_on_1_and_8_devices():
   assert out[0][1].shape == (5, 8)
 
 
+def test_a_sum_of_exactly_zero_sets_the_bit():
+  """Bit j is 1 where sum j >= 0: a phrase no event reached (every sum
+  0) has every bit set; one feature's bits follow its pool values' signs."""
+  hashing = lsh.make_hashing(64, 12, 1024, seed=3)
+  sigs = lsh.Signatures(2, hashing, partitioning.make_mesh(1))
+  sigs.add(np.zeros(3, np.int32), np.full(3, lsh.feature_hash("f0"),
+                                          np.uint32))
+  sums, packed = sigs.sums(), sigs.packed()
+  assert not sums[1].any()
+  np.testing.assert_array_equal(packed[1], np.full(8, 255, np.uint8))
+  np.testing.assert_array_equal(np.unpackbits(packed[0]), sums[0] >= 0)
+
+
+def test_pivot_languages_keep_only_their_bitext(tmp_path, capsys):
+  de, fr = _small_bitext(tmp_path, 40)
+  out = tmp_path / "table.txt"
+  assert cli.main(["pivot", "--bitext", de, fr, "--output", str(out),
+                   "--max-phrase-len", "2",
+                   "--config.pivot.languages=('fr',)"]) == 0
+  summary = json.loads((tmp_path / "table.txt.summary.json").read_text())
+  assert sorted(summary["languages"]) == ["fr"]
+  assert sorted(p.name for p in (tmp_path / "table.txt.parts").iterdir()) == [
+      "fr-00000.npz"]
+  assert cli.main(["pivot", "--bitext", de, "--output",
+                   str(tmp_path / "none.txt"),
+                   "--config.pivot.languages=('fr',)"]) != 0
+  assert "pivot.languages" in capsys.readouterr().err
+  assert not (tmp_path / "none.txt").exists()
+
+
 def _small_bitext(folder: pathlib.Path, lines: int) -> list[str]:
   """Prefixes of the first `lines` multi30k val pairs, de-en and fr-en."""
   prefixes = []

@@ -1,6 +1,6 @@
 """Online LSH signatures (Van Durme & Lall 2010), as jitted sharded sums.
 
-Bit j of a phrase's signature is the sign of sum_f count(f) r_j(f), r_j(f)
+Bit j of a phrase's signature is 1 where sum_f count(f) r_j(f) >= 0, r_j(f)
 a standard Gaussian drawn once per (feature, bit): instead of storing r,
 a pool of 2**pool_bits Gaussian values is indexed by a hash of the
 feature, a different multiply-shift hash per bit. The sums are updated
@@ -154,8 +154,9 @@ class Signatures:
         :self._rows, :self.hashing.bits]
 
   def packed(self) -> np.ndarray:
-    """[phrases, bits / 8] uint8: bit j is 1 where sum j > 0."""
-    return np.packbits(self.sums() > 0, axis=1)
+    """[phrases, bits / 8] uint8: bit j is 1 where sum j >= 0 (Van Durme
+    & Lall 2010's sign: a sum of exactly 0 sets the bit)."""
+    return np.packbits(self.sums() >= 0, axis=1)
 
 
 def cosine(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:

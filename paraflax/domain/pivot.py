@@ -128,13 +128,25 @@ def build_table(bitext: Sequence[str], output: str, config,
   or folders) at `output`; returns the throughput summary."""
   c = config.pivot
   sources = [b for spec in bitext for b in resolve(spec)]
+  # pivot.languages: the pivot languages read, () every one of the bitexts.
+  wanted = tuple(c.get("languages", ()))
+  if wanted:
+    sources = [b for b in sources if b.lang in wanted]
+    if not sources:
+      raise errors.ConfigError(
+          f"pivot.languages={wanted}: none of --bitext {' '.join(bitext)} "
+          "is in these languages; name bitext of them, or set "
+          "--config.pivot.languages=() to pivot through every language.")
   files.check_output(output)
   parts = output + ".parts"
   # eflomal learns from the pairs it aligns together: each language's
   # sources are aligned as one corpus (two bins of a selection, or three
-  # Tasks), not source by source.
+  # Tasks), not source by source. An empty pivot.languages is left out of
+  # the settings, as tables built before the key resume.
   settings = {"bitext": [(b.name, b.lang) for b in sources],
-              "pivot": c.to_dict(), "aligned": "per language"}
+              "pivot": {k: v for k, v in c.to_dict().items()
+                        if k != "languages" or v},
+              "aligned": "per language"}
   files.claim_output(output, settings, overwrite=overwrite,
                      leftovers=[parts])
   os.makedirs(parts, exist_ok=True)
