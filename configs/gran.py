@@ -17,13 +17,15 @@ Result (Pearson x 100, best STSb.dev-tuning checkpoint, that AMD EPYC;
 another CPU gives other last digits):
   seed 0: step 320, STS12-15 mean 60.89, STSb dev 71.85, STSb test 66.75;
   seed 1: step 960, STS12-15 mean 61.80, STSb dev 73.05, STSb test 66.27.
-The paper's setting (random words, the pairs' vocabulary, the human pairs
-alone, no scrambling, margin 0.4, batches of 100, 480 updates) is
-`--config configs/paraphrase.py:gran`, or this file with
-`--config.model.word_vectors= --config.data.vocab_from_vectors=False
+configs/paraphrase.py:gran (random words, the pairs' vocabulary, the
+human pairs alone, no scrambling, margin 0.4, batches of 100, megabatch
+40, 480 updates) is this file with `--config.model.word_vectors=
+--config.data.vocab_from_vectors=False
 --config.data.task=paraphrase_en_human --config.data.mixture=()
 --config.loss.scramble=0 --config.loss.margin=0.4 --config.batch_size=100
---config.train_steps=480 --config.eval_every=160`.
+--config.train_steps=480 --config.eval_every=160`. Wieting et al. 2017's
+setting (negatives from the mini-batch, no megabatch) is
+configs/papers/wieting2017.py:gran (docs/fidelity.md).
 Docs: docs/paraphrase-embeddings.md (what each setting is worth).
 """
 from configs import paraphrase

@@ -1,8 +1,10 @@
-r"""Paraphrastic sentence embeddings (Wieting & Gimpel 2017), the paper's
-setting at 2-core scale: an English encoder trained with the margin loss
-and hardest in-megabatch negatives on the 19,432 human English pairs of
-`paraphrase_en_human`, words from random init; the argument is the
-encoder: avg, lstmavg or gran.
+r"""Paraphrastic sentence embeddings (the encoders of Wieting & Gimpel 2017)
+at 2-core scale, in paraflax's setting: an English encoder trained with the
+margin loss and hardest in-megabatch negatives (a megabatch of 40
+mini-batches, from Wieting & Gimpel 2018; Wieting et al. 2017 take them
+from the mini-batch: configs/papers/wieting2017.py) on the 19,432 human
+English pairs of `paraphrase_en_human`, words from random init; the
+argument is the encoder: avg, lstmavg or gran.
 
 Command:
   paraflax train --config configs/paraphrase.py:gran --workdir runs/gran
@@ -26,7 +28,9 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   c = ml_collections.ConfigDict()
   c.recipe = "paraphrase"
   c.seed = 0
-  # The paper: batch 100, megabatch 40, margin 0.4, Adam 1e-3. Steps: an
+  # Batch 100 and margin 0.4 as Wieting et al. 2017; megabatch 40 and
+  # Adam 1e-3 paraflax's choice (the paper's negatives come from the
+  # mini-batch: configs/papers/wieting2017.py). Steps: an
   # LSTM over 300-d words costs ~35 s per megabatch on 2 CPU cores, so it
   # gets 12 megabatches (480 updates, ~2.5 passes over the 19.4k pairs, ~8
   # min); Avg 50.

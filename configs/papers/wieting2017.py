@@ -2,7 +2,9 @@ r"""Wieting, Mallinson & Gimpel 2017 (back-translated paraphrases), section
 4's sentence encoders as the paper trains them: Avg, LSTM-avg or GRAN (the
 argument) with the margin loss, margin 0.4, t1 and t2 the hardest negatives
 of the mini-batch ("For simplicity we use the mini-batch for this set"),
-batches of 100, Adam at 1e-3, 300-d words and LSTM states.
+batches of 100, no regularisers (lambda_w = lambda_c = 0, as the paper
+fixes them); Adam at 1e-3 and 300-d words and LSTM states are paraflax's
+choice.
 
 Command:
   paraflax train --config configs/papers/wieting2017.py:gran --workdir runs/w17_gran
@@ -19,9 +21,6 @@ Still differs from the paper, because of data or compute:
     `backtranslated:SCORED.jsonl` of `paraflax score-paraphrases` for them);
   - the words start random: PARAGRAM-SL999 vectors are not bundled (set
     model.word_vectors to a GloVe-format file of them);
-  - the regularisers (lambda_w on the words' distance from their start,
-    lambda_c on the composition): the paper tunes both on STS dev; here 0,
-    since random words have no start worth pulling to;
   - steps: 480 updates for LSTM-avg and GRAN, 2,000 for Avg (the paper
     trains for epochs over far more pairs).
 Docs: docs/fidelity.md.
