@@ -1,4 +1,6 @@
-"""The rooms of paraflax import only downward (DESIGN.md, "Rooms")."""
+"""The rooms of paraflax import only downward, and no module of paraflax/
+imports itself through others (no circles), counting the imports inside
+functions too. `python tests/test_layers.py` prints both counts."""
 import ast
 import pathlib
 
@@ -45,7 +47,7 @@ def test_every_room_has_a_layer():
   assert rooms <= set(LAYERS), sorted(rooms - set(LAYERS))
 
 
-def test_imports_point_down():
+def upward_arrows() -> list[str]:
   upward = []
   for path in sorted(PACKAGE.rglob("*.py")):
     here = _module(path)
@@ -53,4 +55,102 @@ def test_imports_point_down():
       room = _room(target)
       if room in LAYERS and LAYERS[room] > LAYERS[_room(here)]:
         upward.append(f"{here} -> {target}")
+  return upward
+
+
+def test_imports_point_down():
+  upward = upward_arrows()
+  print(f"{len(upward)} upward arrows")
   assert not upward, "imports that point up:\n" + "\n".join(upward)
+
+
+# --- circles ----------------------------------------------------------------
+
+def _modules() -> dict[str, pathlib.Path]:
+  """Module name -> file; a package by its own name (its __init__.py)."""
+  out = {}
+  for path in PACKAGE.rglob("*.py"):
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+  return out
+
+
+def import_graph() -> dict[str, set[str]]:
+  """Module -> the paraflax modules it imports, anywhere in its file
+  (module level, in functions, under `if TYPE_CHECKING`), relative imports
+  resolved; `from package import name` points at the module `name` where
+  there is one, else at the package."""
+  modules = _modules()
+
+  def resolve(name: str) -> str | None:
+    while name and name not in modules:
+      name = name.rpartition(".")[0]
+    return name or None
+
+  graph = {}
+  for here, path in modules.items():
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    targets = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+      if isinstance(node, ast.Import):
+        targets |= {resolve(a.name) for a in node.names}
+      elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+          up = package.split(".")[:len(package.split(".")) - node.level + 1]
+          base = ".".join(up + ([base] if base else []))
+        targets |= {resolve(f"{base}.{a.name}") for a in node.names}
+    graph[here] = {t for t in targets if t and t != here}
+  return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+  """The strongly connected groups of more than one module (Tarjan's),
+  each a circle of imports; a module that imports itself is left out."""
+  index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+  def visit(v: str) -> None:
+    index[v] = low[v] = len(index)
+    stack.append(v)
+    on_stack.add(v)
+    for w in sorted(graph.get(v, ())):
+      if w not in index:
+        visit(w)
+        low[v] = min(low[v], low[w])
+      elif w in on_stack:
+        low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+      group = []
+      while True:
+        w = stack.pop()
+        on_stack.discard(w)
+        group.append(w)
+        if w == v:
+          break
+      if len(group) > 1:
+        found.append(sorted(group))
+
+  for v in sorted(graph):
+    if v not in index:
+      visit(v)
+  return found
+
+
+def test_no_import_circles():
+  found = circles(import_graph())
+  print(f"{len(found)} circles")
+  assert not found, "modules that import each other:\n" + "\n".join(
+      " <-> ".join(group) for group in found)
+
+
+def test_the_circle_test_finds_a_planted_circle():
+  graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+  assert circles(graph) == [["a", "b", "c"]]
+  graph = import_graph()
+  assert "paraflax.data.corpora" in graph["paraflax.data.specs"]
+  assert not circles(graph)
+
+
+if __name__ == "__main__":
+  print(f"{len(circles(import_graph()))} circles, "
+        f"{len(upward_arrows())} upward arrows")

@@ -8,7 +8,7 @@ TITLE = "data"
 
 COMMANDS: dict[str, Command] = {
     "tasks": Command(
-        "paraflax.data.corpora:print_catalogue",
+        "paraflax.data.listing:print_catalogue",
         "list the registered data Tasks and Mixtures",
         "Tasks and Mixtures a config can name in data.task (a Mixture "
         "there concatenates its Tasks), or Tasks to sample by rate in "

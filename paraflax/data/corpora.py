@@ -17,6 +17,7 @@ import logging
 import os
 import pathlib
 from collections.abc import Iterator, Mapping
+from typing import Protocol
 
 from paraflax import errors
 from paraflax.data import paths
@@ -50,20 +51,19 @@ class Tsv:
 
 
 @dataclasses.dataclass(frozen=True)
-class Tfds:
-  """A split of a prepared TFDS dataset ("name/config") of sentence pairs:
-  features `source` and `target`, or two language codes, one of them en."""
-  name: str
-  split: str
-
-
-@dataclasses.dataclass(frozen=True)
 class StsSet:
   """A set loaded by `paraflax.data.sts.load` (pairs and float scores)."""
   name: str
 
 
-Part = Lines | Tsv | StsSet | Tfds
+class ReadsItself(Protocol):
+  """A part that reads its own rows (`tfds_parts.Tfds`)."""
+
+  def rows(self) -> list[tuple]:
+    ...
+
+
+Part = Lines | Tsv | StsSet | ReadsItself
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,45 +97,17 @@ def _where(root: pathlib.Path, file: str) -> str | pathlib.Path:
   return file if "://" in file or os.path.isabs(file) else root / file
 
 
-def _read_tfds(part: Tfds) -> list[tuple]:
-  from paraflax import quiet  # pylint: disable=g-import-not-at-top
-  quiet.tensorflow()
-  import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
-  from paraflax.data import tfds_builder  # pylint: disable=g-import-not-at-top,unused-import
-  try:
-    ds = tfds.load(part.name, split=part.split, download=False,
-                   try_gcs=False,  # $TFDS_DATA_DIR as it is now
-                   data_dir=os.environ.get("TFDS_DATA_DIR") or None)
-  except Exception as e:  # tfds raises many kinds for a missing dataset
-    raise errors.DataError(
-        f"tfds:{part.name}:{part.split}: cannot be loaded ({e}). Prepare it "
-        "first (tfds build, or the builder's download_and_prepare with a "
-        "manual_dir), and set TFDS_DATA_DIR to its data_dir "
-        "(docs/your-data.md).") from e
-  keys = sorted(ds.element_spec)
-  if {"source", "target"} <= set(keys):
-    src, tgt = "source", "target"
-  elif len(keys) == 2 and "en" in keys:
-    src, tgt = [k for k in keys if k != "en"][0], "en"
-  else:
-    raise errors.DataError(
-        f"tfds:{part.name}: features {keys}; paraflax reads sentence pairs "
-        "(source and target, or two language codes, one of them en).")
-  return [(ex[src].decode("utf-8"), ex[tgt].decode("utf-8"))
-          for ex in tfds.as_numpy(ds)]
-
-
 def _read_part(part: Part, root: pathlib.Path, empty: readers.EmptyPolicy
                ) -> list[tuple]:
   if isinstance(part, StsSet):
     s = sts.load(part.name, root / "sts")
     return list(zip(s.sentence1, s.sentence2, s.scores.tolist()))
-  if isinstance(part, Tfds):
-    return _read_tfds(part)
   if isinstance(part, Tsv):
     rows, _ = readers.read_tsv(_where(root, part.file), fields=part.fields,
                                allow_extra=part.allow_extra, empty=empty)
     return [tuple(r[c] for c in part.columns) for r in rows]
+  if not isinstance(part, Lines):
+    return part.rows()
   if len(part.files) == 1:  # read_lines names the empty lines more plainly
     lines, _ = readers.read_lines(_where(root, part.files[0]), empty=empty,
                                   fix=_EMPTY_FIX)
@@ -378,36 +350,3 @@ def selected_bins(folder: str) -> dict[str, tuple[str, str]]:
       for l in (summary["src_lang"], "en"))
           for key, prefix in (("bins", "bin"), ("random_bins", "random"))
           for b in summary.get(key, ())}
-
-
-def _print_specs(data: list[str]) -> None:
-  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
-  for spec in data:
-    named = specs.parse(spec)
-    split = named.corpus.splits[named.split]
-    rows = read(named.corpus, named.split)
-    pairs = list(zip(*rows.values()))
-    print(f"{spec}\n  Task {named.corpus.name}: {', '.join(named.corpus.features)}"
-          f" | {len(pairs)} rows from {len(split.parts)} part(s)")
-    for part in split.parts:
-      print(f"    {part}")
-    for pair in pairs[:3]:
-      print("    " + " ||| ".join(pair))
-
-
-def print_catalogue(select_dir: str | None = None,
-                    data: list[str] | None = None) -> None:
-  """`paraflax tasks`: one line per registered Task or Mixture; with
-  `select_dir`, the Tasks of its bins; with `data`, what each data spec
-  names (read, so a bad line shows here)."""
-  if data:
-    _print_specs(data)
-    return
-  listed = catalogue()
-  for number, (src, _) in (selected_bins(select_dir).items() if select_dir
-                           else ()):
-    listed[f"selected:{os.path.abspath(select_dir)}:{number}"] = (
-        f"{', '.join(BITEXT)} | splits: train | bin {number} "
-        f"({os.path.basename(src)} and .en)")
-  for name, summary in listed.items():
-    print(f"{name:<40} {summary}")

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from paraflax import errors
 from paraflax.data import corpora
+from paraflax.data import tfds_parts
 
 TSV, LINES, TFDS = "tsv:", "lines:", "tfds:"
 PREFIXES = (TSV, LINES, TFDS)
@@ -120,7 +121,7 @@ def _tfds(body: str, spec: str, features: tuple[str, ...]
     raise errors.ConfigError(f"{spec}: name the dataset and its config, "
                              f"e.g. tfds:wmt19_translate/ru-en. {_HINT}")
   split = split or "train"
-  part = corpora.Tfds(name, split)
+  part = tfds_parts.Tfds(name, split)
   return corpora.Corpus(_name("tfds", (name, split), features), features,
                         {split: corpora.Split((part,))}), split
 

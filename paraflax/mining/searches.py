@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Collection, Iterator, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import tqdm
@@ -18,11 +17,10 @@ from paraflax import files
 from paraflax.mining import index_build
 from paraflax.mining import index_search
 from paraflax.mining import knn
+from paraflax.mining.options import Options
 from paraflax.mining import sides as sides_lib
 from paraflax.training import distributed
 
-if TYPE_CHECKING:  # only for the annotations: the pipeline imports this
-  from paraflax.mining.pipeline import Options
 
 class Parts:
   """Finished k-NN blocks of one run, kept until its output is written;
