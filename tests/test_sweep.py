@@ -223,6 +223,31 @@ def test_the_lm_ppl_and_ref_prob_grids_bound_their_scores():
   assert {(f["score"], f["hi"]) for f in prob} == {("ref_prob", 1.0)}
 
 
+def test_the_paper_points_give_wieting2017s_grids_and_training():
+  """`:paper`: overlap / BLEU {0, .1, .2, .3} x {.6, .7, .8, .9, 1} and LM
+  {25, ..., 200, inf}, each point trained as configs/papers/wieting2017.py
+  (mini-batch negatives, batches of 100, margin 0.4)."""
+  bleu = _filters("overlap.py:gran,bleu,paper")
+  assert [(f["lo"], f["hi"]) for f in bleu] == [
+      (lo, hi) for lo in (0.0, 0.1, 0.2, 0.3)
+      for hi in (0.6, 0.7, 0.8, 0.9, 1.0)]
+  assert {f["score"] for f in bleu} == {"bleu"}
+  ppl = _filters("lm_ppl.py:avg,paper")
+  assert [float(f["hi"]) for f in ppl] == [25, 50, 75, 100, 125, 150, 175,
+                                           200, float("inf")]
+  for spec in ("overlap.py:gran,overlap_1,paper", "lm_ppl.py:avg,paper"):
+    path = str(ROOT / "configs" / "sweeps" / spec)
+    points = sweep_lib.points(config_lib.load(path))
+    for point in points[-1:]:
+      c = point.config
+      assert (c.megabatch, c.batch_size, c.loss.margin) == (1, 100, 0.4)
+      assert c.train_steps == 2000 * 8 // 100
+    big = sweep_lib.points(config_lib.load(path, ["--config.max_pairs=24000"]))
+    assert big[0].config.train_steps == 24000 * 8 // 100
+  with pytest.raises(ValueError, match="optionally paper"):
+    _filters("lm_ppl.py:avg,ranges")
+
+
 def test_a_point_that_fails_leaves_the_others_and_the_table(scored, tmp_path,
                                                             capsys):
   few = "data.filter={'score': 'length', 'lo': 0, 'hi': 3}"  # < 100 pairs

@@ -10,12 +10,19 @@ megabatches: 160 at N = 2,000, 1,920 at 24,000). `--config.max_pairs=24000`
 on the sweep command line runs the paper's N, steps following, unchanged;
 `--config.scored=PATH` names the scored JSONL (`paraflax
 score-paraphrases`).
+
+Base: configs/paraphrase.py's encoder (negatives from a megabatch of 40,
+paraflax's choice), or with `paper` (the `:paper` points of overlap.py and
+lm_ppl.py) configs/papers/wieting2017.py's: Wieting et al. 2017's
+training, mini-batches of 100 that supply their own negatives, margin
+0.4 (train_steps = N * PASSES / 100: 160 at N = 2,000).
 """
 import ml_collections
 
 ENCODERS = ("avg", "lstmavg", "gran")
 PASSES = 8
 _BATCH, _MEGABATCH = 100, 40  # configs/paraphrase.py's
+PAPER = "paper"  # the last part of an argument that asks for the paper's grid
 EVERY = 40  # steps between dev evaluations and checkpoints: one megabatch
 
 
@@ -33,10 +40,14 @@ def bounded(score: str, lo: float, hi: float) -> str:
   return f"data.filter={dict(score=score, lo=lo, hi=hi)!r}"
 
 
-def sweep(encoder: str, points=(), axes=()) -> ml_collections.ConfigDict:
-  """A sweep of the paraphrase recipe over a scored back-translation file."""
+def sweep(encoder: str, points=(), axes=(), paper: bool = False
+          ) -> ml_collections.ConfigDict:
+  """A sweep of the paraphrase recipe over a scored back-translation file;
+  `paper`: on configs/papers/wieting2017.py's training (megabatch 1)."""
+  megabatch = 1 if paper else _MEGABATCH
   c = ml_collections.ConfigDict()
-  c.base = f"configs/paraphrase.py:{encoder}"
+  c.base = (f"configs/papers/wieting2017.py:{encoder}" if paper
+            else f"configs/paraphrase.py:{encoder}")
   c.scored = "runs/bt.scored.jsonl"  # from paraflax score-paraphrases
   c.max_pairs = 2000  # N: every point trains on exactly N filtered pairs
   # Keys of the base config every point sets; follow scored and max_pairs.
@@ -45,7 +56,7 @@ def sweep(encoder: str, points=(), axes=()) -> ml_collections.ConfigDict:
   c.settings.data.task = "backtranslated:" + c.get_ref("scored")
   c.settings.data.max_pairs = c.get_ref("max_pairs")
   c.settings.train_steps = (c.get_ref("max_pairs") * PASSES
-                            // (_BATCH * _MEGABATCH) * _MEGABATCH)
+                            // (_BATCH * megabatch) * megabatch)
   c.settings.eval_every = EVERY
   c.settings.checkpoint = ml_collections.ConfigDict({"every": EVERY})
   c.overrides = ()  # "key=value" every point sets before its own

@@ -1,4 +1,4 @@
-r"""Translation cost filter (the paper's section 5.5): the pairs whose NMT
+r"""Translation cost filter (the paper's section 5.6): the pairs whose NMT
 cost (NLL per subword, from backtranslate) is at most 0.1, 0.2, ..., 1.0;
 the argument is the encoder (avg, lstmavg, gran).
 

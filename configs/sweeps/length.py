@@ -1,4 +1,4 @@
-r"""Length filter (the paper's section 5.4): the back-translated pairs whose
+r"""Length filter (the paper's section 5.5): the back-translated pairs whose
 translation has lo..hi tokens, N of them per range; the argument is the
 encoder (avg, lstmavg, gran).
 

@@ -1,8 +1,12 @@
-r"""Language-model filter (the paper's section 5.5): the pairs whose
+r"""Language-model filter (the paper's section 5.6): the pairs whose
 translation has a perplexity of at most 10, 15, 20, 25, 30, 40, 50, 75,
 100, 200 or 500 under the 3-gram LM of the references (`lm_ppl`, scored
 with `paraflax score-paraphrases --lm`); the argument is the encoder (avg,
-lstmavg, gran).
+lstmavg, gran), then optionally `paper`: the paper's grid, at most 25,
+50, ..., 200 or no bound (inf; the paper writes {25, ..., 200, inf}: the
+steps of 25 between are paraflax's reading), on the paper preset's
+training (configs/papers/wieting2017.py: mini-batches of 100 as their own
+negatives, margin 0.4): `lm_ppl.py:gran,paper`.
 
 Why these bounds: perplexity has no fixed scale, so the grid follows the
 measured distribution. On the 10,000 1-best Multi30k de-en translations of
@@ -22,9 +26,17 @@ Docs: docs/filtering.md, docs/configs.md (sweeps).
 from configs import common
 
 UPPER = (10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 75.0, 100.0, 200.0, 500.0)
+# Wieting et al. 2017's upper bounds; "inf" (float("inf") when the filter
+# is read) keeps every pair.
+PAPER = (25.0, 50.0, 75.0, 100.0, 125.0, 150.0, 175.0, 200.0, "inf")
 
 
 def get_config(arg: str):
-  encoder, _ = common.encoder_and_rest(arg)
+  encoder, rest = common.encoder_and_rest(arg)
+  if rest not in ([], [common.PAPER]):
+    raise ValueError(f"{','.join(rest)!r}: lm_ppl.py takes the encoder, "
+                     "then optionally paper (lm_ppl.py:gran,paper).")
+  paper = rest == [common.PAPER]
   return common.sweep(encoder, points=[common.bounded("lm_ppl", 0.0, hi)
-                                       for hi in UPPER])
+                                       for hi in (PAPER if paper else UPPER)],
+                      paper=paper)

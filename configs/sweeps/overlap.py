@@ -1,4 +1,4 @@
-r"""N-gram overlap and BLEU filters (the paper's section 5.6): the pairs
+r"""N-gram overlap and BLEU filters (the paper's section 5.7): the pairs
 whose score is at least 0.0, 0.1, ..., 0.9 (and at most 1.0); the argument
 is the encoder, then optionally the score: gran, or gran,overlap_2 (one of
 overlap_1, overlap_2, overlap_3, bleu; default overlap_1), then optionally
@@ -6,12 +6,16 @@ overlap_1, overlap_2, overlap_3, bleu; default overlap_1), then optionally
 upper 0.6 / 0.8 / 0.9 / 1.0 (15 ranges), whose upper bounds drop the near
 copies of the reference that a strong NMT writes for its own training data
 (10.6 % of the Multi30k de-en 1-best translations of a 12.7-BLEU model were
-the reference itself; docs/filtering.md).
+the reference itself; docs/filtering.md); or `paper`: the paper's grid,
+lower 0.0 / 0.1 / 0.2 / 0.3 x upper 0.6 / 0.7 / 0.8 / 0.9 / 1.0 (20
+ranges), on the paper preset's training (configs/papers/wieting2017.py:
+mini-batches of 100 as their own negatives, margin 0.4).
 
 Command (scale and overrides: configs/sweeps/common.py):
   paraflax sweep --config configs/sweeps/overlap.py:gran,bleu --workdir runs/sweep_bleu_gran \
     --config.scored=runs/bt.scored.jsonl [--config.max_pairs=24000]
   paraflax sweep --config configs/sweeps/overlap.py:avg,overlap_1,ranges ...
+  paraflax sweep --config configs/sweeps/overlap.py:gran,bleu,paper ...
 Time: 10 points; GRAN ~2.5 min each on 2 CPU cores at N = 2,000.
 Result (WMT de-en back-translations of the 6,000-step NMT, GRAN): the
 ranges pick overlap_1 in [0.2, 0.6], STSb test 54.56 against 50.63 for
@@ -23,17 +27,23 @@ SCORES = ("overlap_1", "overlap_2", "overlap_3", "bleu")
 LOWER = tuple(round(0.1 * k, 1) for k in range(10))
 RANGES = tuple((lo, hi) for lo in (0.0, 0.2, 0.4, 0.6)
                for hi in (0.6, 0.8, 0.9, 1.0) if lo < hi)
+# Wieting et al. 2017's grid of lower x upper bounds.
+PAPER = tuple((lo, hi) for lo in (0.0, 0.1, 0.2, 0.3)
+              for hi in (0.6, 0.7, 0.8, 0.9, 1.0))
 
 
 def get_config(arg: str):
   encoder, rest = common.encoder_and_rest(arg)
-  ranges = rest[-1:] == ["ranges"]
-  rest = rest[:-1] if ranges else rest
+  grid = rest[-1] if rest[-1:] in (["ranges"], [common.PAPER]) else None
+  rest = rest[:-1] if grid else rest
   score = rest[0] if rest else "overlap_1"
   if score not in SCORES or len(rest) > 1:
     raise ValueError(f"score {','.join(rest)!r}: use one of "
-                     f"{', '.join(SCORES)}, then optionally ranges, e.g. "
-                     "overlap.py:gran,bleu or overlap.py:avg,bleu,ranges.")
-  bounds = RANGES if ranges else [(lo, 1.0) for lo in LOWER]
+                     f"{', '.join(SCORES)}, then optionally ranges or "
+                     "paper, e.g. overlap.py:gran,bleu or "
+                     "overlap.py:avg,bleu,ranges.")
+  bounds = {"ranges": RANGES, common.PAPER: PAPER}.get(
+      grid, [(lo, 1.0) for lo in LOWER])
   return common.sweep(encoder, points=[common.bounded(score, lo, hi)
-                                       for lo, hi in bounds])
+                                       for lo, hi in bounds],
+                      paper=grid == common.PAPER)

@@ -1,4 +1,4 @@
-r"""Reference-classifier filter (the paper's section 5.5): the pairs whose
+r"""Reference-classifier filter (the paper's section 5.6): the pairs whose
 translation the reference-vs-translation classifier finds reference-like,
 `ref_prob` at least 0.0, 0.1, ..., 0.9 (and at most 1.0; scored with
 `paraflax score-paraphrases --classifier-workdir`); the argument is the
