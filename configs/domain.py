@@ -16,7 +16,8 @@ Result (biomedical test perplexity at 2,000 selected sentences): top
 diffCE 729.6, random 1476.7 (0.494 of it), n-gram overlap 989.9.
 The selection LMs' order 2 and min_count 2 were chosen on the dev text
 (D/biomed.dev.en as --test): order 2 gave 0.493 of random at 2,000, order
-3 0.502, order 4 0.506. The paper's 3-gram selection LMs: `--order 3`.
+3 0.502, order 4 0.506. The paper states no order; `--order 3` gives
+3-gram selection LMs (configs/papers/domain_paraphrasing.py:select).
 Docs: docs/domain.md.
 """
 import ml_collections

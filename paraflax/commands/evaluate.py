@@ -79,8 +79,9 @@ COMMANDS: dict[str, Command] = {
         "selection (same steps and seed; data.train=tsv:OUTPUT/sel_*.tsv) "
         "and reports its dev BLEU (newstest2013) beside a random selection "
         "and the unfiltered corpus, with the count of each kind of noise "
-        "kept when NOISY.labels exists. Writes OUTPUT/eval_filtering.json; "
-        "rerunning resumes.",
+        "kept when NOISY.labels exists. Writes OUTPUT/eval_filtering.json "
+        "and OUTPUT.meta.json (the inputs and settings); rerunning resumes, "
+        "other inputs or settings are refused unless --overwrite.",
         (BILINGUAL_WORKDIR,
          flag("--noisy", required=True,
               help="NOISY.tsv: source<TAB>target[<TAB>score ...]"),
@@ -98,7 +99,8 @@ COMMANDS: dict[str, Command] = {
               "'=')"),
          flag("--seed", type=int, default=0, help="of the random selection"),
          flag("--k", type=int, default=4,
-              help="margin neighbours a side (default: 4)")),
+              help="margin neighbours a side (default: 4)"),
+         OVERWRITE),
         prepare=KEEP_FREED_MEMORY),
     "eval-bilingual": Command(
         "paraflax.recipes.scoring:eval_bilingual",
@@ -119,7 +121,8 @@ COMMANDS: dict[str, Command] = {
         "paraflax.evaluation.domain_selection:evaluate",
         "in-domain perplexity of Moore-Lewis vs random vs n-gram-overlap "
         "selections",
-        "For each size of eval_sizes, an eval_order-gram LM (3, the paper's; "
+        "For each size of eval_sizes, an eval_order-gram LM (3, paraflax's "
+        "choice: the domain paraphrasing paper states no order; "
         "closed vocabulary: the in-domain words seen eval_min_count times) "
         "on the top-diffCE sentences of a select-domain folder, on as many "
         "random ones and on the ones with the most n-grams in the in-domain "
