@@ -11,6 +11,7 @@ import argparse
 import errno
 import importlib
 import os
+import shlex
 import sys
 import textwrap
 import traceback
@@ -22,6 +23,7 @@ from paraflax import files
 from paraflax import quiet
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 # Flags (argparse dests) that name files a command reads, and files or
 # folders it writes: no output may be an input (`files.refuse_inputs_as_
 # outputs`). A workdir is read by the commands that also have an output.
@@ -105,6 +107,10 @@ def _call(command: commands.Command, args: argparse.Namespace,
   if outputs:
     files.refuse_inputs_as_outputs(_paths(command, args, INPUT_DESTS),
                                    outputs)
+  # A workdir in training is read as its newest (whole) checkpoint, by
+  # design; any other input still being written is only part of itself.
+  files.refuse_unfinished_inputs(
+      _paths(command, args, tuple(d for d in INPUT_DESTS if d != "workdir")))
   if command.prepare:
     _function(command.prepare)()
   if command.compiles:
@@ -132,10 +138,18 @@ def main(argv: list[str] | None = None) -> int:
   unknown = [a for a in rest if not a.startswith(config_lib.PREFIX)]
   if unknown or (overrides and not command.config):
     parser.error(f"unrecognized arguments: {' '.join(unknown or overrides)}")
+  repeated = _repeated_flags(command, _rest_of(argv, args.command))
+  if repeated:
+    parser.error(f"{', '.join(repeated)} given more than once: give each "
+                 "flag once")
   if args.verbose:
     os.environ[quiet.VERBOSE_ENV] = "1"
   try:
     _call(command, args, overrides)
+  except KeyboardInterrupt:
+    print(f"paraflax {args.command}: interrupted. {_kept(command)}; the same "
+          f"command resumes: {_command_line(argv)}", file=sys.stderr)
+    return EXIT_INTERRUPTED
   except (*errors.USER_ERRORS, OSError) as e:
     if args.verbose:
       traceback.print_exc()
@@ -145,6 +159,48 @@ def main(argv: list[str] | None = None) -> int:
   finally:
     files.release_output_locks()
   return 0
+
+
+def _rest_of(argv: list[str] | None, name: str) -> list[str]:
+  """The arguments after the command's name."""
+  argv = sys.argv[1:] if argv is None else argv
+  return argv[argv.index(name) + 1:] if name in argv else argv
+
+
+# Flags a user may give several times: each one adds a value.
+_REPEATABLE_ACTIONS = ("append", "extend", "count")
+
+
+def _repeated_flags(command: commands.Command, argv: list[str]) -> list[str]:
+  """The flags given more than once: argparse would keep the last value
+  without a word. --config.key=value may repeat a key (the later wins), so
+  that a list of overrides can be amended."""
+  dests = {}
+  for names, kwargs in command.flags:
+    if kwargs.get("action") not in _REPEATABLE_ACTIONS:
+      dest = kwargs.get("dest", names[0].lstrip("-").replace("-", "_"))
+      dests.update({name: dest for name in names})
+      if kwargs.get("action") is argparse.BooleanOptionalAction:
+        dests.update({"--no-" + name[2:]: dest for name in names})
+  if command.config:
+    dests["--config"] = "config"
+  seen, out = set(), []
+  for arg in argv:
+    name = arg.split("=", 1)[0]
+    dest = dests.get(name)  # --config.key=value overrides: the later wins
+    if dest is not None and dest in seen and name not in out:
+      out.append(name)
+    seen.add(dest)
+  return out
+
+
+def _kept(command: commands.Command) -> str:
+  return command.kept or ("Finished outputs are kept and nothing is "
+                          "half-written")
+
+
+def _command_line(argv: list[str] | None) -> str:
+  return shlex.join(["paraflax", *(sys.argv[1:] if argv is None else argv)])
 
 
 # The fix for each file-system error a user can meet, by errno.

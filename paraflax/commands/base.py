@@ -38,6 +38,9 @@ class Command:
   # (`paraflax.compile_cache`); False spares a command that never compiles
   # the import of jax.
   compiles: bool = True
+  # What a Ctrl-C leaves for the same command to resume from (one sentence);
+  # empty: the generic one (finished outputs are kept, none half-written).
+  kept: str = ""
 
 
 def setting(name: str, key: str | None = None, **kwargs: Any) -> Flag:

@@ -126,7 +126,8 @@ COMMANDS: dict[str, Command] = {
         "paraflax.recipes.embedders:mine_files",
         "mine parallel sentences by margin score (LASER files)",
         _MINE_DESCRIPTION, MINE_FLAGS + CLUSTER, config="configs/mine.py",
-        prepare=KEEP_FREED_MEMORY),
+        prepare=KEEP_FREED_MEMORY,
+        kept="The finished k-NN blocks are kept in OUTPUT.parts/"),
     "index": Command(
         "paraflax.mining.pipeline:index_files",
         "build a faiss index of one side's embeddings, to mine with",

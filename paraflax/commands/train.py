@@ -16,7 +16,8 @@ COMMANDS: dict[str, Command] = {
               help="checkpoints, metrics and the vocabulary go here; "
               "rerunning resumes from the newest checkpoint"),
          *CLUSTER),
-        config=True, prepare=KEEP_FREED_MEMORY),
+        config=True, prepare=KEEP_FREED_MEMORY,
+        kept="The newest checkpoint in the workdir is kept"),
     "sweep": Command(
         "paraflax.recipes.sweep:sweep",
         "train and evaluate every point of a sweep config",

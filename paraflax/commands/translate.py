@@ -59,7 +59,8 @@ COMMANDS: dict[str, Command] = {
          flag("--window", type=int, default=100_000,
               help="rows read and length-sorted together; memory is bounded "
               "by it, not by the input"),
-         OVERWRITE, *CLUSTER)),
+         OVERWRITE, *CLUSTER),
+        kept="The records of finished batches are kept in OUTPUT"),
     "pair-stats": Command(
         "paraflax.evaluation.pair_stats:report_file",
         "statistics and random examples of a back-translated corpus",

@@ -1,0 +1,44 @@
+"""Messages, not tracebacks: interrupts, flags given twice, errors of the
+libraries underneath (TensorFlow, faiss) and of the Python API, each as one
+paraflax message that names the fix."""
+from __future__ import annotations
+
+import pytest
+
+from paraflax import cli
+
+
+def test_ctrl_c_prints_one_line_with_what_is_kept_and_the_command(
+    monkeypatch, capsys):
+  def interrupted(*args, **kwargs):
+    raise KeyboardInterrupt
+  monkeypatch.setattr(cli, "_call", interrupted)
+  argv = ["mine", "--src-emb", "x.f32", "--tgt-emb", "y.f32", "--dim", "4",
+          "--output", "out.tsv"]
+  assert cli.main(argv) == cli.EXIT_INTERRUPTED == 130
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and "Traceback" not in err, err
+  assert err.startswith("paraflax mine: interrupted. The finished k-NN "
+                        "blocks are kept in OUTPUT.parts/"), err
+  assert err.rstrip().endswith("paraflax mine --src-emb x.f32 --tgt-emb "
+                               "y.f32 --dim 4 --output out.tsv"), err
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["mine", "--k", "3", "--output", "o", "--k", "4"], "--k"),
+    (["mine", "--k=3", "--k", "4", "--output", "o"], "--k"),
+    (["mine", "--dedup", "--no-dedup", "--output", "o"], "--no-dedup"),
+    (["train", "--config", "a.py", "--config", "b.py", "--workdir", "w"],
+     "--config"),
+])
+def test_a_flag_given_twice_is_refused(argv, named, capsys):
+  with pytest.raises(SystemExit) as e:
+    cli.main(argv)
+  assert e.value.code == cli.EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert f"{named} given more than once" in err, err
+
+
+def test_a_repeatable_flag_may_be_given_twice():
+  command = cli.commands.COMMANDS["mine"]
+  assert not cli._repeated_flags(command, ["--src-emb", "-5", "--dim", "4"])
