@@ -20,6 +20,7 @@ import numpy as np
 
 from paraflax import errors
 from paraflax.data import corpora
+from paraflax.evaluation import fixed_width
 from paraflax.mining import similarity
 
 Embed = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
@@ -114,10 +115,10 @@ def evaluate(embed: Embed, lang: str, similarities: Mapping[str, Mapping],
 def format_table(rows: Sequence[dict]) -> str:
   """Error rates in %, both directions and their mean."""
   width = max([27, *(len(r["set"]) for r in rows)]) + 1
-  lines = [f"{'set':<{width}}{'lang':<6}{'n':>6}  {'similarity':<11}"
-           f"{'src->en':>9}{'en->src':>9}{'mean':>8}"]
-  for r in rows:
-    lines.append(f"{r['set']:<{width}}{r['lang']:<6}{r['n']:>6}  "
-                 f"{r['similarity']:<11}{r['src2tgt']:>9.2f}"
-                 f"{r['tgt2src']:>9.2f}{r['mean']:>8.2f}")
-  return "\n".join(lines)
+  key = fixed_width.key
+  return fixed_width.table(
+      [("set", f"<{width}", key("set")), ("lang", "<6", key("lang")),
+       ("n", ">6", key("n")), "  ", ("similarity", "<11", key("similarity")),
+       ("src->en", ">9.2f", key("src2tgt")),
+       ("en->src", ">9.2f", key("tgt2src")), ("mean", ">8.2f", key("mean"))],
+      rows)

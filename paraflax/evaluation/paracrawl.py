@@ -38,6 +38,7 @@ from paraflax import errors
 from paraflax import files
 from paraflax.data import paths
 from paraflax.data import readers
+from paraflax.evaluation import fixed_width
 from paraflax.mining import similarity
 
 Embed = Callable[[Sequence[str], str], np.ndarray]  # (texts, lang) -> [N, d]
@@ -223,14 +224,14 @@ def evaluate_all(embed: Embed, similarities: Mapping[str, Mapping], *,
 
 def format_table(rows: Sequence[dict], top: float = TOP) -> str:
   """AUC and precision x 100; `V%` is the precision of keeping at random."""
-  head = f"P@{100 * top:g}%"
-  lines = [f"{'release':<8}{'lang':<6}{'scorer':<12}{'kind':<11}{'n':>6}"
-           f"{'V%':>7}{'AUC':>8}{head:>8}"]
-  for r in rows:
-    lines.append(f"{r['release']:<8}{r['lang']:<6}{r['scorer']:<12}"
-                 f"{r['kind']:<11}{r['n']:>6}{100 * r['valid'] / r['n']:>7.1f}"
-                 f"{100 * r['auc']:>8.2f}{100 * r['precision']:>8.2f}")
-  return "\n".join(lines)
+  key = fixed_width.key
+  return fixed_width.table(
+      [("release", "<8", key("release")), ("lang", "<6", key("lang")),
+       ("scorer", "<12", key("scorer")), ("kind", "<11", key("kind")),
+       ("n", ">6", key("n")),
+       ("V%", ">7.1f", lambda r: 100 * r["valid"] / r["n"]),
+       ("AUC", ">8.2f", key("auc", 100)),
+       (f"P@{100 * top:g}%", ">8.2f", key("precision", 100))], rows)
 
 
 # --- Score distributions ----------------------------------------------------
