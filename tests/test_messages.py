@@ -42,3 +42,17 @@ def test_a_flag_given_twice_is_refused(argv, named, capsys):
 def test_a_repeatable_flag_may_be_given_twice():
   command = cli.commands.COMMANDS["mine"]
   assert not cli._repeated_flags(command, ["--src-emb", "-5", "--dim", "4"])
+
+
+@pytest.mark.parametrize("k, shown", [(2.5, r"k=2\.5 \(float\)"),
+                                      (True, r"k=True \(bool\)"),
+                                      ("3", r"k='3' \(str\)"),
+                                      (0, r"k=0: pass an int >= 1")])
+def test_api_counts_of_the_wrong_type_get_a_paraflax_error(k, shown):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import paraflax  # pylint: disable=g-import-not-at-top
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  x = np.eye(3, dtype=np.float32)
+  for function in (paraflax.mine, paraflax.api.mining.candidates):
+    with pytest.raises(errors.ConfigError, match=shown):
+      function(x, x, k=k)

@@ -62,3 +62,16 @@ def embeddings(value: Any, name: str) -> Any:
         f"{name} holds {array.dtype} values, not numbers: pass embeddings "
         "as a [rows, dim] float array (e.g. what Model.embed returns).")
   return value
+
+
+def count(value: Any, name: str, minimum: int = 1) -> int:
+  """`value` as an int >= `minimum`, or ConfigError naming `name`: a float
+  (even 2.0), a bool or a str would otherwise reach jax's shapes."""
+  import numbers  # pylint: disable=g-import-not-at-top
+  if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    raise errors.ConfigError(
+        f"{name}={quoted(value)} ({type(value).__name__}): {name} is a "
+        f"count; pass an int >= {minimum}.")
+  if value < minimum:
+    raise errors.ConfigError(f"{name}={value}: pass an int >= {minimum}.")
+  return int(value)

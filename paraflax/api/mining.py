@@ -39,6 +39,7 @@ def mine(x: Any, y: Any, k: int = 4, margin: str = "ratio",
   sentence at most once); pairs under `threshold` (a finite number) are
   dropped."""
   _check_mining(margin, retrieval, threshold)
+  k = inputs.count(k, "k")
   x, y = inputs.embeddings(x, "x"), inputs.embeddings(y, "y")
   from paraflax.mining import margin as margin_lib  # pylint: disable=g-import-not-at-top
   return margin_lib.mine(x, y, k, margin=margin, strategy=retrieval,
@@ -50,6 +51,7 @@ def candidates(x: Any, y: Any, k: int = 4, margin: str = "ratio"
   """Every pair that `mine` chooses from (a sentence and one of its k
   nearest neighbours, either way) once, with its margin score."""
   _check_mining(margin, "max")
+  k = inputs.count(k, "k")
   x, y = inputs.embeddings(x, "x"), inputs.embeddings(y, "y")
   from paraflax.mining import margin as margin_lib  # pylint: disable=g-import-not-at-top
   return margin_lib.every_candidate(

@@ -111,6 +111,7 @@ class Model:
     if similarity not in choices.SIMILARITIES:
       raise errors.ConfigError(f"similarity={similarity!r}; use one of "
                                f"{', '.join(choices.SIMILARITIES)}.")
+    k = inputs.count(k, "k")
     from paraflax.evaluation import bilingual as bilingual_eval  # pylint: disable=g-import-not-at-top
     from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
     default = scoring.workdir_languages(self.workdir)
