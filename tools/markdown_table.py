@@ -6,11 +6,17 @@ def row(cells) -> str:
   return "| " + " | ".join("" if c is None else str(c) for c in cells) + " |"
 
 
+def header(columns, align=None) -> list[str]:
+  """The header line and the alignment line; `align` has "---" (left) or
+  "---:" (right) per column, all left when None."""
+  return [row(columns), row(align or ["---"] * len(columns))]
+
+
 def table(columns, rows, numeric_from: int | None = None) -> list[str]:
   """Header, alignment and rows; columns from `numeric_from` on are
   right-aligned (None: none)."""
   n = len(columns) if numeric_from is None else numeric_from
-  return [row(columns), row(["---"] * n + ["---:"] * (len(columns) - n))] + [
+  return header(columns, ["---"] * n + ["---:"] * (len(columns) - n)) + [
       row(r) for r in rows]
 
 

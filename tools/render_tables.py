@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
 import bench_tables  # the benchmarks' tables of benchmarks/README.md
 import fidelity_tables  # docs/fidelity.md's runs of caption encoders
+import markdown_table  # the lines of a Markdown table
 import run_tables  # tables computed from the runs' own output files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,17 +47,9 @@ def _load(path: str) -> dict:
     return json.load(f)
 
 
-def _row(cells) -> str:
-  return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
-def _header(columns, align=None) -> list[str]:
-  align = align or ["---"] * len(columns)
-  return [_row(columns), _row(align)]
-
-
-def _f(x, digits=2) -> str:
-  return "" if x is None else f"{x:,.{digits}f}"
+_row = markdown_table.row
+_header = markdown_table.header
+_f = markdown_table.num
 
 
 def mining_throughput() -> list[str]:
