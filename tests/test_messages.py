@@ -56,3 +56,22 @@ def test_api_counts_of_the_wrong_type_get_a_paraflax_error(k, shown):
   for function in (paraflax.mine, paraflax.api.mining.candidates):
     with pytest.raises(errors.ConfigError, match=shown):
       function(x, x, k=k)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--corpus", "bitext_nothing_de_en"],
+     r"bitext_nothing_de_en: not a catalogued corpus"),
+    (["--third", "mono_en_brown"],
+     r"--third mono_en_brown: .* not bitext \(source, target\)"),
+    (["--corpus", "tsv:{t}/none*.tsv"], r"none\*\.tsv"),
+])
+def test_noise_bitext_names_its_corpora_in_messages(extra, message, tmp_path,
+                                                    capsys):
+  import re  # pylint: disable=g-import-not-at-top
+  argv = ["noise-bitext", "--output", str(tmp_path / "out.tsv"),
+          *(a.format(t=tmp_path) for a in extra)]
+  assert cli.main(argv) == cli.EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert err.startswith("paraflax noise-bitext: error: "), err
+  assert re.search(message, err), err
+  assert not list(tmp_path.iterdir())

@@ -37,10 +37,11 @@ COMMANDS: dict[str, Command] = {
          flag("--corpus", nargs="+",
               default=["bitext_newstest_pool_de_en",
                        "bitext_opennmt_wmt_de_en"],
-              help="clean bitext corpora (`paraflax tasks`), concatenated"),
+              help="clean bitext, concatenated: data specs (a catalogued "
+              "name, `paraflax tasks`, or tsv:, lines:, tfds:)"),
          flag("--third", default="bitext_multi30k_fr_en",
-              help="the corpus whose source side gives wrong_language "
-              "targets"),
+              help="the bitext (a data spec) whose source side gives "
+              "wrong_language targets"),
          flag("--rate", action="append", default=[], metavar="KIND=RATE",
               help="share of all lines given this noise, repeatable "
               "(default: 0.1 of each kind)"),

@@ -158,6 +158,19 @@ def read(spec: str, features: tuple[str, ...] = corpora.BITEXT,
   return corpora.read(data.corpus, data.split)
 
 
+def parse_bitext(spec: str, what: str, split: str = "train") -> Data:
+  """`parse`, refusing a monolingual corpus with a message: `what` (a flag,
+  a key) names where the spec was given."""
+  data = parse(spec, corpora.BITEXT, split)
+  if tuple(data.corpus.features) != corpora.BITEXT:
+    raise errors.ConfigError(
+        f"{what} {spec}: {data.corpus.name} holds "
+        f"{', '.join(data.corpus.features)}, not bitext (source, target): "
+        "name a bitext corpus (`paraflax tasks` lists them with their "
+        f"features) or your own pairs. {_HINT}")
+  return data
+
+
 def pairs(spec: str, split: str = "train") -> list[tuple[str, str]]:
   """(source, English) pairs of a bitext spec."""
   columns = read(spec, corpora.BITEXT, split)

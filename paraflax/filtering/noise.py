@@ -144,15 +144,20 @@ def noise_bitext(output: str, corpus: Sequence[str] = CORPORA,
   with the noise of `rate` (KIND=RATE each; none: RATES), written as
   `write` says."""
   from paraflax.data import corpora as corpora_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   rates = parse_rates(rate)
   corpora = list(corpus)
+  # Named before anything is claimed: an unknown name or a monolingual
+  # corpus stops with a message, not a KeyError after the claim.
+  named = [specs.parse_bitext(name, "--corpus") for name in corpora]
+  third_named = specs.parse_bitext(third, "--third")
   files.check_output(output)
   source, target = [], []
-  for name in corpora:
-    columns = corpora_lib.read(corpora_lib.get(name), "train")
+  for data in named:
+    columns = corpora_lib.read(data.corpus, data.split)
     source += columns["source"]
     target += columns["target"]
-  french = corpora_lib.read(corpora_lib.get(third), "train")["source"]
+  french = corpora_lib.read(third_named.corpus, third_named.split)["source"]
   noisy = inject(source, target, rates, seed=seed, third=french)
   info = {"corpora": list(corpora), "third": third, "seed": seed,
           "rates": rates}
