@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import fcntl
 import fnmatch
+import hashlib
 import itertools
 import json
 import logging
@@ -155,9 +156,38 @@ def user_cache(env: str, name: str) -> str | None:
   return os.path.abspath(os.path.expanduser(value))
 
 
+_FINGERPRINT_BYTES = 1 << 20  # hashed from each end of a file
+
+
+def fingerprint(path: str) -> str:
+  """Changes when the file does: its size, mtime and both ends' bytes. An
+  input's, in the settings of an output made from it."""
+  stat = os.stat(path)
+  digest = hashlib.sha256(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+  with open(path, "rb") as f:
+    digest.update(f.read(_FINGERPRINT_BYTES))
+    f.seek(max(0, stat.st_size - _FINGERPRINT_BYTES))
+    digest.update(f.read(_FINGERPRINT_BYTES))
+  return digest.hexdigest()
+
+
 def settings_path(output: str) -> str:
   """Where `claim_output` keeps the settings an output was made with."""
   return output + ".meta.json"
+
+
+_CLAIM_FILES = (".meta.json", ".lock")  # written before any work
+
+
+def holds_work(path: str) -> bool:
+  """Whether `path` holds work: a non-empty file other than the settings
+  and lock files a claim writes first, or a folder with one inside. A
+  start that failed before its first result leaves none, so it never
+  blocks its corrected rerun."""
+  if os.path.isdir(path):
+    return any(holds_work(os.path.join(root, name))
+               for root, _, names in os.walk(path) for name in names)
+  return _size(path) > 0 and not path.endswith(_CLAIM_FILES)
 
 
 def claim_output(output: str, settings: dict[str, Any], *, overwrite: bool,
@@ -180,8 +210,7 @@ def claim_output(output: str, settings: dict[str, Any], *, overwrite: bool,
   saved = _read_json(meta)
   if saved == settings and not overwrite:
     return
-  present = [p for p in (output, *leftovers)
-             if os.path.isdir(p) or _size(p) > 0]
+  present = [p for p in (output, *leftovers) if holds_work(p)]
   if present and not overwrite:
     differs = ("it has no " + meta if saved is None
                else "differs in " + _differences(saved, settings))
@@ -270,6 +299,39 @@ def lock_output(output: str) -> None:
         "for that run to end, then rerun this command (it finds the "
         "output finished, or resumes it), or write to another output.")
   _LOCKS[path] = fd
+
+
+def writer_of(path: str) -> str | None:
+  """The process id of another run that holds `path`'s `lock_output` lock
+  (it is writing `path` now), or None. Probes with a shared lock, released
+  at once, and never creates the lock file."""
+  lock = os.path.abspath(path) + ".lock"
+  if lock in _LOCKS:
+    return None  # this process writes it: its own stages read it after
+  try:
+    fd = os.open(lock, os.O_RDONLY)
+  except OSError:
+    return None
+  try:
+    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+  except BlockingIOError:
+    return os.read(fd, 32).decode(errors="replace").strip() or "?"
+  finally:
+    os.close(fd)  # also ends the probe's shared lock
+  return None
+
+
+def refuse_unfinished_inputs(inputs: Sequence[tuple[str, str]]) -> None:
+  """Stops before any work when an input is an output that another run is
+  still writing (it holds the lock): what is there now is only part of it.
+  `inputs` are (flag, path) pairs."""
+  for flag, path in inputs:
+    holder = writer_of(path)
+    if holder is not None:
+      raise errors.ConfigError(
+          f"{flag} {path}: another run (process {holder}) is still writing "
+          "it, so it holds part of its records. Wait for that run to end, "
+          "then rerun this command.")
 
 
 @contextlib.contextmanager

@@ -2,11 +2,22 @@
 catalogue's classes, each on tiny synthetic data and by calling the
 functions the commands call."""
 import json
+import os
 
+import numpy as np
 import pytest
 
+from paraflax import cli
 from paraflax import files
 from paraflax.errors import ConfigError
+from paraflax.evaluation import mining_set
+from paraflax.mining import embeddings_io
+from paraflax.mining import index_build
+from paraflax.recipes import eval_filtering
+from tests.conftest import ROOT, TINY
+from tests.test_bad_inputs_io import _records, lock_holder  # pylint: disable=unused-import
+
+GRAN = str(ROOT / "configs" / "gran.py")
 
 
 def test_a_refusal_names_only_the_keys_that_differ(tmp_path):
@@ -25,3 +36,113 @@ def test_a_refusal_names_only_the_keys_that_differ(tmp_path):
   with pytest.raises(ConfigError) as e:
     files.claim_output(output, other, overwrite=False)
   assert "(differs in vocab.size 2000 -> 4000)" in str(e.value)
+
+
+# --- One writer per output, and a reader waits for it ------------------------
+
+
+def test_a_second_train_on_a_workdir_stops_naming_the_first(
+    tmp_path, capsys, lock_holder):
+  workdir = tmp_path / "w"
+  lock_holder(workdir)
+  assert cli.main(["train", "--config", GRAN, "--workdir", str(workdir),
+                   *TINY]) == cli.EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert f"{workdir}: another run (process " in err
+  assert not (workdir / "metrics.jsonl").exists()
+
+
+def test_an_input_still_being_written_is_refused(tmp_path, capsys,
+                                                 lock_holder):
+  source = tmp_path / "bt.jsonl"
+  source.write_text(_records(3))
+  lock_holder(source)
+  assert files.writer_of(str(source)) is not None
+  assert cli.main(["score-paraphrases", "--input", str(source), "--output",
+                   str(tmp_path / "scored.jsonl")]) == cli.EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert f"--input {source}: another run (process " in err
+  assert "still writing it" in err
+  assert not (tmp_path / "scored.jsonl").exists()
+
+
+def test_a_writer_reads_what_it_wrote_itself(tmp_path):
+  output = str(tmp_path / "out.jsonl")
+  files.lock_output(output)
+  assert files.writer_of(output) is None  # this process's own output
+  files.release_output_locks()
+  assert files.writer_of(output) is None and not os.path.exists(
+      output + ".lock")
+
+
+def test_a_one_shot_output_is_locked_while_it_is_built(tmp_path,
+                                                       lock_holder):
+  output = tmp_path / "set"
+  lock_holder(output)
+  with pytest.raises(ConfigError, match="another run .process "):
+    mining_set.build_folder(str(output), lang="de", split="dev", gold=5,
+                            distractors=5)
+  assert not output.exists()
+
+
+class _NoModel(Exception):
+  pass
+
+
+def test_a_rerun_on_other_inputs_is_refused_not_reported(tmp_path,
+                                                          monkeypatch):
+  """`eval-filtering` resumes its table only for the inputs and settings
+  it was made with; its output records them before any work."""
+  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(scoring, "workdir_languages", lambda w: ("de", "en"))
+
+  def no_model(*args):
+    raise _NoModel()
+  monkeypatch.setattr(scoring, "open_workdir", no_model)
+  output = str(tmp_path / "eval")
+  noisy = {}
+  for name, text in (("a", "ein hund\ta dog\n"), ("b", "eine katze\ta cat\n")):
+    noisy[name] = tmp_path / f"{name}.tsv"
+    noisy[name].write_text(text * 3)
+
+  def run(name: str, **kwargs) -> None:
+    eval_filtering.eval_filtering(str(tmp_path / "bilingual"),
+                                  str(noisy[name]), output, [10], **kwargs)
+
+  # A start that fails before any result does not block another one.
+  for name in ("a", "b"):
+    with pytest.raises(_NoModel):
+      run(name)
+  os.makedirs(output, exist_ok=True)
+  with open(os.path.join(output, eval_filtering.REPORT), "w") as f:
+    f.write('{"rows": []}\n')  # b's table, as a finished run leaves it
+  files.release_output_locks()
+  with pytest.raises(ConfigError, match=r"differs in noisy\)"):
+    run("a")
+  with pytest.raises(_NoModel):
+    run("a", overwrite=True)
+  assert not os.path.exists(os.path.join(output, eval_filtering.REPORT))
+
+
+def test_a_failed_index_build_does_not_block_its_corrected_rerun(tmp_path):
+  emb = tmp_path / "x.f32"
+  embeddings_io.write(str(emb), np.random.default_rng(0).normal(
+      size=(60, 8)).astype(np.float32))
+  folder = tmp_path / "index"
+  # What a build that failed in faiss's training leaves: its settings.
+  files.claim_output(str(folder / index_build.INDEX_FILE),
+                     {"factory": "IVF1000,Flat"}, overwrite=False)
+  files.release_output_locks()
+  assert cli.main(["index", "--emb", str(emb), "--index", "IVF2,Flat",
+                   "--output", str(folder)]) == 0
+  assert (folder / index_build.INDEX_FILE).exists()
+
+
+def test_claim_files_alone_hold_no_work(tmp_path):
+  folder = tmp_path / "out.parts"
+  (folder / "index-src").mkdir(parents=True)
+  (folder / "index-src" / "index.faiss.meta.json").write_text("{}\n")
+  (folder / "index-src" / "index.faiss.lock").write_text("123\n")
+  assert not files.holds_work(str(folder))
+  (folder / "fwd-000000.npz").write_bytes(b"x")
+  assert files.holds_work(str(folder))

@@ -35,6 +35,7 @@ def test_other_settings_are_refused_and_the_work_kept(tmp_path):
   parts = tmp_path / "out.jsonl.parts"
   files.claim_output(str(output), SETTINGS, overwrite=False)
   parts.mkdir()
+  (parts / "part-0").write_text("a finished part\n")
   other = dict(SETTINGS, beam=3, model="e" * 64)
   with pytest.raises(ConfigError) as e:
     files.claim_output(str(output), other, overwrite=False,

@@ -32,7 +32,8 @@ COMMANDS: dict[str, Command] = {
         "misordered; disjoint lines drawn by --seed) and writes OUTPUT "
         "(source<TAB>target), OUTPUT.labels (clean or the kind, per line) "
         "and OUTPUT.json (rates and counts). The same flags give the same "
-        "files.",
+        "files: a rerun finds them written, other flags are refused unless "
+        "--overwrite.",
         (flag("--output", required=True, help="NOISY.tsv"),
          flag("--corpus", nargs="+",
               default=["bitext_newstest_pool_de_en",
@@ -46,7 +47,8 @@ COMMANDS: dict[str, Command] = {
               help="share of all lines given this noise, repeatable "
               "(default: 0.1 of each kind)"),
          flag("--seed", type=int, default=0,
-              help="which lines get which noise (default: 0)"))),
+              help="which lines get which noise (default: 0)"),
+         OVERWRITE)),
     "score-paraphrases": Command(
         "paraflax.recipes.score_paraphrases:score_file",
         "score back-translated paraphrase pairs for filtering",

@@ -397,6 +397,9 @@ def build_folder(output: str, *, lang: str | None = None,
         "give one of --lang with --split (the bundled news sets), --data "
         "SPEC (any bitext) or --bucc SRC EN GOLD (BUCC files); got "
         f"{', '.join(given) or 'none'}.")
+  # One run builds a folder: a second one stops here. The files are
+  # compared whole when written (`write`), so another set is refused then.
+  files.lock_output(output)
   if data:
     built = build_from_bitext(data, gold=gold, distractors=distractors,
                               seed=seed)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -139,10 +140,12 @@ def parse_rates(specs: Sequence[str]) -> dict[str, float]:
 
 def noise_bitext(output: str, corpus: Sequence[str] = CORPORA,
                  third: str = THIRD, seed: int = 0,
-                 rate: Sequence[str] = ()) -> dict:
+                 rate: Sequence[str] = (), overwrite: bool = False) -> dict:
   """`paraflax noise-bitext`: the train splits of `corpus`, concatenated,
   with the noise of `rate` (KIND=RATE each; none: RATES), written as
-  `write` says."""
+  `write` says; claimed with these settings (`OUTPUT.meta.json`), so a
+  rerun finds it written and other settings are refused unless
+  `overwrite`."""
   from paraflax.data import corpora as corpora_lib  # pylint: disable=g-import-not-at-top
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   rates = parse_rates(rate)
@@ -152,6 +155,14 @@ def noise_bitext(output: str, corpus: Sequence[str] = CORPORA,
   named = [specs.parse_bitext(name, "--corpus") for name in corpora]
   third_named = specs.parse_bitext(third, "--third")
   files.check_output(output)
+  info = {"corpora": list(corpora), "third": third, "seed": seed,
+          "rates": rates}
+  written = (output, output + ".labels", output + ".json")
+  files.claim_output(output, info, overwrite=overwrite,
+                     leftovers=written[1:])
+  if all(os.path.exists(p) for p in written):
+    print(f"already there: {output}")
+    return info
   source, target = [], []
   for data in named:
     columns = corpora_lib.read(data.corpus, data.split)
@@ -159,8 +170,6 @@ def noise_bitext(output: str, corpus: Sequence[str] = CORPORA,
     target += columns["target"]
   french = corpora_lib.read(third_named.corpus, third_named.split)["source"]
   noisy = inject(source, target, rates, seed=seed, third=french)
-  info = {"corpora": list(corpora), "third": third, "seed": seed,
-          "rates": rates}
   write(noisy, output, info)
   print(f"wrote {output} ({len(source)} lines; "
         + ", ".join(f"{k} {noisy.label.count(k)}" for k in KINDS) + ")")

@@ -10,7 +10,6 @@ rows; with a sidecar, --dim may be left out.
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 
@@ -19,8 +18,6 @@ import numpy as np
 from paraflax import errors
 from paraflax import files
 from paraflax.mining import knn
-
-_FINGERPRINT_BYTES = 1 << 20  # hashed from each end of a file
 
 
 def dtype(fp16: bool) -> np.dtype:
@@ -120,15 +117,7 @@ def write(path: str, emb: np.ndarray, *, fp16: bool = False,
       overwrite=overwrite)
 
 
-def fingerprint(path: str) -> str:
-  """Changes when the file does: its size, mtime and both ends' bytes."""
-  stat = os.stat(path)
-  digest = hashlib.sha256(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
-  with open(path, "rb") as f:
-    digest.update(f.read(_FINGERPRINT_BYTES))
-    f.seek(max(0, stat.st_size - _FINGERPRINT_BYTES))
-    digest.update(f.read(_FINGERPRINT_BYTES))
-  return digest.hexdigest()
+fingerprint = files.fingerprint
 
 
 # --- Sharded corpora --------------------------------------------------------

@@ -73,9 +73,10 @@ _WHAT = {"dim": "the embedding dimension", "metric": "the metric",
 
 def check(folder: str, settings: dict) -> None:
   """Refuses an index folder built from other embeddings or settings,
-  naming what differs."""
+  naming what differs. A folder that holds only the settings of a build
+  that failed before its first result is not refused."""
   saved = _meta(folder)
-  if saved is None or saved == settings:
+  if saved is None or saved == settings or not files.holds_work(folder):
     return
   differs = [f"{_WHAT.get(key, key)} ({_shown(saved.get(key))} there, "
              f"{_shown(settings.get(key))} here)"

@@ -141,12 +141,30 @@ def embed_file(workdir: str, input: str, output: str,
     raise errors.DataError(f"{input}: empty file, nothing to embed. "
                            "Give one sentence per line.")
   embed, step = load(workdir, [lang])
+  if _claimed_done(input, output, workdir, step, lang, bool(fp16),
+                   overwrite=overwrite, lock=True):
+    print(f"already there: {output} (checkpoint step {step})",
+          file=sys.stderr)
+    return
   emb = embed(texts, lang)
-  wrote = embeddings_io.write(output, emb, fp16=bool(fp16),
-                              overwrite=overwrite)
-  print(f"{'wrote' if wrote else 'already there:'} {emb.shape[0]} x "
-        f"{emb.shape[1]} {embeddings_io.dtype(bool(fp16)).name} in {output} "
+  embeddings_io.write(output, emb, fp16=bool(fp16), overwrite=True)
+  print(f"wrote {emb.shape[0]} x {emb.shape[1]} "
+        f"{embeddings_io.dtype(bool(fp16)).name} in {output} "
         f"(checkpoint step {step})", file=sys.stderr)
+
+
+def _claimed_done(text_path: str, out: str, workdir: str, step: int,
+                  lang: str | None, fp16: bool, *, overwrite: bool,
+                  lock: bool) -> bool:
+  """Claims `out` with its settings (`OUT.meta.json`: the text's
+  fingerprint, the checkpoint, the language, the dtype; another run's is
+  refused unless `overwrite`); whether it is already written."""
+  settings = {"text": embeddings_io.fingerprint(text_path),
+              "workdir": os.path.abspath(workdir), "step": step,
+              "lang": lang, "dtype": embeddings_io.dtype(fp16).name}
+  files.claim_output(out, settings, overwrite=overwrite, lock=lock,
+                     leftovers=(embeddings_io.info_path(out),))
+  return os.path.exists(out) and os.path.exists(embeddings_io.info_path(out))
 
 
 def shard_outputs(inputs: Sequence[str], output: str, fp16: bool
@@ -195,12 +213,8 @@ def embed_shards(workdir: str, input: str, output: str,
                      mesh=partitioning.local_mesh() if count > 1 else None)
   written = 0
   for text_path, out in mine:
-    settings = {"text": embeddings_io.fingerprint(text_path),
-                "workdir": os.path.abspath(workdir), "step": step,
-                "lang": lang, "dtype": embeddings_io.dtype(fp16).name}
-    files.claim_output(out, settings, overwrite=overwrite, lock=False,
-                       leftovers=(embeddings_io.info_path(out),))
-    if os.path.exists(out) and os.path.exists(embeddings_io.info_path(out)):
+    if _claimed_done(text_path, out, workdir, step, lang, fp16,
+                     overwrite=overwrite, lock=False):
       continue
     texts, _ = readers.read_lines(
         text_path, fix="Remove them: every line is a sentence to embed.")

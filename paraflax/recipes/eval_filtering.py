@@ -65,9 +65,39 @@ def read_noisy(path: str) -> tuple[list[str], list[str], dict[str, np.ndarray],
       raise errors.DataError(f"{path}: column {c} is not a number ({e}).")
   labels = None
   if os.path.exists(path + ".labels"):
-    with open(path + ".labels", encoding="utf-8") as f:
-      labels = f.read().split("\n")[:len(rows)]
+    labels = _read_labels(path + ".labels", len(rows))
   return [r[0] for r in rows], [r[1] for r in rows], columns, labels
+
+
+def _read_labels(path: str, rows: int) -> list[str]:
+  """One kind of `noise` per line of the noisy file, checked here: a short
+  file or an unknown kind would otherwise fail after the NMTs trained."""
+  with open(path, encoding="utf-8") as f:
+    labels = f.read().splitlines()
+  if len(labels) != rows:
+    raise errors.DataError(
+        f"{path}: {len(labels)} labels for {rows} lines of the noisy file; "
+        "give one label per line (as `paraflax noise-bitext` writes them), "
+        "or remove the .labels file to evaluate without them.")
+  kinds = (noise.CLEAN,) + noise.KINDS
+  for i, label in enumerate(labels):
+    if label not in kinds:
+      raise errors.DataError(
+          f"{path}:{i + 1}: label {label!r} is not one of "
+          f"{', '.join(kinds)}.")
+  return labels
+
+
+def check_words(words: Sequence[int]) -> None:
+  """--words: target-word budgets, each a positive count."""
+  if not words:
+    raise errors.ConfigError("--words: give at least one budget of target "
+                             "words, e.g. --words 100000.")
+  bad = [n for n in words if n <= 0]
+  if bad:
+    raise errors.ConfigError(
+        f"--words {' '.join(map(str, bad))}: each budget is a count of "
+        "target words to keep; give numbers > 0.")
 
 
 def _train_nmt(config: str, overrides: Sequence[str], workdir: str) -> float:
@@ -86,6 +116,7 @@ def evaluate(src: Sequence[str], tgt: Sequence[str],
   """One row per (scorer, N) and one for the unfiltered corpus: the
   selection written as OUTPUT/sel_<scorer>_<N>.tsv, the NMT trained on it
   into OUTPUT/nmt_<scorer>_<N>, its BLEU; `random` is added to `scores`."""
+  check_words(words)
   target_words = np.asarray([len(t.split()) for t in tgt])
   scores = {**scores, "random": np.random.default_rng(seed).random(len(src))}
   runs = [("unfiltered", 0, np.arange(len(src)))]
@@ -122,14 +153,27 @@ def eval_filtering(workdir: str, noisy: str, output: str,
                    words: Sequence[int], similarity: Sequence[str] = (),
                    nmt_config: str = "configs/nmt.py:de",
                    nmt_override: Sequence[str] = (), seed: int = 0,
-                   k: int = 4) -> list[dict]:
+                   k: int = 4, overwrite: bool = False) -> list[dict]:
   """`paraflax eval-filtering`: `evaluate` with the scores of each
   similarity of the bilingual `workdir` (default: cosine, csls, margin and
-  mlp once trained) and of the file's score columns; rerunning resumes."""
+  mlp once trained) and of the file's score columns; rerunning with the
+  same inputs and settings resumes (`OUTPUT.meta.json`), other ones are
+  refused unless `overwrite`."""
   from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
-  os.makedirs(output, exist_ok=True)
+  check_words(words)
   src, tgt, scores, labels = read_noisy(noisy)
   lang, _ = scoring.workdir_languages(workdir)
+  labels_path = noisy + ".labels"
+  # More --words or --similarity add rows; anything else would mix the
+  # rows of two evaluations in one table.
+  files.claim_output(output, {
+      "noisy": files.fingerprint(noisy),
+      "labels": (files.fingerprint(labels_path)
+                 if os.path.exists(labels_path) else None),
+      "workdir": os.path.abspath(workdir), "nmt_config": nmt_config,
+      "nmt_override": list(nmt_override), "seed": seed, "k": k},
+                     overwrite=overwrite)
+  os.makedirs(output, exist_ok=True)
   enc = scoring.open_workdir(workdir, lang, "en")
   x, y = enc.embed(src, lang), enc.embed(tgt, "en")
   names = similarity or [s for s in SIMILARITIES if s != "mlp"

@@ -7,6 +7,7 @@ from typing import Any
 import ml_collections
 
 from paraflax import config as config_lib
+from paraflax import files
 from paraflax.recipes import settings
 from paraflax.recipes import workdir as workdir_lib
 
@@ -32,9 +33,14 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   loop.check_counts(config)
   loop.check_intervals(config, recipes.updates_per_call(config))
   workdir_lib.check_writable(workdir)
-  workdir_lib.check_same_experiment(workdir, config)
   from paraflax.training import distributed as distributed_lib  # pylint: disable=g-import-not-at-top
   distributed_lib.join(**cluster)
+  # One run writes a workdir: a second `train` on it stops here, before
+  # it touches any file (the processes of one run share it; process 0
+  # holds the lock for them).
+  if distributed_lib.is_primary():
+    files.lock_output(workdir)
+  workdir_lib.check_same_experiment(workdir, config)
   distributed_lib.check_same_config(config.to_json())
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
   # The one mesh of the run: the recipe's batches and inference (dev BLEU,

@@ -52,6 +52,15 @@ def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
   files.check_output(output)
   lines, _ = readers.read_lines(input, empty="keep")
   translator, params, step = nmt.load_translator(workdir)
+  files.claim_output(output, {
+      "input": files.fingerprint(input), "workdir": os.path.abspath(workdir),
+      "step": step, "beam": beam, "stop": stop, "max_len": translator.max_len,
+      "alpha": translator.alpha if alpha is None else alpha},
+                     overwrite=overwrite)
+  if os.path.exists(output):
+    print(f"already there: {output} (checkpoint step {step}, beam {beam})",
+          file=sys.stderr)
+    return
   todo = [i for i, line in enumerate(lines) if line.strip()]
   truncated = batching.report_longer(
       [len(translator.src_sp.encode(lines[i])) + 1 for i in todo],
