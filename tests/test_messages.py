@@ -75,3 +75,28 @@ def test_noise_bitext_names_its_corpora_in_messages(extra, message, tmp_path,
   assert err.startswith("paraflax noise-bitext: error: "), err
   assert re.search(message, err), err
   assert not list(tmp_path.iterdir())
+
+
+def test_eval_filtering_checks_words_before_any_work(tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import eval_filtering  # pylint: disable=g-import-not-at-top
+  with pytest.raises(errors.ConfigError, match=r"--words -5: .* > 0"):
+    eval_filtering.eval_filtering(str(tmp_path / "none"), str(tmp_path / "x"),
+                                  str(tmp_path / "out"), [100, -5])
+  assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("labels, message", [
+    ("clean\nclean\n", r"2 labels for 3 lines"),
+    ("clean\nclean\nclean\nshort\n", r"4 labels for 3 lines"),
+    ("clean\nnoisy\nclean\n", r"noisy\.tsv\.labels:2: label 'noisy'"),
+])
+def test_eval_filtering_reads_a_labels_file_of_every_line(labels, message,
+                                                          tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import eval_filtering  # pylint: disable=g-import-not-at-top
+  noisy = tmp_path / "noisy.tsv"
+  noisy.write_text("a\tb\n" * 3, encoding="utf-8")
+  (tmp_path / "noisy.tsv.labels").write_text(labels, encoding="utf-8")
+  with pytest.raises(errors.DataError, match=message):
+    eval_filtering.read_noisy(str(noisy))
