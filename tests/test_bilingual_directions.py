@@ -82,3 +82,28 @@ def test_monolingual_tasks_must_be_in_the_decoded_language(tmp_path):
   with pytest.raises(errors.ConfigError, match="mono_de_"):
     _recipe(tmp_path, "--config.direction=en_xx",
             "--config.data.mono_tasks=('mono_en_abc_rural',)")
+
+
+def test_kim2019_preset_lowercases_and_keeps_pairs_of_at_most_max_words(
+    tmp_path):
+  """configs/papers/kim2019.py: German autoencoded, subword models that
+  case-fold what they encode (training, dev and `embed` alike), and only
+  pairs whose sides have at most data.max_words tokens."""
+  config = config_lib.load(
+      str(ROOT / "configs" / "papers" / "kim2019.py") + ":de",
+      [*SMALL, "--config.data.max_words=8", "--config.data.max_len=32",
+       "--config.train_steps=10", "--config.eval_every=5",
+       "--config.checkpoint.every=5"])
+  assert config.vocab.model_type == "bpe" and config.vocab.lowercase
+  recipe = bilingual.build(config, str(tmp_path / "w"),
+                           partitioning.make_mesh(1))
+  assert bilingual.languages(recipe.config) == ("en", "de")
+  tgt_sp = recipe.embedder.encoders["de"][1]
+  src_sp = recipe.embedder.encoders["en"][1]
+  assert src_sp.encode("The House") == src_sp.encode("the house")
+  for step in range(3):
+    batch = recipe.stream.get(step)
+    decoded = _texts(tgt_sp, batch["tgt_out"], batch["tgt_len"])
+    sources = _texts(src_sp, batch["src"], batch["src_len"] + 1)
+    for text in decoded + sources:
+      assert text == text.lower() and len(text.split()) <= 8, text

@@ -66,3 +66,30 @@ def test_a_scheduled_state_counts_its_steps():
 def test_bad_blocks_name_the_fix(keys, match):
   with pytest.raises(errors.ConfigError, match=match):
     optimizers.make(_block(**keys), 960)
+
+
+def test_kim2019_step_decay_multiplies_by_0_9_every_50k_after_100k():
+  block = ml_collections.ConfigDict({
+      "name": "sgd", "learning_rate": 1.0, "schedule": "step_decay",
+      "decay_start": 100_000, "decay_every": 50_000, "decay_rate": 0.9})
+  rate = optimizers.learning_rate(block, train_steps=800_000)
+  for step, want in ((0, 1.0), (100_000, 1.0), (149_999, 1.0),
+                     (150_000, 0.9), (199_999, 0.9), (200_000, 0.81),
+                     (800_000, 0.9**14)):
+    np.testing.assert_allclose(float(rate(step)), want, rtol=1e-5)
+  # SGD: the update is -rate x gradient, with no state but the count.
+  tx = optimizers.make(block, 800_000)
+  params = {"w": jnp.ones(3)}
+  updates, _ = tx.update({"w": jnp.full(3, 0.5)}, tx.init(params), params)
+  np.testing.assert_allclose(updates["w"], -0.5)
+
+
+@pytest.mark.parametrize("keys, match", [
+    ({"name": "adagrad"}, "use one of adam, sgd"),
+    ({"schedule": "step_decay"}, "needs optimizer.decay_start"),
+    ({"schedule": "step_decay", "decay_start": 0, "decay_every": 0,
+      "decay_rate": 0.9}, "decay_every > 0"),
+])
+def test_bad_optimizer_or_step_decay_names_the_fix(keys, match):
+  with pytest.raises(errors.ConfigError, match=match):
+    optimizers.make(_block(**keys), 100)

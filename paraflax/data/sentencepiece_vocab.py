@@ -147,9 +147,14 @@ def sample(items: Iterable, size: int, seed: int = _SEED) -> list:
 
 
 def _train_pair(folder: str, pairs: list[tuple[str, str]], *, size: int,
-                model_type: str, joint: bool) -> None:
+                model_type: str, joint: bool, lowercase: bool = False
+                ) -> None:
   options = {"vocab_size": size, "model_type": model_type,
              "cache_dir": _cache_dir(folder), "minloglevel": 2}
+  if lowercase:
+    # NFKC with case folding: the models lowercase whatever they encode,
+    # in training, evaluation and `paraflax embed` alike.
+    options["normalization_rule_name"] = "nmt_nfkc_cf"
   if joint:
     src = tgt = train([s for p in pairs for s in p], **options)
   else:
@@ -168,14 +173,14 @@ def load_pair(folder: str) -> tuple[spm.SentencePieceProcessor,
 
 
 def pair(folder: str, pairs: Iterable[tuple[str, str]], *, size: int,
-         model_type: str, joint: bool) -> tuple[spm.SentencePieceProcessor,
-                                                spm.SentencePieceProcessor]:
+         model_type: str, joint: bool, lowercase: bool = False
+         ) -> tuple[spm.SentencePieceProcessor, spm.SentencePieceProcessor]:
   """`load_pair`, trained first on (source, target) `pairs` (read once,
   only then; a seeded sample of `SAMPLE_PAIRS` of a larger corpus) when
   `folder` has none: one `joint` model for both sides, or one per side,
-  of `size` pieces."""
+  of `size` pieces; `lowercase`: models that lowercase what they encode."""
   if not os.path.exists(os.path.join(folder, TGT_MODEL)):
     os.makedirs(folder, exist_ok=True)
     _train_pair(folder, sample(pairs, SAMPLE_PAIRS), size=size,
-                model_type=model_type, joint=joint)
+                model_type=model_type, joint=joint, lowercase=lowercase)
   return load_pair(folder)

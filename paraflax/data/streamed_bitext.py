@@ -42,6 +42,16 @@ def reader(names: Sequence[str], features: Sequence[str],
   return read
 
 
+def _within(read: Chunks, max_words: int) -> Chunks:
+  """`read`'s pairs whose sides have at most `max_words` tokens each."""
+  def within() -> Iterator[list[tuple[str, str]]]:
+    for chunk in read():
+      yield [p for p in chunk
+             if len(p[0].split()) <= max_words
+             and len(p[1].split()) <= max_words]
+  return within
+
+
 def cache_settings(config: ml_collections.ConfigDict, names: Sequence[str],
                    models: Sequence[Any], **extra: Any) -> dict[str, Any]:
   """What encoded ids are made from: the Tasks' files (sizes and times),
@@ -63,6 +73,11 @@ def train_bitext(config: ml_collections.ConfigDict, workdir: str,
   the (source, target) subword models."""
   names = specs.train_specs(config.data)
   read = reader(names, features)
+  # data.max_words (absent or 0: no limit): pairs with a side of more
+  # whitespace tokens are left out of training and of the subword sample.
+  max_words = config.data.get("max_words", 0)
+  if max_words:
+    read = _within(read, max_words)
   overlap = specs.DevOverlap(dev, config.data.dev,
                              config.data.allow_dev_overlap)
   src_sp, tgt_sp = sentencepiece_vocab.pair(
@@ -71,7 +86,8 @@ def train_bitext(config: ml_collections.ConfigDict, workdir: str,
   cache = bitext.cached(
       encoded_cache.folder(workdir, "bitext"),
       cache_settings(config, names, (src_sp, tgt_sp),
-                     features=list(features)),
+                     features=list(features),
+                     **({"max_words": max_words} if max_words else {})),
       lambda: overlap.watch(read()), src_sp.encode, tgt_sp.encode,
       config.data.max_len, config.data.too_long, "train")
   return bitext.EncodedBitext(cache["src"], cache["tgt"]), src_sp, tgt_sp

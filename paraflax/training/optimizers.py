@@ -17,6 +17,28 @@ _DECAYS: dict[str, Callable[[float, float, int], optax.Schedule]] = {
     "cosine": lambda lr, end, steps: optax.cosine_decay_schedule(
         lr, steps, alpha=end),
 }
+# The optimizers of `optimizer.name` (absent: adam).
+OPTIMIZERS = {"adam": optax.adam, "sgd": optax.sgd}
+
+
+def _step_decay(block: ml_collections.ConfigDict) -> optax.Schedule:
+  """`schedule="step_decay"`: `learning_rate` until `decay_start` updates,
+  then multiplied by `decay_rate` every `decay_every` updates (the first
+  time at decay_start + decay_every), as Kim et al. 2019 train (1.0, x 0.9
+  every 50k after 100k)."""
+  for key in ("decay_start", "decay_every", "decay_rate"):
+    if key not in block:
+      raise errors.ConfigError(
+          f"optimizer.schedule=step_decay needs optimizer.{key} (e.g. "
+          "decay_start=100000, decay_every=50000, decay_rate=0.9).")
+  if block.decay_every <= 0 or block.decay_start < 0:
+    raise errors.ConfigError(
+        f"optimizer.decay_every={block.decay_every}, decay_start="
+        f"{block.decay_start}: give decay_every > 0 and decay_start >= 0.")
+  return optax.exponential_decay(
+      block.learning_rate, transition_steps=block.decay_every,
+      decay_rate=block.decay_rate, transition_begin=block.decay_start,
+      staircase=True)
 
 
 def learning_rate(block: ml_collections.ConfigDict,
@@ -25,9 +47,12 @@ def learning_rate(block: ml_collections.ConfigDict,
   `schedule` over the rest of `train_steps`. Blocks without the keys (NMT,
   bilingual) are constant."""
   name = block.get("schedule", "constant")
+  if name == "step_decay":
+    return _step_decay(block)
   if name not in _DECAYS:
     raise errors.ConfigError(
-        f"optimizer.schedule={name!r}: use one of {', '.join(_DECAYS)}.")
+        f"optimizer.schedule={name!r}: use one of {', '.join(_DECAYS)}, "
+        "step_decay.")
   warmup = block.get("warmup_steps", 0)
   if name == "constant" and not warmup:
     # A float, not a schedule: Adam's state then holds no step count, as
@@ -47,12 +72,17 @@ def learning_rate(block: ml_collections.ConfigDict,
 
 def make(block: ml_collections.ConfigDict,
          train_steps: int) -> optax.GradientTransformation:
-  """Adam at `learning_rate(block, train_steps)`; first the global gradient
-  norm is clipped to `clip_norm` when the block has one. A run resumed with
-  more train_steps follows the longer schedule from where it stopped."""
-  adam = optax.adam(learning_rate(block, train_steps))
+  """Adam (or `optimizer.name`, adam | sgd) at `learning_rate(block,
+  train_steps)`; first the global gradient norm is clipped to `clip_norm`
+  when the block has one. A run resumed with more train_steps follows the
+  longer schedule from where it stopped."""
+  name = block.get("name", "adam")
+  if name not in OPTIMIZERS:
+    raise errors.ConfigError(
+        f"optimizer.name={name!r}: use one of {', '.join(OPTIMIZERS)}.")
+  inner = OPTIMIZERS[name](learning_rate(block, train_steps))
   if "clip_norm" not in block:
     # Bare, not a one-element chain: the optimizer state of saved
     # checkpoints has this structure.
-    return adam
-  return optax.chain(optax.clip_by_global_norm(block.clip_norm), adam)
+    return inner
+  return optax.chain(optax.clip_by_global_norm(block.clip_norm), inner)
