@@ -5,14 +5,12 @@
 #   launch/local.sh configs/nmt.py:de runs/nmt_de_en
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source launch/checks.sh
 usage="usage: $0 CONFIG WORKDIR [--config.key=value ...]"
-(($# >= 2)) || { echo "$usage" >&2; exit 2; }
+need_args 2 "$usage" "$@"
 config=$1 workdir=$2; shift 2
-[[ -f ${config%%:*} ]] || { echo "$0: config file ${config%%:*} not found" \
-  >&2; exit 2; }
-paraflax=${PARAFLAX:-.venv/bin/paraflax}
-[[ -x $paraflax ]] || { echo "$0: $paraflax not found; install first" \
-  "(README) or set PARAFLAX to the paraflax command" >&2; exit 2; }
+need_config "$config"
+need_paraflax
 command=("$paraflax" train --config "$config" --workdir "$workdir" "$@")
 echo "$0: ${command[*]}" >&2
 exec "${command[@]}"

@@ -14,18 +14,16 @@
 # --heartbeat-timeout.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source launch/checks.sh
 usage="usage: $0 NUM_PROCESSES DEVICES_PER_PROCESS CONFIG WORKDIR [--config.key=value ...]"
-(($# >= 4)) || { echo "$usage" >&2; exit 2; }
+need_args 4 "$usage" "$@"
 procs=$1 devices=$2 config=$3 workdir=$4; shift 4
 for n in "$procs" "$devices"; do
   [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "$0: '$n' is not a positive count" \
     "($usage)" >&2; exit 2; }
 done
-[[ -f ${config%%:*} ]] || { echo "$0: config file ${config%%:*} not found" \
-  >&2; exit 2; }
-paraflax=${PARAFLAX:-.venv/bin/paraflax}
-[[ -x $paraflax ]] || { echo "$0: $paraflax not found; install first (README)" \
-  "or set PARAFLAX to the paraflax command" >&2; exit 2; }
+need_config "$config"
+need_paraflax
 # A free port for the coordinator, chosen by the kernel.
 port=${PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 logs=$workdir.logs

@@ -12,20 +12,18 @@
 # hosts is only the devices (a CUDA jaxlib) and the network between hosts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source launch/checks.sh
 usage="usage: $0 CONFIG WORKDIR [--config.key=value ...]"
-(($# >= 2)) || { echo "$usage" >&2; exit 2; }
+need_args 2 "$usage" "$@"
 config=$1 workdir=$2; shift 2
-[[ -f ${config%%:*} ]] || { echo "$0: config file ${config%%:*} not found" \
-  >&2; exit 2; }
+need_config "$config"
 if [[ -z ${SLURM_JOB_ID:-} ]]; then
   for v in JAX_COORDINATOR_ADDRESS JAX_NUM_PROCESSES JAX_PROCESS_ID; do
     [[ -n ${!v:-} ]] || { echo "$0: $v is not set (and this is not a SLURM" \
       "job); see the usage at the top of $0" >&2; exit 2; }
   done
 fi
-paraflax=${PARAFLAX:-.venv/bin/paraflax}
-[[ -x $paraflax ]] || { echo "$0: $paraflax not found; install first" \
-  "(README) or set PARAFLAX to the paraflax command" >&2; exit 2; }
+need_paraflax
 command=("$paraflax" train --distributed --config "$config" --workdir
   "$workdir" "$@")
 echo "$0: ${command[*]}" >&2

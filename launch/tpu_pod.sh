@@ -8,13 +8,13 @@
 # --dry-run prints the gcloud command and runs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source launch/checks.sh
 dry_run=0
 if [[ ${1:-} == --dry-run ]]; then dry_run=1; shift; fi
 usage="usage: $0 [--dry-run] TPU_NAME ZONE CONFIG WORKDIR [--config.key=value ...]"
-(($# >= 4)) || { echo "$usage" >&2; exit 2; }
+need_args 4 "$usage" "$@"
 tpu=$1 zone=$2 config=$3 workdir=$4; shift 4
-[[ -f ${config%%:*} ]] || { echo "$0: config file ${config%%:*} not found" \
-  >&2; exit 2; }
+need_config "$config"
 [[ $workdir == gs://* ]] || { echo "$0: WORKDIR $workdir is not a gs://" \
   "path; every worker must see the same workdir" >&2; exit 2; }
 for a in "$@"; do
