@@ -17,14 +17,38 @@ PAD = 0  # the padding id of every vocabulary here (words, sentencepiece)
 QUANTUM = 8  # widths are multiples of this
 
 
+def warn_longer(longer: int, total: int, max_len: int, unit: str,
+                what: str = "inputs", done: str = "were truncated",
+                name: str | None = None) -> None:
+  """The one warning of inputs longer than `max_len`: `longer` of `total`
+  `what`, and what became of them (`done`); nothing is cut or dropped
+  silently. `name` (a corpus) heads the line."""
+  if longer:
+    logging.warning("%s%d of %d %s are longer than data.max_len=%d %s and %s",
+                    f"{name}: " if name else "", longer, total, what, max_len,
+                    unit, done)
+
+
 def report_longer(lengths: Sequence[int], max_len: int, unit: str) -> int:
   """Says how many inputs are longer than `max_len` (and so cut to it):
   nothing is truncated silently. Returns the count."""
   longer = sum(n > max_len for n in lengths)
-  if longer:
-    logging.warning("%d of %d inputs are longer than data.max_len=%d %s and "
-                    "were truncated", longer, len(lengths), max_len, unit)
+  warn_longer(longer, len(lengths), max_len, unit)
   return longer
+
+
+def process_block(batch: int, shards: int, process: tuple[int, int]
+                  ) -> tuple[int, int]:
+  """(first row, rows) of the block of a batch, padded to `shards`, that
+  process (index, count) of a multi-process run reads: the block
+  `partitioning.put_batch` places on its devices. Refuses an index outside
+  the count and shards that do not split evenly over the processes."""
+  index, count = process
+  if not 0 <= index < count or shards % count:
+    raise ValueError(f"process {index} of {count}: the {shards} batch "
+                     "shards must split evenly over the processes.")
+  block = round_up(batch, shards) // count
+  return index * block, block
 
 
 def round_up(n: int, multiple: int) -> int:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
@@ -102,9 +101,8 @@ def _encode_rows(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
 
 def _report_skipped(name: str, skipped: int, total: int, max_len: int
                     ) -> None:
-  if skipped:
-    logging.warning("%s: skipped %d of %d pairs longer than %d subwords",
-                    name, skipped, total, max_len)
+  batching.warn_longer(skipped, total, max_len, "subwords", "pairs",
+                       "were skipped", name)
 
 
 def encode(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
@@ -179,10 +177,7 @@ class BucketStream:
   process: tuple[int, int] = (0, 1)
 
   def __post_init__(self):
-    index, count = self.process
-    if not 0 <= index < count or self.shards % count:
-      raise ValueError(f"process {index} of {count}: the {self.shards} "
-                       "batch shards must split evenly over the processes.")
+    batching.process_block(self.batch, self.shards, self.process)
 
   @property
   def batches_per_epoch(self) -> int:
@@ -219,14 +214,14 @@ class BucketStream:
   def get(self, step: int) -> dict[str, np.ndarray]:
     """Batch `step`, or this process's block of its rows."""
     rows = self.rows(step)
-    index, count = self.process
-    block = batching.round_up(self.batch, self.shards) // count
+    start, block = batching.process_block(self.batch, self.shards,
+                                          self.process)
     # One width for both sides, from the whole batch's lengths (the cache's
     # offsets): max_len / width_multiple step shapes to compile (8 at the
     # defaults) instead of their square, the same on every process.
     longest = int(max(lengths(self.data.src, rows).max(),
                       lengths(self.data.tgt, rows).max()))
-    mine = rows[index * block:(index + 1) * block]
+    mine = rows[start:start + block]
     src, src_len = batching.pad_batch([self.data.src[i] for i in mine],
                                       block, longest, self.width_multiple)
     tgt_out, tgt_len = batching.pad_batch([self.data.tgt[i] for i in mine],

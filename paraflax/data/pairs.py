@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -71,18 +70,12 @@ def encode_chunk(pairs: Sequence[tuple[str, str]], vocab: words.WordVocab,
   return out, longer
 
 
-def report_longer(longer: int, total: int, max_len: int) -> None:
-  if longer:
-    logging.warning("%d of %d inputs are longer than data.max_len=%d words "
-                    "and were truncated", longer, total, max_len)
-
-
 def encode_pairs(pairs: Sequence[tuple[str, str]], vocab: words.WordVocab,
                  max_len: int) -> EncodedPairs:
   """All of `pairs` in memory: what `cached_pairs` writes, for small
   data and tests."""
   out, longer = encode_chunk(pairs, vocab, max_len)
-  report_longer(longer, 2 * len(pairs), max_len)
+  batching.warn_longer(longer, 2 * len(pairs), max_len, "words")
   return EncodedPairs(**out)
 
 
@@ -101,7 +94,7 @@ def cached_pairs(folder: str, settings: dict, chunks: Callable[
       writer.append(out)
       longer += n
       sizes[source] = sizes.get(source, 0) + len(chunk)
-    report_longer(longer, 2 * writer.rows, max_len)
+    batching.warn_longer(longer, 2 * writer.rows, max_len, "words")
     return {"sizes": sizes, "longer": longer}
 
   cache = encoded_cache.ensure(folder, settings, columns(max_len), fill)
@@ -197,10 +190,7 @@ class MegabatchStream:
   process: tuple[int, int] = (0, 1)
 
   def __post_init__(self):
-    index, count = self.process
-    if not 0 <= index < count or self.shards % count:
-      raise ValueError(f"process {index} of {count}: the {self.shards} "
-                       "batch shards must split evenly over the processes.")
+    batching.process_block(self.batch, self.shards, self.process)
     size = self.batch * self.megabatch
     self._rates = Rates(self.sizes, self.rates, self.seed, size) \
         if self.rates else None
@@ -216,9 +206,9 @@ class MegabatchStream:
     """Megabatch k, [megabatch, batch padded to the shards], or this
     process's block of its columns."""
     idx = self.indices(k).reshape(self.megabatch, self.batch)
-    index, count = self.process
-    block = batching.round_up(self.batch, self.shards) // count
-    cols = np.arange(index * block, (index + 1) * block)
+    start, block = batching.process_block(self.batch, self.shards,
+                                          self.process)
+    cols = np.arange(start, start + block)
     cols = cols[cols < self.batch]  # past them, this block's padding
     p = self.pairs
     lengths = {"a": p.a_len[idx], "b": p.b_len[idx]}
