@@ -55,3 +55,19 @@ def test_longer_inputs_are_counted_and_said(caplog):
   caplog.clear()
   assert batching.report_longer([3], 10, "words") == 0
   assert not caplog.text
+
+
+def test_skipped_pairs_are_said_by_the_same_warning(caplog):
+  with caplog.at_level("WARNING"):
+    batching.warn_longer(2, 9, 16, "subwords", "pairs", "were skipped",
+                         "bitext_wmt_de_en")
+  assert ("bitext_wmt_de_en: 2 of 9 pairs are longer than data.max_len=16 "
+          "subwords and were skipped") in caplog.text
+
+
+def test_a_process_reads_its_block_of_the_padded_batch():
+  assert batching.process_block(10, 4, (1, 2)) == (6, 6)
+  with pytest.raises(ValueError, match="split evenly"):
+    batching.process_block(10, 3, (0, 2))
+  with pytest.raises(ValueError, match="process 2 of 2"):
+    batching.process_block(10, 4, (2, 2))
