@@ -9,10 +9,12 @@ descriptor pointed at /dev/null, unless `paraflax --verbose` (which sets
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,6 +36,26 @@ def native_stderr_silenced() -> Iterator[None]:
     os.dup2(saved, 2)
     os.close(saved)
     os.close(devnull)
+
+
+@contextlib.contextmanager
+def native_stderr_once() -> Iterator[None]:
+  """What native code writes to stderr inside, each distinct line shown
+  once with its count: faiss warns once per k-means run, so an OPQ
+  training prints one warning more than a thousand times."""
+  sys.stderr.flush()
+  saved = os.dup(2)
+  with tempfile.TemporaryFile() as captured:
+    try:
+      os.dup2(captured.fileno(), 2)
+      yield
+    finally:
+      os.dup2(saved, 2)
+      os.close(saved)
+      captured.seek(0)
+      lines = captured.read().decode("utf-8", "replace").splitlines()
+      for line, n in collections.Counter(lines).items():
+        print(line if n == 1 else f"{line} ({n:,} times)", file=sys.stderr)
 
 
 @functools.cache

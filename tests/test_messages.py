@@ -100,3 +100,39 @@ def test_eval_filtering_reads_a_labels_file_of_every_line(labels, message,
   (tmp_path / "noisy.tsv.labels").write_text(labels, encoding="utf-8")
   with pytest.raises(errors.DataError, match=message):
     eval_filtering.read_noisy(str(noisy))
+
+
+@pytest.mark.parametrize("factory, rows, sample, message", [
+    ("IVF1000,Flat", 400, None, r"at least 1,000 rows .* has 400: the corpus "
+     r"has 400 rows: use fewer IVF clusters"),
+    ("IVF16,Flat", 400, 3, r"at least 16 rows .* has 3: give --train-sample "
+     r"16 or more"),
+    ("PQ8", 100, None, r"at least 256 rows"),
+])
+def test_a_faiss_index_too_big_for_its_sample_is_refused_before_work(
+    factory, rows, sample, message):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import index_build  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import index_spec  # pylint: disable=g-import-not-at-top
+  emb = np.ones((rows, 32), np.float32)
+  with pytest.raises(errors.ConfigError, match=message):
+    index_build.planned(emb, index_spec.Spec(factory, train_sample=sample),
+                        ())
+
+
+def test_faiss_training_errors_and_warnings_are_paraflax_messages(capfd):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import index_spec  # pylint: disable=g-import-not-at-top
+  x = index_spec.unit(np.random.default_rng(0).normal(size=(300, 32)))
+  spec = index_spec.Spec("OPQ2,IVF1,PQ2")
+  with index_spec.training(spec):
+    index_spec.new_index(spec, 32).train(x)
+  warnings = capfd.readouterr().err.splitlines()
+  assert len(warnings) == 1 and "times)" in warnings[0], warnings
+  spec = index_spec.Spec("IVF16,Flat")
+  with pytest.raises(errors.ConfigError, match=r"'IVF16,Flat': faiss cannot "
+                     r"train it \(.*Number of training points \(3\)"):
+    with index_spec.training(spec):
+      index_spec.new_index(spec, 32).train(x[:3])

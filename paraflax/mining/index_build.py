@@ -143,9 +143,10 @@ def planned(emb, spec: index_spec.Spec, shard_prints: Sequence[str],
   refuses a factory string faiss cannot build, before any work."""
   dim = emb.shape[1]
   total = len(emb) if rows is None else len(rows)
-  index_spec.new_index(spec, dim)
+  index = index_spec.new_index(spec, dim)
   sample = min(spec.train_sample
                or index_spec.default_sample(spec, dim, total), total)
+  index_spec.check_sample(spec, index, sample, total)
   return _settings(spec, dim, shard_prints, rows_digest(rows), total, sample)
 
 
@@ -181,7 +182,9 @@ def build(folder: str, emb, spec: index_spec.Spec, *,
         total, sample, replace=False))
     say(f"training {spec.factory} ({spec.metric}) on {sample:,} of "
         f"{total:,} rows")
-    index.train(index_spec.unit(emb[picked if rows is None else rows[picked]]))
+    with index_spec.training(spec):
+      index.train(index_spec.unit(
+          emb[picked if rows is None else rows[picked]]))
     _write(index, trained_path)
     trained = index
   os.makedirs(parts_dir, exist_ok=True)

@@ -8,8 +8,10 @@ cosines and `l2` distances d give cosines 1 - d / 2.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -86,6 +88,50 @@ def new_index(spec: Spec, dim: int):
         "('IVF4096,PQ16', 'OPQ64,IVF65536,PQ64') or a flat-code one "
         "('PQ16', 'SQ8').")
   return index
+
+
+def min_train_rows(index) -> int:
+  """The fewest rows faiss trains `index` on: its k-means needs one row
+  per centroid, IVF's clusters and a PQ's 2^nbits codes alike."""
+  faiss = faiss_module()
+  need = 1
+  lists = ivf(index)
+  if lists is not None:
+    need = lists.nlist
+  for part in (index, lists):
+    pq = part is not None and getattr(faiss.downcast_index(part), "pq", None)
+    if pq:
+      need = max(need, pq.ksub)
+  return need
+
+
+def check_sample(spec: Spec, index, sample: int, rows: int) -> None:
+  """A ConfigError naming the fix, before any work, when `sample` rows are
+  too few to train `index` (faiss would stop with a RuntimeError)."""
+  need = min_train_rows(index)
+  if sample >= need:
+    return
+  fix = (f"give --train-sample {need} or more" if rows >= need else
+         f"the corpus has {rows:,} rows: use fewer IVF clusters (IVF<n>, n "
+         f"<= {rows:,}) or fewer PQ bits (PQ<m>x4 needs 16 rows)")
+  raise errors.ConfigError(
+      f"--index {spec.factory!r} trains on at least {need:,} rows (one per "
+      f"k-means centroid) but its training sample has {sample:,}: {fix}.")
+
+
+@contextlib.contextmanager
+def training(spec: Spec) -> Iterator[None]:
+  """faiss's training as paraflax messages: a RuntimeError becomes a
+  ConfigError, each warning line is shown once."""
+  from paraflax import quiet  # pylint: disable=g-import-not-at-top
+  try:
+    with quiet.native_stderr_once():
+      yield
+  except RuntimeError as e:
+    reason = str(e).strip().splitlines()[-1]
+    raise errors.ConfigError(
+        f"--index {spec.factory!r}: faiss cannot train it ({reason}). "
+        "Change the factory string or --train-sample.") from None
 
 
 def ivf(index):
