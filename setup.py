@@ -4,6 +4,7 @@ import setuptools
 setuptools.setup(
     name="paraflax",
     version="0.1.0",
+    license="Apache-2.0",
     description="Back-translated paraphrases, bilingual sentence embeddings and "
     "margin-based mining in JAX/Flax.",
     packages=setuptools.find_packages(include=["paraflax", "paraflax.*"]),
@@ -11,7 +12,7 @@ setuptools.setup(
     # (paraflax/mining/native.py).
     package_data={"paraflax.mining": ["tile_top_k.cc"]},
     python_requires=">=3.11,<3.12",
-    # Ranges that install together on Python 3.11 (../shared/ENVIRONMENT.md);
+    # Ranges that install together on Python 3.11;
     # constraints.txt pins the exact set CI uses.
     install_requires=[
         "jax>=0.10.2,<0.11",
