@@ -3,13 +3,19 @@ catalogue's classes, each on tiny synthetic data and by calling the
 functions the commands call."""
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
 
 from paraflax import cli
+from paraflax import config as config_lib
+from paraflax import errors
 from paraflax import files
+from paraflax import pipeline
+from paraflax.data import specs
 from paraflax.errors import ConfigError
+from paraflax.evaluation import mining as mining_eval
 from paraflax.evaluation import mining_set
 from paraflax.mining import embeddings_io
 from paraflax.mining import index_build
@@ -146,3 +152,78 @@ def test_claim_files_alone_hold_no_work(tmp_path):
   assert not files.holds_work(str(folder))
   (folder / "fwd-000000.npz").write_bytes(b"x")
   assert files.holds_work(str(folder))
+
+
+# --- No leak between splits ---------------------------------------------------
+
+
+def test_one_column_or_file_on_both_sides_is_refused(tmp_path):
+  tsv, text = tmp_path / "pairs.tsv", tmp_path / "x.de"
+  tsv.write_text("ein hund\ta dog\n")
+  text.write_text("ein hund\n")
+  (tmp_path / "link.de").symlink_to(text)
+  with pytest.raises(ConfigError, match="column 0 named for two features"):
+    specs.parse(f"tsv:{tsv}:0,0")
+  for other in (text, tmp_path / "link.de"):
+    with pytest.raises(ConfigError, match="is on both sides"):
+      specs.parse(f"lines:{text},{other}")
+
+
+def test_lines_globs_pair_files_by_name(tmp_path):
+  for name in ("n2020.de", "n2020.en", "n2021.de", "n2021.en"):
+    (tmp_path / name).write_text(name + "\n")
+  data = specs.parse(f"lines:{tmp_path}/*.de,{tmp_path}/*.en")
+  assert [[os.path.basename(f) for f in part.files]
+          for part in data.corpus.splits["train"].parts] == [
+              ["n2020.de", "n2020.en"], ["n2021.de", "n2021.en"]]
+  os.rename(tmp_path / "n2021.en", tmp_path / "n2022.en")
+  with pytest.raises(errors.DataError,
+                     match=r"n2021.de \(of .*\*.de\) has no file of the same"):
+    specs.parse(f"lines:{tmp_path}/*.de,{tmp_path}/*.en")
+
+
+def test_a_tsv_given_as_a_lines_side_is_refused(tmp_path):
+  (tmp_path / "x.de").write_text("ein hund\ta dog\n")
+  (tmp_path / "x.en").write_text("a dog\n")
+  with pytest.raises(errors.DataError, match=r"x.de:1 holds a tab.*tsv:"):
+    specs.parse(f"lines:{tmp_path}/x.de,{tmp_path}/x.en")
+
+
+PIPELINE = str(ROOT / "configs" / "pipeline.py")
+
+
+@pytest.mark.parametrize("keys, message", [
+    (("data.train", "data.dev"), "data.dev=.* and data.train=.* both read"),
+    (("data.train", "mining.test"),
+     "mining.test=.* and data.train=.* both read"),
+    (("mining.dev", "mining.test"),
+     "mining.test=.* and mining.dev=.* both read"),
+])
+def test_the_pipeline_keeps_splits_apart_before_claiming(keys, message,
+                                                         tmp_path):
+  spec = {}
+  for key in ("data.train", "data.dev", "mining.dev", "mining.test"):
+    spec[key] = tmp_path / f"{key}.tsv"
+    spec[key].write_text("ein hund\ta dog\n")
+  spec[keys[1]] = spec[keys[0]]
+  config = config_lib.load(f"{PIPELINE}:tiny", [
+      f"--config.data.train=tsv:{spec['data.train']}",
+      *(f"--config.{key}=tsv:{spec[key]}"
+        for key in ("data.dev", "mining.dev", "mining.test"))])
+  workdir = tmp_path / "w"
+  with pytest.raises(ConfigError, match=message):
+    pipeline.run(config, str(workdir))
+  assert not workdir.exists()
+
+
+def test_mining_eval_refuses_the_dev_benchmark_as_test(tmp_path):
+  dev = tmp_path / "dev"
+  dev.mkdir()
+  for name in mining_set.FILES:
+    (dev / name).write_text("a\n")
+  shutil.copytree(dev, tmp_path / "copy")
+  for test in (dev, tmp_path / "copy"):
+    with pytest.raises(ConfigError, match="hold the same benchmark"):
+      mining_eval.refuse_same_benchmark(str(dev), str(test))
+  (tmp_path / "copy" / "gold.tsv").write_text("b\n")
+  mining_eval.refuse_same_benchmark(str(dev), str(tmp_path / "copy"))

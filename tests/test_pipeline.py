@@ -223,18 +223,20 @@ def test_without_the_words_stage_the_gran_starts_from_random_words(tmp_path):
 
 
 def test_a_new_pair_names_its_data_once_for_every_stage(tmp_path, capsys):
-  tsv = tmp_path / "ru-en.tsv"
-  tsv.write_text("Кошка спит.\tThe cat sleeps.\n", encoding="utf-8")
-  spec = f"tsv:{tsv}"
-  new_pair = ["--config.lang=ru", f"--config.data.train={spec}",
-              f"--config.data.dev={spec}"]
+  spec = {}
+  for split in ("train", "dev", "mining_dev", "mining_test"):
+    tsv = tmp_path / f"ru-en.{split}.tsv"
+    tsv.write_text("Кошка спит.\tThe cat sleeps.\n", encoding="utf-8")
+    spec[split] = f"tsv:{tsv}"
+  new_pair = ["--config.lang=ru", f"--config.data.train={spec['train']}",
+              f"--config.data.dev={spec['dev']}"]
   config = config_lib.load(f"{CONFIG}:tiny", [
-      *new_pair, f"--config.mining.dev={spec}",
-      f"--config.mining.test={spec}"])
+      *new_pair, f"--config.mining.dev={spec['mining_dev']}",
+      f"--config.mining.test={spec['mining_test']}"])
   plan = planning.plan(config, str(tmp_path / "w"))
   for stage in ("nmt", "bilingual"):
-    assert plan.configs[stage].data.train == (spec,)
-    assert plan.configs[stage].data.dev == spec
+    assert plan.configs[stage].data.train == (spec["train"],)
+    assert plan.configs[stage].data.dev == spec["dev"]
     assert plan.configs[stage].lang == "ru"
   workdir = tmp_path / "w"
   err = _fails(_argv(workdir, *new_pair), capsys)

@@ -11,9 +11,11 @@
 A GLOB matches local paths or any `tf.io.gfile` path (`gs://b/bitext/*.gz`),
 its files read in sorted order. A user's spec becomes a catalogue entry of
 the same kind as the bundled ones (`corpora.Corpus`), and a seqio Task of
-the same kind (`tasks.examples`): one reading path for both. Nothing is
-read when a spec is parsed, but its files are listed: a pattern that
-matches none stops here, before any work.
+the same kind (`tasks.examples`): one reading path for both. When a spec
+is parsed its files are listed and the first line of each `lines:` file
+read: a pattern that matches none, a column or file on both sides of a
+pair, files of a `lines:` glob whose names do not pair, or a TSV given as
+a `lines:` side stops here, before any work.
 """
 from __future__ import annotations
 
@@ -87,6 +89,12 @@ def _tsv(body: str, spec: str, features: tuple[str, ...]) -> corpora.Corpus:
           f"{spec}: {len(columns)} column(s) named, but this data needs "
           f"{len(features)} ({', '.join(features)}). {_HINT}")
     fields, extra = max(columns) + 1, True
+    if len(set(columns)) < len(columns):
+      raise errors.ConfigError(
+          f"{spec}: column {columns[0] if len(columns) == 2 else columns} "
+          "named for two features: each sentence would be paired with "
+          "itself. Name the source column, then the English one, e.g. "
+          f"tsv:{pattern}:0,1.")
   else:  # every column is used: a row with more is a mistake
     columns, fields, extra = tuple(range(len(features))), len(features), False
   found = expand(pattern, spec)
@@ -107,11 +115,93 @@ def _lines(body: str, spec: str, features: tuple[str, ...]) -> corpora.Corpus:
   if len({len(s) for s in sides}) > 1:
     raise errors.DataError(
         f"{spec}: the patterns match {' and '.join(map(str, map(len, sides)))}"
-        " files; each side needs one file per file of the other, paired in "
-        "sorted order.")
-  parts = tuple(corpora.Lines(files) for files in zip(*sides))
+        " files; each side needs one file per file of the other, paired by "
+        "the part of their names the wildcards match.")
+  rows = _paired(patterns, sides, spec)
+  for files in rows:
+    _check_row(files, spec)
+  parts = tuple(corpora.Lines(files) for files in rows)
   return corpora.Corpus(_name("lines", sum(sides, ()), features), features,
                         {"train": corpora.Split(parts)})
+
+
+def _wildcards(pattern: str) -> re.Pattern:
+  """`pattern` (a glob) as a regular expression that captures what each
+  wildcard matched."""
+  out, i = [], 0
+  while i < len(pattern):
+    c = pattern[i]
+    end = pattern.find("]", i + 2) if c == "[" else -1
+    if c == "*":
+      out.append("(.*)")
+    elif c == "?":
+      out.append("(.)")
+    elif end > 0:
+      body = pattern[i + 1:end]
+      out.append("([" + ("^" + body[1:] if body[0] == "!" else body) + "])")
+      i = end
+    else:
+      out.append(re.escape(c))
+    i += 1
+  return re.compile("".join(out) + "$")
+
+
+def _where_pattern(pattern: str) -> str:
+  """`pattern` as `expand` matches it: absolute, for a local path."""
+  return pattern if is_url(pattern) else os.path.abspath(
+      os.path.expanduser(pattern))
+
+
+def _paired(patterns: Sequence[str], sides: Sequence[tuple[str, ...]],
+            spec: str) -> list[tuple[str, ...]]:
+  """The files of each side paired by the part of their names the
+  wildcards match (n2020 in n2020.de and n2020.en of `*.de,*.en`): sorted
+  order alone would pair n2020.de with n2021.en when one year is missing
+  on a side. One file a side is one pair, whatever the names."""
+  if len(sides[0]) == 1:
+    return [tuple(s[0] for s in sides)]
+  keyed = []
+  for pattern, files in zip(patterns, sides):
+    regex = _wildcards(_where_pattern(pattern))
+    keys = {}
+    for path in files:
+      found = regex.match(path)
+      keys[found.groups() if found else (path,)] = path
+    keyed.append(keys)
+  for keys, other, pattern in ((keyed[0], keyed[1], patterns[0]),
+                               (keyed[1], keyed[0], patterns[1])):
+    alone = sorted(keys[k] for k in keys.keys() - other.keys())
+    if alone:
+      raise errors.DataError(
+          f"{spec}: {alone[0]} (of {pattern}) has no file of the same name "
+          "on the other side; the files of the two patterns are paired by "
+          "the part of their names the wildcards match (n2020 in n2020.de "
+          "and n2020.en). Rename the files, or give the pairs as "
+          "lines:A.de,A.en specs, one per pair.")
+  return [tuple(keys[k] for keys in keyed) for k in sorted(keyed[0])]
+
+
+def _check_row(files: tuple[str, ...], spec: str) -> None:
+  """One file on both sides pairs each sentence with itself; a file with
+  columns (a tab on its first line) is a TSV, not one side's sentences."""
+  if len(files) > 1 and len({_real(f) for f in files}) < len(files):
+    raise errors.ConfigError(
+        f"{spec}: {files[0]} is on both sides: each sentence would be paired "
+        "with itself. Name the source file, then the English one.")
+  from paraflax.data import readers  # pylint: disable=g-import-not-at-top
+  for path in files:
+    if not is_url(path):
+      first = next(readers.iter_lines(path), "")
+      if "\t" in first:
+        raise errors.DataError(
+            f"{spec}: {path}:1 holds a tab, so it is a tab-separated file, "
+            "not one side's sentences: give it as "
+            f"tsv:{path}[:COLUMNS] (docs/your-data.md), or replace the "
+            "tabs with spaces.")
+
+
+def _real(path: str) -> str:
+  return path if is_url(path) else os.path.realpath(path)
 
 
 def _tfds(body: str, spec: str, features: tuple[str, ...]
@@ -169,6 +259,28 @@ def parse_bitext(spec: str, what: str, split: str = "train") -> Data:
         "name a bitext corpus (`paraflax tasks` lists them with their "
         f"features) or your own pairs. {_HINT}")
   return data
+
+
+def refuse_shared_files(named: Sequence[tuple[str, str]],
+                        fix: str) -> None:
+  """Stops when two of `named` ((key, spec) pairs, "" for none) read a
+  file in common: a test set drawn from the training data, or a dev set
+  that is the test set, scores a model on what it was trained or tuned
+  on. `fix` says which key to change, with what."""
+  seen: dict[str, tuple[str, str]] = {}
+  for key, spec in named:
+    if not spec:
+      continue
+    data = parse(spec)
+    found = dict.fromkeys(corpora.files(data.corpus, data.split))
+    for path in found:
+      if path in seen and seen[path][0] != key:
+        other, other_spec = seen[path]
+        raise errors.ConfigError(
+            f"{key}={spec} and {other}={other_spec} both read {path}: the "
+            f"split {key} names would not be kept apart from {other}. {fix}")
+    for path in found:
+      seen.setdefault(path, (key, spec))
 
 
 def pairs(spec: str, split: str = "train") -> list[tuple[str, str]]:

@@ -124,6 +124,32 @@ def to_json(rows: Sequence[dict], **meta) -> str:
   return json.dumps({**meta, "rows": rows}, indent=2) + "\n"
 
 
+def _contents(folder: str) -> list[bytes] | None:
+  """A benchmark folder's sentences and gold pairs; None if one is absent
+  (`load_embedded` names it)."""
+  out = []
+  for name in mining_set.FILES[:3]:
+    path = os.path.join(folder, name)
+    if not os.path.isfile(path):
+      return None
+    with open(path, "rb") as f:
+      out.append(f.read())
+  return out
+
+
+def refuse_same_benchmark(dev: str, test: str) -> None:
+  """The test figures are read at the dev set's best threshold: a test set
+  that is the dev set (one folder, or a copy of it) would report the
+  tuned figure as the held-out one."""
+  held = _contents(dev)
+  if (os.path.realpath(dev) == os.path.realpath(test)
+      or (held is not None and held == _contents(test))):
+    raise errors.ConfigError(
+        f"--dev {dev} and --test {test} hold the same benchmark: the test "
+        "figures would be those the threshold was tuned on. Give a test "
+        "benchmark built from other bitext (paraflax mining-set).")
+
+
 def evaluate_folders(dev: str, test: str, *, dev_src_emb: str,
                      dev_tgt_emb: str, test_src_emb: str, test_tgt_emb: str,
                      dim: int, fp16: bool = False, k: int = 4,
@@ -133,6 +159,7 @@ def evaluate_folders(dev: str, test: str, *, dev_src_emb: str,
   benchmark folders and their embedding files; also writes it to `output`."""
   if output:
     files.check_output(output)
+  refuse_same_benchmark(dev, test)
   emb = {"dev_src_emb": dev_src_emb, "dev_tgt_emb": dev_tgt_emb,
          "test_src_emb": test_src_emb, "test_tgt_emb": test_tgt_emb}
   rows = evaluate(
