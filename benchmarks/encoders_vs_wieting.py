@@ -33,11 +33,11 @@ at the last update (evaluation and checkpoint only there).
 Commands (write benchmarks/results/encoders_vs_wieting.json, then
 encoders_vs_wieting_quality.json):
   .venv/bin/python benchmarks/encoders_vs_wieting.py \
-      --peer-python /work/peers/wieting/bin/python \
-      --peer-src /work/peers/wieting-src --megabatches 3
+      --peer-python $PEERS/wieting/bin/python \
+      --peer-src $PEERS/wieting-src --megabatches 3
   .venv/bin/python benchmarks/encoders_vs_wieting.py \
-      --peer-python /work/peers/wieting/bin/python \
-      --peer-src /work/peers/wieting-src --models avg --quality \
+      --peer-python $PEERS/wieting/bin/python \
+      --peer-src $PEERS/wieting-src --models avg --quality \
       --megabatches 8
 """
 from __future__ import annotations

@@ -46,7 +46,9 @@ import children  # benchmarks/children.py, beside this script
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _DEFAULT_OUTPUT = os.path.join(_HERE, "results", "scoring_throughput.json")
 _BEAM_OUTPUT = os.path.join(_HERE, "results", "scoring_throughput_beam.json")
-_DATA = os.environ.get("PARAFLAX_DATA_DIR", "/work/shared/data")
+# $PARAFLAX_DATA_DIR, else ../shared/data beside the checkout (as paraflax).
+_DATA = os.environ.get("PARAFLAX_DATA_DIR") or os.path.join(
+    os.path.dirname(os.path.dirname(_HERE)), "shared", "data")
 _LM_TEXT = os.path.join(_DATA, "multi30k_task1", "train.en.gz")
 PARANMT = 50_000_000  # records to project to
 BASE = ("length", "cost", "overlap_1", "overlap_2", "overlap_3", "bleu")

@@ -39,9 +39,9 @@ at its memory bandwidth's share of an H100's rate (not measured). A fresh
 run compiles the NMT step once per batch width: at the default
 data.width_multiple of 8 an H200 reached step 56 after 3 min 30 s; gpu
 and pod set 32 (2 widths), and there an H200 ran the first 1,000 steps in
-2 min 20 s (two compiles, then about 69 steps a second), its decoding
-then still compiled per width of 8 (docs/scaling-out.md); the decoding
-follows data.width_multiple too now. PARAFLAX_COMPILATION_CACHE keeps the
+2 min 20 s (two compiles, then about 69 steps a second), decoding at
+widths of 8 (docs/scaling-out.md); decoding follows data.width_multiple,
+and no GPU run measures it at 32. PARAFLAX_COMPILATION_CACHE keeps the
 compiled steps for a rerun. Of the gpu preset's `seconds_per_unit` (the
 time-left estimate), nmt's 0.05 agrees with that run (about 2 min of
 compiles and 6,000 steps at 69 a second, 0.035 s a step, before the

@@ -1,4 +1,5 @@
-"""k-NN and margins on real embeddings against numpy written from the DESIGN.
+"""k-NN and margins on real embeddings against numpy written from their
+definitions (docs/mining.md).
 
 test_mining_knn and test_mining_margin check the same code on Gaussian
 vectors. Real sentence embeddings are different data: a max-pooled BiLSTM
@@ -112,7 +113,7 @@ def test_faiss_flat_finds_the_same_neighbours(embedded, cos):
 
 
 def _margin_matrix(cos_XxY: np.ndarray, k: int, name: str) -> np.ndarray:
-  """The DESIGN's score of every pair: margin(cos(x, y),
+  """The margin score of every pair: margin(cos(x, y),
   sum_{z in NN_k(x)} cos(x, z) / 2k + sum_{z in NN_k(y)} cos(y, z) / 2k)."""
   fwd, _ = _brute_force(cos_XxY, k)
   bwd, _ = _brute_force(cos_XxY.T, k)

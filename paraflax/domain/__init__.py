@@ -1,4 +1,4 @@
-"""Domain-adapted paraphrasing (DESIGN.md, the fourth method).
+"""Domain-adapted paraphrasing (docs/domain.md).
 
 Moore-Lewis subsampling of a general bitext by an in-domain text
 (`selection`), bilingual pivot paraphrases of the selected pairs and their
