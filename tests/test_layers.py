@@ -16,7 +16,7 @@ LAYERS = {
     "filtering": 4, "mining": 4, "domain": 4,
     "evaluation": 5,
     "recipes": 6,
-    "pipeline": 7, "api": 7,
+    "pipeline": 7, "api": 7, "aot": 7,
     "commands": 8, "cli": 8, "__init__": 8,
 }
 

@@ -8,6 +8,7 @@ imports anything heavy, so `--help` answers at once.
 """
 from __future__ import annotations
 
+from paraflax.commands import compile as compile_
 from paraflax.commands import data
 from paraflax.commands import domain
 from paraflax.commands import evaluate
@@ -28,7 +29,7 @@ __all__ = ["COMMANDS", "Command", "Flag", "KEEP_FREED_MEMORY", "SETTING",
 
 # The stages in the order `paraflax --help` and docs/commands.md list them.
 STAGES = (data, train, translate, filtering, mining, domain, evaluate,
-          pipeline)
+          pipeline, compile_)
 
 
 def _merge() -> dict[str, Command]:

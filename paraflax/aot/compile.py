@@ -1,0 +1,135 @@
+"""`paraflax compile`: a config's programs compiled for a topology, their
+memory, cost and collectives per chip, before a slice is booked."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import ml_collections
+
+from paraflax import errors
+from paraflax import files
+
+GIB = 2**30
+
+
+def _gib(n: float | None) -> str:
+  if n is None:
+    return "?"
+  return f"{n / GIB:,.2f} GiB" if n >= GIB / 10 else f"{n / 2**20:,.2f} MiB"
+
+
+def _seconds(s: float | None) -> str:
+  if s is None:
+    return "no projection (no chip figures for this device)"
+  return f"{s * 1e3:,.3f} ms ({1 / s:,.1f} a second)" if s > 0 else "0"
+
+
+def _collectives(found: list[dict]) -> str:
+  """Per kind: how many run a step and their bytes (the JSON has each)."""
+  kinds: dict[str, list[int]] = {}
+  for c in found:
+    runs, size = kinds.setdefault(c["kind"], [0, 0])
+    kinds[c["kind"]] = [runs + c["count"], size + c["count"] * c["bytes"]]
+  return "; ".join(f"{kind} {runs} x, {_gib(size)}" for kind, (runs, size)
+                   in kinds.items()) or "none"
+
+
+def describe(result: dict[str, Any]) -> str:
+  """The lines `paraflax compile` prints for one program."""
+  mem = result["memory_bytes_per_chip"]
+  fits = {True: "fits", False: "DOES NOT FIT", None: "HBM unknown"}[
+      result["fits"]]
+  width = f", width {result['width']}" if result["width"] else ""
+  lines = [
+      f"{result['name']}{width}: one {result['unit']} of "
+      f"{result['batch_rows']:,} rows (compiled in "
+      f"{result['compile_seconds']:.1f} s)",
+      f"  memory per chip  {_gib(mem['total'])} of "
+      f"{_gib(result['hbm_bytes_per_chip'])} ({fits}): arguments "
+      f"{_gib(mem['arguments'])}, outputs {_gib(mem['outputs'])}, "
+      f"temporaries {_gib(mem['temporaries'])}, code "
+      f"{_gib(mem['generated_code'])}, donated {_gib(mem['aliased'])}",
+      f"  per chip a step  {result['flops_per_step']:.3e} FLOPs, "
+      f"{result['bytes_accessed_per_step']:.3e} HBM bytes, "
+      f"{result['interconnect_bytes_per_chip']:.3e} interconnect bytes",
+      f"  collectives      {_collectives(result['collectives'])} "
+      f"({result['resident']} {_gib(result['parameter_bytes'])})",
+      f"  projected step   {_seconds(result['projected_step_seconds'])}"
+      + (f", bound by {result['bound']}" if result["bound"] else "")]
+  return "\n".join(lines)
+
+
+def _fix(result: dict[str, Any], config) -> str:
+  need, have = result["memory_bytes_per_chip"]["total"], \
+      result["hbm_bytes_per_chip"]
+  rules = [tuple(r) for r in config.get("partitioning", {}).get(
+      "rules", ())] if "partitioning" in config else []
+  hints = ["a smaller --config.batch_size"]
+  if ("fsdp" not in {t for _, t in rules}) and rules:
+    hints.append("--config.partitioning.rules='((\".*\", \"fsdp\"),)' "
+                 "(parameters and optimizer state split over the chips)")
+  hints.append("a smaller model (--config.model.*) or a larger topology")
+  return (f"{result['name']} needs {_gib(need)} per chip, more than the "
+          f"chip's {_gib(have)} of HBM: try " + ", or ".join(hints) + ".")
+
+
+def compile_config(config: ml_collections.ConfigDict, topology: str,
+                   program: str = "train", json_path: str | None = None,
+                   width: str = "max", batch_size: int | None = None,
+                   beam: int = 5, nbest: int = 0, rows: int = 1_000_000,
+                   dim: int = 1024, fp16: bool = False,
+                   words: int = 100_000) -> dict[str, Any]:
+  """Compiles `program` of `config` for `topology` and reports it; raises
+  ConfigError (exit 2) when a program does not fit a chip's HBM."""
+  from paraflax.aot import programs as programs_lib  # pylint: disable=g-import-not-at-top
+  if program not in programs_lib.PROGRAMS:
+    raise errors.ConfigError(
+        f"--program {program!r}: use one of "
+        f"{', '.join(programs_lib.PROGRAMS)}.")
+  from paraflax.aot import topology as topology_lib  # pylint: disable=g-import-not-at-top
+  if topology != topology_lib.LOCAL:
+    # The host compiles for the topology's devices, not its own: jax need
+    # not probe for (and warn about) a TPU of this host.
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    # Compile-only clients hold no TPU: several may run at once.
+    os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+  target = topology_lib.target(topology)
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from jax.sharding import Mesh  # pylint: disable=g-import-not-at-top
+  from paraflax.aot import analysis  # pylint: disable=g-import-not-at-top
+  from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
+  mesh = Mesh(np.asarray(target.devices), (partitioning.DATA,))
+  options = {"width": width, "beam": beam, "nbest": nbest, "rows": rows,
+             "dim": dim, "fp16": fp16,
+             "batch_size": batch_size or (64 if program != "embed" else 256),
+             "assume": {"words": words, "nbest": 5, "dim": dim}}
+  chip = target.chip
+  header = (f"{topology}: {len(target.devices)} x "
+            f"{target.devices[0].device_kind}"
+            + (" (compile only)" if target.compile_only else ""))
+  print(f"paraflax compile: {header}", flush=True)
+  results = []
+  for p in programs_lib.PROGRAMS[program](config, mesh, options):
+    start = time.monotonic()
+    compiled = p.fn.lower(*p.args).compile()
+    result = {"name": p.name, "compile_seconds": time.monotonic() - start,
+              **analysis.analyse(p, compiled, mesh.size, chip),
+              "widths_run": p.widths_run}
+    results.append(result)
+    print(describe(result), flush=True)
+  widest = max(results, key=lambda r: r["memory_bytes_per_chip"]["total"])
+  report = {"topology": topology, "chips": mesh.size,
+            "device_kind": target.devices[0].device_kind,
+            "compile_only": target.compile_only, "program": program,
+            "chip": None if chip is None else chip.__dict__,
+            "assumed": options["assume"], **widest, "programs": results,
+            "command": " ".join(["paraflax", *sys.argv[1:]])}
+  if json_path:
+    files.write_text_atomic(json_path, json.dumps(report, indent=1) + "\n")
+  if widest["fits"] is False:
+    raise errors.ConfigError(_fix(widest, config))
+  return report
