@@ -144,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                  "flag once")
   if args.verbose:
     os.environ[quiet.VERBOSE_ENV] = "1"
+  quiet.quiet_native_logs()
   try:
     _call(command, args, overrides)
   except KeyboardInterrupt:

@@ -58,6 +58,16 @@ def native_stderr_once() -> Iterator[None]:
         print(line if n == 1 else f"{line} ({n:,} times)", file=sys.stderr)
 
 
+def quiet_native_logs() -> None:
+  """C++ warnings off for the whole process, unless `VERBOSE_ENV`: jax and
+  TensorFlow share absl's log threshold, read once by whichever loads
+  first, so it is set before either. Else jax loaded first lets
+  TensorFlow print a data error's PyFunc traceback (100 lines) before
+  paraflax's message of it."""
+  if not os.environ.get(VERBOSE_ENV):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
 @functools.cache
 def tensorflow() -> Any:
   """The `tensorflow` module, loaded quietly, with no GPU visible to it: it

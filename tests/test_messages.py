@@ -3,6 +3,8 @@ libraries underneath (TensorFlow, faiss) and of the Python API, each as one
 paraflax message that names the fix."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from paraflax import cli
@@ -136,3 +138,33 @@ def test_faiss_training_errors_and_warnings_are_paraflax_messages(capfd):
                      r"train it \(.*Number of training points \(3\)"):
     with index_spec.training(spec):
       index_spec.new_index(spec, 32).train(x[:3])
+
+
+def test_a_data_error_inside_tensorflow_is_the_one_message(tmp_path):
+  """jax loaded before TensorFlow (as `train` does): the DataError of a
+  file that tf.data reads is raised as itself, nothing printed before."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  path = tmp_path / "latin.tsv"
+  path.write_bytes(b"Satz\tsentence\n" * 3 + "Straße\tstreet\n".encode(
+      "latin-1"))
+  script = f"""
+from paraflax import quiet
+quiet.quiet_native_logs()
+import jax.numpy as jnp
+jnp.zeros(1)
+from paraflax import errors
+from paraflax.data import specs, tasks
+name = tasks.register_corpus(specs.parse("tsv:{path}").corpus)
+try:
+  list(tasks.iter_examples(name, "train"))
+except errors.DataError as e:
+  print(e)
+"""
+  env = {k: v for k, v in os.environ.items()
+         if k not in ("TF_CPP_MIN_LOG_LEVEL", "PARAFLAX_VERBOSE")}
+  done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                        text=True, env={**env, "JAX_PLATFORMS": "cpu"},
+                        timeout=120, check=True)
+  assert "latin.tsv:4: invalid UTF-8" in done.stdout, done
+  assert not done.stderr.strip(), done.stderr
