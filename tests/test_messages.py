@@ -4,6 +4,7 @@ paraflax message that names the fix."""
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -168,3 +169,18 @@ except errors.DataError as e:
                         timeout=120, check=True)
   assert "latin.tsv:4: invalid UTF-8" in done.stdout, done
   assert not done.stderr.strip(), done.stderr
+
+
+@pytest.mark.parametrize("spec, files", [
+    ("tsv:{t}/end.tsv", {"end.tsv": "a\tb\nc\td\n\n"}),
+    ("lines:{t}/x.de,{t}/x.en", {"x.de": "a\nb\n\n", "x.en": "c\nd\n\n"}),
+])
+def test_an_empty_line_of_a_spec_gets_a_fix_that_exists(spec, files,
+                                                        tmp_path, capsys):
+  for name, text in files.items():
+    (tmp_path / name).write_text(text, encoding="utf-8")
+  assert cli.main(["tasks", "--data", spec.format(t=tmp_path)]) == \
+      cli.EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert re.search(r"(:| line )3", err) and "Remove" in err, err
+  assert "policy" not in err and "catalogue" not in err, err

@@ -86,9 +86,8 @@ class Corpus:
   pair: tuple[str, str] | None = None
 
 
-_EMPTY_FIX = ("Remove those rows from every side, or set the corpus' "
-              "empty-line policy to 'drop' in its catalogue entry "
-              "(paraflax/data/corpora.py) to drop them with a report.")
+# No key or flag drops the empty rows of a data spec: the fix is the file's.
+_EMPTY_FIX = "Remove those rows from every side: every line is one row."
 
 
 def _where(root: pathlib.Path, file: str) -> str | pathlib.Path:

@@ -323,8 +323,9 @@ def _tsv_rows(path: str, lines: Iterable[str], fields: int,
       continue
     if not line.strip():
       if empty == "error":
-        raise errors.DataError(f"{path}:{number}: empty line. Remove it, or set the "
-                        "empty-line policy to 'drop'.")
+        raise errors.DataError(
+            f"{path}:{number}: empty line. Remove it: every line of a TSV "
+            "is one row (an empty last line too).")
       if empty == "drop":
         continue
     cols = line.split("\t")
