@@ -20,8 +20,8 @@ MINING_SPLITS = ("dev", "test")  # evaluation.mining_set.GOLD_SETS
 EMPTY_LINES = ("error", "drop")  # data.readers.EmptyPolicy, less "keep"
 # filtering.scores.SCORERS and .OPTIONAL (those need a flag of
 # score-paraphrases); also what data.filter may name (data/filters.py)
-PARAPHRASE_SCORES = ("length", "cost", "overlap_1", "overlap_2", "overlap_3",
-                     "bleu", "ref_prob", "lm_ppl")
+PARAPHRASE_SCORES = ("length", "cost", "cost_token", "overlap_1",
+                     "overlap_2", "overlap_3", "bleu", "ref_prob", "lm_ppl")
 LM_FORMATS = ("binary", "arpa")  # filtering.lm.FORMATS
 DOMAINS = ("biomed", "abc_science")  # evaluation.domain_selection.DOMAINS
 # pipeline.stages.STAGES, in the order a pipeline runs them

@@ -358,8 +358,8 @@ CASES: dict[str, Case] = {
     "train: filter on an unknown score": Case(
         lambda t: _train_filtered(t, "{'score': 'ppl', 'lo': 0, 'hi': 1}",
                                   _SCORED),
-        r"the score is one of length, cost, overlap_1, overlap_2, "
-        r"overlap_3, bleu, ref_prob, lm_ppl, random"),
+        r"the score is one of length, cost, cost_token, overlap_1, "
+        r"overlap_2, overlap_3, bleu, ref_prob, lm_ppl, random"),
     "train: filter with lo above hi": Case(
         lambda t: _train_filtered(t, "{'score': 'bleu', 'lo': 0.5, 'hi': 0.2}",
                                   _SCORED), r"lo 0\.5 > hi 0\.2"),

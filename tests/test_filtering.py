@@ -75,8 +75,20 @@ def test_a_side_without_ngrams_of_an_order_overlaps_zero():
 
 def test_an_empty_translation_scores_bleu_zero():
   s = _scores("two dogs run", "")
-  assert s == {"length": 0.0, "cost": 1.0, "overlap_1": 0.0,
-               "overlap_2": 0.0, "overlap_3": 0.0, "bleu": 0.0}
+  assert s == {"length": 0.0, "cost": 1.0, "cost_token": None,
+               "overlap_1": 0.0, "overlap_2": 0.0, "overlap_3": 0.0,
+               "bleu": 0.0}
+
+
+def test_cost_token_is_the_nll_per_word_of_the_translation():
+  """Wieting et al. 2017's translation cost: per token of the translation
+  (`cost` is per subword with EOS, as backtranslate writes it)."""
+  record = {"reference": "two dogs run", "translation": "Two dogs, running",
+            "cost": 0.5, "nll": 6.0}
+  s = scores.score(record)
+  assert s["cost"] == 0.5
+  assert s["cost_token"] == pytest.approx(6.0 / 4)  # two dogs , running
+  assert scores.score({**record, "translation": ""})["cost_token"] == 6.0
 
 
 def test_identical_sentences_and_the_models_tokens():
@@ -106,7 +118,8 @@ def _record(i: int, rank: int = 0) -> dict:
       rng.choice(vocab, rng.integers(0, 4)))
   return {"id": i, "reference": " ".join(reference),
           "translation": " ".join(translation[:9]), "rank": rank,
-          "cost": round(float(rng.random()), 2), "source": f"s{i}"}
+          "cost": round(float(rng.random()), 2),
+          "nll": round(float(rng.random()) * 10, 2), "source": f"s{i}"}
 
 
 def _write_bt(path: pathlib.Path, n: int, nbest: int = 1) -> pathlib.Path:
@@ -315,7 +328,8 @@ def test_no_filter_keeps_the_task_it_always_was(scored):
 
 @pytest.mark.parametrize("data_filter, max_pairs, message", [
     (dict(score="ppl", lo=0, hi=1), 0,
-     r"the score is one of length, cost, overlap_1, overlap_2, overlap_3, "
+     r"the score is one of length, cost, cost_token, overlap_1, overlap_2, "
+     r"overlap_3, "
      r"bleu, ref_prob, lm_ppl, random"),
     (dict(score="length", lo=5, hi=2), 0, r"lo 5 > hi 2"),
     (dict(score="length", lo=5), 0, r"give exactly score, lo and hi"),

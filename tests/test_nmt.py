@@ -201,8 +201,9 @@ def test_backtranslate_records_and_resume(workdir, val_files, tmp_path,
   refs = val_files[1].read_text("utf-8").splitlines()
   for r in records:
     assert set(r) == {"id", "reference", "translation", "rank", "cost",
-                      "source"}
+                      "nll", "source"}
     assert r["reference"] == refs[r["id"]] and r["cost"] > 0
+    assert r["nll"] >= r["cost"]  # the whole NLL, cost that per subword
   # A run killed inside the 3rd batch's write: 2 batches and a half line.
   lines = data.split(b"\n")
   killed = tmp_path / "killed.jsonl"

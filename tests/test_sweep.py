@@ -223,6 +223,15 @@ def test_the_lm_ppl_and_ref_prob_grids_bound_their_scores():
   assert {(f["score"], f["hi"]) for f in prob} == {("ref_prob", 1.0)}
 
 
+def test_the_cost_grid_divides_by_subwords_or_by_the_papers_tokens():
+  assert {f["score"] for f in _filters("cost.py:avg")} == {"cost"}
+  assert {f["score"] for f in _filters("cost.py:avg,subword")} == {"cost"}
+  token = _filters("cost.py:gran,token")
+  assert {f["score"] for f in token} == {"cost_token"} and len(token) == 10
+  with pytest.raises(ValueError, match="subword or token"):
+    _filters("cost.py:gran,word")
+
+
 def test_the_paper_points_give_wieting2017s_grids_and_training():
   """`:paper`: overlap / BLEU {0, .1, .2, .3} x {.6, .7, .8, .9, 1} and LM
   {25, ..., 200, inf}, each point trained as configs/papers/wieting2017.py

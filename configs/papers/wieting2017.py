@@ -4,7 +4,10 @@ argument) with the margin loss, margin 0.4, t1 and t2 the hardest negatives
 of the mini-batch ("For simplicity we use the mini-batch for this set"),
 batches of 100, no regularisers (lambda_w = lambda_c = 0, as the paper
 fixes them); Adam at 1e-3 and 300-d words and LSTM states are paraflax's
-choice.
+choice. The paper's filters: translation cost per token of the
+translation is the score `cost_token` (configs/sweeps/cost.py:gran,token),
+its overlap / BLEU and LM grids the `:paper` points of
+configs/sweeps/overlap.py and lm_ppl.py, trained as this preset.
 
 Command:
   paraflax train --config configs/papers/wieting2017.py:gran --workdir runs/w17_gran

@@ -35,6 +35,7 @@ FIELDS = {
              and not isinstance(v, bool) and v >= 0),
     "cost": ("a number, or null where no model scored the pair",
              lambda v: v is None or _is_number(v)),
+    "nll": ("a number", _is_number),
     "scores": ("an object of numbers (null where no model scored the pair)",
                _is_score_map),
 }

@@ -3,10 +3,11 @@
 reference.
 
 Output: JSONL, one record per hypothesis,
-  {"id", "reference", "translation", "rank", "cost", "source"}
-with `id` the row's place in the whole input and `cost` the translation's
-negative log-likelihood per subword (EOS included), the paper's
-"translation cost". An input may come in shards, each written to its own
+  {"id", "reference", "translation", "rank", "cost", "nll", "source"}
+with `id` the row's place in the whole input, `nll` the translation's
+negative log-likelihood and `cost` that per subword (EOS included); the
+paper's "translation cost" is per token of the translation, the score
+`cost_token` of `paraflax score-paraphrases`. An input may come in shards, each written to its own
 output shard; a shard is streamed: read in windows of `window` rows, each
 window decoded in length-sorted batches, so memory does not grow with the
 input. The plan of batches is a pure function of the shard's rows; each
@@ -230,6 +231,7 @@ def run_shard(translator: Any, params: Any, shard: Shard, *, beam: int,
           lines.append(json.dumps({
               "id": i, "reference": references[j], "translation": hyp.text,
               "rank": rank, "cost": -hyp.logprob / hyp.tokens,
+              "nll": -hyp.logprob,
               "source": sources[j]}, ensure_ascii=False,
               allow_nan=False) + "\n")
       f.write("".join(lines))

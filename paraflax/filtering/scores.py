@@ -28,13 +28,26 @@ class Pair(NamedTuple):
   # The NMT's NLL per subword, as the record gives it; None for human
   # pairs (`paraflax export-pairs`), which no NMT produced: `cost` is null.
   cost: float | None
+  # The translation's whole NLL (the record's `nll`, which `paraflax
+  # backtranslate` writes); None where the record has none.
+  nll: float | None = None
 
 
 def pair_of(record: dict) -> Pair:
-  cost = record["cost"]
+  cost, nll = record["cost"], record.get("nll")
   return Pair(tuple(words.tokenize(record["reference"])),
               tuple(words.tokenize(record["translation"])),
-              None if cost is None else float(cost))
+              None if cost is None else float(cost),
+              None if nll is None else float(nll))
+
+
+def cost_per_token(pair: Pair) -> float | None:
+  """The translation's NLL per word token of the translation (Wieting et
+  al. 2017's translation cost; `cost` is per subword, EOS included): the
+  NLL itself for an empty translation; None without the record's `nll`."""
+  if pair.nll is None:
+    return None
+  return pair.nll / max(len(pair.translation), 1)
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> collections.Counter:
@@ -83,7 +96,8 @@ def bleu(pair: Pair) -> float:
 
 SCORERS: dict[str, Callable[[Pair], float | None]] = {
     "length": lambda pair: float(len(pair.translation)),
-    "cost": lambda pair: pair.cost,
+    "cost": lambda pair: pair.cost,  # per subword, EOS included
+    "cost_token": cost_per_token,  # per word token of the translation
     **{f"overlap_{n}": functools.partial(overlap, n=n) for n in (1, 2, 3)},
     "bleu": bleu,
 }
