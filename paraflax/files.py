@@ -20,7 +20,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from paraflax import errors
@@ -168,6 +168,16 @@ def fingerprint(path: str) -> str:
     digest.update(f.read(_FINGERPRINT_BYTES))
     f.seek(max(0, stat.st_size - _FINGERPRINT_BYTES))
     digest.update(f.read(_FINGERPRINT_BYTES))
+  return digest.hexdigest()
+
+
+def lines_digest(lines: Iterable[str]) -> str:
+  """The digest of lines as read (a byte-order mark or CRLF endings
+  removed): an input's, where the same text however encoded gives the
+  same output."""
+  digest = hashlib.sha256()
+  for line in lines:
+    digest.update(line.encode("utf-8") + b"\n")
   return digest.hexdigest()
 
 

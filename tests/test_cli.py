@@ -132,8 +132,8 @@ def test_embed_keeps_an_output_it_did_not_write(workdir, tmp_path, capsys,
   written = target.read_bytes()
   assert _embed(workdir, tmp_path, b"the sky is blue\n")[0] == \
       cli.EXIT_BAD_INPUT
-  assert (f"{target} exists and holds another result; write to a new "
-          "output, or pass --overwrite") in capsys.readouterr().err
+  assert (f"{target} holds the output of another run (differs in text); "
+          "this run would change it") in capsys.readouterr().err
   assert target.read_bytes() == written
 
 

@@ -141,8 +141,8 @@ def embed_file(workdir: str, input: str, output: str,
     raise errors.DataError(f"{input}: empty file, nothing to embed. "
                            "Give one sentence per line.")
   embed, step = load(workdir, [lang])
-  if _claimed_done(input, output, workdir, step, lang, bool(fp16),
-                   overwrite=overwrite, lock=True):
+  if _claimed_done(files.lines_digest(texts), output, workdir, step, lang,
+                   bool(fp16), overwrite=overwrite, lock=True):
     print(f"already there: {output} (checkpoint step {step})",
           file=sys.stderr)
     return
@@ -153,13 +153,13 @@ def embed_file(workdir: str, input: str, output: str,
         f"(checkpoint step {step})", file=sys.stderr)
 
 
-def _claimed_done(text_path: str, out: str, workdir: str, step: int,
+def _claimed_done(text: str, out: str, workdir: str, step: int,
                   lang: str | None, fp16: bool, *, overwrite: bool,
                   lock: bool) -> bool:
-  """Claims `out` with its settings (`OUT.meta.json`: the text's
-  fingerprint, the checkpoint, the language, the dtype; another run's is
-  refused unless `overwrite`); whether it is already written."""
-  settings = {"text": embeddings_io.fingerprint(text_path),
+  """Claims `out` with its settings (`OUT.meta.json`: `text`, the text's
+  fingerprint or digest, the checkpoint, the language, the dtype; another
+  run's is refused unless `overwrite`); whether it is already written."""
+  settings = {"text": text,
               "workdir": os.path.abspath(workdir), "step": step,
               "lang": lang, "dtype": embeddings_io.dtype(fp16).name}
   files.claim_output(out, settings, overwrite=overwrite, lock=lock,
@@ -213,8 +213,8 @@ def embed_shards(workdir: str, input: str, output: str,
                      mesh=partitioning.local_mesh() if count > 1 else None)
   written = 0
   for text_path, out in mine:
-    if _claimed_done(text_path, out, workdir, step, lang, fp16,
-                     overwrite=overwrite, lock=False):
+    if _claimed_done(embeddings_io.fingerprint(text_path), out, workdir,
+                     step, lang, fp16, overwrite=overwrite, lock=False):
       continue
     texts, _ = readers.read_lines(
         text_path, fix="Remove them: every line is a sentence to embed.")

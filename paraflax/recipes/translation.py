@@ -53,7 +53,7 @@ def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
   lines, _ = readers.read_lines(input, empty="keep")
   translator, params, step = nmt.load_translator(workdir)
   files.claim_output(output, {
-      "input": files.fingerprint(input), "workdir": os.path.abspath(workdir),
+      "input": files.lines_digest(lines), "workdir": os.path.abspath(workdir),
       "step": step, "beam": beam, "stop": stop, "max_len": translator.max_len,
       "alpha": translator.alpha if alpha is None else alpha},
                      overwrite=overwrite)
