@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import json
 import os
 import shlex
 import sys
@@ -121,6 +122,11 @@ def _call(command: commands.Command, args: argparse.Namespace,
     settings = {k[len(commands.SETTING):]: kwargs.pop(k) for k in list(kwargs)
                 if k.startswith(commands.SETTING)}
     kwargs["config"] = config_lib.load(kwargs["config"], overrides, settings)
+  if "distributed" in kwargs:  # the processes of one run: the same settings
+    from paraflax.training import distributed  # pylint: disable=g-import-not-at-top
+    distributed.expect_same_settings(
+        {k: json.loads(v.to_json_best_effort()) if k == "config" else v
+         for k, v in kwargs.items()})
   _function(command.target)(**kwargs)
 
 

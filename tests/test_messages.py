@@ -184,3 +184,54 @@ def test_an_empty_line_of_a_spec_gets_a_fix_that_exists(spec, files,
   err = capsys.readouterr().err
   assert re.search(r"(:| line )3", err) and "Remove" in err, err
   assert "policy" not in err and "catalogue" not in err, err
+
+
+class _Store:
+  """The coordination service's key-value store, as one process sees it."""
+
+  def __init__(self, values):
+    self.values = dict(values)
+
+  def key_value_set(self, key, value):
+    self.values[key] = value
+
+  def blocking_key_value_get(self, key, timeout_ms):
+    del timeout_ms
+    return self.values[key]
+
+
+@pytest.mark.parametrize("theirs, message", [
+    ({"k": 4, "config": {"margin": "ratio"}}, r"process 1 runs with k = 4, "
+     r"process 0 with 3\. Start every process"),
+    ({"k": 3, "config": {"margin": "distance"}},
+     r"config\.margin = 'distance', process 0 with 'ratio'"),
+])
+def test_distributed_processes_with_other_settings_stop_with_a_message(
+    theirs, message, monkeypatch):
+  """Process 1 of 2 started with other settings than process 0: the one
+  exchange names the difference (before any collective could abort)."""
+  import json  # pylint: disable=g-import-not-at-top
+  import jax  # pylint: disable=g-import-not-at-top
+  from jax._src import distributed as jax_distributed  # pylint: disable=g-import-not-at-top
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.training import distributed  # pylint: disable=g-import-not-at-top
+  store = _Store({f"paraflax/settings/{i}/0": json.dumps(
+      {"k": 3, "config": {"margin": "ratio"}}) for i in range(100)})
+  monkeypatch.setattr(jax, "process_count", lambda: 2)
+  monkeypatch.setattr(jax, "process_index", lambda: 1)
+  monkeypatch.setattr(jax_distributed.global_state, "client", store)
+  with pytest.raises(errors.ConfigError, match=message):
+    distributed.check_same_settings(theirs)
+  distributed.check_same_settings({"k": 3, "config": {"margin": "ratio"}})
+
+
+def test_every_distributed_command_gives_its_settings_to_check(monkeypatch):
+  from paraflax.training import distributed  # pylint: disable=g-import-not-at-top
+  seen = {}
+  monkeypatch.setattr(cli, "_function", lambda target: lambda **kw: None)
+  monkeypatch.setattr(distributed, "expect_same_settings", seen.update)
+  cli.main(["mine", "--src-emb", "x", "--tgt-emb", "y", "--dim", "4",
+            "--output", "o.tsv", "--k", "5", "--distributed",
+            "--process-id", "1"])
+  assert seen["config"]["k"] == 5 and seen["output"] == "o.tsv", seen
+  assert seen["process_id"] == 1  # dropped by expect_same_settings itself

@@ -191,7 +191,7 @@ def test_processes_with_different_configs_stop_before_any_write(tmp_path):
   for code, err in ((first.returncode, first_err),
                     (second.returncode, second.stderr)):
     assert code == 2, err
-    assert "process(es) [1] run a config different from process 0's" in err
+    assert "process 1 runs with config.seed = 7, process 0 with 0" in err
   assert not workdir.exists()
 
 
@@ -330,6 +330,31 @@ def test_mining_over_two_processes_writes_the_pairs_of_one(tmp_path):
       (tmp_path / "one.tsv").read_bytes()
   assert len((tmp_path / "one.tsv").read_text().splitlines()) > 600
   assert not (tmp_path / "two.tsv.parts").exists()
+
+
+def test_mining_processes_with_other_flags_stop_with_one_message(tmp_path):
+  """A different --k in one process stops both at start, naming it: the
+  k-NN's collectives (gloo) would abort the processes instead."""
+  x = np.random.default_rng(0).normal(size=(64, 8)).astype(np.float32)
+  x.tofile(tmp_path / "x.f32")
+  argv = [str(PARAFLAX), "mine", "--src-emb", str(tmp_path / "x.f32"),
+          "--tgt-emb", str(tmp_path / "x.f32"), "--dim", "8", "--output",
+          str(tmp_path / "out.tsv"), "--coordinator", "127.0.0.1:23481",
+          "--num-processes", "2"]
+  first = subprocess.Popen(argv + ["--process-id", "0", "--k", "3"],
+                           env=_env(2), stderr=subprocess.PIPE, text=True)
+  second = subprocess.run(argv + ["--process-id", "1", "--k", "4"],
+                          env=_env(2), capture_output=True, text=True,
+                          timeout=120, check=False)
+  _, first_err = first.communicate(timeout=120)
+  for code, err in ((first.returncode, first_err),
+                    (second.returncode, second.stderr)):
+    assert code == 2, err
+    assert err.strip().splitlines()[-1] == (
+        "paraflax mine: error: process 1 runs with config.k = 4, process 0 "
+        "with 3. Start every process of the run with the same flags and "
+        "--config.* overrides."), err
+  assert not (tmp_path / "out.tsv").exists()
 
 
 def test_monods_over_two_processes_writes_the_table_of_one(tmp_path):

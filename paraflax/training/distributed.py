@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import json
 import os
 import socket
 import sys
@@ -143,6 +144,9 @@ def join(distributed: bool = False, coordinator: str | None = None,
     initialize(coordinator, num_processes, process_id,
                init_timeout_s=init_timeout,
                heartbeat_timeout_s=heartbeat_timeout)
+    settings = dict(_expected)
+    _expected.clear()  # this command's: not a later library call's
+    check_same_settings(settings, timeout_s=init_timeout)
 
 
 def is_primary() -> bool:
@@ -200,21 +204,66 @@ def check_same_config(config_json: str) -> None:
   """Every process runs the config of process 0, or all stop with a
   ConfigError (a process started with other flags would silently train
   another model on its share of the batch)."""
+  check_same_settings({"config": json.loads(config_json)})
+
+
+# The settings of this process's command (its flags and config), set by the
+# command line before the command runs; `join` checks them.
+_expected: dict[str, Any] = {}
+# Numbers the exchanges of settings, as `_barriers` the barriers.
+_exchanges = itertools.count()
+# Flags that differ between the processes of one run by design, or that
+# each may take from the environment instead.
+PER_PROCESS = ("distributed", "coordinator", "num_processes", "process_id",
+               "init_timeout", "heartbeat_timeout")
+
+
+def expect_same_settings(settings: dict[str, Any]) -> None:
+  """The settings `join` checks are equal in every process, once joined."""
+  _expected.clear()
+  _expected.update({k: v for k, v in settings.items()
+                    if k not in PER_PROCESS})
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+  if isinstance(value, dict) and value:
+    return {k: v for key, item in value.items()
+            for k, v in _flat(item, f"{prefix}{key}.").items()}
+  return {prefix.rstrip("."): value}
+
+
+def check_same_settings(settings: dict[str, Any],
+                        timeout_s: int = _PEER_WAIT_S) -> None:
+  """Every process has process 0's `settings`, or all stop with one
+  ConfigError naming the first difference. One exchange through the
+  coordination service, not a collective: a collective of different
+  shapes (another --k) aborts the process inside gloo."""
   import jax  # pylint: disable=g-import-not-at-top
   if jax.process_count() == 1:
     return
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
-  mine = np.frombuffer(hashlib.sha256(config_json.encode()).digest(),
-                       np.uint8)
-  first = multihost_utils.broadcast_one_to_all(mine)
-  same = multihost_utils.process_allgather(
-      np.asarray([np.array_equal(mine, first)]))
-  if not np.all(same):
-    differ = [i for i, ok in enumerate(np.ravel(same)) if not ok]
-    raise errors.ConfigError(
-        f"process(es) {differ} run a config different from process 0's; "
-        "start every process with the same --config and --config.* flags.")
+  from jax._src import distributed as jax_distributed  # pylint: disable=g-import-not-at-top
+  client = jax_distributed.global_state.client
+  key = f"paraflax/settings/{next(_exchanges)}"
+  client.key_value_set(f"{key}/{jax.process_index()}",
+                       json.dumps(settings, sort_keys=True, default=str))
+  first = _flat(json.loads(json.dumps(settings, default=str)))
+  for peer in range(jax.process_count()):
+    theirs = _flat(json.loads(client.blocking_key_value_get(
+        f"{key}/{peer}", timeout_s * 1000)))
+    if peer == 0:
+      first = theirs
+      continue
+    differ = sorted(k for k in first.keys() | theirs.keys()
+                    if first.get(k) != theirs.get(k))
+    if differ:
+      name = differ[0]
+      raise errors.ConfigError(
+          f"process {peer} runs with {name} = {theirs.get(name)!r}, process "
+          f"0 with {first.get(name)!r}"
+          + (f" ({len(differ) - 1} more differ: {', '.join(differ[1:4])})"
+             if len(differ) > 1 else "")
+          + ". Start every process of the run with the same flags and "
+          "--config.* overrides.")
 
 
 @contextlib.contextmanager
