@@ -87,17 +87,15 @@ def _check_nmt_workdir(config: ml_collections.ConfigDict) -> None:
         "NMT workdir, or nmt.workdir='' to train one.")
 
 
-def _check_splits(config: ml_collections.ConfigDict,
-                  allow_dev_overlap: bool) -> None:
+def _check_splits(config: ml_collections.ConfigDict) -> None:
   """No split reads a file of another that must be kept apart from it:
-  data.dev of data.train (unless the NMT's data.allow_dev_overlap), the
-  mining benchmarks of data.train, mining.dev of mining.test."""
+  data.dev of data.train, the mining benchmarks of data.train, mining.dev
+  of mining.test."""
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   train = [("data.train", spec) for spec in config.data.train]
-  if not allow_dev_overlap:
-    specs.refuse_shared_files(
-        [*train, ("data.dev", config.data.dev)],
-        "Name another dev set: --config.data.dev=SPEC (docs/your-data.md).")
+  specs.refuse_shared_files(
+      [*train, ("data.dev", config.data.dev)],
+      "Name another dev set: --config.data.dev=SPEC (docs/your-data.md).")
   if "mining" in config.stages:
     specs.refuse_shared_files(
         [*train, ("mining.dev", config.mining.dev),
@@ -160,7 +158,7 @@ def _stage_configs(config: ml_collections.ConfigDict, workdir: str
     config_lib.override(found[stage], (), {
         "data.train": tuple(config.data.train), "data.dev": config.data.dev})
   _check_data(config)
-  _check_splits(config, found["nmt"].data.get("allow_dev_overlap", False))
+  _check_splits(config)
   scored = os.path.join(os.path.abspath(workdir), "score", "scored.jsonl")
   config_lib.override(found["gran"], (), {
       "data.task": "backtranslated:" + scored,
