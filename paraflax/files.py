@@ -12,19 +12,22 @@ import atexit
 import contextlib
 import fcntl
 import fnmatch
-import hashlib
-import itertools
 import json
 import logging
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from paraflax import errors
 from paraflax import faults
+# fingerprint, lines_digest, finished_prefix: files' names too, as their
+# callers use them.
+from paraflax.fingerprints import fingerprint  # pylint: disable=unused-import
+from paraflax.fingerprints import lines_digest  # pylint: disable=unused-import
+from paraflax.resume import finished_prefix  # pylint: disable=unused-import
 
 _SHOWN_VALUE = 40  # longer settings (digests) are named, not shown
 
@@ -154,31 +157,6 @@ def user_cache(env: str, name: str) -> str | None:
     base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
     value = os.path.join(base, "paraflax", name)
   return os.path.abspath(os.path.expanduser(value))
-
-
-_FINGERPRINT_BYTES = 1 << 20  # hashed from each end of a file
-
-
-def fingerprint(path: str) -> str:
-  """Changes when the file does: its size, mtime and both ends' bytes. An
-  input's, in the settings of an output made from it."""
-  stat = os.stat(path)
-  digest = hashlib.sha256(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
-  with open(path, "rb") as f:
-    digest.update(f.read(_FINGERPRINT_BYTES))
-    f.seek(max(0, stat.st_size - _FINGERPRINT_BYTES))
-    digest.update(f.read(_FINGERPRINT_BYTES))
-  return digest.hexdigest()
-
-
-def lines_digest(lines: Iterable[str]) -> str:
-  """The digest of lines as read (a byte-order mark or CRLF endings
-  removed): an input's, where the same text however encoded gives the
-  same output."""
-  digest = hashlib.sha256()
-  for line in lines:
-    digest.update(line.encode("utf-8") + b"\n")
-  return digest.hexdigest()
 
 
 def settings_path(output: str) -> str:
@@ -364,55 +342,22 @@ def waiting_lock(path: str) -> Iterator[None]:
 @atexit.register
 def release_output_locks() -> None:
   """Ends this process's `lock_output` locks and removes their files."""
-  for path, fd in list(_LOCKS.items()):
-    with contextlib.suppress(FileNotFoundError):
-      os.remove(path)  # first: a waiting run then locks a new file
-    os.close(fd)
-    del _LOCKS[path]
+  for path in list(_LOCKS):
+    _release(path)
 
 
-def _edited(path: str, what: str) -> errors.DataError:
-  return errors.DataError(
-      f"{path}: {what} than this run writes, though the settings match: the "
-      "file was edited. Use a new --output, or --overwrite to replace it.")
+def release_output(output: str) -> None:
+  """Ends this process's `lock_output` lock of `output`, if it holds one:
+  for a long-lived process (a pipeline, a notebook) done with it."""
+  path = os.path.abspath(output) + ".lock"
+  if path in _LOCKS:
+    _release(path)
 
 
-def finished_prefix(path: str, sizes: Sequence[int], *, unit: str,
-                    fits: Callable[[int, list[bytes]], bool] | None = None
-                    ) -> int:
-  """How many leading units `path` holds whole, unit i being `sizes[i]`
-  lines appended in one write; cuts off the rest, which only a run killed
-  inside a write leaves. An output claimed by `claim_output` resumes from
-  there.
-
-  `fits(i, lines)`, if given, says whether unit i holds what this run
-  would write; one that does not, or lines beyond the last unit, mean the
-  file was edited (a `DataError`). Reads one unit at a time: memory does not grow
-  with the file.
-  """
-  if not os.path.exists(path):
-    return 0
-  done, offset = 0, 0
-  with open(path, "rb") as f:
-    for size in sizes:
-      lines = list(itertools.islice(f, size))
-      whole = [l for l in lines if l.endswith(b"\n")]  # else a half line
-      if len(whole) < size:
-        break
-      if fits and not fits(done, lines):
-        raise _edited(path, f"{unit} {done + 1} holds other records")
-      offset += sum(map(len, lines))
-      done += 1
-  left = os.path.getsize(path) - offset
-  if left:
-    if done == len(sizes):
-      raise _edited(path, "holds more records")
-    logging.warning("%s: a killed run left %d of the %d records of %s %d "
-                    "(%d bytes); dropping them, the %s is redone", path,
-                    len(whole), sizes[done], unit, done + 1, left, unit)
-    with open(path, "r+b") as f:
-      f.truncate(offset)
-  return done
+def _release(path: str) -> None:
+  with contextlib.suppress(FileNotFoundError):
+    os.remove(path)  # first: a waiting run then locks a new file
+  os.close(_LOCKS.pop(path))
 
 
 def _size(path: str) -> int:

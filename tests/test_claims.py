@@ -4,6 +4,8 @@ functions the commands call."""
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -227,3 +229,15 @@ def test_mining_eval_refuses_the_dev_benchmark_as_test(tmp_path):
       mining_eval.refuse_same_benchmark(str(dev), str(test))
   (tmp_path / "copy" / "gold.tsv").write_text("b\n")
   mining_eval.refuse_same_benchmark(str(dev), str(tmp_path / "copy"))
+
+
+def test_a_released_output_is_free_for_the_next_run(tmp_path):
+  output = str(tmp_path / "w")
+  files.lock_output(output)
+  files.release_output(output)
+  files.release_output(output)  # not held: nothing to do
+  assert not os.path.exists(output + ".lock")
+  proc = subprocess.run(
+      [sys.executable, "-c", "from paraflax import files; "
+       f"files.lock_output({output!r})"], cwd=ROOT, check=False)
+  assert proc.returncode == 0

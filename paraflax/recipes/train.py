@@ -49,4 +49,5 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   with distributed_lib.stop_if_peer_lost(workdir):
     recipe = recipes.build(config, workdir, mesh)
     loop.train(recipe, config, workdir, on_eval=_report, mesh=mesh)
+  files.release_output(workdir)  # a pipeline or sweep goes on without it
   print(f"done: {config.train_steps} steps in {workdir}", flush=True)
