@@ -235,3 +235,42 @@ def test_every_distributed_command_gives_its_settings_to_check(monkeypatch):
             "--process-id", "1"])
   assert seen["config"]["k"] == 5 and seen["output"] == "o.tsv", seen
   assert seen["process_id"] == 1  # dropped by expect_same_settings itself
+
+
+def _nmt_workdir(tmp_path, lang: str = "de") -> str:
+  import json  # pylint: disable=g-import-not-at-top
+  workdir = tmp_path / "nmt"
+  workdir.mkdir()
+  (workdir / "config.json").write_text(json.dumps(
+      {"recipe": "nmt", "lang": lang}), encoding="utf-8")
+  return str(workdir)
+
+
+@pytest.mark.parametrize("task, split, message", [
+    ("bitext_multi30k_fr_en", None, r"--task bitext_multi30k_fr_en is fr-en "
+     r"bitext, but .*nmt translates de-en"),
+    ("tsv:{t}/x.tsv", "validation", r"--task tsv:.*x\.tsv --split "
+     r"validation: .* names its rows itself; leave --split out"),
+    ("bitext_multi30k_de_en:test_2016_flickr", "validation",
+     r"names its rows itself"),
+    ("mono_en_brown", None, r"--task mono_en_brown: .* not bitext"),
+])
+def test_backtranslate_refuses_a_task_it_would_misread(task, split, message,
+                                                       tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
+  (tmp_path / "x.tsv").write_text("a\tb\n", encoding="utf-8")
+  with pytest.raises(errors.ConfigError, match=message):
+    translation.backtranslate(_nmt_workdir(tmp_path), str(tmp_path / "o"),
+                              task=task.format(t=tmp_path), split=split)
+  assert not (tmp_path / "o").exists()
+
+
+def test_backtranslate_reads_the_split_of_a_task_of_its_language(tmp_path):
+  from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
+  workdir = _nmt_workdir(tmp_path)
+  assert translation.task_split(workdir, "bitext_multi30k_de_en",
+                                "validation") == "validation"
+  (tmp_path / "x.tsv").write_text("a\tb\n", encoding="utf-8")
+  assert translation.task_split(workdir, f"tsv:{tmp_path}/x.tsv",
+                                None) == "train"

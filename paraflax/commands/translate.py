@@ -47,7 +47,8 @@ COMMANDS: dict[str, Command] = {
          flag("--alpha", type=float, default=None),
          flag("--batch-size", type=int, default=16), STOP,
          flag("--task", help="bitext Task, e.g. bitext_multi30k_de_en"),
-         flag("--split", default="train"),
+         flag("--split", help="the split of a catalogued --task NAME "
+              "(default: train); a data spec of files names its rows itself"),
          flag("--src", help="non-English file or glob (instead of --task); "
               "a glob's sorted files are input shards"),
          flag("--ref", help="English file or glob line-aligned with --src"),

@@ -154,6 +154,31 @@ def _shards(output: str, task: str | None, split: str, src: str | None,
   return out
 
 
+def task_split(workdir: str, task: str, split: str | None) -> str:
+  """The split of --task to read, once the task is bitext of the NMT
+  workdir's language. A data spec of files, tfds:...:SPLIT or NAME:SPLIT
+  names its rows itself: --split with it is refused, not ignored."""
+  from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  if split is not None and (specs.is_spec(task) or ":" in task):
+    raise errors.ConfigError(
+        f"--task {task} --split {split}: {task} names its rows itself; "
+        "leave --split out (or give a catalogued NAME and --split, or "
+        "NAME:SPLIT alone).")
+  split = split or "train"
+  if not (specs.is_spec(task) or task.partition(":")[0] in corpora.CORPORA):
+    return split  # a Mixture, backtranslated: or selected: English pairs
+  pair = specs.parse_bitext(task, "--task", split).corpus.pair
+  lang = workdir_lib.load_config(workdir, "nmt").get("lang")
+  if pair and lang and pair != (lang, "en"):
+    raise errors.ConfigError(
+        f"--task {task} is {'-'.join(pair)} bitext, but {workdir} "
+        f"translates {lang}-en: give {lang}-en bitext, or an NMT workdir of "
+        f"{pair[0]}-en.")
+  return split
+
+
 def _foreign_shards(output: str, count: int, processes: int, me: int,
                     overwrite: bool) -> None:
   """Shards of another shard count at `output` are refused (a reader of
@@ -180,7 +205,7 @@ def _foreign_shards(output: str, count: int, processes: int, me: int,
 def backtranslate(workdir: str, output: str, *, beam: int = 50,
                   nbest: int = 50, alpha: float | None = None,
                   batch_size: int = 16, stop: str = "exact",
-                  task: str | None = None, split: str = "train",
+                  task: str | None = None, split: str | None = None,
                   src: str | None = None, ref: str | None = None,
                   empty_lines: str = "error", shards: int = 0,
                   window: int = backtranslation.WINDOW,
@@ -192,6 +217,7 @@ def backtranslate(workdir: str, output: str, *, beam: int = 50,
   (`training.distributed.join`), each decoding its shards (shard i in
   process i mod the process count) over its own devices."""
   backtranslation.check_beam(beam, nbest)
+  split = task_split(workdir, task, split) if task else "train"
   if shards < 0:
     raise errors.ConfigError(f"--shards {shards}: give a count >= 1 (or "
                              "leave it out: one shard per input file).")
