@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -77,6 +78,45 @@ def _fix(result: dict[str, Any], config) -> str:
           f"chip's {_gib(have)} of HBM: try " + ", or ".join(hints) + ".")
 
 
+def _compile(program, compile_only: bool):
+  """The compiled program; a compile-only one bypasses the persistent
+  cache, whose entries this host could not load back."""
+  import jax  # pylint: disable=g-import-not-at-top
+  cached = jax.config.jax_enable_compilation_cache
+  jax.config.update("jax_enable_compilation_cache", cached and not compile_only)
+  try:
+    return program.fn.lower(*program.args).compile()
+  except jax.errors.JaxRuntimeError as e:
+    if "RESOURCE_EXHAUSTED" not in str(e):
+      raise
+    return OutOfMemory(str(e))
+  finally:
+    jax.config.update("jax_enable_compilation_cache", cached)
+
+
+_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+class OutOfMemory:
+  """A program XLA refused to compile for want of HBM: its message states
+  what the program needs and what the chip has."""
+
+  def __init__(self, message: str):
+    self.message = message.splitlines()[0]
+    sizes = [float(n) * _UNITS[u] for n, u in
+             re.findall(r"\((\d+(?:\.\d+)?)([KMGT])\)", self.message)]
+    self.needed, self.available = (sizes + [None, None])[:2]
+
+  def result(self, program) -> dict[str, Any]:
+    return {"name": program.name, "width": program.width,
+            "unit": program.unit, "batch_rows": program.batch_rows,
+            "fits": False, "xla_message": self.message,
+            "memory_bytes_per_chip": {"total": self.needed},
+            "hbm_bytes_per_chip": self.available,
+            "parameter_bytes": program.parameter_bytes,
+            "widths_run": program.widths_run}
+
+
 def compile_config(config: ml_collections.ConfigDict, topology: str,
                    program: str = "train", json_path: str | None = None,
                    width: str = "max", batch_size: int | None = None,
@@ -115,13 +155,18 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
   results = []
   for p in programs_lib.PROGRAMS[program](config, mesh, options):
     start = time.monotonic()
-    compiled = p.fn.lower(*p.args).compile()
+    compiled = _compile(p, target.compile_only)
+    if isinstance(compiled, OutOfMemory):
+      results.append(compiled.result(p))
+      print(f"{p.name}: XLA: {compiled.message}", flush=True)
+      continue
     result = {"name": p.name, "compile_seconds": time.monotonic() - start,
               **analysis.analyse(p, compiled, mesh.size, chip),
               "widths_run": p.widths_run}
     results.append(result)
     print(describe(result), flush=True)
-  widest = max(results, key=lambda r: r["memory_bytes_per_chip"]["total"])
+  widest = max(results, key=lambda r: (r["fits"] is False,
+                                       r["memory_bytes_per_chip"]["total"]))
   report = {"topology": topology, "chips": mesh.size,
             "device_kind": target.devices[0].device_kind,
             "compile_only": target.compile_only, "program": program,
