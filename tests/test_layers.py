@@ -1,6 +1,7 @@
 """The rooms of paraflax import only downward, and no module of paraflax/
 imports itself through others (no circles), counting the imports inside
-functions too. `python tests/test_layers.py` prints both counts."""
+functions too; no module is longer than 400 lines. `python
+tests/test_layers.py` prints the counts."""
 import ast
 import pathlib
 
@@ -10,6 +11,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "paraflax"
 LAYERS = {
     "errors": 0, "files": 0, "config": 0, "choices": 0, "vectors": 0,
     "faults": 0, "quiet": 0, "host": 0, "compile_cache": 0,
+    "fingerprints": 0, "resume": 0,
     "data": 1,
     "models": 2,
     "losses": 3, "training": 3, "decoding": 3,
@@ -151,6 +153,26 @@ def test_the_circle_test_finds_a_planted_circle():
   assert not circles(graph)
 
 
+# --- size -------------------------------------------------------------------
+
+MAX_LINES = 400
+
+
+def long_modules() -> list[str]:
+  return [f"{path.relative_to(PACKAGE.parent)}: {n} lines"
+          for path in sorted(PACKAGE.rglob("*.py"))
+          if (n := len(path.read_text(encoding="utf-8").splitlines()))
+          > MAX_LINES]
+
+
+def test_no_module_is_longer_than_the_limit():
+  long = long_modules()
+  print(f"{len(long)} modules over {MAX_LINES} lines")
+  assert not long, (f"modules over {MAX_LINES} lines (split them by what "
+                    "they do):\n" + "\n".join(long))
+
+
 if __name__ == "__main__":
   print(f"{len(circles(import_graph()))} circles, "
-        f"{len(upward_arrows())} upward arrows")
+        f"{len(upward_arrows())} upward arrows, "
+        f"{len(long_modules())} modules over {MAX_LINES} lines")
