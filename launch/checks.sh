@@ -14,6 +14,15 @@ need_config() {
     exit 2; }
 }
 
+# take_config_workdir ARGS...: the arguments CONFIG WORKDIR
+# [--config.key=value ...], checked: sets `config`, `workdir` and
+# `overrides` (the rest, an array).
+take_config_workdir() {
+  need_args 2 "usage: $0 CONFIG WORKDIR [--config.key=value ...]" "$@"
+  config=$1 workdir=$2 overrides=("${@:3}")
+  need_config "$config"
+}
+
 # need_paraflax: sets `paraflax` to $PARAFLAX, or .venv/bin/paraflax, and
 # checks that it runs.
 need_paraflax() {

@@ -6,11 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source launch/checks.sh
-usage="usage: $0 CONFIG WORKDIR [--config.key=value ...]"
-need_args 2 "$usage" "$@"
-config=$1 workdir=$2; shift 2
-need_config "$config"
+take_config_workdir "$@"
 need_paraflax
-command=("$paraflax" train --config "$config" --workdir "$workdir" "$@")
+command=("$paraflax" train --config "$config" --workdir "$workdir"
+  "${overrides[@]}")
 echo "$0: ${command[*]}" >&2
 exec "${command[@]}"

@@ -13,10 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source launch/checks.sh
-usage="usage: $0 CONFIG WORKDIR [--config.key=value ...]"
-need_args 2 "$usage" "$@"
-config=$1 workdir=$2; shift 2
-need_config "$config"
+take_config_workdir "$@"
 if [[ -z ${SLURM_JOB_ID:-} ]]; then
   for v in JAX_COORDINATOR_ADDRESS JAX_NUM_PROCESSES JAX_PROCESS_ID; do
     [[ -n ${!v:-} ]] || { echo "$0: $v is not set (and this is not a SLURM" \
@@ -25,6 +22,6 @@ if [[ -z ${SLURM_JOB_ID:-} ]]; then
 fi
 need_paraflax
 command=("$paraflax" train --distributed --config "$config" --workdir
-  "$workdir" "$@")
+  "$workdir" "${overrides[@]}")
 echo "$0: ${command[*]}" >&2
 exec "${command[@]}"
