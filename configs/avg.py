@@ -1,7 +1,8 @@
 r"""Avg (Wieting et al. 2017): the mean of the word vectors, trained with the
 margin loss and hardest in-megabatch negatives on the 19,432 human English
 pairs of `paraphrase_en_human`, words from random init. Every setting is
-configs/paraphrase.py's "avg" (the paper's, at 2-core scale).
+configs/paraphrase.py's "avg" (its megabatch of 40 is paraflax's choice;
+the paper's setting is configs/papers/wieting2017.py:avg).
 
 Command:
   paraflax train --config configs/avg.py --workdir runs/avg

@@ -17,7 +17,9 @@ Time and result (2,000 steps; dev alignment accuracy, far from converged):
   `--config.train_steps=100000` stopped by time): 12.7 %, still rising;
   newstest2012 alignment error 61.6 % with CSLS; mining test F1 22.1.
 The paper trains larger models far longer; these sizes and steps fit 2
-CPU cores (`--config.train_steps=N` trains longer).
+CPU cores (`--config.train_steps=N` trains longer). The paper's setting
+(SGD, batches of 120, German autoencoded, lowercased BPE text):
+configs/papers/kim2019.py (docs/fidelity.md).
 Docs: docs/bilingual.md.
 """
 import ml_collections
@@ -35,7 +37,9 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   c.train_steps = 2000
   c.batch_size = 32  # bitext pairs; as many target sentences are autoencoded
   c.lang = lang  # the language paired with English
-  # xx_en: source = lang, target (decoded and autoencoded) = en; or en_xx.
+  # xx_en: source = lang, target (decoded and autoencoded) = en; or en_xx
+  # (Kim et al. 2019 autoencode the non-English side). xx_en is
+  # paraflax's choice: English is the decoder language of every X-en model.
   c.direction = "xx_en"
 
   c.data = common.bitext_data(lang)  # all lang-en bitext, max_len 64

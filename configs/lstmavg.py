@@ -2,7 +2,8 @@ r"""LSTM-avg (Wieting et al. 2017): the mean of a forward LSTM's hidden states
 over the word vectors, trained with the margin loss and hardest
 in-megabatch negatives on the 19,432 human English pairs of
 `paraphrase_en_human`, random init. Every setting is configs/paraphrase.py's
-"lstmavg" (the paper's, at 2-core scale).
+"lstmavg" (its megabatch of 40 is paraflax's choice; the paper's setting
+is configs/papers/wieting2017.py:lstmavg).
 
 Command:
   paraflax train --config configs/lstmavg.py --workdir runs/lstmavg
