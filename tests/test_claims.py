@@ -241,3 +241,44 @@ def test_a_released_output_is_free_for_the_next_run(tmp_path):
       [sys.executable, "-c", "from paraflax import files; "
        f"files.lock_output({output!r})"], cwd=ROOT, check=False)
   assert proc.returncode == 0
+
+
+def test_an_embedding_file_replaced_under_its_sidecar_is_refused(tmp_path):
+  path = str(tmp_path / "x.f32")
+  matrix = np.arange(32, dtype=np.float32).reshape(8, 4)
+  embeddings_io.write(path, matrix)
+  np.testing.assert_array_equal(embeddings_io.read(path, None), matrix)
+  # The same size, another matrix (4 x 8 read as 8 x 4 would pass the size
+  # check): the sidecar's digest of its ends tells them apart.
+  (tmp_path / "x.f32").write_bytes(matrix.T.copy().tobytes())
+  with pytest.raises(errors.DataError, match="not the matrix .*x.f32.info"):
+    embeddings_io.read(path, None)
+
+
+def test_exact_and_indexed_mining_treat_zero_rows_alike(tmp_path, capsys):
+  """A zero row (an empty sentence) has cosine 0 with every row: both
+  searches take the first rows as its neighbours, so they mine the same
+  pairs (margin distance) or refuse the same rows (margin ratio)."""
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(200, 8)).astype(np.float32)
+  y = x + 0.1 * rng.normal(size=(200, 8)).astype(np.float32)
+  x[:3], y[5:7] = 0, 0
+  for name, matrix in (("x", x), ("y", y)):
+    embeddings_io.write(str(tmp_path / f"{name}.f32"), matrix)
+
+  def mine(*extra: str) -> tuple[int, str]:
+    out = tmp_path / f"out{len(list(tmp_path.iterdir()))}.tsv"
+    code = cli.main(["mine", "--src-emb", str(tmp_path / "x.f32"),
+                     "--tgt-emb", str(tmp_path / "y.f32"), "--output",
+                     str(out), *extra])
+    err = capsys.readouterr().err
+    if code:
+      return code, err.split("error: ")[-1]
+    return code, sorted(tuple(l.split("\t")[1:]) for l in
+                        out.read_text().splitlines())
+
+  index = ("--index", "IVF2,Flat", "--nprobe", "2")
+  distance = ("--margin", "distance")
+  assert mine(*distance) == mine(*distance, *index)
+  exact, indexed = mine(), mine(*index)
+  assert exact == indexed and "undefined for y row(s) [5, 6]" in exact[1]

@@ -10,6 +10,7 @@ rows; with a sidecar, --dim may be left out.
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 
@@ -48,6 +49,23 @@ def _info(path: str) -> dict | None:
   return info
 
 
+_ENDS = 1 << 20  # bytes of each end of the matrix the sidecar's digest covers
+
+
+def _ends_digest(size: int, head: bytes, tail: bytes) -> str:
+  """The digest of a matrix's size and both ends: the sidecar records it,
+  so a file replaced under its sidecar (by another of the same size,
+  too) is not read by the other's shape."""
+  return hashlib.sha256(f"{size}:".encode() + head + tail).hexdigest()
+
+
+def _file_ends_digest(path: str, size: int) -> str:
+  with open(path, "rb") as f:
+    head = f.read(_ENDS)
+    f.seek(max(0, size - _ENDS))
+    return _ends_digest(size, head, f.read(_ENDS))
+
+
 def _check_info(path: str, info: dict, dim: int | None, fp16: bool,
                 size: int) -> None:
   """`info` (the sidecar) against the flags given and the file's size."""
@@ -66,6 +84,12 @@ def _check_info(path: str, info: dict, dim: int | None, fp16: bool,
         f"rows of dim {info['dim']} ({info['dtype']}): the file changed "
         "after it was written (cut short, or appended to). Embed the text "
         "again.")
+  if "ends" in info and info["ends"] != _file_ends_digest(path, size):
+    raise errors.DataError(
+        f"{path}: not the matrix {info_path(path)} describes (the file was "
+        "replaced after it was written, though its size matches). Embed "
+        "the text again, or remove the sidecar to read the file as a raw "
+        "one with --dim.")
 
 
 def read(path: str, dim: int | None, *, fp16: bool = False) -> np.ndarray:
@@ -109,10 +133,12 @@ def write(path: str, emb: np.ndarray, *, fp16: bool = False,
   `overwrite`."""
   matrix = np.ascontiguousarray(emb, dtype(fp16))
   rows, dim = matrix.shape
+  data = matrix.tobytes()
   info = {"format": "LASER raw: little-endian row-major, no header",
-          "rows": rows, "dim": dim, "dtype": matrix.dtype.name}
+          "rows": rows, "dim": dim, "dtype": matrix.dtype.name,
+          "ends": _ends_digest(len(data), data[:_ENDS], data[-_ENDS:])}
   return files.write_all_once(
-      {path: matrix.tobytes(),
+      {path: data,
        info_path(path): json.dumps(info, indent=2) + "\n"},
       overwrite=overwrite)
 

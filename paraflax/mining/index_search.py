@@ -79,6 +79,11 @@ def search_blocks(index, metric: str, queries, corpus, k: int,
       cos = np.einsum("qd,qkd->qk", q, found)
     else:
       cos = to_cosine(values, metric).astype(np.float32)
+    # A zero row (an empty sentence) has cosine 0 with every row: exact
+    # search (`knn`) then takes the first rows, faiss any of its ties;
+    # taking the first ones here mines such rows as exact search does.
+    zero = ~q.any(axis=1)
+    ids[zero], cos[zero], ok[zero] = np.arange(wanted), 0.0, True
     cos = np.where(ok, cos, -np.inf)
     order = np.lexsort((ids, -cos), axis=1)[:, :k]
     cos = np.take_along_axis(cos, order, axis=1)

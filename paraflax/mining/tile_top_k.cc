@@ -210,6 +210,15 @@ void ScanRow(const float* row, int64_t j0, int64_t j1, int32_t i, Lists& at) {
   for (; j < j1; ++j) rkth = Visit<kRow, kCol>(row, j, i, rkth, at);
 }
 
+// The largest float the kernel reads as below `v`. XLA:CPU runs with
+// denormals read as zero, so below 0 (a zero embedding's row of cosines)
+// that is the least normal float below it, not a denormal: else no element
+// of the row passes and the row's list stays -inf.
+float Below(float v) {
+  const float below = std::nextafter(v, kNegInf);
+  return below < v ? below : v - std::numeric_limits<float>::min();
+}
+
 // What an element of a row must pass, at least, as `ColumnBounds` for a
 // column: the largest float below the least of the maxima of k groups of
 // its first elements. Without it a row with no floor (every row of a
@@ -227,7 +236,7 @@ float RowBound(const float* row, int64_t n_ok, int64_t k) {
     }
     least = std::min(least, group_max);
   }
-  return std::nextafter(least, kNegInf);
+  return Below(least);
 }
 
 // Rows [r0, r1): each row's list in the outputs, the columns' in `c`.
@@ -273,7 +282,7 @@ std::vector<float> ColumnBounds(const float* s, int64_t cols, int64_t q_ok,
       bound[j] = g ? std::min(bound[j], group_max[j]) : group_max[j];
     }
   }
-  for (float& b : bound) b = std::nextafter(b, kNegInf);
+  for (float& b : bound) b = Below(b);
   return bound;
 }
 
