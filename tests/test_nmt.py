@@ -163,6 +163,7 @@ def test_the_translator_marks_cut_hypotheses(workdir):
 @pytest.mark.parametrize("content, extra, message", [
     (b"Hallo\n", ("--beam", "0"), "beam must be >= 1"),
     (b"Hallo\nd\xe9j\xe0\n", (), ":2: invalid UTF-8"),
+    (b"Hallo\n", ("--max-len", "1"), "--max-len 1: give at least 2"),
 ])
 def test_translate_bad_input(workdir, tmp_path, capsys, content, extra,
                              message):
@@ -173,6 +174,18 @@ def test_translate_bad_input(workdir, tmp_path, capsys, content, extra,
   assert code == cli.EXIT_BAD_INPUT
   assert message in capsys.readouterr().err
   assert not target.exists()
+
+
+def test_translate_cuts_sources_at_max_len(workdir, tmp_path, capsys):
+  long = " ".join(["Ein Mann fährt Fahrrad und"] * 20) + "\n"
+  code, _ = _translate(workdir, tmp_path, long)
+  assert code == 0
+  assert re.search(r"1 truncated at \d+ subwords \(--max-len raises the "
+                   "limit\)", capsys.readouterr().err)
+  code, _ = _translate(workdir, tmp_path, long, "--max-len", "400",
+                       "--overwrite")
+  assert code == 0 and "0 truncated at 400 subwords;" in \
+      capsys.readouterr().err
 
 
 def test_translate_needs_an_nmt_checkpoint(tmp_path, capsys):

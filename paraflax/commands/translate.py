@@ -14,6 +14,11 @@ STOP = flag(
     "beam-many hypotheses have ended; faster, may miss a longer better one) "
     "or 'best_ended' (once the best candidate of a step has ended and "
     "--nbest have, as OpenNMT-py; fastest)")
+MAX_LEN = flag(
+    "--max-len", type=int, default=None, metavar="SUBWORDS",
+    help="sources longer than this many subwords (with EOS) are cut to it; "
+    "the cut ones are counted (default: the model's data.max_len, the "
+    "longest it trained on)")
 
 COMMANDS: dict[str, Command] = {
     "translate": Command(
@@ -27,7 +32,8 @@ COMMANDS: dict[str, Command] = {
          flag("--beam", type=int, default=5),
          flag("--alpha", type=float, default=None,
               help="length normalisation (default: the config's)"),
-         flag("--batch-size", type=int, default=32), STOP, OVERWRITE)),
+         flag("--batch-size", type=int, default=32), STOP, MAX_LEN,
+         OVERWRITE)),
     "backtranslate": Command(
         "paraflax.recipes.translation:backtranslate",
         "back-translate bitext into paraphrase pairs",
@@ -45,7 +51,7 @@ COMMANDS: dict[str, Command] = {
          flag("--beam", type=int, default=50),
          flag("--nbest", type=int, default=50),
          flag("--alpha", type=float, default=None),
-         flag("--batch-size", type=int, default=16), STOP,
+         flag("--batch-size", type=int, default=16), STOP, MAX_LEN,
          flag("--task", help="bitext Task, e.g. bitext_multi30k_de_en"),
          flag("--split", help="the split of a catalogued --task NAME "
               "(default: train); a data spec of files names its rows itself"),

@@ -245,9 +245,9 @@ def run_shard(translator: Any, params: Any, shard: Shard, *, beam: int,
   finished.close()
   progress.close()
   if longer[0]:
-    logging.warning("%d of %d inputs are longer than data.max_len=%d "
-                    "subwords (with EOS) and were truncated", longer[0], rows,
-                    translator.max_len)
+    logging.warning("%d of %d inputs are longer than %d subwords (with "
+                    "EOS) and were truncated; --max-len raises the limit",
+                    longer[0], rows, translator.max_len)
   return Written(written, inputs, unended, rows)
 
 

@@ -281,13 +281,21 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   return NMTRecipe(config, src_sp, tgt_sp, stream, mesh)
 
 
-def load_translator(workdir: str, mesh: Mesh | None = None
+def load_translator(workdir: str, mesh: Mesh | None = None,
+                    max_len: int | None = None
                     ) -> tuple[Translator, Any, int]:
   """The best checkpoint's translator, decoding over `mesh` (default: the
-  config's), its parameters and their step."""
+  config's), its parameters and their step. Sources over `max_len`
+  subwords (default: the config's data.max_len, the longest it trained
+  on) are cut to it; the attention reads sources of any length."""
+  if max_len is not None and max_len < 2:
+    raise errors.ConfigError(f"--max-len {max_len}: give at least 2 "
+                             "subwords (one and the EOS).")
   config = workdir_lib.load_config(workdir, "nmt")
   recipe = NMTRecipe(config, *sentencepiece_vocab.load_pair(workdir),
                      stream=None, mesh=mesh)
+  if max_len is not None:
+    recipe.translator.max_len = max_len
   params, step = checkpointing.restore_params(workdir, recipe.init_state)
   return recipe.translator, params, step
 

@@ -44,14 +44,16 @@ def translate_texts(translator: nmt.Translator, params: Any,
 
 def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
                    alpha: float | None = None, batch_size: int = 32,
-                   stop: str = "exact", overwrite: bool = False) -> None:
+                   stop: str = "exact", max_len: int | None = None,
+                   overwrite: bool = False) -> None:
   """The 1-best translation of every line of `input`, line by line; empty
-  lines stay empty, lines over data.max_len subwords are truncated."""
+  lines stay empty, lines over `max_len` (default: data.max_len) subwords
+  are truncated."""
   if beam < 1:
     raise errors.ConfigError(f"--beam {beam}: the beam must be >= 1.")
   files.check_output(output)
   lines, _ = readers.read_lines(input, empty="keep")
-  translator, params, step = nmt.load_translator(workdir)
+  translator, params, step = nmt.load_translator(workdir, max_len=max_len)
   files.claim_output(output, {
       "input": files.lines_digest(lines), "workdir": os.path.abspath(workdir),
       "step": step, "beam": beam, "stop": stop, "max_len": translator.max_len,
@@ -72,7 +74,8 @@ def translate_file(workdir: str, input: str, output: str, *, beam: int = 5,
                                    for hyps in found), overwrite=overwrite)
   print(f"translated {len(todo)} lines to {output} (checkpoint step {step}, "
         f"beam {beam}); {len(lines) - len(todo)} empty lines left empty, "
-        f"{truncated} truncated at {translator.max_len} subwords; "
+        f"{truncated} truncated at {translator.max_len} subwords"
+        + (" (--max-len raises the limit); " if truncated else "; ")
         + translator.unended_note(sum(not h.ended for h in best), len(todo)),
         file=sys.stderr)
 
@@ -209,8 +212,8 @@ def backtranslate(workdir: str, output: str, *, beam: int = 50,
                   src: str | None = None, ref: str | None = None,
                   empty_lines: str = "error", shards: int = 0,
                   window: int = backtranslation.WINDOW,
-                  num_devices: int = -1, overwrite: bool = False,
-                  **cluster: Any) -> int:
+                  num_devices: int = -1, max_len: int | None = None,
+                  overwrite: bool = False, **cluster: Any) -> int:
   """Appends the n-best back-translations of a bitext's non-English side to
   the JSONL `output` (or its shards), resuming a killed run; returns the
   records this process wrote. `cluster`: one of several processes
@@ -236,7 +239,7 @@ def backtranslate(workdir: str, output: str, *, beam: int = 50,
   # model loads or any output is claimed.
   surveyed = {i: backtranslation.input_digest(plan[i].rows) for i in mine}
   translator, params, step = nmt.load_translator(
-      workdir, partitioning.local_mesh(num_devices))
+      workdir, partitioning.local_mesh(num_devices), max_len)
   alpha = translator.alpha if alpha is None else alpha
   done = [backtranslation.run_shard(
       translator, params, plan[i], beam=beam, nbest=nbest, alpha=alpha,
