@@ -104,9 +104,12 @@ def _check_arguments(get_config, path: str, arg: str | None) -> None:
 def load_file(spec: str) -> ml_collections.ConfigDict:
   """The locked ConfigDict of `spec`: a config file, or `file.py:arg`."""
   path, arg = split_spec(spec)
+  if path.endswith(".json") and os.path.isfile(path):
+    return _load_json(path)
   if not os.path.isfile(path) or not path.endswith(".py"):
     raise errors.ConfigError(f"{path}: config file not found. Pass one of the "
-                             "files in configs/, e.g. --config configs/gran.py")
+                             "files in configs/, e.g. --config configs/gran.py"
+                             ", or a workdir's config.json")
   folder = os.path.dirname(os.path.abspath(path))
   name = f"{PACKAGE}.{os.path.splitext(os.path.basename(path))[0]}"
   # Whatever the file's code raises, or a sys.exit in it, is a ConfigError
@@ -130,6 +133,23 @@ def load_file(spec: str) -> ml_collections.ConfigDict:
   if not isinstance(config, ml_collections.ConfigDict):
     raise errors.ConfigError(f"{spec}: get_config returned a "
                              f"{type(config).__name__}, not a ConfigDict.")
+  config.lock()
+  return config
+
+
+def _load_json(path: str) -> ml_collections.ConfigDict:
+  """A config saved as JSON (a workdir's config.json): the settings a run
+  was started with, to resume it or start another like it."""
+  import json  # pylint: disable=g-import-not-at-top
+  try:
+    with open(path, encoding="utf-8") as f:
+      saved = json.load(f)
+  except (ValueError, UnicodeDecodeError) as e:
+    raise errors.ConfigError(f"{path}: not a JSON config ({e}).") from None
+  if not isinstance(saved, dict):
+    raise errors.ConfigError(f"{path}: holds a {type(saved).__name__}, not "
+                             "a config (a JSON object of keys).")
+  config = ml_collections.ConfigDict(saved)
   config.lock()
   return config
 

@@ -274,3 +274,22 @@ def test_backtranslate_reads_the_split_of_a_task_of_its_language(tmp_path):
   (tmp_path / "x.tsv").write_text("a\tb\n", encoding="utf-8")
   assert translation.task_split(workdir, f"tsv:{tmp_path}/x.tsv",
                                 None) == "train"
+
+
+def test_a_workdir_resumes_with_its_own_saved_config(tmp_path, capsys):
+  """`paraflax train --config W/config.json --workdir W`: the saved config
+  is the one W was started with, so the run resumes (no difference)."""
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  started = config_lib.load(os.path.join(root, "configs", "avg.py"),
+                            ["--config.train_steps=80"])
+  workdir = str(tmp_path / "w")
+  workdir_lib.save_config(workdir, started)
+  (tmp_path / "w" / "checkpoints").mkdir()  # as if it had trained
+  saved = workdir_lib.as_current(config_lib.load(
+      os.path.join(workdir, "config.json"), ["--config.train_steps=120"]))
+  assert saved.train_steps == 120 and saved.model == started.model
+  workdir_lib.check_same_experiment(workdir, saved)
+  assert "differs" not in capsys.readouterr().err
+  assert os.path.exists(os.path.join(workdir, "config.json"))

@@ -25,6 +25,7 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   `cluster`: one of several processes (`training.distributed.join`)."""
   config = config_lib.load(config, overrides) if isinstance(config, str) \
       else config_lib.override(config, overrides)
+  config = workdir_lib.as_current(config)
   # Every check of the config alone runs before the workdir is touched
   # (check_same_experiment may replace a start that saved no checkpoint).
   settings.check(config)

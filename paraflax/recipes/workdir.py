@@ -199,6 +199,18 @@ def upgrade(saved: dict) -> dict:
   return saved
 
 
+def as_current(config: ml_collections.ConfigDict
+               ) -> ml_collections.ConfigDict:
+  """A config read from a workdir's config.json (`--config W/config.json`)
+  as its recipe writes it now: upgraded, without the version; any other
+  config as it is."""
+  if VERSION_KEY not in config:
+    return config
+  current = ml_collections.ConfigDict(upgrade(config.to_dict()))
+  current.lock()
+  return current
+
+
 def _read_saved(workdir: str) -> dict | None:
   path = os.path.join(workdir, CONFIG_FILE)
   if not os.path.exists(path):
