@@ -11,7 +11,6 @@ of a hang or a page of coordination-service logs.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import json
 import os
