@@ -282,3 +282,13 @@ def test_exact_and_indexed_mining_treat_zero_rows_alike(tmp_path, capsys):
   assert mine(*distance) == mine(*distance, *index)
   exact, indexed = mine(), mine(*index)
   assert exact == indexed and "undefined for y row(s) [5, 6]" in exact[1]
+
+
+def test_a_config_naming_an_output_still_being_written_is_refused(
+    tmp_path, lock_holder):
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  scored = tmp_path / "scored.jsonl"
+  scored.write_text(_records(3))
+  lock_holder(scored)
+  with pytest.raises(ConfigError, match="data.task .*still writing it"):
+    tasks.register_backtranslated(str(scored))

@@ -200,6 +200,8 @@ def register_backtranslated(path: str, data_filter: dict | None = None,
   registered name, which differs with any of the four."""
   spec = filters.parse(data_filter, max_pairs)
   path = os.path.abspath(path)
+  # A config names it, not a flag: the command line's check did not see it.
+  files.refuse_unfinished_inputs([("data.task", path)])
   name = backtranslated.task_name(path, spec, max_pairs, seed)
   _BACKTRANSLATED_SOURCES[name] = (path, spec, max_pairs, seed)
   if name not in seqio.TaskRegistry.names():
