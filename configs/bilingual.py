@@ -46,9 +46,13 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   # Extra target-language Tasks (feature `text`) for autoencoding only,
   # e.g. ("mono_en_news",) with direction xx_en.
   c.data.mono_tasks = ()
-  # joint: one sentencepiece model for both sides.
+  # joint: one sentencepiece model for both sides. character_coverage: the
+  # share of the text's characters that get pieces of their own (1.0:
+  # all; 0.9995 for scripts of thousands of characters, such as Japanese
+  # or Chinese, whose rarest characters become unknown).
   c.vocab = ml_collections.ConfigDict(
-      {"joint": True, "size": 8000, "model_type": "unigram"})
+      {"joint": True, "size": 8000, "model_type": "unigram",
+       "character_coverage": 1.0})
 
   # The paper: 1 layer, 512. Half that, for 2 CPU cores (embeddings are
   # 2 * hidden = 512).

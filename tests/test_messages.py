@@ -293,3 +293,46 @@ def test_a_workdir_resumes_with_its_own_saved_config(tmp_path, capsys):
   workdir_lib.check_same_experiment(workdir, saved)
   assert "differs" not in capsys.readouterr().err
   assert os.path.exists(os.path.join(workdir, "config.json"))
+
+
+def _many_characters(n: int = 300, lines: int = 2000) -> list[str]:
+  """Lines of `n` distinct CJK characters (no spaces), all of them used."""
+  import random  # pylint: disable=g-import-not-at-top
+  rng = random.Random(0)
+  chars = [chr(0x4e00 + i) for i in range(n)]
+  return ["".join(chars[(i * 7 + j) % n] if j % 3 else rng.choice(chars)
+                  for j in range(30)) for i in range(lines)]
+
+
+def test_a_vocabulary_too_small_for_the_script_names_the_keys():
+  """As sentencepiece counts: 300 characters and the word start need 301
+  pieces and 3 special ones; one fewer is refused with both keys."""
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+  texts = _many_characters()
+  sentencepiece_vocab.check_size(texts, 304)
+  with pytest.raises(errors.ConfigError, match=(
+      r"vocab\.size=303: the training text has 301 distinct characters .* "
+      r"Set --config\.vocab\.size=304 or more, or "
+      r"--config\.vocab\.character_coverage=0\.99\d* or less")):
+    sentencepiece_vocab.check_size(texts, 303)
+  sentencepiece_vocab.check_size(texts, 250, coverage=0.8)
+
+
+def test_the_size_check_agrees_with_sentencepiece(tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+  texts = _many_characters(lines=400)
+  for size in (303, 304):
+    try:
+      sentencepiece_vocab.check_size(texts, size)
+      refused = False
+    except errors.ConfigError:
+      refused = True
+    try:
+      sentencepiece_vocab.train(texts, vocab_size=size,
+                                cache_dir=tmp_path / "spm", minloglevel=2)
+      failed = False
+    except RuntimeError:
+      failed = True
+    assert refused == failed, size

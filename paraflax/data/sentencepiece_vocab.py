@@ -9,18 +9,21 @@ settings copies the models instead of training them again.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import io
 import json
 import os
 import pathlib
+import unicodedata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
 import sentencepiece as spm
 
+from paraflax import errors
 from paraflax import files
 from paraflax import quiet
 from paraflax.data import readers
@@ -146,20 +149,70 @@ def sample(items: Iterable, size: int, seed: int = _SEED) -> list:
   return [kept[j] for j in np.argsort(where, kind="stable")]
 
 
+# Model types whose pieces must include every required character.
+_PIECE_TYPES = ("unigram", "bpe")
+# sentencepiece's advice for scripts of thousands of characters.
+CJK_COVERAGE = 0.9995
+
+
+def _char_counts(texts: Iterable[str]) -> collections.Counter:
+  """Characters as sentencepiece counts them: NFKC, whitespace (and the
+  prefix of each sentence) as one piece."""
+  counts: collections.Counter = collections.Counter()
+  for text in texts:
+    counts.update(unicodedata.normalize("NFKC", " " + text.strip()))
+  counts["\u2581"] += counts.pop(" ", 0)
+  for space in [c for c in counts if c.isspace()]:
+    counts["\u2581"] += counts.pop(space)
+  return counts
+
+
+def check_size(texts: Iterable[str], size: int, coverage: float = 1.0,
+               prefix: str = "vocab.") -> None:
+  """A ConfigError naming the keys (`prefix` size, character_coverage)
+  when `size` pieces cannot hold the characters that `coverage` of
+  `texts` needs: sentencepiece would stop with "Vocabulary size is
+  smaller than required_chars" after reading them all."""
+  counts = _char_counts(texts)
+  total = sum(counts.values())
+  required, covered = 0, 0
+  for _, n in counts.most_common():
+    if covered >= coverage * total:
+      break
+    covered, required = covered + n, required + 1
+  special = sum(1 for i in _IDS.values() if i >= 0)
+  if required + special <= size:
+    return
+  room = sorted(counts.values(), reverse=True)[:max(size - special, 0)]
+  fits = int(sum(room) / total * 10_000) / 10_000
+  raise errors.ConfigError(
+      f"{prefix}size={size}: the training text has {len(counts):,} "
+      f"distinct characters and {prefix}character_coverage={coverage} "
+      f"needs {required:,} of them as pieces, plus {special} special ones. "
+      f"Set --config.{prefix}size={required + special} or more, or "
+      f"--config.{prefix}character_coverage={min(fits, CJK_COVERAGE)} or "
+      f"less (rarer characters become unknown; sentencepiece advises "
+      f"{CJK_COVERAGE} for Japanese and Chinese).")
+
+
 def _train_pair(folder: str, pairs: list[tuple[str, str]], *, size: int,
-                model_type: str, joint: bool, lowercase: bool = False
-                ) -> None:
+                model_type: str, joint: bool, lowercase: bool = False,
+                character_coverage: float = 1.0) -> None:
+  sides = ([[s for p in pairs for s in p]] if joint else
+           [[s for s, _ in pairs], [t for _, t in pairs]])
+  if model_type in _PIECE_TYPES:
+    for texts in sides:
+      check_size(texts, size, character_coverage)
   options = {"vocab_size": size, "model_type": model_type,
-             "cache_dir": _cache_dir(folder), "minloglevel": 2}
+             "cache_dir": _cache_dir(folder), "minloglevel": 2,
+             "character_coverage": character_coverage}
   if lowercase:
     # NFKC with case folding: the models lowercase whatever they encode,
     # in training, evaluation and `paraflax embed` alike.
     options["normalization_rule_name"] = "nmt_nfkc_cf"
-  if joint:
-    src = tgt = train([s for p in pairs for s in p], **options)
-  else:
-    src = train([s for s, _ in pairs], **options)
-    tgt = train([t for _, t in pairs], **options)
+  src = tgt = train(sides[0], **options)
+  if not joint:
+    tgt = train(sides[1], **options)
   for path, name in ((src, SRC_MODEL), (tgt, TGT_MODEL)):
     # Atomic, the target last: its presence means both are there.
     files.copy_atomic(path, os.path.join(folder, name))
@@ -173,7 +226,8 @@ def load_pair(folder: str) -> tuple[spm.SentencePieceProcessor,
 
 
 def pair(folder: str, pairs: Iterable[tuple[str, str]], *, size: int,
-         model_type: str, joint: bool, lowercase: bool = False
+         model_type: str, joint: bool, lowercase: bool = False,
+         character_coverage: float = 1.0
          ) -> tuple[spm.SentencePieceProcessor, spm.SentencePieceProcessor]:
   """`load_pair`, trained first on (source, target) `pairs` (read once,
   only then; a seeded sample of `SAMPLE_PAIRS` of a larger corpus) when
@@ -182,5 +236,6 @@ def pair(folder: str, pairs: Iterable[tuple[str, str]], *, size: int,
   if not os.path.exists(os.path.join(folder, TGT_MODEL)):
     os.makedirs(folder, exist_ok=True)
     _train_pair(folder, sample(pairs, SAMPLE_PAIRS), size=size,
-                model_type=model_type, joint=joint, lowercase=lowercase)
+                model_type=model_type, joint=joint, lowercase=lowercase,
+                character_coverage=character_coverage)
   return load_pair(folder)

@@ -75,7 +75,7 @@ RULES: tuple[tuple[tuple[str, ...], Range], ...] = (
     (("*lambda_*", "*.alpha", "*max_output_ratio", "loss.margin"),
      NON_NEGATIVE),
     (("*label_smoothing", "heldout_fraction"), FRACTION_BELOW_ONE),
-    (("worst_fraction", "band_cut"), SHARE),
+    (("worst_fraction", "band_cut", "vocab.character_coverage"), SHARE),
     (("*_fraction", "*scramble"), FRACTION),
 )
 

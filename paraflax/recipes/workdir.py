@@ -115,7 +115,7 @@ def _data_specs(saved: dict) -> dict:
 # without (written before versions were recorded) is version 0 and takes
 # every upgrade; those after the first only fill keys that are missing, so
 # they are right whenever such a workdir was written.
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 VERSION_KEY = "schema_version"
 
 
@@ -184,6 +184,9 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
     # Train batch widths in multiples of 8, the only choice then.
     15: _filled({"nmt": {"data": {"width_multiple": 8}},
                  "bilingual": {"data": {"width_multiple": 8}}}),
+    # Subwords covering every character of the text, the only choice then.
+    16: _filled({"nmt": {"vocab": {"character_coverage": 1.0}},
+                 "bilingual": {"vocab": {"character_coverage": 1.0}}}),
 }
 assert sorted(_UPGRADES) == list(range(1, SCHEMA_VERSION + 1))
 
