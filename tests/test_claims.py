@@ -292,3 +292,14 @@ def test_a_config_naming_an_output_still_being_written_is_refused(
   lock_holder(scored)
   with pytest.raises(ConfigError, match="data.task .*still writing it"):
     tasks.register_backtranslated(str(scored))
+
+
+def test_lines_globs_pair_names_that_differ_by_their_language(tmp_path):
+  for lang in ("fi", "en"):
+    (tmp_path / lang).mkdir()
+    for part in (1, 2, 10):
+      (tmp_path / lang / f"part-{part}.{lang}.txt").write_text(f"{part}\n")
+  data = specs.parse(f"lines:{tmp_path}/fi/*,{tmp_path}/en/*")
+  assert [[os.path.basename(f) for f in part.files]
+          for part in data.corpus.splits["train"].parts] == [
+              [f"part-{n}.fi.txt", f"part-{n}.en.txt"] for n in (1, 10, 2)]

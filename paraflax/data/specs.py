@@ -152,22 +152,35 @@ def _where_pattern(pattern: str) -> str:
       os.path.expanduser(pattern))
 
 
+def _name_tokens(regex: re.Pattern, path: str) -> tuple[str, ...]:
+  """The words (split at . _ - /) of what the wildcards matched in `path`."""
+  found = regex.match(path)
+  text = "/".join(found.groups()) if found else path
+  return tuple(t for t in re.split(r"[._/-]", text) if t)
+
+
 def _paired(patterns: Sequence[str], sides: Sequence[tuple[str, ...]],
             spec: str) -> list[tuple[str, ...]]:
   """The files of each side paired by the part of their names the
-  wildcards match (n2020 in n2020.de and n2020.en of `*.de,*.en`): sorted
-  order alone would pair n2020.de with n2021.en when one year is missing
-  on a side. One file a side is one pair, whatever the names."""
+  wildcards match (n2020 in n2020.de and n2020.en of `*.de,*.en`), less
+  the words every name of one side holds and the other's do not (fi and
+  en in part-1.fi.gz and part-1.en.gz of `fi/*,en/*`): sorted order alone
+  would pair n2020.de with n2021.en when one year is missing on a side.
+  One file a side is one pair, whatever the names."""
   if len(sides[0]) == 1:
     return [tuple(s[0] for s in sides)]
-  keyed = []
-  for pattern, files in zip(patterns, sides):
-    regex = _wildcards(_where_pattern(pattern))
-    keys = {}
-    for path in files:
-      found = regex.match(path)
-      keys[found.groups() if found else (path,)] = path
-    keyed.append(keys)
+  tokens = [{path: _name_tokens(_wildcards(_where_pattern(pattern)), path)
+             for path in files} for pattern, files in zip(patterns, sides)]
+  every = [set.intersection(*map(set, side.values())) for side in tokens]
+  own = (every[0] - every[1], every[1] - every[0])
+  keyed = [{tuple(t for t in words if t not in own[i]): path
+            for path, words in side.items()} for i, side in enumerate(tokens)]
+  for keys, pattern in zip(keyed, patterns):
+    if len(keys) < len(sides[0]):
+      raise errors.DataError(
+          f"{spec}: two files of {pattern} have one name once the words "
+          "all its files share are left out; give the pairs as "
+          "lines:A.de,A.en specs, one per pair.")
   for keys, other, pattern in ((keyed[0], keyed[1], patterns[0]),
                                (keyed[1], keyed[0], patterns[1])):
     alone = sorted(keys[k] for k in keys.keys() - other.keys())
@@ -178,7 +191,9 @@ def _paired(patterns: Sequence[str], sides: Sequence[tuple[str, ...]],
           "the part of their names the wildcards match (n2020 in n2020.de "
           "and n2020.en). Rename the files, or give the pairs as "
           "lines:A.de,A.en specs, one per pair.")
-  return [tuple(keys[k] for keys in keyed) for k in sorted(keyed[0])]
+  order = {path: i for i, path in enumerate(sides[0])}  # read sorted
+  return sorted((tuple(keys[k] for keys in keyed) for k in keyed[0]),
+                key=lambda files: order[files[0]])
 
 
 def _check_row(files: tuple[str, ...], spec: str) -> None:
