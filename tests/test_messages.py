@@ -336,3 +336,82 @@ def test_the_size_check_agrees_with_sentencepiece(tmp_path):
     except RuntimeError:
       failed = True
     assert refused == failed, size
+
+
+def _pipeline_config(tmp_path, lines: list[str], *extra: str):
+  """The tiny pipeline on a new pair whose four splits hold `lines`."""
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  specs = {}
+  for split in ("train", "dev", "mining_dev", "mining_test"):
+    tsv = tmp_path / f"ja-en.{split}.tsv"
+    tsv.write_text("".join(f"{line}{split}\tline {i} {split}\n"
+                           for i, line in enumerate(lines)), encoding="utf-8")
+    specs[split] = f"tsv:{tsv}"
+  return config_lib.load(os.path.join(root, "configs", "pipeline.py:tiny"), [
+      "--config.lang=ja", f"--config.data.train={specs['train']}",
+      f"--config.data.dev={specs['dev']}",
+      f"--config.mining.dev={specs['mining_dev']}",
+      f"--config.mining.test={specs['mining_test']}", *extra])
+
+
+def test_the_pipeline_plans_mining_sizes_against_usable_rows(tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
+  config = _pipeline_config(tmp_path, [f"猫{i}" for i in range(50)])
+  with pytest.raises(errors.ConfigError, match=(
+      r"ja-en\.mining_dev\.tsv: a benchmark of 300 gold pairs and 350 "
+      r"distractors a side draws .* 1,000 rows, but only 50 of its 50 are "
+      r"usable.*mining\.dev: --config\.mining\.gold and "
+      r"--config\.mining\.distractors")):
+    planning.plan(config, str(tmp_path / "w"))
+  config = _pipeline_config(tmp_path, [f"猫{i}" for i in range(50)],
+                            "--config.mining.gold=20",
+                            "--config.mining.distractors=15")
+  planning.plan(config, str(tmp_path / "w"))
+  assert not (tmp_path / "w").exists()
+
+
+def test_the_pipeline_plans_the_vocabulary_against_the_script(tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
+  sizes = ["--config.mining.gold=20", "--config.mining.distractors=15"]
+  config = _pipeline_config(tmp_path, _many_characters(2100, 400), *sizes)
+  with pytest.raises(errors.ConfigError, match=(
+      r"nmt\.settings\.vocab\.size=2000: .* Set "
+      r"--config\.nmt\.settings\.vocab\.size=\d+ or more, or "
+      r"--config\.nmt\.settings\.vocab\.character_coverage=0\.9\d+ or "
+      r"less")):
+    planning.plan(config, str(tmp_path / "w"))
+  config = _pipeline_config(
+      tmp_path, _many_characters(2100, 400), *sizes,
+      "--config.nmt.settings.vocab.character_coverage=0.9",
+      "--config.bilingual.settings.vocab.character_coverage=0.9")
+  planning.plan(config, str(tmp_path / "w"))
+
+
+@pytest.mark.parametrize("lang, message", [
+    ("fr", r"bilingual\.workdir .*w_fr embeds en/fr, but the preset tiny is "
+     r"de-en"),
+    ("de", None),
+])
+def test_the_pipeline_reuses_a_finished_bilingual_workdir(lang, message,
+                                                          tmp_path):
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
+  from paraflax.pipeline import stages  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  given = str(tmp_path / f"w_{lang}")
+  workdir_lib.save_config(given, config_lib.load_file(
+      os.path.join(root, "configs", f"bilingual.py:{lang}")))
+  config = config_lib.load(os.path.join(root, "configs", "pipeline.py:tiny"),
+                           [f"--config.bilingual.workdir={given}"])
+  if message:
+    with pytest.raises(errors.ConfigError, match=message):
+      planning.plan(config, str(tmp_path / "w"))
+    return
+  plan = planning.plan(config, str(tmp_path / "w"))
+  assert stages.STAGES["bilingual"].units(plan) == 0
+  assert stages.STAGES["nmt"].units(plan) == 2400

@@ -232,7 +232,8 @@ def test_a_new_pair_names_its_data_once_for_every_stage(tmp_path, capsys):
               f"--config.data.dev={spec['dev']}"]
   config = config_lib.load(f"{CONFIG}:tiny", [
       *new_pair, f"--config.mining.dev={spec['mining_dev']}",
-      f"--config.mining.test={spec['mining_test']}"])
+      f"--config.mining.test={spec['mining_test']}",
+      "--config.mining.gold=1", "--config.mining.distractors=0"])
   plan = planning.plan(config, str(tmp_path / "w"))
   for stage in ("nmt", "bilingual"):
     assert plan.configs[stage].data.train == (spec["train"],)

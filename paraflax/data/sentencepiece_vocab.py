@@ -195,14 +195,30 @@ def check_size(texts: Iterable[str], size: int, coverage: float = 1.0,
       f"{CJK_COVERAGE} for Japanese and Chinese).")
 
 
+def _sides(pairs: list[tuple[str, str]], joint: bool) -> list[list[str]]:
+  """The texts each model trains on: both sides for a joint one."""
+  if joint:
+    return [[s for p in pairs for s in p]]
+  return [[s for s, _ in pairs], [t for _, t in pairs]]
+
+
+def check_pair(pairs: list[tuple[str, str]], *, size: int, model_type: str,
+               joint: bool, character_coverage: float = 1.0,
+               prefix: str = "vocab.", **unused: object) -> None:
+  """`check_size` of each model `pair` would train on `pairs` (a config's
+  vocab block as keywords; `prefix`: where its keys are)."""
+  del unused  # the block's other keys (lowercase) change no piece count
+  if model_type in _PIECE_TYPES:
+    for texts in _sides(pairs, joint):
+      check_size(texts, size, character_coverage, prefix)
+
+
 def _train_pair(folder: str, pairs: list[tuple[str, str]], *, size: int,
                 model_type: str, joint: bool, lowercase: bool = False,
                 character_coverage: float = 1.0) -> None:
-  sides = ([[s for p in pairs for s in p]] if joint else
-           [[s for s, _ in pairs], [t for _, t in pairs]])
-  if model_type in _PIECE_TYPES:
-    for texts in sides:
-      check_size(texts, size, character_coverage)
+  sides = _sides(pairs, joint)
+  check_pair(pairs, size=size, model_type=model_type, joint=joint,
+             character_coverage=character_coverage)
   options = {"vocab_size": size, "model_type": model_type,
              "cache_dir": _cache_dir(folder), "minloglevel": 2,
              "character_coverage": character_coverage}

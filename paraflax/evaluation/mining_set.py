@@ -209,6 +209,31 @@ def _shuffled(src: list[str], tgt: list[str], gold: int,
       recipe=recipe)
 
 
+def _eligible(data: str) -> tuple[list[Row], list[Row]]:
+  """The rows of bitext `data` and those a benchmark draws from: both
+  sides non-empty, each sentence occurring once."""
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  rows = specs.pairs(data)
+  return rows, _unique_rows([r for r in rows if r[0].strip()
+                             and r[1].strip()])
+
+
+def check_sizes(data: str, gold: int, distractors: int, keys: str) -> None:
+  """A ConfigError, before anything is built or trained, when bitext
+  `data` has fewer usable rows than gold + 2 x distractors; `keys` names
+  where the sizes are set (e.g. mining.gold / mining.distractors)."""
+  rows, eligible = _eligible(data)
+  need = gold + 2 * distractors
+  if need > len(eligible):
+    raise errors.ConfigError(
+        f"{data}: a benchmark of {gold} gold pairs and {distractors} "
+        f"distractors a side draws gold + 2 x distractors = {need:,} rows, "
+        f"but only {len(eligible):,} of its {len(rows):,} are usable (both "
+        "sides non-empty, each sentence occurring once). Set "
+        f"{keys} so that gold + 2 x distractors <= {len(eligible):,}, or "
+        "name more bitext.")
+
+
 def build_from_bitext(data: str, *, gold: int = 1000,
                       distractors: int = 4000, seed: int = 0) -> MiningSet:
   """A benchmark from any bitext (a data spec, `paraflax.data.specs`):
@@ -216,12 +241,10 @@ def build_from_bitext(data: str, *, gold: int = 1000,
   from the rows whose sentences each occur once in it, in three disjoint
   groups (gold pairs, source-side and English-side distractors), so that
   no distractor's translation is on the other side."""
-  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   if gold < 1 or distractors < 0:
     raise errors.ConfigError(f"--gold {gold} --distractors {distractors}: "
                              "need at least 1 gold pair and >= 0 distractors.")
-  rows = specs.pairs(data)
-  eligible = _unique_rows([r for r in rows if r[0].strip() and r[1].strip()])
+  rows, eligible = _eligible(data)
   rng = np.random.default_rng(seed)
   need = gold + 2 * distractors
   drawn = _sample(eligible, need, rng, f"rows of {data} (gold + 2 x "

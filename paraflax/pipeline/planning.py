@@ -3,6 +3,7 @@ its stages and their order, its data, a given NMT workdir, and each stage's
 config (its file, then the pipeline's `settings` for it)."""
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Sequence
@@ -87,6 +88,21 @@ def _check_nmt_workdir(config: ml_collections.ConfigDict) -> None:
         "NMT workdir, or nmt.workdir='' to train one.")
 
 
+def _check_bilingual_workdir(config: ml_collections.ConfigDict) -> None:
+  workdir = config.bilingual.workdir
+  if not workdir:
+    return
+  from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
+  found = set(bilingual.languages(workdir_lib.load_config(workdir,
+                                                          "bilingual")))
+  if found != {config.lang, "en"}:
+    raise errors.ConfigError(
+        f"bilingual.workdir {workdir} embeds {'/'.join(sorted(found))}, but "
+        f"the preset {config.preset} is {config.lang}-en. Give a "
+        f"{config.lang}-en bilingual workdir, or bilingual.workdir='' to "
+        "train one.")
+
+
 def _check_splits(config: ml_collections.ConfigDict) -> None:
   """No split reads a file of another that must be kept apart from it:
   data.dev of data.train, the mining benchmarks of data.train, mining.dev
@@ -134,6 +150,37 @@ def _check_data(config: ml_collections.ConfigDict) -> None:
           f"mining.{split}: no bundled news benchmark for {config.lang}-en; "
           f"name a bitext to build it from: --config.mining.{split}=SPEC "
           "(docs/your-data.md).")
+    if config.mining[split]:  # read now: seconds, not after the training
+      mining_set.check_sizes(
+          config.mining[split], config.mining.gold, config.mining.distractors,
+          f"mining.{split}: --config.mining.gold and "
+          "--config.mining.distractors")
+
+
+# Pairs of data.train read to check the vocabularies before any stage:
+# enough to meet a script's characters, read in seconds.
+_VOCAB_SAMPLE = 100_000
+
+
+def _check_vocabularies(config: ml_collections.ConfigDict,
+                        found: dict[str, ml_collections.ConfigDict]) -> None:
+  """Each subword vocabulary the pipeline trains can hold the characters
+  of the training text (its first pairs), or the stage's `settings` keys
+  to change are named now: sentencepiece would stop at the stage."""
+  from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
+  from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  trained = [s for s in ("nmt", "bilingual") if s in config.stages
+             and not config[s].get("workdir")]
+  if not trained:
+    return
+  rows = itertools.chain.from_iterable(
+      corpora.iter_rows(data.corpus, data.split)
+      for data in map(specs.parse, config.data.train))
+  pairs = [(r[0], r[1]) for r in itertools.islice(rows, _VOCAB_SAMPLE)]
+  for stage in trained:
+    sentencepiece_vocab.check_pair(pairs, prefix=f"{stage}.settings.vocab.",
+                                   **found[stage].vocab.to_dict())
 
 
 def _stage_configs(config: ml_collections.ConfigDict, workdir: str
@@ -159,6 +206,7 @@ def _stage_configs(config: ml_collections.ConfigDict, workdir: str
         "data.train": tuple(config.data.train), "data.dev": config.data.dev})
   _check_data(config)
   _check_splits(config)
+  _check_vocabularies(config, found)
   scored = os.path.join(os.path.abspath(workdir), "score", "scored.jsonl")
   config_lib.override(found["gran"], (), {
       "data.task": "backtranslated:" + scored,
@@ -183,6 +231,7 @@ def plan(config: ml_collections.ConfigDict, workdir: str) -> plan_lib.Plan:
   _check_stages(config)
   configs = _stage_configs(config, workdir)
   _check_nmt_workdir(config)
+  _check_bilingual_workdir(config)
   return plan_lib.Plan(config, workdir, configs)
 
 

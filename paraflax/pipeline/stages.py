@@ -48,14 +48,19 @@ def _train(plan: plan_lib.Plan, stage: str) -> dict:
           "select": config.select, "best": _best(folder, config.select)}
 
 
-def _nmt(plan: plan_lib.Plan) -> dict:
-  existing = plan.config.nmt.workdir
-  if not existing:
-    return _train(plan, "nmt")
-  saved = workdir_lib.load_config(existing, "nmt")
-  return {"workdir": os.path.abspath(existing), "trained_here": False,
-          "steps": saved.train_steps, "select": saved.select,
-          "best": _best(existing, saved.select)}
+def _trained_or_given(stage: str) -> Callable[[plan_lib.Plan], dict]:
+  """A train stage that uses the finished workdir `<stage>.workdir` names
+  (its recipe is the stage's, nmt or bilingual), else trains into
+  W/<stage>."""
+  def run(plan: plan_lib.Plan) -> dict:
+    existing = plan.config[stage].workdir
+    if not existing:
+      return _train(plan, stage)
+    saved = workdir_lib.load_config(existing, stage)
+    return {"workdir": os.path.abspath(existing), "trained_here": False,
+            "steps": saved.train_steps, "select": saved.select,
+            "best": _best(existing, saved.select)}
+  return run
 
 
 def _words(plan: plan_lib.Plan) -> dict:
@@ -203,12 +208,14 @@ def _steps(stage: str) -> Callable[[plan_lib.Plan], float]:
   return lambda plan: plan.configs[stage].train_steps
 
 
-def _nmt_units(plan: plan_lib.Plan) -> float:
-  return 0 if plan.config.nmt.workdir else plan.configs["nmt"].train_steps
+def _trained_steps(stage: str) -> Callable[[plan_lib.Plan], float]:
+  """The stage's train steps; none when `<stage>.workdir` gives it."""
+  return lambda plan: (0 if plan.config[stage].workdir
+                       else plan.configs[stage].train_steps)
 
 
 STAGES: dict[str, Stage] = {s.name: s for s in (
-    Stage("nmt", (), _nmt, _nmt_units,
+    Stage("nmt", (), _trained_or_given("nmt"), _trained_steps("nmt"),
           "train the X->en NMT (or use nmt.workdir)"),
     Stage("backtranslate", ("nmt",), _backtranslate,
           lambda p: p.config.backtranslate.sentences,
@@ -223,8 +230,9 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
           "train the GRAN on the filtered back-translated pairs",
           uses=("words",)),
     Stage("sts", ("gran",), _sts, lambda p: 1, "STS table of the GRAN"),
-    Stage("bilingual", (), lambda p: _train(p, "bilingual"),
-          _steps("bilingual"), "train the bilingual encoders"),
+    Stage("bilingual", (), _trained_or_given("bilingual"),
+          _trained_steps("bilingual"),
+          "train the bilingual encoders (or use bilingual.workdir)"),
     Stage("mining", ("bilingual",), _mining,
           lambda p: 2 * (p.config.mining.gold + p.config.mining.distractors),
           "mining benchmark, its P/R/F1 and the mined test pairs"),
