@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import ml_collections
 import numpy as np
 import pytest
 
@@ -303,3 +304,18 @@ def test_lines_globs_pair_names_that_differ_by_their_language(tmp_path):
   assert [[os.path.basename(f) for f in part.files]
           for part in data.corpus.splits["train"].parts] == [
               [f"part-{n}.fi.txt", f"part-{n}.en.txt"] for n in (1, 10, 2)]
+
+
+def test_an_evaluator_refuses_a_test_set_of_the_training_data(tmp_path):
+  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  train, test = tmp_path / "train.tsv", tmp_path / "test.tsv"
+  for path in (train, test):
+    path.write_text("ein hund\ta dog\n")
+  workdir = tmp_path / "w"
+  workdir_lib.save_config(str(workdir), ml_collections.ConfigDict(
+      {"recipe": "bilingual", "data": {"train": (f"tsv:{train}",)}}))
+  with pytest.raises(ConfigError, match=r"--data=tsv:.*train.tsv and "
+                     r"data.train of .*w=tsv:.* both read"):
+    scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{train}")])
+  scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{test}")])

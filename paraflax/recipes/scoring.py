@@ -247,6 +247,22 @@ def train_mlp_for_workdir(workdir: str,
   return report
 
 
+def refuse_training_data(workdir: str, tests: Sequence[tuple[str, str]]
+                         ) -> None:
+  """Stops when a test set ((flag, spec) pairs) reads a file of the
+  workdir's training data: its figures would be those of pairs the model
+  was trained on."""
+  if not tests:
+    return  # nothing to compare: the training files need not be there
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  saved = workdir_lib.read_config(workdir)
+  train = [(f"data.train of {workdir}", spec)
+           for spec in specs.train_specs(saved.data)]
+  specs.refuse_shared_files(
+      [*train, *tests], "Give a test set kept out of the workdir's training "
+      "data (docs/your-data.md).")
+
+
 def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
                    data: Sequence[str] = (), baseline: Sequence[str] = (),
                    nmt_workdir: str | None = None) -> dict:
@@ -254,6 +270,7 @@ def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
   trains the MLP similarity first if the workdir has none. `data`: more
   alignment test sets (data specs of the user's bitext); `baseline`: Kim
   et al.'s baselines on every alignment set besides."""
+  refuse_training_data(workdir, [("--data", spec) for spec in data or ()])
   enc = _open_both(workdir)
   names = list(choices.SIMILARITIES)
   if os.path.isdir(mlp_workdir(workdir)):
