@@ -175,6 +175,9 @@ class BucketStream:
   # its block of each batch's rows (the block `partitioning.put_batch`
   # places on its devices); the width is the whole batch's.
   process: tuple[int, int] = (0, 1)
+  # The part of the training pairs these are (`bitext_parts`): its own
+  # order, drawn from (seed, part, epoch); None: (seed, epoch).
+  part: int | None = None
 
   def __post_init__(self):
     batching.process_block(self.batch, self.shards, self.process)
@@ -187,7 +190,8 @@ class BucketStream:
   def _epoch(self, epoch: int) -> tuple[np.ndarray, np.ndarray]:
     """The epoch's pairs in its order, cut to whole batches (4 bytes a
     pair), and its order of batches."""
-    rng = np.random.default_rng([self.seed, epoch])
+    rng = np.random.default_rng([self.seed, epoch] if self.part is None
+                                else [self.seed, self.part, epoch])
     n = len(self.data)
     order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     rng.shuffle(order)  # rng.permutation(n)'s draws, in 4 bytes a pair

@@ -266,17 +266,23 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   models and encoded cache (`streamed_bitext`), and returns the recipe,
   whose batches read their rows from the cache."""
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
   from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
   specs.train_specs(config.data)  # before any work: a config with no bitext
   evaluators.settings_of(config.evals, config.data.dev)  # and its evals
   multiple = bitext.width_multiple(config)
   dev = specs.pairs(config.data.dev) if config.data.dev else []
-  data, src_sp, tgt_sp = streamed_bitext.train_bitext(
-      config, workdir, ("source", "target"), dev)
-  stream = bitext.BucketStream(data, config.batch_size, mesh.size,
-                               config.seed, sort_by=config.data.sort_by,
-                               width_multiple=multiple,
-                               process=partitioning.process())
+  if bitext_parts.count(config) > 1:  # each process reads its own parts
+    stream, src_sp, tgt_sp = bitext_parts.train_stream(
+        config, workdir, ("source", "target"), dev, mesh.size,
+        partitioning.process())
+  else:
+    data, src_sp, tgt_sp = streamed_bitext.train_bitext(
+        config, workdir, ("source", "target"), dev)
+    stream = bitext.BucketStream(data, config.batch_size, mesh.size,
+                                 config.seed, sort_by=config.data.sort_by,
+                                 width_multiple=multiple,
+                                 process=partitioning.process())
   workdir_lib.save_config(workdir, config)
   return NMTRecipe(config, src_sp, tgt_sp, stream, mesh)
 

@@ -115,7 +115,7 @@ def _data_specs(saved: dict) -> dict:
 # without (written before versions were recorded) is version 0 and takes
 # every upgrade; those after the first only fill keys that are missing, so
 # they are right whenever such a workdir was written.
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 VERSION_KEY = "schema_version"
 
 
@@ -187,6 +187,8 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
     # Subwords covering every character of the text, the only choice then.
     16: _filled({"nmt": {"vocab": {"character_coverage": 1.0}},
                  "bilingual": {"vocab": {"character_coverage": 1.0}}}),
+    # Every process read all of the training pairs, the only choice then.
+    17: _filled({"nmt": {"data": {"parts": 1}}}),
 }
 assert sorted(_UPGRADES) == list(range(1, SCHEMA_VERSION + 1))
 

@@ -1,0 +1,133 @@
+"""With data.parts = S, each process of a run reads, encodes and caches
+only its own parts of the training pairs, and the global batches are
+those of one process for any process count."""
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from paraflax import config as config_lib
+from paraflax import errors
+from paraflax.data import bitext
+from paraflax.data import bitext_parts
+from tests.conftest import ROOT
+from tests.conftest import TINY_NMT
+from tests import test_multihost
+
+NMT = str(ROOT / "configs" / "nmt.py") + ":de"
+PARTS = 4
+
+
+def _config(*extra: str):
+  return config_lib.load(NMT, (*TINY_NMT, f"--config.data.parts={PARTS}",
+                               *extra))
+
+
+def test_parts_split_the_rows_by_index_mod_the_parts():
+  chunks = [[(f"s{i}", f"t{i}") for i in range(j, j + 5)]
+            for j in range(0, 15, 5)]
+  read = lambda: iter(chunks)  # noqa: E731
+  got = [[p for c in bitext_parts.part_of(read, part, 4)() for p in c]
+         for part in range(4)]
+  assert got == [[(f"s{i}", f"t{i}") for i in range(part, 15, 4)]
+                 for part in range(4)]
+
+
+def test_parts_must_split_over_processes_and_batches():
+  assert list(bitext_parts.owned(8, (1, 4))) == [2, 3]
+  with pytest.raises(errors.ConfigError, match="multiple of the 3"):
+    bitext_parts.owned(4, (0, 3))
+  with pytest.raises(errors.ConfigError, match="does not divide"):
+    bitext_parts.count(_config("--config.batch_size=30"))
+  with pytest.raises(errors.ConfigError, match="positive number"):
+    bitext_parts.count(_config("--config.data.parts=0"))
+
+
+def _global_batches(tmp: pathlib.Path, processes: int, steps: range
+                    ) -> tuple[list[dict], list[set[str]]]:
+  """The global batches of a run of `processes` processes, each with its
+  own workdir (hosts that share no filesystem), and each workdir's
+  encoded-cache folders."""
+  config, blocks, folders = _config(), [], []
+  for index in range(processes):
+    workdir = tmp / f"p{processes}_{index}"
+    stream, _, _ = bitext_parts.train_stream(
+        config, str(workdir), ("source", "target"), [], 8,
+        (index, processes))
+    blocks.append([stream.get(step) for step in steps])
+    folders.append({p.name for p in (workdir / "data_cache").iterdir()
+                    if p.is_dir()})
+  batches = [{key: np.concatenate([b[i][key] for b in blocks])
+              for key in blocks[0][i]} for i in range(len(steps))]
+  return batches, folders
+
+
+def test_the_global_batches_are_those_of_one_process(tmp_path):
+  steps = range(0, 400, 37)  # past the first epoch of each part
+  one, one_folders = _global_batches(tmp_path, 1, steps)
+  assert one_folders == [{f"bitext-part{p}of4" for p in range(PARTS)}]
+  assert all(b["src"].shape == (32, 16) for b in one)  # max_len's width
+  for processes in (2, 4):
+    many, folders = _global_batches(tmp_path, processes, steps)
+    per = PARTS // processes
+    assert folders == [{f"bitext-part{p}of4"
+                        for p in range(i * per, (i + 1) * per)}
+                       for i in range(processes)]
+    for got, want in zip(many, one):
+      for key in want:
+        np.testing.assert_array_equal(got[key], want[key])
+  # Each process's cache holds its parts' rows only: a quarter each.
+  rows = [json.loads((tmp_path / "p1_0" / "data_cache" /
+                      f"bitext-part{p}of4" / "settings.json").read_text())
+          for p in range(PARTS)]
+  assert [r["settings"]["part"] for r in rows] == [[p, 4]
+                                                    for p in range(PARTS)]
+  assert sum(r["info"]["pairs"] for r in rows) == 29000
+  assert {r["info"]["pairs"] for r in rows} == {7250}
+
+
+def test_a_resumed_stream_gives_the_same_batches(tmp_path):
+  stream, _, _ = bitext_parts.train_stream(
+      _config(), str(tmp_path / "w"), ("source", "target"), [], 8, (0, 1))
+  whole = [b for _, b in zip(range(6), stream.from_step(0))]
+  stream.streams[0]._epoch.cache_clear()  # pylint: disable=protected-access
+  resumed = [b for _, b in zip(range(3), stream.from_step(3))]
+  for got, want in zip(resumed, whole[3:]):
+    for key in want:
+      np.testing.assert_array_equal(got[key], want[key])
+
+
+def test_one_part_keeps_the_stream_of_the_whole_corpus():
+  config = config_lib.load(NMT, TINY_NMT)
+  assert bitext_parts.count(config) == 1
+  stream = bitext.BucketStream(bitext.EncodedBitext(
+      [np.ones(3, np.int32)] * 40, [np.ones(2, np.int32)] * 40), 8, seed=3)
+  np.testing.assert_array_equal(
+      stream._epoch(0)[0],  # pylint: disable=protected-access
+      np.random.default_rng([3, 0]).permutation(40)[:40].astype(np.int32))
+
+
+@pytest.mark.slow  # a 1-process and a 2-process training run: ~3 min
+def test_two_processes_train_as_one_process_on_their_own_parts(tmp_path):
+  config, flags = test_multihost.RUNS["nmt"]
+  flags = [*flags, f"--config.data.parts={PARTS}"]
+  one, two = tmp_path / "one", tmp_path / "two"
+  done = test_multihost.subprocess.run(
+      [str(test_multihost.PARAFLAX), "train", "--config", config,
+       "--workdir", str(one), *flags], env=test_multihost._env(8),  # pylint: disable=protected-access
+      capture_output=True, text=True, timeout=600, check=False)
+  assert done.returncode == 0, done.stderr[-3000:]
+  launched = test_multihost.subprocess.Popen(
+      ["bash", str(test_multihost.LAUNCH), "2", "4", config, str(two),
+       *flags], env=test_multihost._env(),  # pylint: disable=protected-access
+      stdout=test_multihost.subprocess.PIPE,
+      stderr=test_multihost.subprocess.STDOUT, text=True)
+  code, output = test_multihost._finish(launched, two)  # pylint: disable=protected-access
+  assert code == 0, output
+  test_multihost._assert_same_run(two, one)  # pylint: disable=protected-access
+  logs = [(pathlib.Path(f"{two}.logs") / f"process_{i}.log").read_text()
+          for i in range(2)]
+  for index, log in enumerate(logs):  # each encoded its own parts only
+    for part in range(PARTS):
+      assert (f"train part {part} of 4:" in log) == (part // 2 == index)
