@@ -319,3 +319,18 @@ def test_an_evaluator_refuses_a_test_set_of_the_training_data(tmp_path):
                      r"data.train of .*w=tsv:.* both read"):
     scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{train}")])
   scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{test}")])
+
+
+def test_the_pipeline_names_the_one_key_that_differs(tmp_path):
+  from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
+  workdir = str(tmp_path / "w")
+  pipeline._claim(planning.plan(config_lib.load(f"{PIPELINE}:tiny"),
+                                workdir), overwrite=False)
+  (tmp_path / "w" / "nmt").mkdir()
+  (tmp_path / "w" / "nmt" / "metrics.jsonl").write_text("{}\n")
+  files.release_output_locks()
+  other = config_lib.load(f"{PIPELINE}:tiny",
+                          ["--config.nmt.settings.vocab.size=4000"])
+  with pytest.raises(ConfigError, match=r"\(differs in nmt.settings.vocab.size"
+                     r" 2000 -> 4000\)"):
+    pipeline._claim(planning.plan(other, workdir), overwrite=False)
