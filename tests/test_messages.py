@@ -415,3 +415,34 @@ def test_the_pipeline_reuses_a_finished_bilingual_workdir(lang, message,
   plan = planning.plan(config, str(tmp_path / "w"))
   assert stages.STAGES["bilingual"].units(plan) == 0
   assert stages.STAGES["nmt"].units(plan) == 2400
+
+
+_DE_EN = [("Der Mann liest ein Buch.", "The man reads a book."),
+          ("Eine Frau und ein Kind im Park.", "A woman and a child in the "
+           "park."),
+          ("Zwei Hunde spielen mit dem Ball.", "Two dogs play with the ball.")]
+_JA_EN = [("猫が寝ている。", "The cat is sleeping."),
+          ("男の人が本を読んでいる。", "A man is reading a book.")]
+
+
+@pytest.mark.parametrize("rows, swapped", [
+    (_DE_EN, False), (_JA_EN, False),
+    ([(e, s) for s, e in _DE_EN], True), ([(e, s) for s, e in _JA_EN], True),
+])
+def test_an_english_side_that_does_not_look_english_is_named(rows, swapped,
+                                                             tmp_path):
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  tsv = tmp_path / "x.tsv"
+  tsv.write_text("".join(f"{s}\t{e}\n" for s, e in rows * 5),
+                 encoding="utf-8")
+  spec = f"tsv:{tsv}"
+  if not swapped:
+    specs.check_english_side(spec, "data.train:")
+    return
+  with pytest.raises(errors.ConfigError, match=(
+      rf"data\.train: {spec}: its second column, the English one, does not "
+      rf"look English \(.*\)\. If English is the first column, name the "
+      rf"columns: {spec}:1,0; .* {spec}:0,1\.")):
+    specs.check_english_side(spec, "data.train:")
+  specs.check_english_side(spec + ":0,1", "data.train:")  # named: as told

@@ -72,6 +72,8 @@ def train_bitext(config: ml_collections.ConfigDict, workdir: str,
   model's source and target) read from the workdir's encoded cache, and
   the (source, target) subword models."""
   names = specs.train_specs(config.data)
+  for spec in names:  # before the subwords are trained on them
+    specs.check_english_side(spec, "data.train:")
   read = reader(names, features)
   # data.max_words (absent or 0: no limit): pairs with a side of more
   # whitespace tokens are left out of training and of the subword sample.

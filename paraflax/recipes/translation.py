@@ -173,6 +173,7 @@ def task_split(workdir: str, task: str, split: str | None) -> str:
   if not (specs.is_spec(task) or task.partition(":")[0] in corpora.CORPORA):
     return split  # a Mixture, backtranslated: or selected: English pairs
   pair = specs.parse_bitext(task, "--task", split).corpus.pair
+  specs.check_english_side(task, "--task")
   lang = workdir_lib.load_config(workdir, "nmt").get("lang")
   if pair and lang and pair != (lang, "en"):
     raise errors.ConfigError(
