@@ -207,9 +207,10 @@ def test_the_pipeline_keeps_splits_apart_before_claiming(keys, message,
   spec = {}
   for key in ("data.train", "data.dev", "mining.dev", "mining.test"):
     spec[key] = tmp_path / f"{key}.tsv"
-    spec[key].write_text("ein hund\ta dog\n")
+    spec[key].write_text("".join(f"hund {i}\tdog {i}\n" for i in range(9)))
   spec[keys[1]] = spec[keys[0]]
   config = config_lib.load(f"{PIPELINE}:tiny", [
+      "--config.mining.gold=3", "--config.mining.distractors=3",
       f"--config.data.train=tsv:{spec['data.train']}",
       *(f"--config.{key}=tsv:{spec[key]}"
         for key in ("data.dev", "mining.dev", "mining.test"))])
