@@ -39,3 +39,6 @@ def print_catalogue(select_dir: str | None = None,
         f"({os.path.basename(src)} and .en)")
   for name, summary in listed.items():
     print(f"{name:<40} {summary}")
+  print("\nData specs, wherever a Task is named (docs/your-data.md):")
+  for form, what in specs.FORMS:
+    print(f"  {form:<38} {what}")

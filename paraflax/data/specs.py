@@ -36,6 +36,20 @@ from paraflax.data import tfds_parts
 TSV, LINES, TFDS = "tsv:", "lines:", "tfds:"
 PREFIXES = (TSV, LINES, TFDS)
 _COLUMNS = re.compile(r"^(?P<glob>.+):(?P<columns>\d+(,\d+)*)$")
+# Every form a data spec takes, with what it names: `paraflax tasks` lists
+# them (docs/your-data.md has the same table).
+FORMS = (
+    ("NAME[:SPLIT]", "a catalogued corpus (listed above)"),
+    ("tsv:GLOB[:COLUMNS]", "tab-separated files, plain or gzip: source and "
+     "English columns (0,1 by default)"),
+    ("lines:SRC_GLOB,EN_GLOB", "line-aligned files, paired in sorted name "
+     "order"),
+    ("tfds:NAME/CONFIG[:SPLIT]", "a TFDS dataset prepared offline"),
+    ("backtranslated:FILE.jsonl", "English pairs (reference, 1-best) of "
+     "`paraflax backtranslate` or `score-paraphrases` records"),
+    ("selected:FOLDER:BIN", "a bin of a `paraflax select-domain` folder "
+     "(--select-dir lists them)"),
+)
 _HINT = ("A data spec is a catalogued name (`paraflax tasks`), "
          "tsv:GLOB[:COLUMNS], lines:SRC_GLOB,EN_GLOB or tfds:NAME/CONFIG"
          "[:SPLIT] (docs/your-data.md).")
