@@ -360,10 +360,10 @@ def test_the_pipeline_plans_mining_sizes_against_usable_rows(tmp_path):
   from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
   config = _pipeline_config(tmp_path, [f"猫{i}" for i in range(50)])
   with pytest.raises(errors.ConfigError, match=(
-      r"ja-en\.mining_dev\.tsv: a benchmark of 300 gold pairs and 350 "
-      r"distractors a side draws .* 1,000 rows, but only 50 of its 50 are "
-      r"usable.*mining\.dev: --config\.mining\.gold and "
-      r"--config\.mining\.distractors")):
+      r"mining\.dev: tsv:.*ja-en\.mining_dev\.tsv: a benchmark of 300 gold "
+      r"pairs and 350 distractors a side draws .* 1,000 rows, but only 50 "
+      r"of its 50 are usable.* Set --config\.mining\.gold and "
+      r"--config\.mining\.distractors so that")):
     planning.plan(config, str(tmp_path / "w"))
   config = _pipeline_config(tmp_path, [f"猫{i}" for i in range(50)],
                             "--config.mining.gold=20",

@@ -218,15 +218,16 @@ def _eligible(data: str) -> tuple[list[Row], list[Row]]:
                              and r[1].strip()])
 
 
-def check_sizes(data: str, gold: int, distractors: int, keys: str) -> None:
+def check_sizes(data: str, gold: int, distractors: int, where: str,
+                keys: str) -> None:
   """A ConfigError, before anything is built or trained, when bitext
-  `data` has fewer usable rows than gold + 2 x distractors; `keys` names
-  where the sizes are set (e.g. mining.gold / mining.distractors)."""
+  `data` has fewer usable rows than gold + 2 x distractors; `where` names
+  the setting that names `data`, `keys` those of the sizes."""
   rows, eligible = _eligible(data)
   need = gold + 2 * distractors
   if need > len(eligible):
     raise errors.ConfigError(
-        f"{data}: a benchmark of {gold} gold pairs and {distractors} "
+        f"{where} {data}: a benchmark of {gold} gold pairs and {distractors} "
         f"distractors a side draws gold + 2 x distractors = {need:,} rows, "
         f"but only {len(eligible):,} of its {len(rows):,} are usable (both "
         "sides non-empty, each sentence occurring once). Set "

@@ -153,8 +153,8 @@ def _check_data(config: ml_collections.ConfigDict) -> None:
     if config.mining[split]:  # read now: seconds, not after the training
       mining_set.check_sizes(
           config.mining[split], config.mining.gold, config.mining.distractors,
-          f"mining.{split}: --config.mining.gold and "
-          "--config.mining.distractors")
+          f"mining.{split}:",
+          "--config.mining.gold and --config.mining.distractors")
 
 
 # Pairs of data.train read to check the vocabularies before any stage:
