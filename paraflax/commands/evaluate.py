@@ -68,12 +68,40 @@ COMMANDS: dict[str, Command] = {
          flag("--seed", type=int, default=0, help="of the shuffle"),
          flag("--output", help="also write the rows here as JSON"),
          OVERWRITE, *BASELINE)),
+    "eval-reconstruction": Command(
+        "paraflax.recipes.reconstruction:eval_reconstruction",
+        "mining P/R/F1 of a known bitext shuffled apart (UN protocol)",
+        "Artetxe & Schwenk 2019's UN corpus evaluation on any bitext: both "
+        "sides shuffled (--seed), embedded by the workdir's encoders and "
+        "mined as `paraflax mine` mines (exact k-NN over each side's "
+        "distinct sentences, then every line that holds a mined sentence); "
+        "prints precision / recall / F1 x 100 of the known pairs at the "
+        "F1-optimal threshold and at each --thresholds, with the pairs "
+        "kept and the seconds, one row per --k x --margin x --retrieval.",
+        (BILINGUAL_WORKDIR,
+         flag("--data", required=True, metavar="SPEC",
+              help="the bitext (a data spec: tsv:FILE, lines:SRC,EN, "
+              "bitext_newstest_dev_de_en:newstest2013; docs/your-data.md)"),
+         flag("--k", type=int, nargs="+", default=[4],
+              help="neighbours per sentence, one or more (default: 4)"),
+         flag("--margin", nargs="+", choices=choices.MARGINS,
+              default=["ratio"], help="one or more (default: ratio)"),
+         flag("--retrieval", nargs="+", choices=choices.RETRIEVALS,
+              default=["max"], help="one or more (default: max)"),
+         flag("--thresholds", nargs="+", default=[], metavar="[MARGIN=]T",
+              help="fixed thresholds also scored, on the margin's scale "
+              "(e.g. 1.0 1.05 1.1 for ratio); MARGIN=T for one margin only"),
+         flag("--seed", type=int, default=0, help="of the shuffle"),
+         flag("--output", help="also write the rows here as JSON"),
+         OVERWRITE),
+        prepare=KEEP_FREED_MEMORY),
     "eval-filtering": Command(
         "paraflax.recipes.eval_filtering:eval_filtering",
         "filtering judged by the NMT its selection trains",
         "Scores every pair of a noisy bitext (`paraflax noise-bitext`) with "
         "each similarity of a bilingual workdir (cosine, csls, margin: the "
-        "ratio margin with k neighbours a side, mlp once trained) and with "
+        "ratio margin with k neighbours a side among its distinct "
+        "sentences, as mine; mlp once trained) and with "
         "the file's score columns (column2, ...), keeps the best pairs up "
         "to each --words target words, trains the NMT config on each "
         "selection (same steps and seed; data.train=tsv:OUTPUT/sel_*.tsv) "

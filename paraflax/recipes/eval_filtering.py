@@ -40,12 +40,30 @@ def select(scores: np.ndarray, target_words: np.ndarray, budget: int
   return np.sort(order[:int(np.searchsorted(total, budget, side="right"))])
 
 
-def margin_scores(x: np.ndarray, y: np.ndarray, k: int = 4) -> np.ndarray:
+def _distinct(texts: Sequence[str] | None, rows: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+  """The rows of the distinct texts (their first lines) and, per line, the
+  index of its text among them; every row when `texts` is None."""
+  if texts is None:
+    return np.arange(rows), np.arange(rows)
+  _, inverse = margin.deduplicate(texts)
+  return np.unique(inverse, return_index=True)[1], inverse
+
+
+def margin_scores(x: np.ndarray, y: np.ndarray, k: int = 4,
+                  src: Sequence[str] | None = None,
+                  tgt: Sequence[str] | None = None) -> np.ndarray:
   """The ratio margin of each aligned pair (x_i, y_i): cos(x_i, y_i)
-  against the means of both sides' k nearest neighbours."""
-  c = margin.score_candidates(x, y, k, margin="ratio")
+  against the means of both sides' k nearest neighbours. With the texts
+  `src` / `tgt`, the neighbours are found among each side's distinct
+  sentences, as `paraflax mine` deduplicates: a repeated sentence is not
+  its own copy's neighbour."""
+  (x_rows, x_lines), (y_rows, y_lines) = (
+      _distinct(texts, len(e)) for texts, e in ((src, x), (tgt, y)))
+  c = margin.score_candidates(np.asarray(x)[x_rows], np.asarray(y)[y_rows],
+                              k, margin="ratio")
   return margin.ratio(similarity_lib.score("cosine", x, y),
-                      c.mean_x / 2 + c.mean_y / 2)
+                      c.mean_x[x_lines] / 2 + c.mean_y[y_lines] / 2)
 
 
 def read_noisy(path: str) -> tuple[list[str], list[str], dict[str, np.ndarray],
@@ -180,7 +198,7 @@ def eval_filtering(workdir: str, noisy: str, output: str,
                          or os.path.isdir(scoring.mlp_workdir(workdir))]
   for name in dict.fromkeys(names):
     if name == "margin":
-      scores[name] = margin_scores(x, y, k)
+      scores[name] = margin_scores(x, y, k, src, tgt)
     else:
       scores[name] = similarity_lib.score(
           name, x, y, **scoring.context(name, workdir, k=10))
