@@ -34,6 +34,27 @@ def test_parts_split_the_rows_by_index_mod_the_parts():
                  for part in range(4)]
 
 
+def _rows(read) -> list[tuple[str, str]]:
+  return [p for chunk in read() for p in chunk]
+
+
+def test_a_spec_of_enough_files_is_split_by_file(tmp_path):
+  for k in range(5):
+    (tmp_path / f"f{k}.tsv").write_text(
+        "".join(f"de {k} {i}\ten {k} {i}\n" for i in range(3)))
+  spec = f"tsv:{tmp_path}/*.tsv"
+  files = [[(f"de {k} {i}", f"en {k} {i}") for i in range(3)]
+           for k in range(5)]
+  got = [_rows(bitext_parts.reader([spec], ("source", "target"), p, 4))
+         for p in range(4)]
+  assert got == [files[0] + files[4], files[1], files[2], files[3]]
+  # Fewer files than parts: each part takes every 6th pair of the spec.
+  whole = [p for f in files for p in f]
+  got = [_rows(bitext_parts.reader([spec], ("source", "target"), p, 6))
+         for p in range(6)]
+  assert got == [whole[p::6] for p in range(6)]
+
+
 def test_parts_must_split_over_processes_and_batches():
   assert list(bitext_parts.owned(8, (1, 4))) == [2, 3]
   with pytest.raises(errors.ConfigError, match="multiple of the 3"):

@@ -1,9 +1,10 @@
 """A seq2seq recipe's training bitext in `data.parts` parts, each process
 of a run reading, encoding and caching only its own.
 
-The training pairs of `data.train` (one stream, spec after spec) are
-split into S = `data.parts` parts: part p holds the pairs i with
-i mod S == p. Process i of P (S a multiple of P) owns the parts
+The training pairs of `data.train` are split into S = `data.parts`
+parts, spec after spec: part p holds the files k with k mod S == p of a
+spec of at least S files (the others are not opened), and the pairs i
+with i mod S == p of any other spec. Process i of P (S a multiple of P) owns the parts
 [i S/P, (i+1) S/P): it encodes only their pairs, each into its own folder
 of the workdir's encoded cache (`data_cache/bitext-part{p}of{S}/`), and
 draws batch_size / S rows a batch from each (`bitext.BucketStream` keyed
@@ -27,10 +28,12 @@ import numpy as np
 from paraflax import errors
 from paraflax.data import batching
 from paraflax.data import bitext
+from paraflax.data import corpora
 from paraflax.data import encoded_cache
 from paraflax.data import sentencepiece_vocab
 from paraflax.data import specs
 from paraflax.data import streamed_bitext
+from paraflax.data import tasks
 
 
 def count(config: ml_collections.ConfigDict) -> int:
@@ -76,6 +79,50 @@ def part_of(read: streamed_bitext.Chunks, part: int, parts: int
   return chunks
 
 
+def _files_part(name: str, part: int, parts: int) -> str | None:
+  """The Task of files k of spec (or catalogued corpus) `name` with
+  k mod `parts` == `part`, registered; None when it has fewer files than
+  parts (or is read whole to drop repeats, or is no corpus of files)."""
+  if name.startswith((tasks.BACKTRANSLATED, tasks.SELECTED)):
+    return None
+  task, split = tasks.resolve(name, "train")
+  if specs.is_spec(name) or ":" in name:
+    corpus = specs.parse(name, corpora.BITEXT, "train").corpus
+  else:
+    corpus = corpora.CORPORA.get(task)
+  spec = corpus.splits.get(split) if corpus is not None else None
+  if (spec is None or spec.dedup or len(spec.parts) < parts
+      or corpus.name != task):
+    return None
+  mine = dataclasses.replace(corpus, name=f"{corpus.name}_files{part}of"
+                             f"{parts}", splits={split: dataclasses.replace(
+                                 spec, parts=spec.parts[part::parts])})
+  return tasks.register_corpus(mine) + ":" + split
+
+
+def reader(names: Sequence[str], features: Sequence[str], part: int,
+           parts: int) -> streamed_bitext.Chunks:
+  """Part `part` of `parts` of the pairs of `names`, spec after spec: of
+  a spec of at least `parts` files, the files k with k mod parts == part
+  (the others are not opened); of any other, its pairs i with i mod
+  parts == part."""
+  def read() -> Iterator[list[tuple[str, str]]]:
+    for name in names:
+      files = _files_part(name, part, parts)
+      if files is None:
+        yield from part_of(streamed_bitext.reader([name], features), part,
+                           parts)()
+      else:
+        yield from _registered_reader(files, features)()
+  return read
+
+
+def _registered_reader(task_split: str, features: Sequence[str]
+                       ) -> streamed_bitext.Chunks:
+  task, split = task_split.rsplit(":", 1)
+  return streamed_bitext.reader([task], features, split)
+
+
 def folder(workdir: str, part: int, parts: int) -> str:
   return encoded_cache.folder(workdir, f"bitext-part{part}of{parts}")
 
@@ -89,11 +136,15 @@ def train_parts(config: ml_collections.ConfigDict, workdir: str,
   (trained, when the workdir has none, on a sample of part 0)."""
   parts = count(config)
   names = specs.train_specs(config.data)
-  read = streamed_bitext.reader(names, features)
   max_words = config.data.get("max_words", 0)
-  if max_words:
-    read = streamed_bitext._within(read, max_words)  # pylint: disable=protected-access
-  first = part_of(read, 0, parts)
+
+  def read(part: int) -> streamed_bitext.Chunks:
+    pairs = reader(names, features, part, parts)
+    if max_words:
+      pairs = streamed_bitext._within(pairs, max_words)  # pylint: disable=protected-access
+    return pairs
+
+  first = read(0)
   src_sp, tgt_sp = sentencepiece_vocab.pair(
       workdir, (p for chunk in first() for p in chunk),
       **config.vocab.to_dict())
@@ -102,7 +153,7 @@ def train_parts(config: ml_collections.ConfigDict, workdir: str,
     # Each process checks the dev pairs against its own parts.
     overlap = specs.DevOverlap(dev, config.data.dev,
                                config.data.allow_dev_overlap)
-    pairs = part_of(read, part, parts)
+    pairs = read(part)
     cache = bitext.cached(
         folder(workdir, part, parts),
         streamed_bitext.cache_settings(
