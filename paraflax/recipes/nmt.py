@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import ml_collections
 import numpy as np
 from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
 
 from paraflax import errors
 from paraflax import losses
@@ -121,16 +122,29 @@ class Translator:
                 nbest: int = 1):
     """Jitted `(params, src [B, S], src_len [B]) -> Hypotheses`."""
     def run(params, src, src_len):
-      return search(self.model, params, src, src_len, beam=beam,
+      hyps = search(self.model, params, src, src_len, beam=beam,
                     bos=bitext.BOS, eos=bitext.EOS, max_len=self.max_output,
                     alpha=alpha, active=src_len > 0, stop=stop, nbest=nbest,
                     max_lens=output_limits(
                         src_len, self.max_output, self.max_output_ratio,
                         self.max_output_plus))
+      return hyps.replace(steps=hyps.steps[None])
+
+    # Each device searches its own rows: an input's hypotheses do not depend
+    # on the others in its batch, and a search over the whole sharded batch
+    # gathers rows across the devices at every step (its shrinking phases
+    # reorder the batch), 247 all-gathers a 32-row batch on a v5e:2x2.
+    rows = P(partitioning.DATA)
+    per_device = jax.shard_map(run, mesh=self.mesh, in_specs=(P(), rows, rows),
+                               out_specs=rows, check_vma=False)
+
+    def search_all(params, src, src_len):
+      hyps = per_device(params, src, src_len)
+      return hyps.replace(steps=jnp.max(hyps.steps))
 
     data = partitioning.batch_sharding(self.mesh, 0)
-    return jax.jit(run, in_shardings=(partitioning.replicated(self.mesh),
-                                      data, data))
+    return jax.jit(search_all, in_shardings=(
+        partitioning.replicated(self.mesh), data, data))
 
   def encode(self, text: str, where: str, too_long: bitext.TooLong
              ) -> np.ndarray:
