@@ -446,3 +446,21 @@ def test_an_english_side_that_does_not_look_english_is_named(rows, swapped,
       rf"columns: {spec}:1,0; .* {spec}:0,1\.")):
     specs.check_english_side(spec, "data.train:")
   specs.check_english_side(spec + ":0,1", "data.train:")  # named: as told
+
+
+def test_eval_bilingual_refuses_data_of_another_pair(tmp_path):
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  workdir = str(tmp_path / "w")
+  workdir_lib.save_config(workdir, config_lib.load_file(
+      os.path.join(root, "configs", "bilingual.py:de")))
+  with pytest.raises(errors.ConfigError, match=(
+      r"--data bitext_multi30k_fr_en:test_2016_flickr is fr-en bitext, but "
+      r".*w embeds de-en")):
+    scoring.eval_bilingual(workdir,
+                           data=["bitext_multi30k_fr_en:test_2016_flickr"])
+  scoring.check_data_languages(
+      workdir, ["bitext_multi30k_de_en:test_2016_flickr"], "--data")

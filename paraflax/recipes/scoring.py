@@ -263,6 +263,21 @@ def refuse_training_data(workdir: str, tests: Sequence[tuple[str, str]]
       "data (docs/your-data.md).")
 
 
+def check_data_languages(workdir: str, data: Sequence[str], flag: str
+                         ) -> None:
+  """Each bitext spec of `data` is of the bilingual workdir's pair (a
+  catalogued one by its name, a tsv: one by its English column)."""
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  lang, _ = workdir_languages(workdir)
+  for spec in data:
+    pair = specs.parse_bitext(spec, flag).corpus.pair
+    if pair and pair != (lang, ENGLISH):
+      raise errors.ConfigError(
+          f"{flag} {spec} is {'-'.join(pair)} bitext, but {workdir} embeds "
+          f"{lang}-{ENGLISH}: give {lang}-{ENGLISH} bitext.")
+    specs.check_english_side(spec, flag)
+
+
 def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
                    data: Sequence[str] = (), baseline: Sequence[str] = (),
                    nmt_workdir: str | None = None) -> dict:
@@ -270,6 +285,7 @@ def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
   trains the MLP similarity first if the workdir has none. `data`: more
   alignment test sets (data specs of the user's bitext); `baseline`: Kim
   et al.'s baselines on every alignment set besides."""
+  check_data_languages(workdir, data or (), "--data")
   refuse_training_data(workdir, [("--data", spec) for spec in data or ()])
   enc = _open_both(workdir)
   names = list(choices.SIMILARITIES)
