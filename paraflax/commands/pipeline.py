@@ -26,5 +26,7 @@ COMMANDS: dict[str, Command] = {
          flag("--overwrite", action="store_true",
               help="start afresh over a workdir made by another config (its "
               "stages are removed)")),
-        config=True, prepare=KEEP_FREED_MEMORY),
+        config=True, prepare=KEEP_FREED_MEMORY,
+        kept="Finished stages are kept (WORKDIR/<stage>/DONE.json) and the "
+        "unfinished one resumes from what it saved"),
 }
