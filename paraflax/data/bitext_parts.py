@@ -19,6 +19,7 @@ With data.parts = 1 none of this applies (`streamed_bitext`).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ import ml_collections
 import numpy as np
 
 from paraflax import errors
+from paraflax import files
 from paraflax.data import batching
 from paraflax.data import bitext
 from paraflax.data import corpora
@@ -145,9 +147,15 @@ def train_parts(config: ml_collections.ConfigDict, workdir: str,
     return pairs
 
   first = read(0)
-  src_sp, tgt_sp = sentencepiece_vocab.pair(
-      workdir, (p for chunk in first() for p in chunk),
-      **config.vocab.to_dict())
+  # The processes that share the workdir train the models once: the
+  # others wait, then load them (hosts that do not share it each train
+  # the same models from part 0).
+  lock = encoded_cache.folder(workdir, "subwords") + ".lock"
+  os.makedirs(os.path.dirname(lock), exist_ok=True)
+  with files.waiting_lock(lock):
+    src_sp, tgt_sp = sentencepiece_vocab.pair(
+        workdir, (p for chunk in first() for p in chunk),
+        **config.vocab.to_dict())
   out = []
   for part in mine:
     # Each process checks the dev pairs against its own parts.
