@@ -128,6 +128,12 @@ def _select(t: pathlib.Path, *extra: str, indomain: str = "a b\nb c\n",
           "de", "--output", str(t / "out"), "--bins", "2", *extra]
 
 
+def _with(argv: list[str], flag: str, value: str) -> list[str]:
+  """`argv` with `flag`'s value replaced (a flag is given once)."""
+  at = argv.index(flag) + 1
+  return argv[:at] + [value] + argv[at + 1:]
+
+
 _MIXTURE = ("--config.data.mixture=(('paraphrase_en_human', 1), "
             "('paraphrase_en_ppdb_lexical', %d))")
 
@@ -218,8 +224,7 @@ CASES: dict[str, Case] = {
         lambda t: ["mine", "--src-emb", _raw_emb(t, "x.f32"), "--tgt-emb",
                    _raw_emb(t, "y.f32"), "--dim", "5", "--output",
                    str(t / "out")], r"x\.f32.*not a whole number of rows"),
-    "mine: wrong --dim": Case(lambda t: _mine(t)[:-1] + [
-        str(t / "out"), "--dim", "5"],
+    "mine: wrong --dim": Case(lambda t: _with(_mine(t), "--dim", "5"),
         r"x\.f32 holds embeddings of dim 4 \(says .*x\.f32\.info\.json\), "
         r"not 5"),
     "mine: texts shorter than embeddings": Case(
@@ -444,9 +449,10 @@ CASES: dict[str, Case] = {
         lambda t: _select(t, en="d e\n\n" + "d e\n" * 3),
         r"g\.en line 2\. Remove that row from both files"),
     "select-domain: more bins than sentences": Case(
-        lambda t: _select(t, "--bins", "4"), r"more bins than sentences"),
+        lambda t: _with(_select(t), "--bins", "4"),
+        r"more bins than sentences"),
     "select-domain: English as the source": Case(
-        lambda t: _select(t)[:-2] + ["--src-lang", "en"], r"--src-lang"),
+        lambda t: _with(_select(t), "--src-lang", "en"), r"--src-lang"),
     "eval-domain: not a selection": Case(
         lambda t: ["eval-domain", "--select-dir", str(t), "--test",
                    str(t / "test.txt"), "--output", str(t / "out")],

@@ -432,20 +432,20 @@ _JA_EN = [("猫が寝ている。", "The cat is sleeping."),
 def test_an_english_side_that_does_not_look_english_is_named(rows, swapped,
                                                              tmp_path):
   from paraflax import errors  # pylint: disable=g-import-not-at-top
-  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  from paraflax.data import english_side  # pylint: disable=g-import-not-at-top
   tsv = tmp_path / "x.tsv"
   tsv.write_text("".join(f"{s}\t{e}\n" for s, e in rows * 5),
                  encoding="utf-8")
   spec = f"tsv:{tsv}"
   if not swapped:
-    specs.check_english_side(spec, "data.train:")
+    english_side.check(spec, "data.train:")
     return
   with pytest.raises(errors.ConfigError, match=(
       rf"data\.train: {spec}: its second column, the English one, does not "
       rf"look English \(.*\)\. If English is the first column, name the "
       rf"columns: {spec}:1,0; .* {spec}:0,1\.")):
-    specs.check_english_side(spec, "data.train:")
-  specs.check_english_side(spec + ":0,1", "data.train:")  # named: as told
+    english_side.check(spec, "data.train:")
+  english_side.check(spec + ":0,1", "data.train:")  # named: as told
 
 
 def test_eval_bilingual_refuses_data_of_another_pair(tmp_path):

@@ -22,11 +22,9 @@ from __future__ import annotations
 import dataclasses
 import glob
 import hashlib
-import itertools
 import logging
 import os
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 
 from paraflax import errors
@@ -279,6 +277,11 @@ def read(spec: str, features: tuple[str, ...] = corpora.BITEXT,
   return corpora.read(data.corpus, data.split)
 
 
+def named_columns(spec: str) -> bool:
+  """Whether a tsv: spec names its columns (tsv:GLOB:COLUMNS)."""
+  return spec.startswith(TSV) and bool(_COLUMNS.match(spec[len(TSV):]))
+
+
 def parse_bitext(spec: str, what: str, split: str = "train") -> Data:
   """`parse`, refusing a monolingual corpus with a message: `what` (a flag,
   a key) names where the spec was given."""
@@ -312,60 +315,6 @@ def refuse_shared_files(named: Sequence[tuple[str, str]],
             f"split {key} names would not be kept apart from {other}. {fix}")
     for path in found:
       seen.setdefault(path, (key, spec))
-
-
-# Rows of a TSV whose English column `check_english_side` reads: a cheap
-# look at the start of the file, not a language identifier.
-_ENGLISH_SAMPLE = 1000
-_ENGLISH_WORDS = frozenset(
-    "the a an of and to is are was in on at with for by this that".split())
-
-
-def _latin_share(texts: Sequence[str]) -> float:
-  letters = [c for text in texts for c in text if c.isalpha()]
-  latin = sum(unicodedata.name(c, "").startswith("LATIN") for c in letters)
-  return latin / len(letters) if letters else 1.0
-
-
-def _english_word_share(texts: Sequence[str]) -> float:
-  words = [w.strip(".,;:!?\"'()").lower() for t in texts for w in t.split()]
-  return sum(w in _ENGLISH_WORDS for w in words) / max(len(words), 1)
-
-
-def not_english(pairs: Sequence[tuple[str, str]]) -> str | None:
-  """Why the English side of (source, English) `pairs` does not look
-  English, or None: mostly letters of another script, or fewer English
-  function words (the, of, and, ...) than the source side has."""
-  source = [s for s, _ in pairs]
-  english = [e for _, e in pairs]
-  latin = _latin_share(english)
-  if latin < 0.5 and latin < _latin_share(source):
-    return f"{latin:.0%} of its letters are Latin"
-  ours, theirs = _english_word_share(english), _english_word_share(source)
-  if theirs > max(2 * ours, 0.05):
-    return (f"English function words (the, of, and, ...) are {ours:.0%} of "
-            f"its words and {theirs:.0%} of the first column's")
-  return None
-
-
-def check_english_side(spec: str, what: str) -> None:
-  """A tsv: spec without :COLUMNS whose second column (English, by the
-  spec's rule) does not look English is refused, naming both fixes: the
-  columns swapped (tsv:F:1,0) or, English after all, named as they are
-  (tsv:F:0,1: named columns are not checked)."""
-  if not spec.startswith(TSV) or _COLUMNS.match(spec[len(TSV):]):
-    return
-  data = parse(spec)
-  rows = itertools.islice(corpora.iter_rows(data.corpus, data.split),
-                          _ENGLISH_SAMPLE)
-  why = not_english([(r[0], r[1]) for r in rows])
-  if why:
-    body = spec[len(TSV):]
-    raise errors.ConfigError(
-        f"{what} {spec}: its second column, the English one, does not look "
-        f"English ({why}). If English is the first column, name the "
-        f"columns: tsv:{body}:1,0; if the second is English after all, "
-        f"name them as they are: tsv:{body}:0,1.")
 
 
 def pairs(spec: str, split: str = "train") -> list[tuple[str, str]]:

@@ -21,6 +21,7 @@ import ml_collections
 
 from paraflax.data import bitext
 from paraflax.data import encoded_cache
+from paraflax.data import english_side
 from paraflax.data import sentencepiece_vocab
 from paraflax.data import specs
 from paraflax.data import tasks
@@ -73,7 +74,7 @@ def train_bitext(config: ml_collections.ConfigDict, workdir: str,
   the (source, target) subword models."""
   names = specs.train_specs(config.data)
   for spec in names:  # before the subwords are trained on them
-    specs.check_english_side(spec, "data.train:")
+    english_side.check(spec, "data.train:")
   read = reader(names, features)
   # data.max_words (absent or 0: no limit): pairs with a side of more
   # whitespace tokens are left out of training and of the subword sample.

@@ -267,6 +267,7 @@ def check_data_languages(workdir: str, data: Sequence[str], flag: str
                          ) -> None:
   """Each bitext spec of `data` is of the bilingual workdir's pair (a
   catalogued one by its name, a tsv: one by its English column)."""
+  from paraflax.data import english_side  # pylint: disable=g-import-not-at-top
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   lang, _ = workdir_languages(workdir)
   for spec in data:
@@ -275,7 +276,7 @@ def check_data_languages(workdir: str, data: Sequence[str], flag: str
       raise errors.ConfigError(
           f"{flag} {spec} is {'-'.join(pair)} bitext, but {workdir} embeds "
           f"{lang}-{ENGLISH}: give {lang}-{ENGLISH} bitext.")
-    specs.check_english_side(spec, flag)
+    english_side.check(spec, flag)
 
 
 def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,

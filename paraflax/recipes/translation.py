@@ -173,7 +173,8 @@ def task_split(workdir: str, task: str, split: str | None) -> str:
   if not (specs.is_spec(task) or task.partition(":")[0] in corpora.CORPORA):
     return split  # a Mixture, backtranslated: or selected: English pairs
   pair = specs.parse_bitext(task, "--task", split).corpus.pair
-  specs.check_english_side(task, "--task")
+  from paraflax.data import english_side  # pylint: disable=g-import-not-at-top
+  english_side.check(task, "--task")
   lang = workdir_lib.load_config(workdir, "nmt").get("lang")
   if pair and lang and pair != (lang, "en"):
     raise errors.ConfigError(
