@@ -27,6 +27,10 @@ from tests.conftest import ROOT, TINY
 from tests.test_bad_inputs_io import _records, lock_holder  # pylint: disable=unused-import
 
 GRAN = str(ROOT / "configs" / "gran.py")
+PIPELINE = str(ROOT / "configs" / "pipeline.py")
+
+
+# --- Every writer claims its output --------------------------------------------
 
 
 def test_a_refusal_names_only_the_keys_that_differ(tmp_path):
@@ -47,7 +51,19 @@ def test_a_refusal_names_only_the_keys_that_differ(tmp_path):
   assert "(differs in vocab.size 2000 -> 4000)" in str(e.value)
 
 
-# --- One writer per output, and a reader waits for it ------------------------
+def test_the_pipeline_names_the_one_key_that_differs(tmp_path):
+  from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
+  workdir = str(tmp_path / "w")
+  pipeline._claim(planning.plan(config_lib.load(f"{PIPELINE}:tiny"),
+                                workdir), overwrite=False)
+  (tmp_path / "w" / "nmt").mkdir()
+  (tmp_path / "w" / "nmt" / "metrics.jsonl").write_text("{}\n")
+  files.release_output_locks()
+  other = config_lib.load(f"{PIPELINE}:tiny",
+                          ["--config.nmt.settings.vocab.size=4000"])
+  with pytest.raises(ConfigError, match=r"\(differs in nmt.settings.vocab.size"
+                     r" 2000 -> 4000\)"):
+    pipeline._claim(planning.plan(other, workdir), overwrite=False)
 
 
 def test_a_second_train_on_a_workdir_stops_naming_the_first(
@@ -61,27 +77,16 @@ def test_a_second_train_on_a_workdir_stops_naming_the_first(
   assert not (workdir / "metrics.jsonl").exists()
 
 
-def test_an_input_still_being_written_is_refused(tmp_path, capsys,
-                                                 lock_holder):
-  source = tmp_path / "bt.jsonl"
-  source.write_text(_records(3))
-  lock_holder(source)
-  assert files.writer_of(str(source)) is not None
-  assert cli.main(["score-paraphrases", "--input", str(source), "--output",
-                   str(tmp_path / "scored.jsonl")]) == cli.EXIT_BAD_INPUT
-  err = capsys.readouterr().err
-  assert f"--input {source}: another run (process " in err
-  assert "still writing it" in err
-  assert not (tmp_path / "scored.jsonl").exists()
-
-
-def test_a_writer_reads_what_it_wrote_itself(tmp_path):
-  output = str(tmp_path / "out.jsonl")
+def test_a_released_output_is_free_for_the_next_run(tmp_path):
+  output = str(tmp_path / "w")
   files.lock_output(output)
-  assert files.writer_of(output) is None  # this process's own output
-  files.release_output_locks()
-  assert files.writer_of(output) is None and not os.path.exists(
-      output + ".lock")
+  files.release_output(output)
+  files.release_output(output)  # not held: nothing to do
+  assert not os.path.exists(output + ".lock")
+  proc = subprocess.run(
+      [sys.executable, "-c", "from paraflax import files; "
+       f"files.lock_output({output!r})"], cwd=ROOT, check=False)
+  assert proc.returncode == 0
 
 
 def test_a_one_shot_output_is_locked_while_it_is_built(tmp_path,
@@ -133,6 +138,39 @@ def test_a_rerun_on_other_inputs_is_refused_not_reported(tmp_path,
   assert not os.path.exists(os.path.join(output, eval_filtering.REPORT))
 
 
+def test_an_input_still_being_written_is_refused(tmp_path, capsys,
+                                                 lock_holder):
+  source = tmp_path / "bt.jsonl"
+  source.write_text(_records(3))
+  lock_holder(source)
+  assert files.writer_of(str(source)) is not None
+  assert cli.main(["score-paraphrases", "--input", str(source), "--output",
+                   str(tmp_path / "scored.jsonl")]) == cli.EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert f"--input {source}: another run (process " in err
+  assert "still writing it" in err
+  assert not (tmp_path / "scored.jsonl").exists()
+
+
+def test_a_config_naming_an_output_still_being_written_is_refused(
+    tmp_path, lock_holder):
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  scored = tmp_path / "scored.jsonl"
+  scored.write_text(_records(3))
+  lock_holder(scored)
+  with pytest.raises(ConfigError, match="data.task .*still writing it"):
+    tasks.register_backtranslated(str(scored))
+
+
+def test_a_writer_reads_what_it_wrote_itself(tmp_path):
+  output = str(tmp_path / "out.jsonl")
+  files.lock_output(output)
+  assert files.writer_of(output) is None  # this process's own output
+  files.release_output_locks()
+  assert files.writer_of(output) is None and not os.path.exists(
+      output + ".lock")
+
+
 def test_a_failed_index_build_does_not_block_its_corrected_rerun(tmp_path):
   emb = tmp_path / "x.f32"
   embeddings_io.write(str(emb), np.random.default_rng(0).normal(
@@ -157,7 +195,7 @@ def test_claim_files_alone_hold_no_work(tmp_path):
   assert files.holds_work(str(folder))
 
 
-# --- No leak between splits ---------------------------------------------------
+# --- No leak between splits ----------------------------------------------------
 
 
 def test_one_column_or_file_on_both_sides_is_refused(tmp_path):
@@ -185,14 +223,23 @@ def test_lines_globs_pair_files_by_name(tmp_path):
     specs.parse(f"lines:{tmp_path}/*.de,{tmp_path}/*.en")
 
 
+def test_lines_globs_pair_names_that_differ_by_their_language(tmp_path):
+  for lang in ("fi", "en"):
+    (tmp_path / lang).mkdir()
+    for part in (1, 2, 10):
+      (tmp_path / lang / f"part-{part}.{lang}.txt").write_text(f"{part}\n")
+  data = specs.parse(f"lines:{tmp_path}/fi/*,{tmp_path}/en/*")
+  assert [[os.path.basename(f) for f in part.files]
+          for part in data.corpus.splits["train"].parts] == [
+              [f"part-{n}.fi.txt", f"part-{n}.en.txt"] for n in (1, 10, 2)]
+
+
 def test_a_tsv_given_as_a_lines_side_is_refused(tmp_path):
   (tmp_path / "x.de").write_text("ein hund\ta dog\n")
   (tmp_path / "x.en").write_text("a dog\n")
   with pytest.raises(errors.DataError, match=r"x.de:1 holds a tab.*tsv:"):
     specs.parse(f"lines:{tmp_path}/x.de,{tmp_path}/x.en")
 
-
-PIPELINE = str(ROOT / "configs" / "pipeline.py")
 
 
 @pytest.mark.parametrize("keys, message", [
@@ -233,16 +280,22 @@ def test_mining_eval_refuses_the_dev_benchmark_as_test(tmp_path):
   mining_eval.refuse_same_benchmark(str(dev), str(tmp_path / "copy"))
 
 
-def test_a_released_output_is_free_for_the_next_run(tmp_path):
-  output = str(tmp_path / "w")
-  files.lock_output(output)
-  files.release_output(output)
-  files.release_output(output)  # not held: nothing to do
-  assert not os.path.exists(output + ".lock")
-  proc = subprocess.run(
-      [sys.executable, "-c", "from paraflax import files; "
-       f"files.lock_output({output!r})"], cwd=ROOT, check=False)
-  assert proc.returncode == 0
+def test_an_evaluator_refuses_a_test_set_of_the_training_data(tmp_path):
+  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  train, test = tmp_path / "train.tsv", tmp_path / "test.tsv"
+  for path in (train, test):
+    path.write_text("ein hund\ta dog\n")
+  workdir = tmp_path / "w"
+  workdir_lib.save_config(str(workdir), ml_collections.ConfigDict(
+      {"recipe": "bilingual", "data": {"train": (f"tsv:{train}",)}}))
+  with pytest.raises(ConfigError, match=r"--data=tsv:.*train.tsv and "
+                     r"data.train of .*w=tsv:.* both read"):
+    scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{train}")])
+  scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{test}")])
+
+
+# --- Embeddings read one way ---------------------------------------------------
 
 
 def test_an_embedding_file_replaced_under_its_sidecar_is_refused(tmp_path):
@@ -284,54 +337,3 @@ def test_exact_and_indexed_mining_treat_zero_rows_alike(tmp_path, capsys):
   assert mine(*distance) == mine(*distance, *index)
   exact, indexed = mine(), mine(*index)
   assert exact == indexed and "undefined for y row(s) [5, 6]" in exact[1]
-
-
-def test_a_config_naming_an_output_still_being_written_is_refused(
-    tmp_path, lock_holder):
-  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
-  scored = tmp_path / "scored.jsonl"
-  scored.write_text(_records(3))
-  lock_holder(scored)
-  with pytest.raises(ConfigError, match="data.task .*still writing it"):
-    tasks.register_backtranslated(str(scored))
-
-
-def test_lines_globs_pair_names_that_differ_by_their_language(tmp_path):
-  for lang in ("fi", "en"):
-    (tmp_path / lang).mkdir()
-    for part in (1, 2, 10):
-      (tmp_path / lang / f"part-{part}.{lang}.txt").write_text(f"{part}\n")
-  data = specs.parse(f"lines:{tmp_path}/fi/*,{tmp_path}/en/*")
-  assert [[os.path.basename(f) for f in part.files]
-          for part in data.corpus.splits["train"].parts] == [
-              [f"part-{n}.fi.txt", f"part-{n}.en.txt"] for n in (1, 10, 2)]
-
-
-def test_an_evaluator_refuses_a_test_set_of_the_training_data(tmp_path):
-  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
-  train, test = tmp_path / "train.tsv", tmp_path / "test.tsv"
-  for path in (train, test):
-    path.write_text("ein hund\ta dog\n")
-  workdir = tmp_path / "w"
-  workdir_lib.save_config(str(workdir), ml_collections.ConfigDict(
-      {"recipe": "bilingual", "data": {"train": (f"tsv:{train}",)}}))
-  with pytest.raises(ConfigError, match=r"--data=tsv:.*train.tsv and "
-                     r"data.train of .*w=tsv:.* both read"):
-    scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{train}")])
-  scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{test}")])
-
-
-def test_the_pipeline_names_the_one_key_that_differs(tmp_path):
-  from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
-  workdir = str(tmp_path / "w")
-  pipeline._claim(planning.plan(config_lib.load(f"{PIPELINE}:tiny"),
-                                workdir), overwrite=False)
-  (tmp_path / "w" / "nmt").mkdir()
-  (tmp_path / "w" / "nmt" / "metrics.jsonl").write_text("{}\n")
-  files.release_output_locks()
-  other = config_lib.load(f"{PIPELINE}:tiny",
-                          ["--config.nmt.settings.vocab.size=4000"])
-  with pytest.raises(ConfigError, match=r"\(differs in nmt.settings.vocab.size"
-                     r" 2000 -> 4000\)"):
-    pipeline._claim(planning.plan(other, workdir), overwrite=False)
