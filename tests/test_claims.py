@@ -241,7 +241,6 @@ def test_a_tsv_given_as_a_lines_side_is_refused(tmp_path):
     specs.parse(f"lines:{tmp_path}/x.de,{tmp_path}/x.en")
 
 
-
 @pytest.mark.parametrize("keys, message", [
     (("data.train", "data.dev"), "data.dev=.* and data.train=.* both read"),
     (("data.train", "mining.test"),
