@@ -103,7 +103,7 @@ def _paths(command: commands.Command, args: argparse.Namespace,
 
 
 def _call(command: commands.Command, args: argparse.Namespace,
-          overrides: list[str]) -> None:
+          overrides: list[str], argv: list[str] = ()) -> None:
   outputs = _paths(command, args, OUTPUT_DESTS)
   if outputs:
     files.refuse_inputs_as_outputs(_paths(command, args, INPUT_DESTS),
@@ -122,6 +122,7 @@ def _call(command: commands.Command, args: argparse.Namespace,
     settings = {k[len(commands.SETTING):]: kwargs.pop(k) for k in list(kwargs)
                 if k.startswith(commands.SETTING)}
     kwargs["config"] = config_lib.load(kwargs["config"], overrides, settings)
+  _refuse_idle_flags(command, argv, kwargs)
   if "distributed" in kwargs:  # the processes of one run: the same settings
     from paraflax.training import distributed  # pylint: disable=g-import-not-at-top
     distributed.expect_same_settings(
@@ -144,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
   unknown = [a for a in rest if not a.startswith(config_lib.PREFIX)]
   if unknown or (overrides and not command.config):
     parser.error(f"unrecognized arguments: {' '.join(unknown or overrides)}")
-  repeated = _repeated_flags(command, _rest_of(argv, args.command))
+  rest = _rest_of(argv, args.command)
+  repeated = _repeated_flags(command, rest)
   if repeated:
     parser.error(f"{', '.join(repeated)} given more than once: give each "
                  "flag once")
@@ -152,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ[quiet.VERBOSE_ENV] = "1"
   quiet.quiet_native_logs()
   try:
-    _call(command, args, overrides)
+    _call(command, args, overrides, rest)
   except KeyboardInterrupt:
     print(f"paraflax {args.command}: interrupted. {_kept(command)}; the same "
           f"command resumes: {_command_line(argv)}", file=sys.stderr)
@@ -178,19 +180,26 @@ def _rest_of(argv: list[str] | None, name: str) -> list[str]:
 _REPEATABLE_ACTIONS = ("append", "extend", "count")
 
 
-def _repeated_flags(command: commands.Command, argv: list[str]) -> list[str]:
-  """The flags given more than once: argparse would keep the last value
-  without a word. --config.key=value may repeat a key (the later wins), so
-  that a list of overrides can be amended."""
+def _dests(command: commands.Command, repeatable: bool = True
+           ) -> dict[str, str]:
+  """Each option string of `command` (--no-X too) -> its argparse dest."""
   dests = {}
   for names, kwargs in command.flags:
-    if kwargs.get("action") not in _REPEATABLE_ACTIONS:
+    if repeatable or kwargs.get("action") not in _REPEATABLE_ACTIONS:
       dest = kwargs.get("dest", names[0].lstrip("-").replace("-", "_"))
       dests.update({name: dest for name in names})
       if kwargs.get("action") is argparse.BooleanOptionalAction:
         dests.update({"--no-" + name[2:]: dest for name in names})
   if command.config:
     dests["--config"] = "config"
+  return dests
+
+
+def _repeated_flags(command: commands.Command, argv: list[str]) -> list[str]:
+  """The flags given more than once: argparse would keep the last value
+  without a word. --config.key=value may repeat a key (the later wins), so
+  that a list of overrides can be amended."""
+  dests = _dests(command, repeatable=False)
   seen, out = set(), []
   for arg in argv:
     name = arg.split("=", 1)[0]
@@ -199,6 +208,23 @@ def _repeated_flags(command: commands.Command, argv: list[str]) -> list[str]:
       out.append(name)
     seen.add(dest)
   return out
+
+
+def _refuse_idle_flags(command: commands.Command, argv: list[str],
+                       kwargs: dict) -> None:
+  """A flag given without the one it acts with (`Command.needs`) changes
+  nothing: refused rather than ignored without a word."""
+  dests = _dests(command)
+  given = {dests.get(arg.split("=", 1)[0]) for arg in argv}
+  for flag, other in command.needs:
+    dest = dests[other]
+    if dests[flag] not in given or dest in given:
+      continue
+    if dest.startswith(commands.SETTING) and kwargs["config"].get(
+        dest[len(commands.SETTING):]) not in (None, ""):
+      continue  # set by the config file or an override
+    raise errors.ConfigError(f"{flag} does nothing without {other}: give "
+                             f"{other}, or leave {flag} out.")
 
 
 def _kept(command: commands.Command) -> str:

@@ -464,3 +464,28 @@ def test_eval_bilingual_refuses_data_of_another_pair(tmp_path):
                            data=["bitext_multi30k_fr_en:test_2016_flickr"])
   scoring.check_data_languages(
       workdir, ["bitext_multi30k_de_en:test_2016_flickr"], "--data")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["mine", "--metric", "l2"], r"--metric does nothing without --index"),
+    (["mine", "--no-faiss-gpu"], r"--faiss-gpu does nothing without --index"),
+    (["mine", "--src-lang", "de"], r"--src-lang does nothing without "
+     r"--workdir"),
+    (["backtranslate", "--workdir", "w", "--src", "s", "--ref", "r",
+      "--split", "test"], r"--split does nothing without --task"),
+    (["backtranslate", "--workdir", "w", "--task", "t", "--empty-lines",
+      "drop"], r"--empty-lines does nothing without --src"),
+])
+def test_a_flag_that_does_nothing_in_its_mode_is_refused(argv, message,
+                                                         monkeypatch, capsys):
+  monkeypatch.setattr(cli, "_function", lambda target: lambda **kw: None)
+  assert cli.main([*argv, "--output", "o"]) == cli.EXIT_BAD_INPUT
+  assert re.search(message, capsys.readouterr().err)
+
+
+def test_a_flag_acts_with_its_partner_from_the_config(monkeypatch):
+  monkeypatch.setattr(cli, "_function", lambda target: lambda **kw: None)
+  assert cli.main(["mine", "--metric", "l2", "--config.index=IVF4,Flat",
+                   "--output", "o"]) == 0
+  assert cli.main(["mine", "--metric", "l2", "--index", "IVF4,Flat",
+                   "--output", "o"]) == 0

@@ -41,6 +41,10 @@ class Command:
   # What a Ctrl-C leaves for the same command to resume from (one sentence);
   # empty: the generic one (finished outputs are kept, none half-written).
   kept: str = ""
+  # (flag, the flag it acts with): the first given without the second
+  # (on the command line, or for a `setting`, in the config) is refused,
+  # as it would change nothing.
+  needs: tuple[tuple[str, str], ...] = ()
 
 
 def setting(name: str, key: str | None = None, **kwargs: Any) -> Flag:

@@ -127,7 +127,11 @@ COMMANDS: dict[str, Command] = {
         "mine parallel sentences by margin score (LASER files)",
         _MINE_DESCRIPTION, MINE_FLAGS + CLUSTER, config="configs/mine.py",
         prepare=KEEP_FREED_MEMORY,
-        kept="The finished k-NN blocks are kept in OUTPUT.parts/"),
+        kept="The finished k-NN blocks are kept in OUTPUT.parts/",
+        needs=(*((f, "--index") for f in (
+            "--metric", "--train-sample", "--seed", "--rerank",
+            "--faiss-gpu", "--src-index", "--tgt-index")),
+               ("--src-lang", "--workdir"), ("--tgt-lang", "--workdir"))),
     "index": Command(
         "paraflax.mining.pipeline:index_files",
         "build a faiss index of one side's embeddings, to mine with",

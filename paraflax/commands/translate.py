@@ -67,7 +67,8 @@ COMMANDS: dict[str, Command] = {
               help="rows read and length-sorted together; memory is bounded "
               "by it, not by the input"),
          OVERWRITE, *CLUSTER),
-        kept="The records of finished batches are kept in OUTPUT"),
+        kept="The records of finished batches are kept in OUTPUT",
+        needs=(("--split", "--task"), ("--empty-lines", "--src"))),
     "pair-stats": Command(
         "paraflax.evaluation.pair_stats:report_file",
         "statistics and random examples of a back-translated corpus",
