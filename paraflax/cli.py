@@ -110,8 +110,8 @@ def _call(command: commands.Command, args: argparse.Namespace,
                                    outputs)
   # A workdir in training is read as its newest (whole) checkpoint, by
   # design; any other input still being written is only part of itself.
-  files.refuse_unfinished_inputs(
-      _paths(command, args, tuple(d for d in INPUT_DESTS if d != "workdir")))
+  files.refuse_unfinished_inputs(_paths(command, args, tuple(
+      d for d in INPUT_DESTS if not d.endswith("workdir"))))
   if command.prepare:
     _function(command.prepare)()
   if command.compiles:
