@@ -489,3 +489,19 @@ def test_a_flag_acts_with_its_partner_from_the_config(monkeypatch):
                    "--output", "o"]) == 0
   assert cli.main(["mine", "--metric", "l2", "--index", "IVF4,Flat",
                    "--output", "o"]) == 0
+
+
+def test_tasks_shows_every_spec_form(tmp_path, capsys):
+  import json  # pylint: disable=g-import-not-at-top
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  assert cli.main(["tasks"]) == 0
+  listed = capsys.readouterr().out
+  for form, _ in specs.FORMS:
+    assert form in listed
+  records = tmp_path / "bt.jsonl"
+  records.write_text("".join(json.dumps(
+      {"id": i, "reference": f"a man plays {i}", "rank": 0, "cost": 0.5,
+       "translation": f"a man is playing {i}", "source": "x"}) + "\n"
+                             for i in range(2)), encoding="utf-8")
+  assert cli.main(["tasks", "--data", f"backtranslated:{records}"]) == 0
+  assert "a man plays 1 ||| a man is playing 1" in capsys.readouterr().out

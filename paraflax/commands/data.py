@@ -19,7 +19,8 @@ COMMANDS: dict[str, Command] = {
               "select-domain folder"),
          flag("--data", action="append", default=[], metavar="SPEC",
               help="a data spec to check and show (tsv:GLOB[:COLUMNS], "
-              "lines:SRC_GLOB,EN_GLOB, tfds:NAME/CONFIG[:SPLIT]); "
+              "lines:SRC_GLOB,EN_GLOB, tfds:NAME/CONFIG[:SPLIT], "
+              "backtranslated:FILE.jsonl, selected:FOLDER:BIN); "
               "repeatable")),
         compiles=False),
     "export-pairs": Command(

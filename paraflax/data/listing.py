@@ -9,8 +9,23 @@ from paraflax.data import corpora
 from paraflax.data import specs
 
 
+# Specs of files paraflax wrote (English pairs), read as their Tasks.
+_TASK_FILES = ("backtranslated:", "selected:")
+
+
+def _print_task_file(spec: str) -> None:
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
+  first = next(tasks.iter_examples(spec, "train", chunk=3), [])
+  print(f"{spec}\n  Task {tasks.resolve(spec, 'train')[0]}")
+  for example in first:
+    print("    " + " ||| ".join(str(v) for v in example.values()))
+
+
 def _print_specs(data: list[str]) -> None:
   for spec in data:
+    if spec.startswith(_TASK_FILES):
+      _print_task_file(spec)
+      continue
     named = specs.parse(spec)
     split = named.corpus.splits[named.split]
     rows = corpora.read(named.corpus, named.split)
