@@ -274,10 +274,10 @@ def _take_lock(path: str, blocking: bool) -> tuple[int | None, str]:
 def lock_output(output: str) -> None:
   """Makes this process the only writer of `output` until it ends (or
   `release_output`, `release_output_locks`): an exclusive lock on
-  `OUTPUT.lock`, which the
-  kernel releases when the process dies, so a killed run never blocks the
-  next. A second run on the same output stops with a `ConfigError` before
-  it writes anything, instead of appending the same records twice."""
+  `OUTPUT.lock`, which the kernel releases when the process dies, so a
+  killed run never blocks the next. A second run on the same output stops
+  with a `ConfigError` before it writes anything, instead of appending the
+  same records twice."""
   path = os.path.abspath(output) + ".lock"
   if path in _LOCKS:
     return
