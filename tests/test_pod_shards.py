@@ -55,6 +55,17 @@ def test_a_spec_of_enough_files_is_split_by_file(tmp_path):
   assert got == [whole[p::6] for p in range(6)]
 
 
+def test_an_english_first_column_is_refused_before_any_part_is_read(
+    tmp_path):
+  (tmp_path / "x.tsv").write_text(
+      "the man and the dog of the house\tder Mann und der Hund\n" * 40)
+  config = _config(f"--config.data.train=('tsv:{tmp_path}/x.tsv',)")
+  with pytest.raises(errors.ConfigError, match="does not look English"):
+    bitext_parts.train_parts(config, str(tmp_path / "w"),
+                             ("source", "target"), [], range(PARTS))
+  assert not (tmp_path / "w" / "data_cache").exists()
+
+
 def test_parts_must_split_over_processes_and_batches():
   assert list(bitext_parts.owned(8, (1, 4))) == [2, 3]
   with pytest.raises(errors.ConfigError, match="multiple of the 3"):

@@ -32,6 +32,7 @@ from paraflax.data import batching
 from paraflax.data import bitext
 from paraflax.data import corpora
 from paraflax.data import encoded_cache
+from paraflax.data import english_side
 from paraflax.data import sentencepiece_vocab
 from paraflax.data import specs
 from paraflax.data import streamed_bitext
@@ -138,6 +139,8 @@ def train_parts(config: ml_collections.ConfigDict, workdir: str,
   (trained, when the workdir has none, on a sample of part 0)."""
   parts = count(config)
   names = specs.train_specs(config.data)
+  for spec in names:  # before the subwords are trained on them
+    english_side.check(spec, "data.train:")
   max_words = config.data.get("max_words", 0)
 
   def read(part: int) -> streamed_bitext.Chunks:
