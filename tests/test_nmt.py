@@ -133,6 +133,18 @@ def test_wider_source_padding_finds_the_same_translations(workdir):
                                [h.score for h in found[1][i]], atol=1e-5)
 
 
+def test_loading_a_translator_builds_no_optimizer(workdir, monkeypatch):
+  """Translating needs the model and its parameters, restored alone: no
+  training recipe, no optimizer is built."""
+  def refuse(*args, **kwargs):
+    raise AssertionError("an optimizer was built to translate")
+  monkeypatch.setattr(nmt.optimizers, "make", refuse)
+  monkeypatch.setattr(nmt, "NMTRecipe", refuse)
+  translator, params, step = nmt.load_translator(str(workdir))
+  assert step > 0 and set(params) >= {"decoder"}
+  assert translator.translate_texts(params)(["Ein Hund."], 2).texts[0]
+
+
 def test_the_translator_marks_cut_hypotheses(workdir):
   """With EOS made impossible every hypothesis is cut at its output limit
   (1.5 x its source subwords + 10 by default; decode.max_output with the
@@ -194,11 +206,11 @@ def test_translate_needs_an_nmt_checkpoint(tmp_path, capsys):
   assert "paraflax train" in capsys.readouterr().err
 
 
-def _backtranslate(workdir, val_files, output, *extra):
+def _backtranslate(workdir, val_files, output, *extra, nbest: str = "2"):
   src, ref = val_files
   return cli.main(["backtranslate", "--workdir", str(workdir), "--output",
                    str(output), "--src", str(src), "--ref", str(ref),
-                   "--beam", "3", "--nbest", "2", "--batch-size", "16",
+                   "--beam", "3", "--nbest", nbest, "--batch-size", "16",
                    *extra])
 
 
@@ -273,7 +285,7 @@ def test_half_written_jsonl_is_named(tmp_path):
 def test_backtranslate_nbest_over_beam_writes_nothing(workdir, val_files,
                                                       tmp_path, capsys):
   output = tmp_path / "bt.jsonl"
-  assert _backtranslate(workdir, val_files, output, "--nbest", "5") == \
+  assert _backtranslate(workdir, val_files, output, nbest="5") == \
       cli.EXIT_BAD_INPUT
   assert "nbest <= beam" in capsys.readouterr().err
   assert not output.exists()

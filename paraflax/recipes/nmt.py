@@ -212,6 +212,23 @@ class Translator:
                       bool(hyps.ended[row, k]))
 
 
+def translator(config: ml_collections.ConfigDict, model: nmt.AttentionNMT,
+               src_sp, tgt_sp, mesh: Mesh | None = None) -> Translator:
+  """The config's translator of `model`, over `mesh` (default: the
+  config's)."""
+  return Translator(
+      model, src_sp, tgt_sp, config.data.max_len, config.decode.max_output,
+      config.decode.alpha,
+      partitioning.config_mesh(config) if mesh is None else mesh,
+      config.decode.max_output_ratio, config.decode.max_output_plus,
+      bitext.width_multiple(config))
+
+
+def init_params(model: nmt.AttentionNMT, key: jax.Array) -> Any:
+  ids = jnp.zeros((1, 8), jnp.int32)
+  return model.init(key, ids, jnp.ones((1,), jnp.int32), ids)["params"]
+
+
 class NMTRecipe:
   """Model, loss, batches and dev BLEU for `paraflax train`; decodes over
   `mesh` (default: the config's)."""
@@ -233,17 +250,10 @@ class NMTRecipe:
     self.tx = optimizers.make(config.optimizer, config.train_steps)
     self.stream = stream
     self.select_metric = config.select
-    self.translator = Translator(
-        self.model, src_sp, tgt_sp, config.data.max_len,
-        config.decode.max_output, config.decode.alpha,
-        partitioning.config_mesh(config) if mesh is None else mesh,
-        config.decode.max_output_ratio, config.decode.max_output_plus,
-        bitext.width_multiple(config))
+    self.translator = translator(config, self.model, src_sp, tgt_sp, mesh)
 
   def init_state(self, key: jax.Array) -> dict[str, Any]:
-    ids = jnp.zeros((1, 8), jnp.int32)
-    params = self.model.init(key, ids, jnp.ones((1,), jnp.int32),
-                             ids)["params"]
+    params = init_params(self.model, key)
     return {"step": jnp.zeros((), jnp.int32), "params": params,
             "opt": self.tx.init(params)}
 
@@ -312,12 +322,15 @@ def load_translator(workdir: str, mesh: Mesh | None = None,
     raise errors.ConfigError(f"--max-len {max_len}: give at least 2 "
                              "subwords (one and the EOS).")
   config = workdir_lib.load_config(workdir, "nmt")
-  recipe = NMTRecipe(config, *sentencepiece_vocab.load_pair(workdir),
-                     stream=None, mesh=mesh)
+  src_sp, tgt_sp = sentencepiece_vocab.load_pair(workdir)
+  # The model and its parameters only: no recipe, no optimizer.
+  model = make_model(config, src_sp.get_piece_size(), tgt_sp.get_piece_size())
+  found = translator(config, model, src_sp, tgt_sp, mesh)
   if max_len is not None:
-    recipe.translator.max_len = max_len
-  params, step = checkpointing.restore_params(workdir, recipe.init_state)
-  return recipe.translator, params, step
+    found.max_len = max_len
+  params, step = checkpointing.restore_params_only(
+      workdir, functools.partial(init_params, model))
+  return found, params, step
 
 
 def updates_per_call(config: ml_collections.ConfigDict) -> int:

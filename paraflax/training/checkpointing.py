@@ -138,9 +138,21 @@ def _on_this_host(abstract_state: Any) -> Any:
       abstract_state)
 
 
-def restore_for_inference(workdir: str, abstract_state: Any) -> tuple[Any, int]:
-  """The best state of a workdir if there is one, else the newest."""
-  abstract_state = _on_this_host(abstract_state)
+def _as_saved(manager: ocp.CheckpointManager, step: int) -> Any:
+  """The abstract state a checkpoint holds, from its metadata."""
+  reader = ocp.CheckpointManager(
+      manager.directory, options=ocp.CheckpointManagerOptions(create=False),
+      item_handlers=ocp.StandardCheckpointHandler())
+  saved = reader.item_metadata(step)
+  reader.close()
+  return jax.tree.map(lambda m: jax.ShapeDtypeStruct(m.shape, m.dtype),
+                      getattr(saved, "tree", saved))
+
+
+def restore_for_inference(workdir: str, abstract_state: Any | None
+                          ) -> tuple[Any, int]:
+  """The best state of a workdir if there is one, else the newest; None:
+  the state as saved (its shapes from the checkpoint's metadata)."""
   for kind in (BEST, LATEST):
     if not os.path.isdir(os.path.join(workdir, kind)):
       continue
@@ -148,7 +160,9 @@ def restore_for_inference(workdir: str, abstract_state: Any) -> tuple[Any, int]:
     step = (manager.best_step() if kind == BEST else None) \
         or manager.latest_step()
     if step is not None:
-      state = _restore(manager, step, abstract_state)
+      state = _restore(manager, step, _on_this_host(
+          _as_saved(manager, step) if abstract_state is None
+          else abstract_state))
       manager.close()
       return state, step
     manager.close()
@@ -164,6 +178,23 @@ def restore_params(workdir: str, init_state: Callable[[jax.Array], Any]
   shapes come from `init_state(key)` (traced, not run)."""
   abstract = jax.eval_shape(init_state, jax.random.key(0))
   state, step = restore_for_inference(workdir, abstract)
+  return state["params"], step
+
+
+def restore_params_only(workdir: str, init_params: Callable[[jax.Array], Any]
+                        ) -> tuple[Any, int]:
+  """The parameters of `restore_for_inference` and their step, read as the
+  checkpoint saved them: a model that only infers needs no optimizer to
+  say what its checkpoint holds. The shapes must be `init_params(key)`'s
+  (traced, not run)."""
+  state, step = restore_for_inference(workdir, None)
+  expected = jax.eval_shape(init_params, jax.random.key(0))
+  shapes = lambda tree: jax.tree.map(lambda a: (a.shape, str(a.dtype)), tree)
+  if shapes(expected) != shapes(state["params"]):
+    raise errors.DataError(
+        f"{workdir}: its checkpoint's parameters do not match the model of "
+        "its config.json (edited since training?): restore that config or "
+        "train again in a new workdir.")
   return state["params"], step
 
 
