@@ -130,7 +130,7 @@ def pytest_configure(config):
 _LONGEST_FIRST = ("test_multihost.py", "test_kill_anywhere.py",
                   "test_beam_search.py", "test_nmt.py", "test_training.py",
                   "test_colab.py", "test_pipeline.py", "test_bilingual_cli.py",
-                  "test_bilingual.py")
+                  "test_bilingual.py", "test_compile.py")
 
 
 def pytest_addoption(parser):
