@@ -30,6 +30,7 @@ from typing import Callable
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
 import bench_tables  # the benchmarks' tables of benchmarks/README.md
+import compile_tables  # docs/pod.md's preset x topology table
 import fidelity_tables  # docs/fidelity.md's runs of caption encoders
 import markdown_table  # the lines of a Markdown table
 import run_tables  # tables computed from the runs' own output files
@@ -299,7 +300,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         stage_scale_streamed, stage_scale_backtranslate, training_memory,
         mining_ann_recall, mining_ann_quality, mining_ann_scale,
         mining_vs_sentence_transformers, mining_rerank,
-        *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES)}
+        *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
+        *compile_tables.TABLES)}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")

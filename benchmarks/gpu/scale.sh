@@ -10,7 +10,12 @@
 #     batches and decoding, every stage cut short (below), for each
 #     stage's rate on this device;
 #  3. benchmarks/mining_throughput.py on the GPU: exact margin mining of
-#     N x N random embeddings (d 512), product, merge and scoring apart.
+#     N x N random embeddings (d 512), product, merge and scoring apart;
+#  4. `paraflax compile --topology local --measure`: each train step of the
+#     gpu preset's models (nmt, gran, bilingual), the beam search and the
+#     k-NN block compiled for this device and run, the measured step time
+#     and FLOP/s beside the roofline projection for the device's chip
+#     (paraflax/aot/chips.py), written as compile_<program>.json.
 # The GPU image has jax (CUDA) but no TensorFlow or KenLM: paraflax runs
 # through benchmarks/gpu/no_tf.py and the score stage leaves lm_ppl out.
 # The repository root must hold .whl/ and .devdata/ (benchmarks/gpu/
@@ -41,7 +46,7 @@ else
   NMT=1000 EVAL=1000 GRAN=320 BI=2000 BT=600 BEAM=50 SIZES="100000 200000"
   LIMIT=${LIMIT:-240}
 fi
-PHASES=${PHASES:-"util pipeline mining"}
+PHASES=${PHASES:-"util pipeline mining compile"}
 run() { [[ " $PHASES " == *" $1 "* ]]; }
 
 if run util; then
@@ -77,5 +82,30 @@ timeout 150 $PY benchmarks/mining_throughput.py --platform $PLATFORM \
   --devices 1 --dim 512 --sizes $SIZES --methods ${METHODS:-ours roofline_jax} \
   --max-seconds 60 --output $S/mining_throughput.d512.json 2>&1 | tail -n6
 pack
+fi
+if run compile; then
+say "compiled programs measured on the device"
+if [ -n "$SMALL" ]; then
+  NMTC="--config.vocab.size=600 --config.model.emb_dim=24 --config.model.hidden=24 --config.model.attention_dim=24 --config.batch_size=32 --config.data.max_len=16"
+  GRANC="--config.model.word_dim=32 --config.model.hidden=32 --config.batch_size=16 --config.megabatch=4 --config.data.max_len=16 --config.length_groups=1 --config.data.vocab_max_size=2000"
+  BIC="--config.vocab.size=600 --config.model.word_dim=24 --config.model.hidden=24 --config.data.max_len=16 --config.batch_size=16"
+  CALLS=3 ROWS=20000
+else  # the gpu preset's sizes (configs/pipeline.py:gpu)
+  NMTC="--config.batch_size=256 --config.data.width_multiple=32"
+  GRANC="--config.batch_size=100 --config.data.vocab_max_size=50000"
+  BIC="--config.batch_size=128 --config.data.width_multiple=32"
+  CALLS=20 ROWS=1000000
+fi
+for spec in "nmt train configs/nmt.py:de $NMTC" \
+            "gran train configs/paraphrase.py:gran $GRANC" \
+            "bilingual train configs/bilingual.py:de $BIC" \
+            "search backtranslate configs/nmt.py:de $NMTC --batch-size 64" \
+            "mine mine configs/mine.py --rows $ROWS --dim 512"; do
+  set -- $spec; name=$1 program=$2 config=$3; shift 3
+  timeout 240 $PF compile --config $config --topology local \
+    --program $program --measure $CALLS --json $S/compile_$name.json "$@" \
+    2>&1 | tail -n8
+  pack
+done
 fi
 say "done"

@@ -24,14 +24,15 @@ def _cost(compiled) -> dict[str, float]:
   return dict(cost or {})
 
 
-def memory(compiled) -> dict[str, int]:
+def memory(compiled, cores: int = 1) -> dict[str, int]:
+  """What one chip holds: `cores` devices of it each run the program."""
   m = compiled.memory_analysis()
-  out = {"arguments": int(m.argument_size_in_bytes),
-         "outputs": int(m.output_size_in_bytes),
-         "temporaries": int(m.temp_size_in_bytes),
-         "generated_code": int(m.generated_code_size_in_bytes),
+  out = {"arguments": cores * int(m.argument_size_in_bytes),
+         "outputs": cores * int(m.output_size_in_bytes),
+         "temporaries": cores * int(m.temp_size_in_bytes),
+         "generated_code": cores * int(m.generated_code_size_in_bytes),
          # Donated inputs whose buffers the outputs reuse (the train state).
-         "aliased": int(m.alias_size_in_bytes)}
+         "aliased": cores * int(m.alias_size_in_bytes)}
   out["total"] = (out["arguments"] + out["outputs"] + out["temporaries"]
                   + out["generated_code"] - out["aliased"])
   return out
@@ -49,20 +50,21 @@ def roofline(flops_per_chip: float, hbm_bytes: float, ici_bytes: float,
           "times": times}
 
 
-def analyse(program, compiled, chips: int,
-            chip: chips_lib.Chip | None) -> dict[str, Any]:
-  """The figures of one compiled program on `chips` chips."""
+def analyse(program, compiled, devices: int, chip: chips_lib.Chip | None,
+            cores: int = 1) -> dict[str, Any]:
+  """The figures of one compiled program on `devices` devices, per chip
+  of `cores` devices."""
   cost = _cost(compiled)
   full, once = flops.matmul_flops(program.fn, *program.args,
                                   while_trips=program.while_trips)
   # XLA counts per chip, as partitioned, but each loop body once; the
   # jaxpr's matmuls give the loops' share.
   scale = full / once if once else 1.0
-  per_chip = cost.get("flops", 0.0) * scale
-  hbm = cost.get("bytes accessed", 0.0) * scale
+  per_chip = cores * cost.get("flops", 0.0) * scale
+  hbm = cores * cost.get("bytes accessed", 0.0) * scale
   found = hlo.collectives(compiled.as_text(), program.while_trips)
-  ici = sum(hlo.moved_bytes(c, chips) * c.count for c in found)
-  mem = memory(compiled)
+  ici = cores * sum(hlo.moved_bytes(c, devices) * c.count for c in found)
+  mem = memory(compiled, cores)
   hbm_capacity = chip.hbm_bytes if chip else None
   return {
       "width": program.width, "unit": program.unit,

@@ -61,6 +61,12 @@ def describe(result: dict[str, Any]) -> str:
       f"({result['resident']} {_gib(result['parameter_bytes'])})",
       f"  projected step   {_seconds(result['projected_step_seconds'])}"
       + (f", bound by {result['bound']}" if result["bound"] else "")]
+  if "measured_step_seconds" in result:
+    ratio = result["measured_over_projected"]
+    lines.append(
+        f"  measured step    {_seconds(result['measured_step_seconds'])}, "
+        f"{result['achieved_flops_per_second_per_chip']:.3e} FLOP/s a chip"
+        + (f", {ratio:.2f}x the projection" if ratio else ""))
   return "\n".join(lines)
 
 
@@ -122,9 +128,12 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
                    width: str = "max", batch_size: int | None = None,
                    beam: int = 5, nbest: int = 0, rows: int = 1_000_000,
                    dim: int = 1024, fp16: bool = False,
-                   words: int = 100_000) -> dict[str, Any]:
+                   words: int = 100_000, measure: int = 0
+                   ) -> dict[str, Any]:
   """Compiles `program` of `config` for `topology` and reports it; raises
-  ConfigError (exit 2) when a program does not fit a chip's HBM."""
+  ConfigError (exit 2) when a program does not fit a chip's HBM. With
+  `measure` (topology `local` only) each program also runs that many
+  times on this host's devices, timed."""
   from paraflax.aot import programs as programs_lib  # pylint: disable=g-import-not-at-top
   if program not in programs_lib.PROGRAMS:
     raise errors.ConfigError(
@@ -138,6 +147,11 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
     # Compile-only clients hold no TPU: several may run at once.
     os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
   target = topology_lib.target(topology)
+  if measure and target.compile_only:
+    raise errors.ConfigError(
+        f"--measure runs the programs, which a compile-only topology "
+        f"cannot: use --topology {topology_lib.LOCAL} on the machine to "
+        "measure, or leave --measure out.")
   import numpy as np  # pylint: disable=g-import-not-at-top
   from jax.sharding import Mesh  # pylint: disable=g-import-not-at-top
   from paraflax.aot import analysis  # pylint: disable=g-import-not-at-top
@@ -148,8 +162,10 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
              "batch_size": batch_size or (64 if program != "embed" else 256),
              "assume": {"words": words, "nbest": 5, "dim": dim}}
   chip = target.chip
-  header = (f"{topology}: {len(target.devices)} x "
+  header = (f"{topology}: {target.chips} x "
             f"{target.devices[0].device_kind}"
+            + (f" ({target.cores_per_chip} devices each)"
+               if target.cores_per_chip > 1 else "")
             + (" (compile only)" if target.compile_only else ""))
   print(f"paraflax compile: {header}", flush=True)
   results = []
@@ -161,13 +177,19 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
       print(f"{p.name}: XLA: {compiled.message}", flush=True)
       continue
     result = {"name": p.name, "compile_seconds": time.monotonic() - start,
-              **analysis.analyse(p, compiled, mesh.size, chip),
+              **analysis.analyse(p, compiled, mesh.size, chip,
+                                 target.cores_per_chip),
               "widths_run": p.widths_run}
+    if measure:
+      from paraflax.aot import measure as measure_lib  # pylint: disable=g-import-not-at-top
+      result.update(measure_lib.report(result, measure_lib.seconds_per_call(
+          compiled, p.args, measure, p.feeds_back)))
     results.append(result)
     print(describe(result), flush=True)
   widest = max(results, key=lambda r: (r["fits"] is False,
                                        r["memory_bytes_per_chip"]["total"]))
-  report = {"topology": topology, "chips": mesh.size,
+  report = {"topology": topology, "chips": target.chips,
+            "devices": mesh.size,
             "device_kind": target.devices[0].device_kind,
             "compile_only": target.compile_only, "program": program,
             "chip": None if chip is None else chip.__dict__,

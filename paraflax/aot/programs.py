@@ -32,6 +32,7 @@ class Program:
   parameter_bytes: int = 0
   widths_run: list[int] = dataclasses.field(default_factory=list)
   resident: str = "parameters"  # what parameter_bytes holds
+  feeds_back: bool = False  # the first output is the next call's first arg
 
 
 def _struct(a, sharding) -> jax.ShapeDtypeStruct:
@@ -87,7 +88,8 @@ def train(config, mesh, options: dict) -> list[Program]:
         (state, {k: _struct(v, split) for k, v in batch.items()}, key),
         width or None, "train step", rows * (
             batch[next(iter(batch))].shape[0] if recipe.batch_axis else 1),
-        parameter_bytes=_nbytes(state["params"]), widths_run=run))
+        parameter_bytes=_nbytes(state["params"]), widths_run=run,
+        feeds_back=True))
   return out
 
 
@@ -207,7 +209,7 @@ def monods(config, mesh, options: dict) -> list[Program]:
        _struct(np.zeros(padded, np.uint32), by_bits), *events), None,
       "event chunk", chunk,
       parameter_bytes=(phrases + 1) * padded * 4,
-      resident="the signature sums, over all chips")]
+      resident="the signature sums, over all chips", feeds_back=True)]
 
 
 PROGRAMS: dict[str, Callable[[ml_collections.ConfigDict, Any, dict],

@@ -29,6 +29,13 @@ class Target:
   devices: list[Any]
   chip: chips.Chip | None  # None: a CPU or an unlisted accelerator
   compile_only: bool
+  # Devices per chip: v4's two TensorCores are two devices of one chip,
+  # sharing its HBM; the other chips are one device each.
+  cores_per_chip: int = 1
+
+  @property
+  def chips(self) -> int:
+    return len(self.devices) // self.cores_per_chip
 
 
 def _known_forms() -> str:
@@ -77,5 +84,7 @@ def target(name: str) -> Target:
     return Target(name, devices, chips.of_device_kind(devices[0].device_kind),
                   compile_only=False)
   kind, _ = _parse(name)
-  return Target(name, _tpu_devices(name), chips.CHIPS[kind],
-                compile_only=True)
+  devices = _tpu_devices(name)
+  cores = len({getattr(d, "core_on_chip", 0) for d in devices})
+  return Target(name, devices, chips.CHIPS[kind], compile_only=True,
+                cores_per_chip=cores)

@@ -47,6 +47,10 @@ COMMANDS: dict[str, Command] = {
               "config (default 1024)"),
          flag("--fp16", action="store_true",
               help="mine: the corpus held as float16"),
+         flag("--measure", type=int, default=0, metavar="CALLS",
+              help="with --topology local: also run each program CALLS "
+              "times on this host's devices and print the measured step "
+              "time and FLOP/s beside the projection"),
          flag("--words", type=int, default=100_000,
               help="word vocabulary of word-level models when the config "
               "does not cap it (data.vocab_max_size; default 100,000)")),
