@@ -200,10 +200,11 @@ def bitext_files(tmp_path_factory):
   return multi30k_val(tmp_path_factory.mktemp("val"), _BT_LINES)
 
 
-def _backtranslate(trained, bitext_files, output, *extra) -> list[str]:
+def _backtranslate(trained, bitext_files, output, *extra, beam: str = "2",
+                   nbest: str = "2") -> list[str]:
   return ["backtranslate", "--workdir", str(trained("nmt")), "--output",
           str(output), "--src", str(bitext_files[0]), "--ref",
-          str(bitext_files[1]), "--beam", "2", "--nbest", "2",
+          str(bitext_files[1]), "--beam", beam, "--nbest", nbest,
           "--batch-size", str(_BT_BATCH), "--stop", "k_finished", *extra]
 
 
@@ -256,7 +257,7 @@ def test_backtranslate_refuses_other_settings_and_keeps_the_records(
   output = backtranslated
   records = output.read_bytes()
   code, err = runs.run(_backtranslate(trained, bitext_files, output,
-                                      "--beam", "3", "--nbest", "3"))
+                                      beam="3", nbest="3"))
   assert code == cli.EXIT_BAD_INPUT
   assert (f"{output} holds the output of another run (differs in beam 2 -> "
           "3, nbest 2 -> 3)") in err
