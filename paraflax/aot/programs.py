@@ -40,6 +40,11 @@ def _struct(a, sharding) -> jax.ShapeDtypeStruct:
                               sharding=sharding)
 
 
+def _shaped(shape: tuple[int, ...], dtype, sharding) -> jax.ShapeDtypeStruct:
+  """An abstract array of any size: nothing is allocated."""
+  return jax.ShapeDtypeStruct(shape, np.dtype(dtype), sharding=sharding)
+
+
 def _nbytes(tree) -> int:
   return sum(math.prod(a.shape) * np.dtype(a.dtype).itemsize
              for a in jax.tree.leaves(tree))
@@ -177,9 +182,9 @@ def mine(config, mesh, options: dict) -> list[Program]:
   scalar = _struct(np.int32(0), replicated)
   return [Program(
       f"k-NN both ways (k {k}, {rows:,} x {dim} corpus rows)", fn,
-      (_struct(np.zeros((query_block, dim), dtype), replicated),
-       _struct(np.zeros((padded, dim), dtype),
-               partitioning.batch_sharding(mesh, 0)), scalar, scalar),
+      (_shaped((query_block, dim), dtype, replicated),
+       _shaped((padded, dim), dtype, partitioning.batch_sharding(mesh, 0)),
+       scalar, scalar),
       None, "query block", query_block,
       parameter_bytes=padded * dim * np.dtype(dtype).itemsize,
       resident="the corpus, over all chips")]
@@ -197,7 +202,7 @@ def monods(config, mesh, options: dict) -> list[Program]:
   replicated = partitioning.replicated(mesh)
   by_bits = NamedSharding(mesh, P(partitioning.DATA))
   phrases = options["rows"]
-  sums = _struct(np.zeros((phrases + 1, padded), np.float32),
+  sums = _shaped((phrases + 1, padded), np.float32,
                  NamedSharding(mesh, P(None, partitioning.DATA)))
   events = [_struct(np.zeros(chunk, t), replicated)
             for t in (np.int32, np.int32, np.uint32, np.int32)]
