@@ -17,10 +17,11 @@ data=${PARAFLAX_DATA_DIR:-../shared/data}/opennmt_wmt_ende_10k
 import gzip, sys
 data, shards = sys.argv[1:]
 read = lambda f: gzip.open(f"{data}/{f}", "rt", encoding="utf-8").read()
-pairs = [(s.strip(), t.strip()) for s, t in
+# OpenNMT's source side is English: German first, English second.
+pairs = [(de.strip(), en.strip()) for en, de in
          zip(read("src-train.txt.gz").splitlines(),
              read("tgt-train.txt.gz").splitlines())
-         if s.strip() and t.strip() and "\t" not in s + t]
+         if de.strip() and en.strip() and "\t" not in de + en]
 for k in range(8):
   with gzip.open(f"{shards}/part-{k:02d}.tsv.gz", "wt", encoding="utf-8") as f:
     f.writelines(f"{s}\t{t}\n" for s, t in pairs[k::8])
@@ -46,7 +47,7 @@ for procs in ${counts[@]}; do
   for ((i = 0; i < procs; i++)); do
     log=$w.logs/process_$i.log
     echo "processes=$procs process=$i $(grep -o 'peak_rss_kb=[0-9]*' "$log")" \
-      "encoded: $(grep -o 'train[a-z0-9 ]*: [0-9]* of [0-9]*' "$log" | tr '\n' ' ')"
+      "skipped (over max_len) of read: $(grep -o 'train[a-z0-9 ]*: [0-9]* of [0-9]*' "$log" | tr '\n' ' ')"
   done
   .venv/bin/python - "$w" <<'EOF'
 import glob, json, sys
