@@ -93,8 +93,7 @@ COMMANDS: dict[str, Command] = {
               "(e.g. 1.0 1.05 1.1 for ratio); MARGIN=T for one margin only"),
          flag("--seed", type=int, default=0, help="of the shuffle"),
          flag("--output", help="also write the rows here as JSON"),
-         OVERWRITE),
-        prepare=KEEP_FREED_MEMORY),
+         OVERWRITE)),
     "eval-filtering": Command(
         "paraflax.recipes.eval_filtering:eval_filtering",
         "filtering judged by the NMT its selection trains",
