@@ -4,17 +4,18 @@ of a run reading, encoding and caching only its own.
 The training pairs of `data.train` are split into S = `data.parts`
 parts, spec after spec: part p holds the files k with k mod S == p of a
 spec of at least S files (the others are not opened), and the pairs i
-with i mod S == p of any other spec. Process i of P (S a multiple of P) owns the parts
-[i S/P, (i+1) S/P): it encodes only their pairs, each into its own folder
-of the workdir's encoded cache (`data_cache/bitext-part{p}of{S}/`), and
-draws batch_size / S rows a batch from each (`bitext.BucketStream` keyed
-by (seed, part)). Its parts' rows, in part order, are its block of the
-global batch (the block `partitioning.put_batch(local=True)` places), so
-the global batch is a pure function of (seed, step, S), whatever P.
-Every batch is padded to data.max_len's width: no process knows the
-lengths of the other parts' rows. The subword models are trained on a
-seeded sample of part 0's pairs, the same in every process and for any P.
-With data.parts = 1 none of this applies (`streamed_bitext`).
+with i mod S == p of any other spec. Process i of P (S a multiple of P)
+owns the parts [i S/P, (i+1) S/P): it encodes only their pairs, each
+into its own folder of the workdir's encoded cache
+(`data_cache/bitext-part{p}of{S}/`), and draws batch_size / S rows a
+batch from each (`bitext.BucketStream` keyed by (seed, part)). Its
+parts' rows, in part order, are its block of the global batch (the
+block `partitioning.put_batch(local=True)` places), so the global batch
+is a pure function of (seed, step, S), whatever P. Every batch is padded
+to data.max_len's width: no process knows the lengths of the other
+parts' rows. The subword models are trained on a seeded sample of part
+0's pairs, the same in every process and for any P. With data.parts = 1
+none of this applies (`streamed_bitext`).
 """
 from __future__ import annotations
 
@@ -111,12 +112,12 @@ def reader(names: Sequence[str], features: Sequence[str], part: int,
   parts == part."""
   def read() -> Iterator[list[tuple[str, str]]]:
     for name in names:
-      files = _files_part(name, part, parts)
-      if files is None:
+      task_split = _files_part(name, part, parts)
+      if task_split is None:
         yield from part_of(streamed_bitext.reader([name], features), part,
                            parts)()
       else:
-        yield from _registered_reader(files, features)()
+        yield from _registered_reader(task_split, features)()
   return read
 
 
