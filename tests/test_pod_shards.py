@@ -140,18 +140,30 @@ def test_one_part_keeps_the_stream_of_the_whole_corpus():
       np.random.default_rng([3, 0]).permutation(40)[:40].astype(np.int32))
 
 
-@pytest.mark.slow  # a 1-process and a 2-process training run: ~3 min
-def test_two_processes_train_as_one_process_on_their_own_parts(tmp_path):
+@pytest.fixture(scope="module")
+def one_process_run(tmp_path_factory) -> pathlib.Path:
+  """1 process x 8 devices with data.parts=4: the reference run."""
   config, flags = test_multihost.RUNS["nmt"]
-  flags = [*flags, f"--config.data.parts={PARTS}"]
-  one, two = tmp_path / "one", tmp_path / "two"
+  one = tmp_path_factory.mktemp("one_parts") / "w"
   done = test_multihost.subprocess.run(
       [str(test_multihost.PARAFLAX), "train", "--config", config,
-       "--workdir", str(one), *flags], env=test_multihost._env(8),  # pylint: disable=protected-access
+       "--workdir", str(one), *flags, f"--config.data.parts={PARTS}"],
+      env=test_multihost._env(8),  # pylint: disable=protected-access
       capture_output=True, text=True, timeout=600, check=False)
   assert done.returncode == 0, done.stderr[-3000:]
+  return one
+
+
+@pytest.mark.slow  # a 1-process run, then a P-process one: ~2 min each
+@pytest.mark.parametrize("processes", [2, 4])
+def test_processes_train_as_one_process_on_their_own_parts(
+    processes, one_process_run, tmp_path):
+  config, flags = test_multihost.RUNS["nmt"]
+  flags = [*flags, f"--config.data.parts={PARTS}"]
+  one, two = one_process_run, tmp_path / "two"
   launched = test_multihost.subprocess.Popen(
-      ["bash", str(test_multihost.LAUNCH), "2", "4", config, str(two),
+      ["bash", str(test_multihost.LAUNCH), str(processes),
+       str(8 // processes), config, str(two),
        *flags], env=test_multihost._env(),  # pylint: disable=protected-access
       stdout=test_multihost.subprocess.PIPE,
       stderr=test_multihost.subprocess.STDOUT, text=True)
@@ -159,7 +171,8 @@ def test_two_processes_train_as_one_process_on_their_own_parts(tmp_path):
   assert code == 0, output
   test_multihost._assert_same_run(two, one)  # pylint: disable=protected-access
   logs = [(pathlib.Path(f"{two}.logs") / f"process_{i}.log").read_text()
-          for i in range(2)]
+          for i in range(processes)]
   for index, log in enumerate(logs):  # each encoded its own parts only
     for part in range(PARTS):
-      assert (f"train part {part} of 4:" in log) == (part // 2 == index)
+      assert (f"train part {part} of 4:" in log) == (
+          part // (PARTS // processes) == index)
