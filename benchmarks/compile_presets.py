@@ -80,10 +80,11 @@ def one(name: str, topology: str) -> dict:
              "rows": rows if program == "mine" else 1_000_000,
              "dim": 1024, "fp16": program == "mine"}
   try:
-    report = compile_lib.compile_config(cfg, topology, **options)
+    report = compile_lib.compile_config(cfg, topology, refuse=False,
+                                        **options)
   except Exception as e:  # pylint: disable=broad-except
     return {"preset": name, "topology": topology, "error": str(e)}
-  step = report["projected_step_seconds"]
+  step = report.get("projected_step_seconds")
   steps = rows / report["batch_rows"]  # a megabatch's rows, all of them
   hours = None if step is None else steps * step / 3600
   return {"preset": name, "config": config, "overrides": overrides + extra,
@@ -96,7 +97,7 @@ def one(name: str, topology: str) -> dict:
               "flops_per_step", "bytes_accessed_per_step",
               "collective_bytes_per_step", "interconnect_bytes_per_chip",
               "parameter_bytes", "projected_step_seconds", "bound",
-              "compile_seconds") if k in report}}
+              "compile_seconds", "refusal") if k in report}}
 
 
 def main(argv=None) -> int:

@@ -26,15 +26,16 @@ def _row(r: dict) -> list[str]:
         + [""] * 7
   mem = r["memory_bytes_per_chip"]["total"]
   step = r.get("projected_step_seconds")
-  return [r["preset"], r["topology"], str(r["chips"]), f"{r['batch_rows']:,}",
+  head = [r["preset"], r["topology"], str(r["chips"]), f"{r['batch_rows']:,}",
           f"{_f(mem / GIB, 2)} / {_f(r['hbm_bytes_per_chip'] / GIB, 1)}",
-          "yes" if r["fits"] else "**no**",
-          f"{r['flops_per_step']:.2e}" if r["fits"] else "",
-          _f(r["collective_bytes_per_step"] / MIB, 1) if r["fits"] else "",
-          _f(r["parameter_bytes"] / MIB, 1),
-          r.get("bound") or "", _f(1 / step, 1) if step else "",
-          _time(r.get("hours")), _f(r["chip_hours"], 0)
-          if r.get("chip_hours") is not None else ""]
+          "yes" if r["fits"] else "**no**"]
+  if not r["fits"]:
+    return head + ["", "", _f(r["parameter_bytes"] / GIB, 2)] + [""] * 4
+  return head + [
+      f"{r['flops_per_step']:.2e}", _f(r["collective_bytes_per_step"] / MIB, 1),
+      _f(r["parameter_bytes"] / GIB, 2), r.get("bound") or "",
+      _f(1 / step, 1) if step else "", _time(r.get("hours")),
+      _f(r["chip_hours"], 0) if r.get("chip_hours") is not None else ""]
 
 
 def compile_presets() -> list[str]:
@@ -45,7 +46,7 @@ def compile_presets() -> list[str]:
   return markdown_table.table(
       ["preset", "topology", "chips", "rows a step",
        "memory per chip / HBM (GiB)", "fits", "FLOPs a step per chip",
-       "collectives a step (MiB)", "parameters or data (MiB)", "bound",
+       "collectives a step (MiB)", "parameters or data (GiB)", "bound",
        "projected steps/s", "workload time", "chip-hours"],
       [_row(r) for r in rows], 2)
 

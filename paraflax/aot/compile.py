@@ -70,16 +70,22 @@ def describe(result: dict[str, Any]) -> str:
   return "\n".join(lines)
 
 
-def _fix(result: dict[str, Any], config) -> str:
+def _fix(result: dict[str, Any], config, program: str) -> str:
   need, have = result["memory_bytes_per_chip"]["total"], \
       result["hbm_bytes_per_chip"]
-  rules = [tuple(r) for r in config.get("partitioning", {}).get(
-      "rules", ())] if "partitioning" in config else []
-  hints = ["a smaller --config.batch_size"]
-  if ("fsdp" not in {t for _, t in rules}) and rules:
-    hints.append("--config.partitioning.rules='((\".*\", \"fsdp\"),)' "
-                 "(parameters and optimizer state split over the chips)")
-  hints.append("a smaller model (--config.model.*) or a larger topology")
+  if program in ("mine", "monods"):
+    hints = ["fewer --rows a chip (a larger topology)", "--fp16",
+             "a smaller --dim" if program == "mine" else "fewer --bits",
+             "a compressed faiss index (paraflax mine --index)"]
+  else:
+    rules = [tuple(r) for r in config.get("partitioning", {}).get(
+        "rules", ())] if "partitioning" in config else []
+    hints = ["a smaller --config.batch_size" if program == "train"
+             else "a smaller --batch-size"]
+    if rules and "fsdp" not in {t for _, t in rules}:
+      hints.append("--config.partitioning.rules='((\".*\", \"fsdp\"),)' "
+                   "(parameters and optimizer state split over the chips)")
+    hints.append("a smaller model (--config.model.*) or a larger topology")
   return (f"{result['name']} needs {_gib(need)} per chip, more than the "
           f"chip's {_gib(have)} of HBM: try " + ", or ".join(hints) + ".")
 
@@ -113,12 +119,15 @@ class OutOfMemory:
              re.findall(r"\((\d+(?:\.\d+)?)([KMGT])\)", self.message)]
     self.needed, self.available = (sizes + [None, None])[:2]
 
-  def result(self, program) -> dict[str, Any]:
+  def result(self, program, cores: int) -> dict[str, Any]:
+    """XLA's figures are a device's: a chip of `cores` devices holds
+    `cores` times them."""
+    chip = lambda n: None if n is None else n * cores
     return {"name": program.name, "width": program.width,
             "unit": program.unit, "batch_rows": program.batch_rows,
             "fits": False, "xla_message": self.message,
-            "memory_bytes_per_chip": {"total": self.needed},
-            "hbm_bytes_per_chip": self.available,
+            "memory_bytes_per_chip": {"total": chip(self.needed)},
+            "hbm_bytes_per_chip": chip(self.available),
             "parameter_bytes": program.parameter_bytes,
             "widths_run": program.widths_run}
 
@@ -128,12 +137,13 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
                    width: str = "max", batch_size: int | None = None,
                    beam: int = 5, nbest: int = 0, rows: int = 1_000_000,
                    dim: int = 1024, fp16: bool = False,
-                   words: int = 100_000, measure: int = 0
-                   ) -> dict[str, Any]:
+                   words: int = 100_000, measure: int = 0,
+                   refuse: bool = True) -> dict[str, Any]:
   """Compiles `program` of `config` for `topology` and reports it; raises
   ConfigError (exit 2) when a program does not fit a chip's HBM. With
   `measure` (topology `local` only) each program also runs that many
-  times on this host's devices, timed."""
+  times on this host's devices, timed. `refuse=False` returns the report
+  of a program that does not fit instead (benchmarks tabulate it)."""
   from paraflax.aot import programs as programs_lib  # pylint: disable=g-import-not-at-top
   if program not in programs_lib.PROGRAMS:
     raise errors.ConfigError(
@@ -173,7 +183,7 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
     start = time.monotonic()
     compiled = _compile(p, target.compile_only)
     if isinstance(compiled, OutOfMemory):
-      results.append(compiled.result(p))
+      results.append(compiled.result(p, target.cores_per_chip))
       print(f"{p.name}: XLA: {compiled.message}", flush=True)
       continue
     result = {"name": p.name, "compile_seconds": time.monotonic() - start,
@@ -198,5 +208,7 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
   if json_path:
     files.write_text_atomic(json_path, json.dumps(report, indent=1) + "\n")
   if widest["fits"] is False:
-    raise errors.ConfigError(_fix(widest, config))
+    report["refusal"] = _fix(widest, config, program)
+    if refuse:
+      raise errors.ConfigError(report["refusal"])
   return report
