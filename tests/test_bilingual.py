@@ -194,9 +194,12 @@ def test_same_step_on_one_and_eight_devices(workdir):
 
 
 def _embed(workdir, tmp_path, lines, *extra):
-  source, target = tmp_path / "in.txt", tmp_path / "out.f32"
+  # A folder of its own each call: an output claimed by one input refuses
+  # another (docs/outputs.md).
+  run = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
+  run.mkdir()
+  source, target = run / "in.txt", run / "out.f32"
   source.write_text("".join(l + "\n" for l in lines), "utf-8")
-  target.unlink(missing_ok=True)
   code = cli.main(["embed", "--workdir", str(workdir), "--input", str(source),
                    "--output", str(target), *extra])
   return code, target

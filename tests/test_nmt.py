@@ -193,7 +193,7 @@ def test_translate_cuts_sources_at_max_len(workdir, tmp_path, capsys):
   code, _ = _translate(workdir, tmp_path, long)
   assert code == 0
   assert re.search(r"1 truncated at \d+ subwords \(--max-len raises the "
-                   "limit\)", capsys.readouterr().err)
+                   r"limit\)", capsys.readouterr().err)
   code, _ = _translate(workdir, tmp_path, long, "--max-len", "400",
                        "--overwrite")
   assert code == 0 and "0 truncated at 400 subwords;" in \
