@@ -79,7 +79,8 @@ def train(config, mesh, options: dict) -> list[Program]:
     recipe, batch = build(config, mesh, width, options["assume"])
     state, shardings = _abstract_state(recipe, config, mesh)
     split = partitioning.batch_sharding(mesh, recipe.batch_axis)
-    rows = batch[next(iter(batch))].shape[recipe.batch_axis]
+    first = batch[next(iter(batch))]
+    rows = first.shape[recipe.batch_axis]
     if rows % mesh.size:
       raise errors.ConfigError(
           f"batch_size={config.batch_size} gives batches of {rows} rows, "
@@ -91,8 +92,9 @@ def train(config, mesh, options: dict) -> list[Program]:
         f"train {config.recipe}", loop.jit_train_step(recipe, mesh,
                                                       shardings),
         (state, {k: _struct(v, split) for k, v in batch.items()}, key),
-        width or None, "train step", rows * (
-            batch[next(iter(batch))].shape[0] if recipe.batch_axis else 1),
+        # Every row a step takes: a megabatch's mini-batches too.
+        width or None, "train step",
+        math.prod(first.shape[:recipe.batch_axis + 1]),
         parameter_bytes=_nbytes(state["params"]), widths_run=run,
         feeds_back=True))
   return out

@@ -162,6 +162,19 @@ def width_multiple(config) -> int:
 SORT_KEYS = {"target": lambda src, tgt: tgt, "longer": np.maximum}
 
 
+def padded_batch(src: Sequence[np.ndarray], tgt: Sequence[np.ndarray],
+                 rows: int, longest: int, multiple: int
+                 ) -> dict[str, np.ndarray]:
+  """A train batch of `rows` rows (empty past the pairs given), both sides
+  at least `longest` wide, the decoder's input the target after BOS."""
+  src_ids, src_len = batching.pad_batch(src, rows, longest, multiple)
+  tgt_out, tgt_len = batching.pad_batch(tgt, rows, longest, multiple)
+  tgt_in = np.concatenate([np.full((rows, 1), BOS, np.int32),
+                           tgt_out[:, :-1]], axis=1)
+  return {"src": src_ids, "src_len": src_len, "tgt_in": tgt_in,
+          "tgt_out": tgt_out, "tgt_len": tgt_len}
+
+
 @dataclasses.dataclass(eq=False)  # hashed by identity for the epoch cache
 class BucketStream:
   data: EncodedBitext
@@ -226,14 +239,9 @@ class BucketStream:
     longest = int(max(lengths(self.data.src, rows).max(),
                       lengths(self.data.tgt, rows).max()))
     mine = rows[start:start + block]
-    src, src_len = batching.pad_batch([self.data.src[i] for i in mine],
-                                      block, longest, self.width_multiple)
-    tgt_out, tgt_len = batching.pad_batch([self.data.tgt[i] for i in mine],
-                                          block, longest, self.width_multiple)
-    tgt_in = np.concatenate([np.full((block, 1), BOS, np.int32),
-                             tgt_out[:, :-1]], axis=1)
-    return {"src": src, "src_len": src_len, "tgt_in": tgt_in,
-            "tgt_out": tgt_out, "tgt_len": tgt_len}
+    return padded_batch([self.data.src[i] for i in mine],
+                        [self.data.tgt[i] for i in mine], block, longest,
+                        self.width_multiple)
 
   def from_step(self, step: int) -> Iterator[dict[str, np.ndarray]]:
     while True:

@@ -205,14 +205,8 @@ class PartedStream:
       data = self.streams[k].data
       src += [data.src[i] for i in rows]
       tgt += [data.tgt[i] for i in rows]
-    src, src_len = batching.pad_batch(src, block, self.width,
-                                      self.width_multiple)
-    tgt_out, tgt_len = batching.pad_batch(tgt, block, self.width,
-                                          self.width_multiple)
-    tgt_in = np.concatenate([np.full((block, 1), bitext.BOS, np.int32),
-                             tgt_out[:, :-1]], axis=1)
-    return {"src": src, "src_len": src_len, "tgt_in": tgt_in,
-            "tgt_out": tgt_out, "tgt_len": tgt_len}
+    return bitext.padded_batch(src, tgt, block, self.width,
+                               self.width_multiple)
 
   def from_step(self, step: int) -> Iterator[dict[str, np.ndarray]]:
     while True:
