@@ -35,7 +35,7 @@ from paraflax import files
 
 ENV = "PARAFLAX_COMPILATION_CACHE"
 # Programs that compile faster than this are not kept: the NMT's took 7-22 s
-# (loaded cores), a read takes milliseconds; benchmarks/README.md
+# (loaded cores), a read takes milliseconds; lab/benchmarks/README.md
 # ("Compilation cache").
 MIN_COMPILE_SECONDS = 0.5
 MAX_BYTES = 2 << 30  # least recently used entries go beyond this

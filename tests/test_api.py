@@ -197,7 +197,7 @@ def _sources() -> dict[str, str]:
         "\n".join(line for line in c.splitlines()
                   if not line.lstrip().startswith(("%", "!")))
         for c in code)
-  for folder in ("benchmarks", "launch", "colabs"):
+  for folder in ("lab", "launch", "colabs"):
     for path in sorted((ROOT / folder).rglob("*.py")):
       out[str(path)] = path.read_text(encoding="utf-8")
   out["README.md"] = _readme_script()

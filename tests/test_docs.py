@@ -14,9 +14,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _tool(name: str):
-  """tools/NAME.py as a module (tools/ is not a package)."""
+  """lab/tools/NAME.py as a module (lab/tools/ is not a package)."""
   spec = importlib.util.spec_from_file_location(name,
-                                                ROOT / "tools" / f"{name}.py")
+                                                ROOT / "lab" / "tools" / f"{name}.py")
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   return module
@@ -27,7 +27,7 @@ def _renderer():
 
 
 def _docs() -> list[pathlib.Path]:
-  return [ROOT / "README.md", ROOT / "benchmarks" / "README.md"] + sorted(
+  return [ROOT / "README.md", ROOT / "lab" / "benchmarks" / "README.md"] + sorted(
       (ROOT / "docs").glob("*.md"))
 
 
@@ -35,14 +35,14 @@ def _docs() -> list[pathlib.Path]:
 
 def test_tables_match_their_json():
   assert _renderer().stale() == [], (
-      "run: python tools/render_tables.py")
+      "run: python lab/tools/render_tables.py")
 
 
 def _results_copy(tmp_path, monkeypatch):
-  """The renderer, reading a copy of docs/results/ (runs included)."""
+  """The renderer, reading a copy of lab/results/ (runs included)."""
   render = _renderer()
   results = tmp_path / "results"
-  shutil.copytree(ROOT / "docs" / "results", results)
+  shutil.copytree(ROOT / "lab" / "results", results)
   monkeypatch.setattr(render.run_tables, "RESULTS", str(results))
   monkeypatch.setattr(render.run_tables.run_results, "RUNS",
                       str(results / "runs"))
@@ -81,8 +81,11 @@ def test_a_changed_table_json_makes_its_table_stale(tmp_path, monkeypatch):
 
 
 def test_transcribed_rows_name_their_command():
-  for path in (ROOT / "docs" / "results").glob("*.json"):
-    rows = json.loads(path.read_text(encoding="utf-8")).get("rows", [])
+  for path in (ROOT / "lab" / "results").glob("*.json"):
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rows = data.get("rows") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+      continue  # a benchmark's own output, not a transcription
     for row in rows:
       if isinstance(row, dict) and row.get("from") == "cells":
         assert row.get("command"), f"{path.name}: a row without its command"
@@ -194,7 +197,7 @@ HISTORY = re.compile("|".join((
     r"_s\d+(?:_[a-z0-9]+)*\.json",
     r"\.\./shared/DESIGN\.md",
     # README sections moved to docs/: name the docs page instead.
-    r"(?<!benchmarks/)README(?:\.md)?,? (?:sections? )?\"",
+    r"(?<!lab/benchmarks/)README(?:\.md)?,? (?:sections? )?\"",
     r"README's \w+ section",
 )))
 
@@ -214,7 +217,7 @@ def _user_text() -> list[pathlib.Path]:
   paths = _docs() + sorted((ROOT / "configs").rglob("*.py"))
   paths += sorted((ROOT / "paraflax").rglob("*.py"))
   paths += sorted((ROOT / "colabs").glob("*.ipynb"))
-  paths += sorted((ROOT / "experiments").rglob("*.md"))
+  paths += sorted((ROOT / "lab" / "experiments").rglob("*.md"))
   return paths
 
 
@@ -251,8 +254,8 @@ MACHINE = re.compile(r"/work/|(?<![\w.~$])/(?:home|root|Users)/"
 
 def test_no_machine_paths_or_files_outside_the_repository():
   paths = _user_text() + [ROOT / "setup.py", ROOT / "constraints.txt"]
-  for folder, pattern in (("benchmarks", "**/*.py"), ("benchmarks", "**/*.sh"),
-                          ("tools", "*.py"), ("launch", "*.sh")):
+  for folder, pattern in (("lab/benchmarks", "**/*.py"), ("lab/benchmarks", "**/*.sh"),
+                          ("lab/tools", "*.py"), ("lab/experiments", "**/*.py"), ("launch", "*.sh")):
     paths += sorted((ROOT / folder).glob(pattern))
   hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()[:100]!r}"
           for path in paths
@@ -294,5 +297,5 @@ def test_the_text_test_catches_history():
   found = [m.group(0) for m in HISTORY.finditer(planted)]
   assert len(found) >= 8, found
   assert not list(HISTORY.finditer(
-      "Time: 6 min 49 s on 2 idle cores of an AMD EPYC (benchmarks/gpu/"
-      "session.sh; benchmarks/README.md, \"Mining\")."))
+      "Time: 6 min 49 s on 2 idle cores of an AMD EPYC (lab/benchmarks/gpu/"
+      "session.sh; lab/benchmarks/README.md, \"Mining\")."))

@@ -1,4 +1,4 @@
-"""benchmarks/gpu/device_utilization.py, the script a lent GPU runs to
+"""lab/benchmarks/gpu/device_utilization.py, the script a lent GPU runs to
 measure the train loop's device utilisation and the beam search: it runs
 on CPU devices too, and writes every figure it promises."""
 import importlib.util
@@ -10,7 +10,7 @@ from tests.conftest import ROOT
 def test_the_device_utilization_script_runs_on_cpu(tmp_path):
   spec = importlib.util.spec_from_file_location(
       "device_utilization",
-      ROOT / "benchmarks" / "gpu" / "device_utilization.py")
+      ROOT / "lab" / "benchmarks" / "gpu" / "device_utilization.py")
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   module.main([str(tmp_path), "--tiny", "--steps", "4", "--log-every", "2",

@@ -1,4 +1,4 @@
-"""benchmarks/gpu/no_tf.py, the runner of the lent GPU machine (jax, no
+"""lab/benchmarks/gpu/no_tf.py, the runner of the lent GPU machine (jax, no
 TensorFlow): it must feed a training what the seqio Tasks feed it, and
 train with tensorflow, seqio and clu out of reach."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ from paraflax.data import tasks
 from tests.conftest import TINY_NMT
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-RUNNER = ROOT / "benchmarks" / "gpu" / "no_tf.py"
+RUNNER = ROOT / "lab" / "benchmarks" / "gpu" / "no_tf.py"
 
 
 def _runner():
@@ -29,7 +29,7 @@ def _runner():
 
 def _nmt_and_bilingual_reads() -> list[tuple[str, str]]:
   """(Task, split) of every text the de-en NMT and bilingual configs of
-  benchmarks/gpu/session.sh train and select on."""
+  lab/benchmarks/gpu/session.sh train and select on."""
   reads = set()
   for spec in ("nmt.py:de", "bilingual.py:de"):
     data = config_lib.load(str(ROOT / "configs" / spec)).data

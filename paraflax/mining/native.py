@@ -4,7 +4,7 @@
 where XLA:CPU reads it once per reduction and runs each top-k and gather as
 an op of its own (`tile_top_k.row_top_k`, `tile_top_k.column_top_k`): for
 an [8192, 7168] tile at d = 256 those took 37 ms beside a 66-ms product,
-the kernel 12 (benchmarks/README.md, "Both top-k by a kernel of our own"). It is
+the kernel 12 (lab/benchmarks/README.md, "Both top-k by a kernel of our own"). It is
 built from its source with the host's C++ compiler on first use, like a
 compiled program in `compile_cache`: into
 `PARAFLAX_NATIVE_CACHE` (default `~/.cache/paraflax/native`, `off`: never

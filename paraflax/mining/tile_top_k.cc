@@ -225,7 +225,7 @@ float Below(float v) {
 // search's first tile, of every tile where each device holds one shard)
 // inserts most of its first block before its k-th rises: the kernel alone
 // on an [8192, 7168] tile without floors 11.8-12.5 ms, with the bound
-// 11.2-11.4 (benchmarks/mining_tile_profile.py, 2 AMD EPYC cores).
+// 11.2-11.4 (lab/benchmarks/mining_tile_profile.py, 2 AMD EPYC cores).
 float RowBound(const float* row, int64_t n_ok, int64_t k) {
   if (n_ok < k * kBoundCols) return kNegInf;
   float least = std::numeric_limits<float>::infinity();

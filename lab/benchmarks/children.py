@@ -1,0 +1,109 @@
+"""What every benchmark needs to measure in child processes: one fresh
+interpreter per simulated device count (the count is fixed when jax starts),
+its environment, its JSON result and its peak memory.
+
+A child prints its result as the last line of stdout that starts with "{";
+its stderr (logs, warnings) goes to the terminal.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import resource
+import shlex
+import subprocess
+import sys
+import time
+from typing import Any
+
+COUNT_FLAG = "--xla_force_host_platform_device_count"
+
+
+class ChildFailed(RuntimeError):
+  """A child exited non-zero or printed no result (out of memory, most
+  likely); its stderr is above."""
+
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def portable(argv: list[str]) -> list[str]:
+  """`argv` as another machine reruns it: a path in the repository
+  relative to its root, any other absolute path the placeholder of its
+  flag (`--nmt-workdir /x/y` -> `--nmt-workdir NMT_WORKDIR`)."""
+  out = []
+  for i, arg in enumerate(argv):
+    if os.path.isabs(arg):
+      inside = os.path.commonpath([_ROOT, os.path.abspath(arg)]) == _ROOT
+      flag = argv[i - 1] if i and argv[i - 1].startswith("--") else "--path"
+      arg = (os.path.relpath(arg, _ROOT) if inside
+             else flag.lstrip("-").replace("-", "_").upper())
+    out.append(arg)
+  return out
+
+
+def run_facts(script: str, argv: list[str] | None) -> dict[str, Any]:
+  """The head of a result file: how to rerun it, when, and on what."""
+  return {
+      # The script from the repository's root: a command any checkout runs.
+      "command": shlex.join([
+          os.path.relpath(os.path.abspath(script), _ROOT),
+          *portable(argv if argv is not None else sys.argv[1:])]),
+      "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+      "cpu_count": os.cpu_count(), "platform": platform.platform(),
+      "load_average": os.getloadavg()}
+
+
+def peak_rss_mib() -> float:
+  """This process's peak resident memory so far."""
+  # ru_maxrss is KiB on Linux, bytes on macOS.
+  scale = 1 if sys.platform == "darwin" else 1024
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
+
+
+def child_env(num_devices: int, platform: str = "cpu") -> dict[str, str]:
+  """The environment of a child on `num_devices` simulated CPU devices, or
+  on the devices of `platform` (jax's name: cuda, rocm, tpu) as they are."""
+  env = dict(os.environ)
+  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # tf only reads data; quiet it
+  env["JAX_PLATFORMS"] = platform
+  if platform != "cpu":
+    return env
+  flags = re.sub(COUNT_FLAG + r"=\S+", "", env.get("XLA_FLAGS", ""))
+  env["XLA_FLAGS"] = f"{flags} {COUNT_FLAG}={num_devices}".strip()
+  # Simulated devices are host devices; a visible GPU would be used instead.
+  return env
+
+
+def run_child(argv: list[str], num_devices: int,
+              timeout: float | None = None, platform: str = "cpu"
+              ) -> dict[str, Any]:
+  """Runs `python argv...` on `num_devices` devices (`child_env`) and
+  returns its result; raises ChildFailed, or subprocess.TimeoutExpired."""
+  proc = subprocess.run([sys.executable, *argv],
+                        env=child_env(num_devices, platform),
+                        stdout=subprocess.PIPE, text=True, check=False,
+                        timeout=timeout)
+  lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+  if proc.returncode or not lines:
+    raise ChildFailed(f"{num_devices}-device child failed (exit "
+                      f"{proc.returncode}); its stderr is above.")
+  return json.loads(lines[-1])
+
+
+def hardware() -> str:
+  """'<cpu model>-<cores>core' from /proc/cpuinfo, as a file name part."""
+  model = "cpu"
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+      for line in f:
+        if line.startswith("model name"):
+          model = line.split(":", 1)[1]
+          break
+  except OSError:
+    pass
+  slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"\(r\)|\(tm\)|cpu|processor",
+                                            "", model.lower())).strip("-")
+  return f"{slug or 'cpu'}-{os.cpu_count()}core"

@@ -1,0 +1,97 @@
+"""What the compilation cache saves the NMT's start-up (paraflax.compile_cache).
+
+Five `paraflax train --config configs/nmt.py:de` runs, one after the other:
+without the cache (`off`), with an empty one (`cold`), with the cold run's
+(`warm`), then each of `off` and `warm` resumed to twice the steps. Each
+run's wall time, the seconds to its first step and its CPU time (user +
+sys, which other jobs on the cores distort less) go to a JSON.
+
+  PARAFLAX_DATA_DIR=... python lab/benchmarks/compile_cache.py \
+      --folder /tmp/cc --output lab/results/compile_cache.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# tqdm's "<done>/<total>" in the progress bar: the first nonzero one is
+# the end of the first step (the progress bar refreshes at most each 0.1 s).
+_PROGRESS = re.compile(r"\b([1-9]\d*)/\d+ \[")
+
+
+def _cpu_seconds() -> float:
+  usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+  return usage.ru_utime + usage.ru_stime
+
+
+def run(workdir: str, cache: str, steps: int) -> dict:
+  command = [sys.executable, "-m", "paraflax.cli", "train", "--config",
+             "configs/nmt.py:de", "--workdir", workdir,
+             f"--config.train_steps={steps}"]
+  env = dict(os.environ, PARAFLAX_COMPILATION_CACHE=cache)
+  load, cpu, start = os.getloadavg()[0], _cpu_seconds(), time.time()
+  first_step = None
+  with subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, text=True) as proc:
+    for chunk in iter(lambda: proc.stdout.read(256), ""):
+      if first_step is None and _PROGRESS.search(chunk):
+        first_step = time.time() - start
+  if proc.returncode:
+    raise SystemExit(f"{' '.join(command)} failed ({proc.returncode})")
+  return {"command": f"PARAFLAX_COMPILATION_CACHE={cache} "
+                     + " ".join(command[1:]),
+          "seconds": round(time.time() - start, 1),
+          "first_step_seconds": round(first_step or float("nan"), 1),
+          "cpu_seconds": round(_cpu_seconds() - cpu, 1),
+          "load_average_start": load,
+          "load_average_end": os.getloadavg()[0]}
+
+
+def compile_seconds(values: list[bytes]) -> list[int]:
+  """The compile time jax stored in each entry (whole seconds, cut)."""
+  from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
+  return sorted(compilation_cache.extract_executable_and_time(
+      compilation_cache.decompress_executable(value))[1] for value in values)
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument("--folder", required=True,
+                      help="scratch: workdirs and the cache (emptied first)")
+  parser.add_argument("--steps", type=int, default=20)
+  parser.add_argument("--output", required=True)
+  args = parser.parse_args()
+  shutil.rmtree(args.folder, ignore_errors=True)
+  cache = os.path.join(args.folder, "xla")
+  plan = (("off", "off", "w_off", args.steps),
+          ("cold", cache, "w_cache", args.steps),
+          ("warm", cache, "w_warm", args.steps),
+          ("resume_off", "off", "w_off", 2 * args.steps),
+          ("resume_warm", cache, "w_warm", 2 * args.steps))
+  runs = {}
+  for name, cache_setting, workdir, steps in plan:
+    runs[name] = run(os.path.join(args.folder, workdir), cache_setting, steps)
+    print(name, runs[name], flush=True)
+  from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
+  values = compile_cache.FileCache(
+      os.path.join(cache, compile_cache.host_key())).values()
+  result = {"benchmark": "compile_cache", "runs": runs,
+            "cache_entries": len(values),
+            "cache_bytes": sum(len(value) for value in values),
+            "compile_seconds": compile_seconds(values),
+            "command": " ".join(["python", *sys.argv])}
+  with open(args.output, "w", encoding="utf-8") as f:
+    json.dump(result, f, indent=1)
+    f.write("\n")
+
+
+if __name__ == "__main__":
+  main()

@@ -1,0 +1,132 @@
+"""The papers' workloads compiled for TPU slices from a CPU host: memory per
+chip, FLOPs, collectives and the roofline time and chip-hours of each.
+
+Each preset is a config of configs/ at a paper's sizes, compiled with
+`paraflax compile` (libtpu's compile-only client) for each topology at a
+global batch that fills the chips (the paper's batch, or 8 rows a chip
+where that is more, a multiple of the chips); the workload is the
+paper's, counted in the rows a step takes:
+
+  backtranslate  Wieting et al.'s NMT (620 / 1000, 50k subwords, the
+                 paper's decoder), beam 5: ParaNMT's 51M sentences
+  gran           the GRAN at Wieting et al.'s sizes (300-dimensional words
+                 and state, 100,000 words): one epoch of ParaNMT's 51M pairs
+  bilingual      Kim et al.'s model (configs/papers/kim2019.py: 512 units):
+                 800k updates of 120 pairs
+  mine           exact k-NN both ways of 10^9 x 10^9 float16 embeddings
+                 of 1,024 dimensions (a query block a step)
+
+    python lab/benchmarks/compile_presets.py [--topologies v4:2x2x1 v5e:4x4 v5e:16x16]
+
+Writes lab/results/compile_presets.json; docs/pod.md renders it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# pylint: disable=wrong-import-position
+import children
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PARANMT = 51_000_000
+
+# name -> (config, overrides, program, paper batch, workload rows, what)
+PRESETS = {
+    "backtranslate": (
+        "configs/nmt.py:de",
+        ["--config.model.emb_dim=620", "--config.model.hidden=1000",
+         "--config.model.attention_dim=1000",
+         "--config.model.input_feeding=false", "--config.vocab.size=50000",
+         "--config.data.width_multiple=64"],
+        "backtranslate", 64, PARANMT,
+        "ParaNMT's 51M sentences back-translated, beam 5"),
+    "gran": (
+        "configs/paraphrase.py:gran",
+        ["--config.data.vocab_max_size=100000", "--config.megabatch=1",
+         "--config.length_groups=1"],
+        "train", 100, PARANMT, "one epoch of 51M pairs"),
+    "bilingual": (
+        "configs/papers/kim2019.py:de",
+        ["--config.data.width_multiple=64"],
+        "train", 120, 800_000 * 120, "800k updates of 120 pairs"),
+    "mine": (
+        "configs/mine.py", [], "mine", 8192, 10**9,
+        "10^9 x 10^9 mined both ways"),
+}
+
+
+def _batch(paper: int, chips: int) -> int:
+  rows = max(paper, 8 * chips)
+  return -(-rows // chips) * chips
+
+
+def one(name: str, topology: str) -> dict:
+  config, overrides, program, paper, rows, what = PRESETS[name]
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.aot import compile as compile_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.aot import topology as topology_lib  # pylint: disable=g-import-not-at-top
+  chips = len(topology_lib.target(topology).devices)
+  batch = _batch(paper, chips)
+  extra = [] if program != "train" else [f"--config.batch_size={batch}"]
+  cfg = config_lib.load(os.path.join(ROOT, config), overrides + extra)
+  options = {"program": program, "batch_size": batch, "beam": 5,
+             "rows": rows if program == "mine" else 1_000_000,
+             "dim": 1024, "fp16": program == "mine"}
+  try:
+    report = compile_lib.compile_config(cfg, topology, refuse=False,
+                                        **options)
+  except Exception as e:  # pylint: disable=broad-except
+    return {"preset": name, "topology": topology, "error": str(e)}
+  step = report.get("projected_step_seconds")
+  steps = rows / report["batch_rows"]  # a megabatch's rows, all of them
+  hours = None if step is None else steps * step / 3600
+  return {"preset": name, "config": config, "overrides": overrides + extra,
+          "program": program, "topology": topology, "what": what,
+          "workload_rows": rows, "steps": steps, "hours": hours,
+          "chip_hours": None if hours is None else hours * report["chips"],
+          **{k: report[k] for k in (
+              "chips", "devices", "device_kind", "batch_rows", "fits",
+              "memory_bytes_per_chip", "hbm_bytes_per_chip",
+              "flops_per_step", "bytes_accessed_per_step",
+              "collective_bytes_per_step", "interconnect_bytes_per_chip",
+              "parameter_bytes", "projected_step_seconds", "bound",
+              "compile_seconds", "refusal") if k in report}}
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--topologies", nargs="+",
+                      default=["v4:2x2x1", "v5e:4x4", "v5e:16x16"])
+  parser.add_argument("--presets", nargs="+", default=list(PRESETS))
+  parser.add_argument("--output", default=os.path.join(
+      ROOT, "lab", "results", "compile_presets.json"))
+  args = parser.parse_args(argv)
+  os.environ.setdefault("JAX_PLATFORMS", "cpu")
+  start, cpu = time.time(), time.process_time()
+  rows = [one(p, t) for p in args.presets for t in args.topologies]
+  commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT,
+                          capture_output=True, text=True,
+                          check=False).stdout.strip()
+  result = {**children.run_facts(__file__, argv), "commit": commit,
+            "cpu": children.hardware(),
+            "wall_seconds": time.time() - start,
+            "cpu_seconds": time.process_time() - cpu,
+            "peak_rss_mib": resource.getrusage(
+                resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "rows": rows}
+  with open(args.output, "w", encoding="utf-8") as f:
+    json.dump(result, f, indent=1)
+    f.write("\n")
+  print(f"wrote {args.output}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,66 @@
+"""Trains configs/bilingual.py:de and configs/papers/kim2019.py:de cut to
+2 CPU cores (Multi30k de-en only, 64-unit layers, 2,000-piece vocabulary,
+200 steps) and writes their dev
+alignment accuracy and Multi30k 2016 alignment errors to a JSON file.
+
+  python lab/experiments/paper_fidelity/bilingual_cut.py OUT_DIR [PRESET ...]
+"""
+import json
+import os
+import sys
+import time
+
+from paraflax import config as config_lib
+from paraflax.evaluation import alignment
+from paraflax.inference import scoring
+from paraflax.recipes import train
+
+CUT = {"train_steps": 200, "batch_size": 32, "vocab.size": 2000,
+       "model.word_dim": 64, "model.hidden": 64, "eval.sentences": 200,
+       "evals.dev.sentences": 200, "eval_every": 100, "log_every": 50,
+       "checkpoint.every": 100, "mesh.num_devices": 1}
+PRESETS = {"default": "configs/bilingual.py:de",
+           "kim2019": "configs/papers/kim2019.py:de"}
+
+
+def cut(spec: str):
+  config = config_lib.load_file(spec)
+  config.unlock()
+  for key, value in CUT.items():
+    *path, last = key.split(".")
+    block = config
+    for p in path:
+      block = block[p]
+    block[last] = value
+  config.data.train = ("bitext_multi30k_de_en",)
+  config.data.max_len = 32
+  return config
+
+
+def main(out: str, names=tuple(PRESETS)) -> None:
+  rows = {}
+  for name in names:
+    spec = PRESETS[name]
+    workdir = os.path.join(out, f"bi_{name}")
+    start = time.time()
+    train.train(cut(spec), workdir)
+    seconds = time.time() - start
+    with open(os.path.join(workdir, "metrics.jsonl")) as f:
+      dev = [r["dev/align_accuracy"] for r in map(json.loads, f)
+             if "dev/align_accuracy" in r]
+    enc = scoring.open_workdir(workdir, "de", "en")
+    sims = {"cosine": {}, "csls": {"k": 10}}
+    errs = alignment.evaluate(enc.embed, "de", sims,
+                              sets=["multi30k_test_2016_flickr",
+                                    "newstest2012"])
+    rows[name] = {"spec": spec, "seconds": round(seconds),
+                  "dev_align_accuracy": dev,
+                  "alignment": errs}
+    print(name, json.dumps(rows[name]), flush=True)
+  with open(os.path.join(out, f"bilingual_cut_{'_'.join(names)}.json"),
+            "w") as f:
+    json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+  main(sys.argv[1], tuple(sys.argv[2:]) or tuple(PRESETS))

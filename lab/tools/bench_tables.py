@@ -1,0 +1,329 @@
+"""The tables of lab/benchmarks/README.md, each from the JSON its benchmark
+wrote to lab/results/ (`<benchmark>.<variant>.<hardware>.json`)."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import markdown_table
+import run_results
+
+_f = markdown_table.num
+
+BENCH = os.path.join(run_results.ROOT, "lab", "results")
+
+
+def _load(name: str) -> dict:
+  with open(os.path.join(BENCH, name), encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _table(columns, rows, numeric_from=1) -> list[str]:
+  return markdown_table.table(columns, rows, numeric_from)
+
+
+def encoders_quality() -> list[str]:
+  """encoders_vs_wieting.py --quality: the same Avg after the same updates."""
+  r = _load("encoders_vs_wieting.quality.cpu-2core.json")["results"][0]
+  ours, theirs = r["ours"], r["wieting"]
+  rows = [(k, _f(ours["figures"][k]), _f(theirs["figures"][k]))
+          for k in ("STSb dev", "STSb test", "STS12-15 mean")]
+  rows.append(("training wall time (s)", _f(ours["train_s"], 1),
+               _f(theirs["train_s"], 1)))
+  return _table([f"Avg, {r['updates']} updates", "ours",
+                 "Wieting's code"], rows)
+
+
+_RULES = ("exact", "k_finished", "best_ended", "best_ended_k")
+
+
+def nmt_decoding() -> list[str]:
+  """nmt_vs_opennmt.py with trained models: beam search sentences/s."""
+  d = _load("nmt_vs_opennmt.trained.amd-epyc-2core.json")
+  rows = []
+  for b in d["decode"]:
+    ours, peer = b["ours_trained"], b["opennmt"]
+    ratio = b["sentences_per_s_ratio_ours_over_opennmt"]
+    rows.append((b["beam"], " / ".join(_f(ours[r]["sentences_per_s"], 1)
+                                       for r in _RULES),
+                 _f(peer["sentences_per_s"], 1),
+                 " / ".join(_f(ratio[r]) for r in _RULES),
+                 f"{_f(ours['exact']['bleu'])} / {_f(peer['bleu'])}"))
+  return _table(["beam", "ours, sentences/s (exact / k_finished / "
+                 "best_ended / best_ended_k)", "OpenNMT-py 3.0.4",
+                 "ours / OpenNMT-py", "BLEU ours (exact) / OpenNMT-py"],
+                rows)
+
+
+def _nmt_setting(side: dict) -> str:
+  """Ours, named by the settings the compared workdirs differ in."""
+  m, loss = side["model"], side["loss"]
+  return (f"ours: bridge `{m['bridge']}`, input feeding "
+          f"{'on' if m['input_feeding'] else 'off'}, loss per "
+          f"{loss['normalize'].rstrip('s')}")
+
+
+def nmt_learning() -> list[str]:
+  """nmt_learning_vs_opennmt.py: dev BLEU after the same steps."""
+  d = _load("nmt_learning_vs_opennmt.cpu-2core.json")
+  sides = [("OpenNMT-py 3.0.4", d["opennmt"])] + [
+      (_nmt_setting(o), o) for o in d["ours"]]
+  steps = sorted(d["opennmt"]["dev"], key=int)
+  rows = []
+  for name, side in sides:
+    dev = side.get("dev") or {}
+    full = side.get("dev_all") or {}
+    rows.append((name, *(_f(dev.get(s, {}).get("bleu")) for s in steps),
+                 _f(full.get("bleu"))))
+  return _table(["model", *(f"dev BLEU at {int(s):,}" for s in steps),
+                 "newstest2013 BLEU (all 3,000)"], rows)
+
+
+def nmt_equal_wall() -> list[str]:
+  """nmt_equal_wall.py: newstest2013 BLEU after the same 30 minutes."""
+  rows = []
+  for variant in ("", ".cores-swapped"):
+    d = _load(f"nmt_equal_wall{variant}.amd-epyc-2core.json")
+    for side in ("ours", "opennmt"):
+      s = d[side]
+      rows.append((variant.strip(".") or "cores 0 / 1",
+                   "ours" if side == "ours" else "OpenNMT-py 3.0.4",
+                   f"{s['steps']:,}", _f(s["target_tokens_per_s"], 0),
+                   _f(s["newstest2013"]["bleu"])))
+  return _table(["run", "side", "steps in 30 min", "target tokens/s",
+                 "newstest2013 BLEU, beam 5"], rows, numeric_from=2)
+
+
+def nmt_decode_phases() -> list[str]:
+  """nmt_decode_phases.py: phases (SHRINK) against compile and speed."""
+  rows = []
+  for beam in (5, 50):
+    for r in _load(f"nmt_decode_phases.beam{beam}.cpu-2core.json")["rows"]:
+      rows.append((beam, r["shrink"], ", ".join(map(str, r["phases"])),
+                   _f(r["compile_and_first_batches_s"], 1),
+                   _f(r["sentences_per_s"], 1)))
+  return _table(["beam", "SHRINK", "batch rows per phase",
+                 "compile + first batches (s)", "sentences/s"], rows,
+                numeric_from=3)
+
+
+def _by(name: str) -> dict:
+  d = _load(name)
+  return {(r["method"], r["n"], r["devices"]): r["total_s"]
+          for r in d["results"] if r.get("status") == "ok"}
+
+
+def mining_kernel_or_ops() -> list[str]:
+  """mining_throughput.py with our top-k kernel and with XLA's ops."""
+  rows = []
+  for dim in (256, 512):
+    kernel = _by(f"mining_throughput.d{dim}.amd-epyc-2core.json")
+    ops = _by(f"mining_throughput.d{dim}.xla-ops.amd-epyc-2core.json")
+    for n in sorted({k[1] for k in kernel}):
+      k, o = kernel[("ours", n, 1)], ops[("ours", n, 1)]
+      rows.append((dim, f"{n:,}", _f(k), _f(o),
+                   _f(kernel[("faiss", n, 1)] / k) + "x",
+                   _f(ops[("faiss", n, 1)] / o) + "x"))
+  return _table(["d", "N", "ours, kernel (s)", "ours, XLA's ops (s)",
+                 "faiss / ours, kernel", "faiss / ours, XLA's ops"], rows,
+                numeric_from=0)
+
+
+_PIECES = ("product", "row_top_k", "column_top_k", "step", "kernel_top_k",
+           "step_kernel")
+
+
+def mining_tile_profile() -> list[str]:
+  """mining_tile_profile.py: one [8192, 7168] tile, wall ms, per build."""
+  rows = []
+  for variant in ("", ".avx2-build", ".portable-build"):
+    d = _load(f"mining_tile_profile.d256{variant}.amd-epyc-2core.json")
+    ms = d["runs"][0]["ms"]
+    rows.append((f"`{d['cxx']}`", *(_f(ms[p]["wall_ms"], 1)
+                                    for p in _PIECES)))
+  return _table(["build (CXX)", "product", "rows' top-k (XLA)",
+                 "columns' top-k (XLA)", "step (XLA)", "both top-k (kernel)",
+                 "step (kernel)"], rows)
+
+
+def mining_devices_product() -> list[str]:
+  """mining_devices_product.py: one query block's products, alternated."""
+  d = _load("mining_devices_product.d256.amd-epyc-2core.json")
+  runs: dict[int, list[str]] = {}
+  for n, ms in d["runs_ms"]:
+    runs.setdefault(n, []).append(_f(ms, 1))
+  return _table(["simulated devices", "one query block's products (ms), "
+                 "each run"], [(n, ", ".join(ms)) for n, ms in runs.items()],
+                numeric_from=0)
+
+
+def bilingual_throughput() -> list[str]:
+  """bilingual_throughput.py: encoding and scoring, 1 and 8 devices."""
+  main = _load("bilingual_throughput.cpu-2core.json")["results"]
+  csls = _load("bilingual_throughput.csls.cpu-2core.json")["results"]
+  rows = []
+  for r, c in zip(main, csls):
+    enc, sc = r["encoding"], r["scoring"]
+    rows.append((r["devices"], _f(enc["de"]["sentences_per_s"], 0),
+                 _f(enc["en"]["sentences_per_s"], 0),
+                 *(_f(sc[s]["pairs_per_s"], 0)
+                   for s in ("cosine", "euclidean", "mlp")),
+                 _f(c["scoring"]["csls"]["pairs_per_s"], 0),
+                 _f(r["peak_rss_mib"], 0)))
+  return _table(["devices", "encode de (sentences/s)", "encode en",
+                 "cosine (pairs/s)", "Euclidean", "MLP",
+                 f"CSLS ({csls[0]['scoring']['csls']['pairs']:,} pairs)",
+                 "peak RSS (MiB)"], rows, numeric_from=0)
+
+
+def scoring_throughput() -> list[str]:
+  """scoring_throughput.py: records/s per scorer and of the command."""
+  sizes = _load("scoring_throughput.cpu-2core.json")["sizes"]
+  beam = _load("scoring_throughput.beam-direct-runner.cpu-2core.json")
+  beam = beam["sizes"][0]["measures"]
+  rows = []
+  for name in ("parse", "overlap_1", "bleu", "lm_ppl", "ref_prob",
+               "command_base", "command_all"):
+    cells = [sizes[i]["measures"][name] for i in range(len(sizes))]
+    rows.append((f"`{name}`", *(_f(c["records_per_s"], 0) for c in cells),
+                 _f(cells[-1]["peak_rss_mib"], 0),
+                 _f(cells[-1]["paranmt_hours"], 1)))
+  for name in ("beam_base", "beam_all"):
+    rows.append((f"`{name}` (Beam DirectRunner, {beam[name]['records']:,})",
+                 _f(beam[name]["records_per_s"], 0), "", "", ""))
+  return _table(["measure", *(f"{s['records']:,} records (records/s)"
+                              for s in sizes),
+                 "peak RSS (MiB)", "50M records (hours)"], rows)
+
+
+def domain_throughput() -> list[str]:
+  sizes = _load("domain_throughput.cpu-2core.json")["sizes"]
+  rows = [(f"{s['sentences']:,}", name, _f(m["sentences_per_s"], 0),
+           _f(m["seconds"], 1), _f(m["peak_rss_mib"], 0),
+           _f(m["projected_hours"], 1))
+          for s in sizes for name, m in s["measures"].items()]
+  return _table(["general pairs", "measure", "pairs/s", "s",
+                 "peak RSS (MiB)", "50M pairs (hours)"], rows,
+                numeric_from=2)
+
+
+def pivot_throughput() -> list[str]:
+  d = _load("pivot_throughput.cpu-2core.json")
+  a = d["align_extract"]
+  rows = [("alignment (sentence pairs/s)", _f(a["pairs_per_s"], 0),
+           _f(a["peak_rss_mib"], 0)),
+          ("phrase extraction (phrase pairs/s)",
+           _f(a["phrase_pairs_per_s"], 0), "")]
+  rows += [(f"LSH signature updates, {r['devices']} simulated device"
+            f"{'s' * (r['devices'] > 1)} (events/s)",
+            _f(r["updates_per_s"], 0), _f(r["peak_rss_mib"], 0))
+           for r in d["lsh"]]
+  rows += [(f"table step, {t['copies']} x the parts ({t['lines']:,} lines;"
+            " phrase pairs/s)", _f(t["phrase_pairs_per_s"], 0),
+            _f(t["peak_rss_mib"], 0))
+           for t in _load("pivot_throughput.table.cpu-2core.json")["table"]]
+  return _table(["part", "rate", "peak RSS (MiB)"], rows)
+
+
+def compile_cache() -> list[str]:
+  runs = _load("compile_cache.nmt.cpu-2core.json")["runs"]
+  rows = [(name.replace("_", ", "), _f(r["seconds"], 1),
+           _f(r["first_step_seconds"], 1), _f(r["cpu_seconds"], 1))
+          for name, r in runs.items()]
+  tests = _load("compile_cache.tests.cpu-2core.json")
+  rows += [(f"tests/test_training.py, {name.replace('_', ' ')}",
+            _f(t["wall_seconds"], 1), "",
+            _f(t["user_seconds"] + t["sys_seconds"], 1))
+           for name, t in (("off", tests["off"]),
+                           ("session_cache", tests["session_cache"]))]
+  return _table(["run", "wall (s)", "to the first step (s)", "CPU (s)"],
+                rows)
+
+
+def _span(ratios, digits=2) -> str:
+  lo, hi = min(ratios), max(ratios)
+  return f"{lo:.{digits}f}x" if f"{lo:.{digits}f}" == f"{hi:.{digits}f}" \
+      else f"{lo:.{digits}f}-{hi:.{digits}f}x"
+
+
+def _mining_ratios() -> list[float]:
+  out = []
+  for dim in (256, 512):
+    by = _by(f"mining_throughput.d{dim}.amd-epyc-2core.json")
+    out += [by[("faiss", n, 1)] / by[("ours", n, 1)]
+            for (m, n, dev) in by if m == "ours" and dev == 1]
+  return out
+
+
+def performance() -> list[str]:
+  """docs/performance.md: ours against each peer, one row per benchmark."""
+  def largest(kind: str) -> dict:
+    return max((_load(os.path.basename(p)) for p in glob.glob(
+        os.path.join(BENCH, f"mining_ann.{kind}-*.json"))),
+               key=lambda d: d["rows_per_side"])
+
+  scale = largest("scale")
+  reranked = scale["runs"][str(scale["rerank"])]
+  # Without re-ranking: ours and faiss run at the same time, a core each.
+  plain = largest("side_by_side")["runs"]["0"]
+  onmt = [_load(f"nmt_vs_opennmt.{v}.amd-epyc-2core.json")["train"][
+      "target_tokens_per_s_ratio_ours_over_opennmt"]
+          for v in ("encoder-256", "encoder-128", "encoder-128-repeat")]
+  dec = {b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"]["exact"]
+         for b in _load("nmt_vs_opennmt.trained.amd-epyc-2core.json")[
+             "decode"]}
+  wall = [_load(f"nmt_equal_wall{v}.amd-epyc-2core.json")
+          for v in ("", ".cores-swapped")]
+  learn = _load("nmt_learning_vs_opennmt.cpu-2core.json")
+  feed = next(o for o in learn["ours"] if o["model"]["input_feeding"]
+              and o["model"]["bridge"] == "mean_tanh")
+  enc = {r["model"]: r["ours"]["pairs_per_s"] / r["wieting"]["pairs_per_s"]
+         for r in _load("encoders_vs_wieting.cpu-2core.json")["results"]}
+  qual = _load("encoders_vs_wieting.quality.cpu-2core.json")["results"][0]
+  epyc, cpu = "AMD EPYC, 2 cores", "2 cores (`cpu-2core`)"
+  rows = [
+      ("exact margin mining, 50k-100k, d = 256 and 512",
+       "faiss `IndexFlatIP` both ways + numpy", epyc,
+       _span(_mining_ratios()) + " faster", "`mining_throughput.py`"),
+      (f"approximate mining, {scale['rows_per_side']:,} a side, "
+       f"`{scale['index']}`", "faiss directly, same index string, sample "
+       "and nprobe", "AMD EPYC, 1 core",
+       f"{plain['peer_over_ours_time']:.2f}x with no re-ranking, side by "
+       f"side (the same pairs); {reranked['peer_over_ours_time']:.2f}x "
+       "re-ranking "
+       f"{scale['rerank']} candidates, planted-pair F1 "
+       f"{reranked['quality']['f1_optimal']['f1']:.1f} against "
+       f"{scale['peer']['quality']['f1_optimal']['f1']:.1f}",
+       "`mining_scale.py --peer`"),
+      ("NMT training, target tokens/s", "OpenNMT-py 3.0.4", epyc,
+       _span(onmt), "`nmt_vs_opennmt.py`"),
+      ("beam search of trained models, sentences/s, exact stop",
+       "OpenNMT-py 3.0.4", epyc,
+       f"{dec[5]:.2f}x (beam 5), {dec[50]:.2f}x (beam 50)",
+       "`nmt_vs_opennmt.py`"),
+      ("newstest2013 BLEU after 30 minutes of training", "OpenNMT-py 3.0.4",
+       epyc, ", ".join(f"{w['ours']['newstest2013']['bleu']:.2f} against "
+                       f"{w['opennmt']['newstest2013']['bleu']:.2f}"
+                       for w in wall), "`nmt_equal_wall.py`"),
+      ("newstest2013 BLEU after 1,500 steps", "OpenNMT-py 3.0.4", cpu,
+       f"{feed['dev_all']['bleu']:.2f} against "
+       f"{learn['opennmt']['dev_all']['bleu']:.2f}",
+       "`nmt_learning_vs_opennmt.py`"),
+      ("Avg / LSTM-avg training, pairs/s", "Wieting's PyTorch code", cpu,
+       f"{enc['avg']:.1f}x / {enc['lstmavg']:.1f}x",
+       "`encoders_vs_wieting.py`"),
+      (f"the same Avg after {qual['updates']} updates, STSb test",
+       "Wieting's PyTorch code", cpu,
+       f"{qual['ours']['figures']['STSb test']:.1f} against "
+       f"{qual['wieting']['figures']['STSb test']:.1f}",
+       "`encoders_vs_wieting.py --quality`"),
+  ]
+  return _table(["what", "peer", "hardware", "ours / peer", "benchmark"],
+                rows, numeric_from=5)
+
+
+TABLES = (performance, encoders_quality, nmt_decoding, nmt_learning, nmt_equal_wall,
+          nmt_decode_phases, mining_kernel_or_ops, mining_tile_profile,
+          mining_devices_product, bilingual_throughput, scoring_throughput,
+          domain_throughput, pivot_throughput, compile_cache)

@@ -1,0 +1,103 @@
+"""Keeps a command's output file as the source of a results table.
+
+    python lab/tools/collect_result.py --table sts_encoders --name gran-seed0 \\
+        --command "paraflax eval-sts --workdir runs/gran" \\
+        --config configs/gran.py --hardware "AMD EPYC, 2 cores" \\
+        --time "6 min 49 s" runs/gran/sts.json
+
+copies FILE unchanged to lab/results/runs/TABLE/NAME.json and writes
+NAME.about.json beside it (its kind, the command, config, hardware, time
+and the file's sha256). It refuses a file that is not one of the outputs
+`lab/tools/run_results.py` knows (report.json of `paraflax pipeline`, sts.json
+of `eval-sts`, evals.json of `eval`, results.json of `sweep` or
+`eval-domain`, eval_filtering.json of `eval-filtering`, the --output of
+`mining-eval`), and a command that names a path of one machine. Then
+`python lab/tools/render_tables.py` renders the tables from it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_results  # pylint: disable=wrong-import-position
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+_LOCAL = re.compile(r"(?:^|\s|=)(?:/|~)\S")
+
+
+def _local_paths(path: str) -> list[str]:
+  """The absolute paths among the string values of JSON file `path`."""
+  def strings(v):
+    if isinstance(v, dict):
+      v = list(v.values())
+    if isinstance(v, list):
+      return [s for x in v for s in strings(x)]
+    return [v] if isinstance(v, str) else []
+  with open(path, encoding="utf-8") as f:
+    return [s for s in strings(json.load(f)) if _LOCAL.match(s)]
+
+
+def collect(args: argparse.Namespace) -> str:
+  """Copies the output in; returns where it went."""
+  for flag in ("table", "name"):
+    if not _NAME.fullmatch(getattr(args, flag)):
+      raise ValueError(f"--{flag} {getattr(args, flag)!r}: lower-case "
+                       "letters, digits, '_', '-' and '.' only")
+  if _LOCAL.search(args.command):
+    raise ValueError(f"--command {args.command!r} names an absolute path: "
+                     "give it as a user reruns it (runs/..., configs/...)")
+  kind = run_results.kind_of(args.file)
+  local = _local_paths(args.file)
+  if local:
+    raise ValueError(f"{args.file} names paths of this machine ({local[0]!r}"
+                     "): rerun the command with the paths of --command")
+  folder = os.path.join(run_results.RUNS, args.table)
+  target = os.path.join(folder, args.name + ".json")
+  if os.path.exists(target) and not args.overwrite:
+    raise ValueError(f"{os.path.relpath(target, run_results.ROOT)} exists; "
+                     "--overwrite replaces it")
+  os.makedirs(folder, exist_ok=True)
+  shutil.copyfile(args.file, target)
+  about = {"kind": kind, "command": args.command, "config": args.config,
+           "hardware": args.hardware, "time": args.time,
+           "sha256": run_results.sha256(target)}
+  with open(os.path.join(folder, args.name + run_results.ABOUT), "w",
+            encoding="utf-8") as f:
+    f.write(json.dumps(about, indent=1, ensure_ascii=False) + "\n")
+  return target
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("file", help="the output file, as the command wrote it")
+  parser.add_argument("--table", required=True,
+                      help="the table it feeds (a name of TABLES)")
+  parser.add_argument("--name", required=True, help="the run's name")
+  parser.add_argument("--command", required=True,
+                      help="the commands that produced it, as a user runs "
+                      "them")
+  parser.add_argument("--config", default="", help="its config and overrides")
+  parser.add_argument("--hardware", required=True,
+                      help='where it ran, e.g. "AMD EPYC, 2 cores"')
+  parser.add_argument("--time", default="",
+                      help="the wall time the commands took there")
+  parser.add_argument("--overwrite", action="store_true",
+                      help="replace a run of the same name")
+  args = parser.parse_args(argv)
+  try:
+    target = collect(args)
+  except (ValueError, OSError) as e:
+    print(f"collect_result: {e}", file=sys.stderr)
+    return 1
+  print(f"kept {os.path.relpath(target, run_results.ROOT)}; now run "
+        "python lab/tools/render_tables.py")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,85 @@
+"""The tables of docs/fidelity.md measured with caption encoders trained
+to align, each from the JSON lab/experiments/paper_fidelity/mlp_table5.py
+wrote: lab/results/mlp_negatives.multi30k.<hardware>.json (MLP seed 0,
+with the baselines), mlp_negatives.multi30k.seed1.<hardware>.json
+(MLP seed 1) and mlp_negatives.multi30k.apart.<hardware>.json (the
+positives and the noisy corpus from disjoint halves, --split-at)."""
+from __future__ import annotations
+
+import json
+import os
+
+import markdown_table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RESULTS = os.path.join(ROOT, "lab", "results")
+HARDWARE = "amd-epyc-2core"
+SEEDS = (f"mlp_negatives.multi30k.{HARDWARE}.json",
+         f"mlp_negatives.multi30k.seed1.{HARDWARE}.json")
+APART = (f"mlp_negatives.multi30k.apart.{HARDWARE}.json",)
+KINDS = ("clean", "misaligned", "untranslated", "wrong_language", "short",
+         "misordered")
+
+
+def _runs(names: tuple[str, ...] = SEEDS) -> list[dict]:
+  out = []
+  for name in names:
+    with open(os.path.join(RESULTS, name), encoding="utf-8") as f:
+      out.append(json.load(f))
+  return out
+
+
+def _by_seed(runs: list[dict], selection: str, n: int, key: str,
+             digits: int = 1) -> str:
+  """`key` of the row in each seed's run, "seed 0 / seed 1"."""
+  values = [r[key] for run in runs for r in run["rows"]
+            if r["selection"] == selection and r.get("n") == n and key in r]
+  return " / ".join(f"{v:.{digits}f}" for v in values)
+
+
+def mlp_negatives_multi30k() -> list[str]:
+  """Kim et al.'s Table 5 shape: the MLP per choice of negatives, with
+  what each choice holds of the noisy corpus, beside cosine and CSLS."""
+  return _negatives_table(_runs())
+
+
+def mlp_negatives_multi30k_apart() -> list[str]:
+  """The same with the positives and the noisy corpus apart (seed 0)."""
+  return _negatives_table(_runs(APART))
+
+
+def _negatives_table(runs: list[dict]) -> list[str]:
+  first = runs[0]
+  n = max(r["n"] for r in first["rows"])
+  rows = []
+  for r in first["rows"]:
+    if r["n"] != n or "v3_auc" not in r:
+      continue
+    name, mlp = r["selection"], "negatives" in r
+    count = r.get("negatives_count") or sum(r.get("kinds", {}).values())
+    if r.get("negatives") == "shuffled":  # the positives, re-paired
+      count = first["positives"]["lines"]
+    held = " / ".join(f"{r['kinds'].get(k, 0):,}" for k in KINDS) \
+        if "kinds" in r else ""
+    rows.append([name if mlp else f"{name} (no MLP)",
+                 f"{count:,}" if count else "", held,
+                 *(_by_seed(runs if mlp else [first], name, n, key)
+                   for key in ("v3_auc", "v6_auc", "align_error"))])
+  kinds = " / ".join(k.replace("_", " ") for k in KINDS)
+  return markdown_table.table(
+      ["negatives", "lines", f"of them: {kinds}", "ParaCrawl v3 AUC",
+       "v6 AUC", f"Multi30k 2016 alignment error % ({n:,} pairs)"], rows, 3)
+
+
+def align_baselines_multi30k() -> list[str]:
+  """Alignment recovery of the similarities and of Kim et al.'s baselines
+  without embeddings, on the whole set and on its first pairs."""
+  rows = [[r["selection"], f"{r['n']:,}", markdown_table.num(
+      r["align_error"], 1)] for r in _runs()[0]["rows"]
+          if "negatives" not in r]
+  return markdown_table.table(["similarity", "pairs", "alignment error %"],
+                              rows, 1)
+
+
+TABLES = (mlp_negatives_multi30k, mlp_negatives_multi30k_apart,
+          align_baselines_multi30k)

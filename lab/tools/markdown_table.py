@@ -1,0 +1,24 @@
+"""Markdown table lines, shared by the table modules of lab/tools/."""
+from __future__ import annotations
+
+
+def row(cells) -> str:
+  return "| " + " | ".join("" if c is None else str(c) for c in cells) + " |"
+
+
+def header(columns, align=None) -> list[str]:
+  """The header line and the alignment line; `align` has "---" (left) or
+  "---:" (right) per column, all left when None."""
+  return [row(columns), row(align or ["---"] * len(columns))]
+
+
+def table(columns, rows, numeric_from: int | None = None) -> list[str]:
+  """Header, alignment and rows; columns from `numeric_from` on are
+  right-aligned (None: none)."""
+  n = len(columns) if numeric_from is None else numeric_from
+  return header(columns, ["---"] * n + ["---:"] * (len(columns) - n)) + [
+      row(r) for r in rows]
+
+
+def num(x, digits: int = 2) -> str:
+  return "" if x is None else f"{x:,.{digits}f}"

@@ -1,0 +1,443 @@
+"""Renders the results tables of README.md and docs/*.md from JSON.
+
+A table in a Markdown file sits between two marker comments:
+
+    <!-- table: NAME -->
+    | ... the rendered table ... |
+    <!-- /table -->
+
+NAME is a function of TABLES below; it reads the JSON that a benchmark
+wrote (`lab/results/`; `bench_tables.py`) or the output files of
+the runs behind a table (`lab/results/runs/`, kept by
+`collect_result.py`; `run_tables.py`) and returns the table's lines. Rewrite every table:
+
+    python lab/tools/render_tables.py            # rewrite README.md and docs/*.md
+    python lab/tools/render_tables.py --check    # exit 1 if one is stale
+
+It also writes docs/commands.md from the command table
+(`paraflax.commands.COMMANDS`). `tests/test_docs.py` runs the check.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+from typing import Callable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# pylint: disable=wrong-import-position
+import bench_tables  # the benchmarks' tables of lab/benchmarks/README.md
+import compile_tables  # docs/pod.md's preset x topology table
+import fidelity_tables  # docs/fidelity.md's runs of caption encoders
+import markdown_table  # the lines of a Markdown table
+import run_tables  # tables computed from the runs' own output files
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(ROOT, "lab", "results")
+RESULTS = os.path.join(ROOT, "lab", "results")
+MARKER = re.compile(
+    r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table -->)",
+    re.S)
+
+
+def _load(path: str) -> dict:
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
+_row = markdown_table.row
+_header = markdown_table.header
+_f = markdown_table.num
+
+
+def mining_throughput() -> list[str]:
+  """Ours against faiss + numpy and the bare product, AMD EPYC, 2 cores."""
+  lines = _header(
+      ["d", "N", "ours, 1 device (s)", "ours, 8 devices (s)",
+       "faiss IndexFlatIP both ways + numpy (s)", "one product, jax (s)",
+       "faiss / ours", "ours / product"],
+      ["---:"] * 8)
+  for path in ("mining_throughput.d256.amd-epyc-2core.json",
+               "mining_throughput.d512.amd-epyc-2core.json"):
+    d = _load(os.path.join(BENCH, path))
+    by = {(r["method"], r["n"], r["devices"]): r["total_s"]
+          for r in d["results"] if r.get("status") == "ok"}
+    for n in sorted({k[1] for k in by}):
+      ours, ours8 = by.get(("ours", n, 1)), by.get(("ours", n, 8))
+      faiss, roof = by.get(("faiss", n, 1)), by.get(("roofline_jax", n, 1))
+      lines.append(_row([
+          d["dim"], f"{n:,}", _f(ours), _f(ours8), _f(faiss), _f(roof),
+          _f(faiss / ours) + "x" if faiss and ours else "",
+          _f(ours / roof) + "x" if roof and ours else ""]))
+  return lines
+
+
+def mining_h100_de_en() -> list[str]:
+  """P/R/F1 of the de-en bilingual model trained 4 minutes on an H100."""
+  d = _load(os.path.join(BENCH, "gpu_session.de-en.nvidia-h100",
+                         "bi_de.mining_eval.json"))
+  lines = _header(["margin", "retrieval", "dev threshold", "test P", "test R",
+                   "test F1"], ["---", "---", "---:", "---:", "---:", "---:"])
+  for r in d["rows"]:
+    lines.append(_row([
+        r["margin"], r["retrieval"], _f(r["threshold"], 3),
+        _f(100 * r["test_precision"], 1), _f(100 * r["test_recall"], 1),
+        _f(100 * r["test_f1"], 1)]))
+  return lines
+
+
+def nmt_vs_opennmt() -> list[str]:
+  """NMT train-step target tokens/s against OpenNMT-py, AMD EPYC, 2 cores."""
+  lines = _header(["our encoder", "ours (tokens/s)", "OpenNMT-py 3.0.4 (tokens/s)",
+                   "ours / OpenNMT-py"], ["---", "---:", "---:", "---:"])
+  for width, variant in (
+      ("2 x 256 (ours)", "encoder-256"),
+      ("2 x 128 (its `brnn`)", "encoder-128"),
+      ("2 x 128 (its `brnn`), repeated", "encoder-128-repeat")):
+    t = _load(os.path.join(
+        BENCH, f"nmt_vs_opennmt.{variant}.amd-epyc-2core.json"))["train"]
+    lines.append(_row([
+        width, _f(t["ours"]["target_tokens_per_s"], 0),
+        _f(t["opennmt"]["target_tokens_per_s"], 0),
+        _f(t["target_tokens_per_s_ratio_ours_over_opennmt"]) + "x"]))
+  return lines
+
+
+def encoders_vs_wieting() -> list[str]:
+  d = _load(os.path.join(BENCH, "encoders_vs_wieting.cpu-2core.json"))
+  lines = _header(["model", "ours (pairs/s)", "Wieting's PyTorch code (pairs/s)",
+                   "ours / theirs"], ["---", "---:", "---:", "---:"])
+  for r in d["results"]:
+    ours, theirs = r["ours"]["pairs_per_s"], r["wieting"]["pairs_per_s"]
+    lines.append(_row([r["model"], _f(ours, 1), _f(theirs, 1),
+                       _f(ours / theirs, 1) + "x"]))
+  return lines
+
+
+def train_throughput() -> list[str]:
+  d = _load(os.path.join(BENCH, "train_throughput.cpu-2core.json"))
+  lines = _header(["model", "length groups", "devices", "pairs/s"],
+                  ["---", "---:", "---:", "---:"])
+  for r in d["results"]:
+    lines.append(_row([r["model"], r["length_groups"], r["devices"],
+                       _f(r["pairs_per_s"], 1)]))
+  return lines
+
+
+_STAGES = ("backtranslate", "score", "filter", "filter_stream", "beam_score")
+
+
+def _stage_rows(paths: list[str]) -> list[str]:
+  lines = _header(["stage", "hardware", "records", "records/s",
+                   "peak RSS (MiB)"], ["---", "---", "---:", "---:", "---:"])
+  for path in sorted(paths):
+    d = _load(path)
+    for stage in sorted(d["stages"], key=_STAGES.index):
+      for n, r in sorted(d["stages"][stage].items(), key=lambda kv: int(kv[0])):
+        lines.append(_row([stage, d["hardware"], f"{int(n):,}",
+                           _f(r["records_per_s"], 0),
+                           _f(r["peak_rss_mib"], 0)]))
+  return lines
+
+
+def stage_scale() -> list[str]:
+  """lab/benchmarks/stage_scale.py: each stage's rate and peak RSS by size
+  (stage_scale.<hardware>.json)."""
+  return _stage_rows([
+      p for p in glob.glob(os.path.join(BENCH, "stage_scale.*.json"))
+      if os.path.basename(p).count(".") == 2])
+
+
+def stage_scale_streamed() -> list[str]:
+  """lab/benchmarks/stage_scale.py: the back-translated Task streamed, to
+  10^7 records."""
+  return _stage_rows(glob.glob(os.path.join(
+      BENCH, "stage_scale.filtered-1e7.*.json")))
+
+
+def stage_scale_backtranslate() -> list[str]:
+  """lab/benchmarks/stage_scale.py: back-translation at batch 256 to 10^6
+  records."""
+  return _stage_rows(glob.glob(os.path.join(
+      BENCH, "stage_scale.backtranslate-b256.*.json")))
+
+
+def training_memory() -> list[str]:
+  """lab/benchmarks/train_memory.py: peak RSS of `paraflax train` by the size
+  of its training file, streamed and in memory, per recipe."""
+  lines = _header(["recipe", "path", "pairs", "peak RSS (MiB)",
+                   "encoded cache (MiB)", "first logged loss"],
+                  ["---", "---", "---:", "---:", "---:", "---:"])
+  for path in sorted(glob.glob(os.path.join(
+      BENCH, "stage_scale_training.*.json"))):
+    d = _load(path)
+    recipe = d.get("recipe", "paraphrase")
+    for r in sorted(d["runs"], key=lambda r: (r["path"], r["pairs"])):
+      lines.append(_row([recipe, r["path"], f"{r['pairs']:,}",
+                         _f(r["peak_rss_mib"], 0),
+                         _f(r["encoded_cache_mib"], 0)
+                         if r["path"] == "streamed" else "",
+                         _f(r["losses"][0][1], 4)]))
+  return lines
+
+
+def _ann(what: str = "recall") -> dict:
+  return _load(os.path.join(BENCH, f"mining_ann.{what}.epyc-2core.json"))
+
+
+def mining_ann_recall() -> list[str]:
+  """Index settings against exact search on synthetic clustered vectors,
+  with faiss driven directly as the peer (AMD EPYC, 2 shared cores)."""
+  d = _ann()
+  lines = _header(
+      ["index", "nprobe", "recall@4 src->tgt", "recall@4 tgt->src",
+       "pairs as exact", "bytes / row", "build (s)", "search (s)",
+       "faiss directly: pairs as exact", "faiss directly / ours (time)"],
+      ["---", "---:"] + ["---:"] * 8)
+  for r in d.get("recall", []):
+    if r["nprobe"] is None:
+      lines.append(_row([r["setting"], "", "1.000", "1.000", "1.000", "", "",
+                         _f(r["search_s"]), "", ""]))
+      continue
+    lines.append(_row([
+        f"`{r['setting']}`", r["nprobe"], _f(r["recall_fwd"], 3),
+        _f(r["recall_bwd"], 3), _f(r["same_pairs"], 3),
+        _f(r["bytes_per_row"], 1), _f(r["build_s"]), _f(r["search_s"]),
+        _f(r["peer_same_pairs"], 3), _f(r["peer_over_ours"]) + "x"]))
+  return lines
+
+
+def mining_ann_quality() -> list[str]:
+  """Mining P/R/F1 on the de-en news benchmarks, exact and per index."""
+  d = _ann("quality")
+  lines = _header(["search", "nprobe", "dev threshold", "dev F1", "test P",
+                   "test R", "test F1"],
+                  ["---", "---:", "---:", "---:", "---:", "---:", "---:"])
+  for r in d["quality"]:
+    lines.append(_row([
+        r["setting"] if r["nprobe"] is None else f"`{r['setting']}`",
+        r["nprobe"] or "", _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
+        _f(r["test_precision"], 1), _f(r["test_recall"], 1),
+        _f(r["test_f1"], 1)]))
+  return lines
+
+
+def mining_ann_scale() -> list[str]:
+  """lab/benchmarks/mining_scale.py: N x N synthetic vectors through --index,
+  a row per re-ranking setting (one pair of indexes), with faiss directly
+  beside it where the run had --peer."""
+  lines = _header(
+      ["rows a side", "index", "nprobe", "re-ranked", "index build (s)",
+       "search + margin + TSV (s)", "peak RSS (GiB)", "pairs",
+       "F1-optimal P / R / F1", "F1 at 1.04 / 1.06", "faiss directly (s)",
+       "its F1", "our pairs it finds", "ours / faiss (time)"],
+      ["---:", "---", "---:"] + ["---:"] * 11)
+  for path in sorted(glob.glob(os.path.join(BENCH,
+                                            "mining_ann.scale-*.json")),
+                     key=lambda p: _load(p)["rows_per_side"]):
+    d = _load(path)
+    peer = d.get("peer")
+    for rerank, run in d["runs"].items():
+      q, best = run["quality"], run["quality"]["f1_optimal"]
+      lines.append(_row([
+          f"{d['rows_per_side']:,}", f"`{d['index']}`", d["nprobe"], rerank,
+          _f(d["index_build_s"], 0), _f(run["mine_s"], 0),
+          _f(run["peak_rss_bytes"] / 2**30, 2), f"{run['pairs']:,}",
+          f"{best['precision']:.1f} / {best['recall']:.1f} / "
+          f"{best['f1']:.1f}",
+          f"{q['at_1.04']['f1']:.1f} / {q['at_1.06']['f1']:.1f}",
+          _f(peer["total_mining_s"], 0) if peer else "",
+          _f(peer["quality"]["f1_optimal"]["f1"], 1) if peer else "",
+          f"{100 * run['share_of_our_pairs']:.0f} %" if peer else "",
+          _f(1 / run["peer_over_ours_time"]) + "x" if peer else ""]))
+  return lines
+
+
+def mining_rerank() -> list[str]:
+  """lab/benchmarks/mining_rerank.py: our re-ranking from the float16 shards
+  beside faiss's IndexRefineFlat from float32 rows in memory."""
+  lines = _header(
+      ["rows a side", "candidates", "recall@4", "ours (s)",
+       "of which index search (s)", "the rest: re-rank, order (s)",
+       "faiss (s)", "faiss / ours (time)"], ["---:"] * 8)
+  for path in sorted(glob.glob(os.path.join(BENCH, "mining_rerank.*.json"))):
+    d = _load(path)
+    for r in d["rows"]:
+      ours, peer = r["ours"], r["faiss"]
+      lines.append(_row([
+          f"{d['rows_per_side']:,}", r["candidates"] if r["rerank"]
+          else f"{r['candidates']} (none re-ranked)",
+          _f(ours["recall_at_k"], 3), _f(ours["seconds"]),
+          _f(ours["index_search_s"]), _f(ours["rest_s"]),
+          _f(peer["seconds"]), _f(r["faiss_over_ours_time"]) + "x"]))
+  return lines
+
+
+def mining_vs_sentence_transformers() -> list[str]:
+  """lab/benchmarks/mining_vs_sentence_transformers.py: the same embeddings
+  mined by paraflax and by sentence-transformers' recipe."""
+  d = _load(os.path.join(
+      BENCH, "mining_vs_sentence_transformers.epyc-2core.json"))
+  lines = _header(["mined by", "dev (s)", "test (s)", "dev threshold",
+                   "dev F1", "test P", "test R", "test F1"],
+                  ["---"] + ["---:"] * 7)
+  for tool, r in d["rows"].items():
+    lines.append(_row([
+        tool, _f(r["dev_median_s"]), _f(r["test_median_s"]),
+        _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
+        _f(r["test_precision"], 1), _f(r["test_recall"], 1),
+        _f(r["test_f1"], 1)]))
+  return lines
+
+
+TABLES: dict[str, Callable[[], list[str]]] = {
+    f.__name__: f for f in (
+        mining_throughput, mining_h100_de_en, nmt_vs_opennmt,
+        encoders_vs_wieting, train_throughput, stage_scale,
+        stage_scale_streamed, stage_scale_backtranslate, training_memory,
+        mining_ann_recall, mining_ann_quality, mining_ann_scale,
+        mining_vs_sentence_transformers, mining_rerank,
+        *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
+        *compile_tables.TABLES)}
+
+
+COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
+
+
+def _flag_cell(names, kwargs) -> tuple[str, str]:
+  metavar = kwargs.get("metavar")
+  if kwargs.get("action") in ("store_true", "store_false"):
+    usage = ", ".join(names)
+  else:
+    if metavar is None and "choices" in kwargs:
+      metavar = "{" + ",".join(str(c) for c in kwargs["choices"]) + "}"
+    metavar = metavar or names[0].lstrip("-").replace("-", "_").upper()
+    if isinstance(metavar, tuple):
+      metavar = " ".join(metavar)
+    nargs = kwargs.get("nargs")
+    arg = f"{metavar} ..." if nargs in ("+", "*") else metavar
+    usage = ", ".join(f"{n} {arg}" if n.startswith("-") else arg
+                      for n in names)
+  notes = []
+  if kwargs.get("required"):
+    notes.append("required")
+  if "choices" in kwargs and kwargs.get("metavar"):
+    notes.append("one of " + ", ".join(f"`{c}`" for c in kwargs["choices"]))
+  default = kwargs.get("default")
+  if default not in (None, False, "") and isinstance(
+      default, (str, int, float)) and "SUPPRESS" not in str(default):
+    notes.append(f"default `{default}`")
+  help_text = " ".join(str(kwargs.get("help", "")).split())
+  cell = help_text + (" (" + "; ".join(notes) + ")" if notes else "")
+  return "`" + usage + "`", cell.replace("|", "\\|")
+
+
+def commands_markdown() -> str:
+  """docs/commands.md: every command of `paraflax.commands.COMMANDS`, by
+  stage as `paraflax --help` lists them."""
+  if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+  from paraflax import commands  # pylint: disable=import-outside-toplevel
+  out = ["# Commands", "",
+         "Generated from the command table `paraflax/commands/` (one module "
+         "per stage) by `python lab/tools/render_tables.py`; `paraflax --help` "
+         "lists the same commands by stage, `paraflax <command> --help` "
+         "prints a command's flags. Every command takes `--verbose` "
+         "(start-up logs and tracebacks) before its name.", "",
+         "| stage | command | what |", "|---|---|---|"]
+  for stage in commands.STAGES:
+    for i, (name, command) in enumerate(stage.COMMANDS.items()):
+      out.append(f"| {'' if i else stage.TITLE} | [`{name}`](#{name}) | "
+                 f"{command.help} |")
+  for stage in commands.STAGES:
+    out += ["", f"## {stage.TITLE}: {', '.join(stage.COMMANDS)}"]
+    for name, command in stage.COMMANDS.items():
+      out += ["", f"### {name}", "", " ".join(command.description.split()),
+              ""]
+      rows = []
+      if command.config:
+        default = (f" (default `{command.config}`)"
+                   if isinstance(command.config, str) else " (required)")
+        rows.append(("`--config FILE[:ARG]`", "configs/<name>.py, or "
+                     "configs/<name>.py:<arg> for get_config(<arg>)"
+                     + default))
+        rows.append(("`--config.KEY=VALUE`", "override one key of the "
+                     "config; a flag marked [config: key] sets that key "
+                     "too, and wins"))
+      rows += [_flag_cell(names, kwargs) for names, kwargs in command.flags]
+      if rows:
+        out += ["| flag | meaning |", "|---|---|"]
+        out += [f"| {a} | {b} |" for a, b in rows]
+  return "\n".join(out) + "\n"
+
+
+def markdown_files() -> list[str]:
+  return [os.path.join(ROOT, "README.md"),
+          os.path.join(ROOT, "lab", "benchmarks", "README.md")] + sorted(
+              glob.glob(os.path.join(ROOT, "docs", "*.md")))
+
+
+def render(text: str) -> str:
+  """`text` with every marked table rewritten from its JSON."""
+  def one(m: re.Match) -> str:
+    name = m.group("name")
+    if name not in TABLES:
+      raise KeyError(f"no table named {name!r} (lab/tools/render_tables.py)")
+    return m.group(1) + "\n".join(TABLES[name]()) + "\n" + m.group(4)
+  return MARKER.sub(one, text)
+
+
+def stale(paths=None) -> list[str]:
+  """The files whose marked tables differ from their JSON, and
+  docs/commands.md if it differs from the command table."""
+  out = []
+  if paths is None:
+    current = ""
+    if os.path.exists(COMMANDS_MD):
+      with open(COMMANDS_MD, encoding="utf-8") as f:
+        current = f.read()
+    if current != commands_markdown():
+      out.append(os.path.relpath(COMMANDS_MD, ROOT))
+  for path in paths or markdown_files():
+    with open(path, encoding="utf-8") as f:
+      text = f.read()
+    if render(text) != text:
+      out.append(os.path.relpath(path, ROOT))
+  return out
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--check", action="store_true",
+                      help="exit 1 if a table is stale; write nothing")
+  args = parser.parse_args(argv)
+  if args.check:
+    try:
+      bad = stale()
+    except (ValueError, KeyError, OSError) as e:  # a run file changed by hand
+      print(f"render_tables: {e}", file=sys.stderr)
+      return 1
+    for path in bad:
+      print(f"{path}: stale (a table differs from its JSON, or commands.md "
+            "from paraflax/commands/); run python lab/tools/render_tables.py",
+            file=sys.stderr)
+    return 1 if bad else 0
+  text = commands_markdown()
+  with open(COMMANDS_MD, "w", encoding="utf-8") as f:
+    f.write(text)
+  for path in markdown_files():
+    with open(path, encoding="utf-8") as f:
+      text = f.read()
+    new = render(text)
+    if new != text:
+      with open(path, "w", encoding="utf-8") as f:
+        f.write(new)
+      print("rendered", os.path.relpath(path, ROOT))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

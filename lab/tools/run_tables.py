@@ -1,0 +1,320 @@
+"""Results tables computed from the runs' own output files
+(`lab/tools/run_results.py`: lab/results/runs/<table>/<name>.json).
+
+A table's lab/results/<table>.json lists its rows; each row is computed
+from a run (`"from"`: a key of ROWS) or, where the run's output is not
+kept (runs longer than a CPU allows), transcribed: `{"from": "cells",
+"cells": [...], "command": "..."}`, the command naming how it was made.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Callable
+
+import markdown_table
+import run_results
+
+RESULTS = os.path.join(run_results.ROOT, "lab", "results")
+
+
+def _table(name: str) -> dict:
+  with open(os.path.join(RESULTS, name + ".json"), encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _x100(r: float | None) -> str:
+  return "" if r is None else f"{100 * r:.2f}"
+
+
+# --- what an output holds, in words ---------------------------------------
+
+_SELECT = {"dev/bleu": ("dev BLEU", 1), "dev/align_accuracy":
+           ("dev alignment accuracy", 1),
+           "sts/STSb.dev-tuning/pearson": ("STSb dev-tuning", 100)}
+
+
+def _best(stage: dict) -> str:
+  name, scale = _SELECT.get(stage["select"], (stage["select"], 1))
+  return f"{name} {scale * stage['best']:.2f}"
+
+
+def _sts(sts: dict) -> str:
+  return (f"STS12-15 mean {_x100(sts['semeval_2012_2015']['mean_pearson'])}"
+          f", STSb test {_x100(sts['datasets']['STSb.test']['pearson'])}")
+
+
+def _mined(mining: dict) -> str:
+  test = mining["test"]
+  return (f"{mining['margin']} margin, {mining['retrieval']} retrieval at "
+          f"the dev threshold {mining['threshold']:.4f}: precision "
+          f"{_x100(test['precision'])}, recall {_x100(test['recall'])}, F1 "
+          f"{_x100(test['f1'])}")
+
+
+def _code(text: str) -> str:
+  return f"`{text}`" if text else ""
+
+
+def _report(ref: str) -> dict:
+  return run_results.load(ref).data
+
+
+# --- the tiny pipeline --------------------------------------------------------
+
+PIPELINE = "pipeline_tiny/tiny"
+
+
+def pipeline_tiny() -> list[str]:
+  """The tiny pipeline's report (report.json), stage by stage."""
+  r = _report(PIPELINE)
+  score, m = r["score"], r["mining"]
+  test = m["benchmarks"]["test"]
+  shown = m["sample"]
+  rows = [
+      ("nmt", f"{_best(r['nmt'])} after {r['nmt']['steps']:,} steps"),
+      ("backtranslate, score",
+       f"{r['backtranslate']['sentences']:,} sentences into "
+       f"{r['backtranslate']['records']:,} "
+       f"{r['backtranslate']['records'] // r['backtranslate']['sentences']}"
+       f"-best records; {score['pairs']:,} "
+       f"1-best pairs kept by `{score['filter']['score']}` in "
+       f"[{score['filter']['lo']}, {score['filter']['hi']}]"),
+      ("words", f"PPDB word vectors ({r['words']['steps']:,} updates): "
+       f"{_best(r['words'])} as an Avg encoder"),
+      ("gran, sts", f"from those words, on the kept pairs "
+       f"({r['gran']['steps']:,} updates): {_best(r['gran'])}, "
+       f"{_sts(r['sts'])}"),
+      ("bilingual", f"{_best(r['bilingual'])} % after "
+       f"{r['bilingual']['steps']:,} steps"),
+      ("mining", f"`{test['built_by']}`: {test['gold']:,} gold pairs among "
+       f"{test['src']:,} sentences a side; {_mined(m)}; "
+       f"{sum(p['gold'] for p in shown)} of the {len(shown)} best-scored "
+       "pairs correct"),
+  ]
+  return markdown_table.table(["stage", "result"], rows)
+
+
+_LANGS = {"de": "German", "fr": "French", "cs": "Czech", "ru": "Russian"}
+
+
+def pipeline_tiny_mined() -> list[str]:
+  """Its best-scored mined test pairs with their gold marks."""
+  report = _report(PIPELINE)
+  rows = [(f"{p['score']:.4f}", p["src"], p["tgt"],
+           "correct" if p["gold"] else "wrong")
+          for p in report["mining"]["sample"]]
+  source = _LANGS.get(report["lang"], report["lang"])
+  return markdown_table.table(["score", source, "English", "gold"], rows)
+
+
+# --- rows computed from a run, by the kind of row ---------------------------
+
+def _cells(spec: dict, columns) -> list:
+  del columns
+  return spec["cells"]
+
+
+def _sts_row(spec: dict, columns) -> list:
+  """sts_encoders: one encoder's eval-sts of its best checkpoint."""
+  run = run_results.load(spec["run"])
+  d = run.data
+  groups = [_x100(d["groups"][g]["mean_pearson"])
+            for g in ("STS12", "STS13", "STS14", "STS15")]
+  return [spec["model"], _code(run.about["config"]), run.about["hardware"],
+          f"{d['checkpoint_step']:,}", *groups,
+          _x100(d["semeval_2012_2015"]["mean_pearson"]),
+          _x100(d["datasets"]["STSb.dev"]["pearson"]),
+          _x100(d["datasets"]["STSb.test"]["pearson"]),
+          _x100(d["datasets"]["SICK.train"]["pearson"])][:len(columns)]
+
+
+def _sts_headline(spec: dict, columns) -> list:
+  """headline: eval-sts of one config's runs, one per seed."""
+  runs = {label: run_results.load(ref) for label, ref in spec["runs"].items()}
+  first = next(iter(runs.values()))
+  result = "; ".join(f"{_sts(r.data)} ({label})" for label, r in runs.items())
+  return [spec["method"], _code(first.about["config"]),
+          first.about["hardware"],
+          first.about["time"], result][:len(columns)]
+
+
+def _pipeline_headline(spec: dict, columns) -> list:
+  run = run_results.load(spec["run"])
+  m = run.data["mining"]
+  result = (f"GRAN {_sts(run.data['sts'])}; mining "
+            f"{m['benchmarks']['test']['gold']:,} gold pairs: F1 "
+            f"{_x100(m['test']['f1'])}")
+  return [spec["method"], _code(run.about["config"]), run.about["hardware"],
+          run.about["time"], result][:len(columns)]
+
+
+def _mining_headline(spec: dict, columns) -> list:
+  """headline: `paraflax mining-eval`'s row of one margin and retrieval."""
+  with open(os.path.join(run_results.ROOT, spec["file"]),
+            encoding="utf-8") as f:
+    rows = json.load(f)["rows"]
+  row = next(r for r in rows if (r["margin"], r["retrieval"]) ==
+             (spec["margin"], spec["retrieval"]))
+  return [spec["method"], spec["config"], spec["hardware"], spec["time"],
+          f"test F1 {100 * row['test_f1']:.1f} ({spec['margin']} margin, "
+          f"{spec['retrieval']} retrieval)"][:len(columns)]
+
+
+def _over_random(run: run_results.Run) -> dict[int, float]:
+  """eval-domain: top diffCE's test perplexity over random's, by size."""
+  ppl = {(r["method"], r["size"]): r["perplexity"] for r in run.data["rows"]}
+  return {n: p / ppl[("random", n)] for (m, n), p in ppl.items()
+          if m == "moore_lewis"}
+
+
+def _domain_headline(spec: dict, columns) -> list:
+  """headline: eval-domain's top diffCE against random at one size."""
+  run = run_results.load(spec["run"])
+  n = spec["size"]
+  return [spec["method"], _code(run.about["config"]), run.about["hardware"],
+          run.about["time"], f"perplexity of the {n:,} selected sentences' "
+          f"LM {_over_random(run)[n]:.3f}x that of {n:,} random ones"
+          ][:len(columns)]
+
+
+def _domain_preset(spec: dict, columns) -> list:
+  """paper_presets: a selection's curve at its smallest and largest size."""
+  run = run_results.load(spec["run"])
+  ratio = _over_random(run)
+  lo, hi = min(ratio), max(ratio)
+  return [spec["paper"], spec["config"], spec["cut"], run.about["time"],
+          f"top diffCE / random test perplexity {ratio[lo]:.3f} at {lo:,} "
+          f"sentences, {ratio[hi]:.3f} at {hi:,}"][:len(columns)]
+
+
+def _sts_preset(spec: dict, columns) -> list:
+  """paper_presets: an encoder's eval-sts after the cut's updates."""
+  run = run_results.load(spec["run"])
+  return [spec["paper"], spec["config"], spec["cut"], run.about["time"],
+          _sts(run.data)][:len(columns)]
+
+
+def _bilingual_preset(spec: dict, columns) -> list:
+  """paper_presets: `paraflax eval` of a bilingual workdir: its dev
+  alignment accuracy and one test set's alignment error."""
+  run = run_results.load(spec["run"])
+  d = run.data
+  test = next(r for r in d["tests"]["rows"] if (r["set"], r["similarity"])
+              == (spec["set"], spec["similarity"]))
+  return [spec["paper"], spec["config"], spec["cut"], run.about["time"],
+          f"dev alignment accuracy {d['dev']['align_accuracy']:.1f} %; "
+          f"{spec['set_name']} error {test['mean']:.2f} % "
+          f"({spec['similarity'].upper()})"][:len(columns)]
+
+
+def _mining_preset(spec: dict, columns) -> list:
+  """paper_presets: a `paraflax mining-eval` output's row of the preset's
+  margin and retrieval (its k checked to be the preset's)."""
+  with open(os.path.join(run_results.ROOT, spec["file"]),
+            encoding="utf-8") as f:
+    d = json.load(f)
+  if d["k"] != spec["k"]:
+    raise ValueError(f"{spec['file']}: k = {d['k']}, not {spec['k']}")
+  row = next(r for r in d["rows"] if (r["margin"], r["retrieval"]) ==
+             (spec["margin"], spec["retrieval"]))
+  return [spec["paper"], spec["config"], spec["cut"], spec["time"],
+          f"test F1 {100 * row['test_f1']:.1f} ({spec['model']})"
+          ][:len(columns)]
+
+
+ROWS: dict[str, Callable[[dict, list], list]] = {
+    "cells": _cells, "sts": _sts_row, "sts-headline": _sts_headline,
+    "pipeline-headline": _pipeline_headline,
+    "domain-headline": _domain_headline, "domain-preset": _domain_preset,
+    "mining-eval-headline": _mining_headline, "sts-preset": _sts_preset,
+    "bilingual-preset": _bilingual_preset, "mining-eval-preset": _mining_preset}
+
+
+def listed(name: str) -> list[str]:
+  """lab/results/NAME.json: its columns, each row from ROWS."""
+  d = _table(name)
+  return markdown_table.table(
+      d["columns"], [ROWS[r["from"]](r, d["columns"]) for r in d["rows"]])
+
+
+def headline() -> list[str]:
+  return listed("headline")
+
+
+def sts_encoders() -> list[str]:
+  return listed("sts_encoders")
+
+
+def filter_tables() -> list[str]:
+  return listed("filter_tables")
+
+
+def paper_presets() -> list[str]:
+  return listed("paper_presets")
+
+
+def filtering_downstream() -> list[str]:
+  """`paraflax eval-filtering`'s report (its eval_filtering.json, kept in
+  runs/), with rows transcribed from outputs not kept: dev BLEU and the
+  noise kept, in the table's order."""
+  d = _table("eval_filtering")
+  rows = {r["scorer"]: r for r in run_results.load(d["run"]).data["rows"]}
+  rows.update({r["scorer"]: r for r in d["transcribed"]})
+  return _filtering_table([(name, [rows[name]]) for name in d["order"]],
+                          d["kinds"], "BLEU")
+
+
+def filtering_downstream_captions() -> list[str]:
+  """The same on caption encoders that align, once per NMT seed: the rows
+  of one eval-filtering run a seed, then the `mlp` row of one run per MLP
+  (each trained with its own negatives) and seed, by the name of those
+  negatives."""
+  d = _table("eval_filtering_captions")
+  runs = [_by_selection(ref) for ref in d["runs"]]
+  shown = [(name, [rows[name, 0 if name == "unfiltered" else d["words"]]
+                   for rows in runs]) for name in d["order"]]
+  for label, refs in d["mlp"]:
+    shown.append((label, [_by_selection(ref)["mlp", d["words"]]
+                          for ref in refs]))
+  return _filtering_table(shown, d["kinds"], _seeds(d))
+
+
+def filtering_downstream_budgets() -> list[str]:
+  """The caption encoders' selections at several budgets N, each trained
+  once per NMT seed."""
+  d = _table("eval_filtering_captions")
+  runs = [_by_selection(ref) for ref in d["runs"]]
+  shown = [("unfiltered", [rows["unfiltered", 0] for rows in runs])]
+  shown += [(name, [rows[name, n] for rows in runs])
+            for n in d["budgets"] for name in d["order"]
+            if name != "unfiltered"]
+  return _filtering_table(shown, d["kinds"], _seeds(d))
+
+
+def _by_selection(ref: str) -> dict[tuple[str, int], dict]:
+  """An eval-filtering run's rows by (scorer, N)."""
+  return {(r["scorer"], r["words"]): r
+          for r in run_results.load(ref).data["rows"]}
+
+
+def _seeds(d: dict) -> str:
+  return "BLEU, NMT seed " + " / ".join(map(str, d["nmt_seeds"]))
+
+
+def _filtering_table(rows: list[tuple[str, list[dict]]], kinds: list[str],
+                     bleu: str) -> list[str]:
+  """One row a selection: its BLEU in each run (the same pairs: counts
+  from the first)."""
+  return markdown_table.table(
+      ["selection", "N target words", "pairs", bleu, "clean", *kinds],
+      [[name, f"{r[0]['words']:,}" if r[0]["words"] else "all",
+        f"{r[0]['pairs']:,}",
+        " / ".join(markdown_table.num(x["bleu"]) for x in r),
+        *(f"{r[0]['kept'][k]:,}" for k in ("clean", *kinds))]
+       for name, r in rows], numeric_from=1)
+
+
+TABLES = (headline, sts_encoders, filter_tables, paper_presets,
+          pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
+          filtering_downstream_captions, filtering_downstream_budgets)
