@@ -266,6 +266,45 @@ def test_the_pipeline_keeps_splits_apart_before_claiming(keys, message,
   assert not workdir.exists()
 
 
+@pytest.mark.parametrize("key, fix", [
+    ("data.dev", r"Remove them from the training files, or name another "
+     r"dev set: --config\.data\.dev=SPEC \(a config file whose nmt\.settings "
+     r"and bilingual\.settings set data\.allow_dev_overlap = True allows "
+     r"them\)\."),
+    ("mining.test", r"Remove them from the training files, or build the "
+     r"benchmark from bitext kept out of training: "
+     r"--config\.mining\.test=SPEC"),
+])
+def test_the_pipeline_counts_evaluation_pairs_found_in_training(key, fix,
+                                                                tmp_path):
+  """Other files, the same pairs: data.train holding pairs of data.dev or
+  of a mining benchmark's bitext is refused before any stage, by content
+  (each side stripped), with the count, examples and the fix."""
+  spec = {}
+  for k in ("data.train", "data.dev", "mining.dev", "mining.test"):
+    spec[k] = tmp_path / f"{k}.tsv"
+    spec[k].write_text("".join(f"hund {k} {i}\tdog {k} {i}\n"
+                               for i in range(30)))
+  with spec["data.train"].open("a") as f:  # two of key's pairs, re-spaced
+    f.write(f" hund {key} 4\tdog {key} 4 \nhund {key} 7\t dog {key} 7\n")
+  args = ["--config.mining.gold=3", "--config.mining.distractors=3",
+          *(f"--config.{k}=tsv:{spec[k]}" for k in spec)]
+  workdir = tmp_path / "w"
+  with pytest.raises(ConfigError, match=(
+      rf"{key}=tsv:.*{key}\.tsv: 2 of its 30 pairs are in data\.train too "
+      rf".* e\.g\. 'hund {key} 4' / 'dog {key} 4'; 'hund {key} 7' / "
+      rf"'dog {key} 7'; .*{fix}")):
+    pipeline.run(config_lib.load(f"{PIPELINE}:tiny", args), str(workdir))
+  assert not workdir.exists()
+  if key == "data.dev":  # allowed where the stages' training allows it
+    from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
+    config = config_lib.load(f"{PIPELINE}:tiny", args)
+    with config.unlocked():  # as a config file of the user's sets it
+      for stage in ("nmt", "bilingual"):
+        config[stage].settings.data.allow_dev_overlap = True
+    planning.plan(config, str(workdir))
+
+
 def test_mining_eval_refuses_the_dev_benchmark_as_test(tmp_path):
   dev = tmp_path / "dev"
   dev.mkdir()

@@ -448,6 +448,30 @@ def test_an_english_side_that_does_not_look_english_is_named(rows, swapped,
   english_side.check(spec + ":0,1", "data.train:")  # named: as told
 
 
+@pytest.mark.parametrize("key", ("data.train", "mining.test"))
+def test_the_pipeline_checks_english_sides_before_any_stage(key, tmp_path):
+  import time  # pylint: disable=g-import-not-at-top
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
+  swapped = tmp_path / "swapped.tsv"
+  swapped.write_text("".join(f"{e} {i}\t{s}{i}\n" for i in range(10)
+                             for s, e in _JA_EN), encoding="utf-8")
+  sizes = ["--config.mining.gold=3", "--config.mining.distractors=3"]
+  lines = [f"猫{i}" for i in range(50)]
+  start = time.monotonic()
+  with pytest.raises(errors.ConfigError, match=(
+      rf"{key}: tsv:.*swapped\.tsv: its second column, the English one, "
+      rf"does not look English .* tsv:.*swapped\.tsv:1,0;")):
+    planning.plan(_pipeline_config(tmp_path, lines, *sizes,
+                                   f"--config.{key}=tsv:{swapped}"),
+                  str(tmp_path / "w"))
+  assert time.monotonic() - start < 10
+  planning.plan(_pipeline_config(tmp_path, lines, *sizes,
+                                 f"--config.{key}=tsv:{swapped}:1,0"),
+                str(tmp_path / "w"))
+  assert not (tmp_path / "w").exists()
+
+
 def test_eval_bilingual_refuses_data_of_another_pair(tmp_path):
   from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
   from paraflax import errors  # pylint: disable=g-import-not-at-top

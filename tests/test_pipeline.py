@@ -226,7 +226,8 @@ def test_a_new_pair_names_its_data_once_for_every_stage(tmp_path, capsys):
   spec = {}
   for split in ("train", "dev", "mining_dev", "mining_test"):
     tsv = tmp_path / f"ru-en.{split}.tsv"
-    tsv.write_text("Кошка спит.\tThe cat sleeps.\n", encoding="utf-8")
+    tsv.write_text(f"Кошка спит ({split}).\tThe cat sleeps ({split}).\n",
+                   encoding="utf-8")
     spec[split] = f"tsv:{tsv}"
   new_pair = ["--config.lang=ru", f"--config.data.train={spec['train']}",
               f"--config.data.dev={spec['dev']}"]

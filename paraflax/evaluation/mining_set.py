@@ -158,6 +158,13 @@ def _check_request(lang: str, split: str, gold: int, distractors: int
                              "need at least 1 gold pair and >= 0 distractors.")
 
 
+def gold_rows(lang: str, split: str) -> list[Row]:
+  """The rows of the news set the `split` benchmark of `lang`-English
+  draws its gold pairs from (`GOLD_SETS`)."""
+  _check_request(lang, split, 1, 0)
+  return _read_rows(_GOLD_FOLDER, GOLD_SETS[split], lang, "")
+
+
 def build(lang: str, split: str, *, gold: int = 1000,
           distractors: int = 4000, seed: int = 0) -> MiningSet:
   """The `split` ("dev" or "test") benchmark of `lang`-English: `gold` pairs

@@ -3,7 +3,6 @@ its stages and their order, its data, a given NMT workdir, and each stage's
 config (its file, then the pipeline's `settings` for it)."""
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Sequence
@@ -14,6 +13,7 @@ from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import filters
 from paraflax.pipeline import plan as plan_lib
+from paraflax.pipeline import checks
 from paraflax.pipeline import stages
 from paraflax.recipes import sweep
 from paraflax.recipes import workdir as workdir_lib
@@ -166,19 +166,12 @@ def _check_vocabularies(config: ml_collections.ConfigDict,
                         found: dict[str, ml_collections.ConfigDict]) -> None:
   """Each subword vocabulary the pipeline trains can hold the characters
   of the training text (its first pairs), or the stage's `settings` keys
-  to change are named now: sentencepiece would stop at the stage."""
-  from paraflax.data import corpora  # pylint: disable=g-import-not-at-top
+  to change are named now: sentencepiece would stop at the stage. The
+  pass that reads them refuses evaluation pairs in data.train
+  (`checks.read_training`)."""
   from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
-  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
-  trained = [s for s in ("nmt", "bilingual") if s in config.stages
-             and not config[s].get("workdir")]
-  if not trained:
-    return
-  rows = itertools.chain.from_iterable(
-      corpora.iter_rows(data.corpus, data.split)
-      for data in map(specs.parse, config.data.train))
-  pairs = [(r[0], r[1]) for r in itertools.islice(rows, _VOCAB_SAMPLE)]
-  for stage in trained:
+  pairs = checks.read_training(config, found, _VOCAB_SAMPLE)
+  for stage in checks.trained(config):
     sentencepiece_vocab.check_pair(pairs, prefix=f"{stage}.settings.vocab.",
                                    **found[stage].vocab.to_dict())
 
@@ -206,6 +199,7 @@ def _stage_configs(config: ml_collections.ConfigDict, workdir: str
         "data.train": tuple(config.data.train), "data.dev": config.data.dev})
   _check_data(config)
   _check_splits(config)
+  checks.english_sides(config)
   _check_vocabularies(config, found)
   scored = os.path.join(os.path.abspath(workdir), "score", "scored.jsonl")
   config_lib.override(found["gran"], (), {
