@@ -71,6 +71,13 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   # A folder of `paraflax cache-task` (seqio's Beam cache of that Task):
   # the pairs are read from it instead of filtered again; "" reads the file.
   c.data.cache_dir = ""
+  # The training pairs split into this many parts, each process of a run
+  # reading and caching only its own (a multiple of the process count and
+  # a divisor of batch_size; the megabatches are the same for any process
+  # count, padded to max_len; the vocabulary counted on part 0; no
+  # data.cache_dir); 1: every process reads all of them
+  # (docs/scaling-out.md).
+  c.data.parts = 1
 
   c.model = ml_collections.ConfigDict()
   c.model.name = encoder

@@ -3,6 +3,7 @@ only its own parts of the training pairs, and the global batches are
 those of one process for any process count."""
 import json
 import pathlib
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -11,7 +12,13 @@ from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import bitext
 from paraflax.data import bitext_parts
+from paraflax.recipes import bilingual
+from paraflax.recipes import paraphrase
+from paraflax.training import partitioning
+from tests.conftest import BILINGUAL_CONFIG
+from tests.conftest import BILINGUAL_TINY
 from tests.conftest import ROOT
+from tests.conftest import TINY
 from tests.conftest import TINY_NMT
 from tests import test_multihost
 
@@ -176,3 +183,133 @@ def test_processes_train_as_one_process_on_their_own_parts(
     for part in range(PARTS):
       assert (f"train part {part} of 4:" in log) == (
           part // (PARTS // processes) == index)
+
+
+# The bilingual and paraphrase recipes read parts as the NMT one does: each
+# process builds its recipe (`partitioning.process()` patched to its index
+# and count) in a workdir of its own.
+BILINGUAL = (*BILINGUAL_TINY, "--config.mesh.num_devices=8",
+             f"--config.data.parts={PARTS}")
+GRAN = str(ROOT / "configs" / "gran.py")
+GRAN_PARTS = (*TINY, "--config.mesh.num_devices=8", "--config.batch_size=48",
+              "--config.loss.scramble=0.3", f"--config.data.parts={PARTS}")
+
+
+def _built(build, config, workdir: pathlib.Path, process: tuple[int, int],
+           monkeypatch):
+  monkeypatch.setattr(partitioning, "process", lambda: process)
+  return build(config, str(workdir), partitioning.config_mesh(config))
+
+
+def _recipes_blocks(build, config, tmp: pathlib.Path, processes: int,
+                    steps: Sequence[int], axis: int, monkeypatch
+                    ) -> tuple[list[dict], list[set[str]]]:
+  """The global batches (each process's blocks joined on the batch
+  `axis`) of steps `steps` of a run of `processes` processes, and each
+  process's encoded-cache folders."""
+  blocks, folders = [], []
+  for index in range(processes):
+    workdir = tmp / f"p{processes}_{index}"
+    recipe = _built(build, config, workdir, (index, processes), monkeypatch)
+    blocks.append([recipe.stream.get(step) for step in steps])
+    folders.append({p.name for p in (workdir / "data_cache").iterdir()
+                    if p.is_dir() and "part" in p.name})
+  return [{key: np.concatenate([b[i][key] for b in blocks], axis=axis)
+           for key in blocks[0][i]} for i in range(len(steps))], folders
+
+
+def _assert_same(got: list[dict], want: list[dict]) -> None:
+  for g, w in zip(got, want):
+    assert g.keys() == w.keys()
+    for key in w:
+      np.testing.assert_array_equal(g[key], w[key], err_msg=key)
+
+
+def test_bilingual_processes_read_their_parts_into_the_batches_of_one(
+    tmp_path, monkeypatch):
+  config = config_lib.load(BILINGUAL_CONFIG, BILINGUAL)
+  steps = range(0, 2000, 211)  # past the first epoch of each part
+  one, folders = _recipes_blocks(bilingual.build, config, tmp_path, 1, steps,
+                                 0, monkeypatch)
+  assert folders == [{f"bitext-part{p}of4" for p in range(PARTS)}]
+  assert all(b["src"].shape == b["ae_in"].shape == (16, 16) for b in one)
+  # Each batch autoencodes its own targets, as with data.parts = 1.
+  assert all((b["ae_out"] == b["tgt_out"]).all() for b in one)
+  many, folders = _recipes_blocks(bilingual.build, config, tmp_path, 2,
+                                  steps, 0, monkeypatch)
+  assert folders == [{"bitext-part0of4", "bitext-part1of4"},
+                     {"bitext-part2of4", "bitext-part3of4"}]
+  _assert_same(many, one)
+  rows = [json.loads((tmp_path / "p2_1" / "data_cache" / f"bitext-part{p}of4"
+                      / "settings.json").read_text())["info"]["pairs"]
+          for p in (2, 3)]
+  assert rows == [7250, 7250]  # a quarter of the 29,000 pairs each
+
+
+def test_paraphrase_processes_read_their_parts_into_the_megabatches_of_one(
+    tmp_path, monkeypatch):
+  config = config_lib.load(GRAN, GRAN_PARTS)
+  steps = range(0, 40, 4)  # megabatches 0-9, past each part's first pass
+  one, folders = _recipes_blocks(paraphrase.build, config, tmp_path, 1,
+                                 steps, 1, monkeypatch)
+  assert folders == [{f"pairs-part{p}of4" for p in range(PARTS)}]
+  assert all(b["a"].shape == (4, 48, 24) for b in one)  # max_len's width
+  for processes in (2, 4):
+    many, folders = _recipes_blocks(paraphrase.build, config, tmp_path,
+                                    processes, steps, 1, monkeypatch)
+    per = PARTS // processes
+    assert folders == [{f"pairs-part{p}of4"
+                        for p in range(i * per, (i + 1) * per)}
+                       for i in range(processes)]
+    _assert_same(many, one)
+  # Every process counted the same vocabulary, on part 0.
+  vocabs = {(tmp_path / f"p4_{i}" / "vocab.txt").read_text()
+            for i in range(4)}
+  assert len(vocabs) == 1
+  rows = [json.loads((tmp_path / "p4_3" / "data_cache" / "pairs-part3of4"
+                      / "settings.json").read_text())["info"]["sizes"]]
+  assert rows == [{"0": 1448 // 4}]
+
+
+def test_paraphrase_parts_mix_tasks_by_rate_in_each_part(tmp_path,
+                                                          monkeypatch):
+  config = config_lib.load(GRAN, (*GRAN_PARTS, "--config.data.mixture=("
+                                  "('paraphrase_en_generaltest2022_cs', 3),"
+                                  "('paraphrase_en_generaltest2022_de', 1))",
+                                  "--config.data.task="))
+  steps = range(0, 24, 4)
+  one, _ = _recipes_blocks(paraphrase.build, config, tmp_path, 1, steps, 1,
+                           monkeypatch)
+  many, _ = _recipes_blocks(paraphrase.build, config, tmp_path, 2, steps, 1,
+                            monkeypatch)
+  _assert_same(many, one)
+
+
+def test_resumed_parted_streams_give_the_same_batches(tmp_path, monkeypatch):
+  for build, config, start, count in (
+      (bilingual.build, config_lib.load(BILINGUAL_CONFIG, BILINGUAL), 3, 3),
+      (paraphrase.build, config_lib.load(GRAN, GRAN_PARTS), 8, 2)):
+    workdir = tmp_path / config.recipe
+    stream = _built(build, config, workdir, (1, 2), monkeypatch).stream
+    whole = [b for _, b in zip(range(start + count), stream.from_step(0))]
+    # A rerun after a kill: a new process, the workdir's caches and models.
+    stream = _built(build, config, workdir, (1, 2), monkeypatch).stream
+    _assert_same([b for _, b in zip(range(count), stream.from_step(
+        start * (config.get("megabatch", 1))))], whole[start:])
+
+
+@pytest.mark.parametrize("spec,flags,key", [
+    (BILINGUAL_CONFIG, ("--config.data.mono_tasks=('mono_en_news',)",),
+     "data.mono_tasks"),
+    (GRAN, ("--config.data.cache_dir=/tmp/seqio_cache",), "data.cache_dir"),
+])
+def test_parts_refuse_data_they_do_not_split(spec, flags, key, tmp_path,
+                                              monkeypatch):
+  tiny = BILINGUAL if spec == BILINGUAL_CONFIG else GRAN_PARTS
+  config = config_lib.load(spec, (*tiny, *flags))
+  build = bilingual.build if spec == BILINGUAL_CONFIG else paraphrase.build
+  with pytest.raises(errors.ConfigError, match=(
+      rf"data.parts=4 with {key}=.*--config.{key}=.* or set "
+      r"--config.data.parts=1")):
+    _built(build, config, tmp_path / "w", (0, 1), monkeypatch)
+  assert not (tmp_path / "w" / "data_cache").exists()

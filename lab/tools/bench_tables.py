@@ -257,7 +257,7 @@ def _mining_ratios() -> list[float]:
 
 
 def performance() -> list[str]:
-  """lab/performance.md: ours against each peer, one row per benchmark."""
+  """docs/performance.md: ours against each peer, one row per benchmark."""
   def largest(kind: str) -> dict:
     return max((_load(os.path.basename(p)) for p in glob.glob(
         os.path.join(BENCH, f"mining_ann.{kind}-*.json"))),

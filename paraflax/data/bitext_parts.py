@@ -1,5 +1,7 @@
-"""A seq2seq recipe's training bitext in `data.parts` parts, each process
-of a run reading, encoding and caching only its own.
+"""A recipe's training pairs in `data.parts` parts, each process of a run
+reading, encoding and caching only its own: the bitext of the NMT and
+bilingual recipes (here), the pairs of the paraphrase recipe
+(`reader` here, the stream `pairs.PartedMegabatches`).
 
 The training pairs of `data.train` are split into S = `data.parts`
 parts, spec after spec: part p holds the files k with k mod S == p of a
@@ -56,6 +58,19 @@ def count(config: ml_collections.ConfigDict) -> int:
   return parts
 
 
+def unsplit(config: ml_collections.ConfigDict, key: str, why: str
+            ) -> None:
+  """ConfigError when data.parts > 1 and `data.<key>` is set: data the
+  parts do not split (`why`), that every process would read whole."""
+  value = config.data.get(key)
+  if count(config) > 1 and value:
+    raise errors.ConfigError(
+        f"data.parts={config.data.parts} with data.{key}={value!r}: {why}, "
+        f"so every process would read it whole. Unset it (--config.data."
+        f"{key}={'()' if isinstance(value, tuple) else chr(39) * 2}) or set "
+        "--config.data.parts=1.")
+
+
 def owned(parts: int, process: tuple[int, int]) -> range:
   """The parts process (index, count) reads: a contiguous run of
   parts / count of them."""
@@ -83,15 +98,16 @@ def part_of(read: streamed_bitext.Chunks, part: int, parts: int
   return chunks
 
 
-def _files_part(name: str, part: int, parts: int) -> str | None:
+def _files_part(name: str, part: int, parts: int, split: str = "train"
+                ) -> str | None:
   """The Task of files k of spec (or catalogued corpus) `name` with
   k mod `parts` == `part`, registered; None when it has fewer files than
   parts (or is read whole to drop repeats, or is no corpus of files)."""
   if name.startswith((tasks.BACKTRANSLATED, tasks.SELECTED)):
     return None
-  task, split = tasks.resolve(name, "train")
+  task, split = tasks.resolve(name, split)
   if specs.is_spec(name) or ":" in name:
-    corpus = specs.parse(name, corpora.BITEXT, "train").corpus
+    corpus = specs.parse(name, corpora.BITEXT, split).corpus
   else:
     corpus = corpora.CORPORA.get(task)
   spec = corpus.splits.get(split) if corpus is not None else None
@@ -105,17 +121,18 @@ def _files_part(name: str, part: int, parts: int) -> str | None:
 
 
 def reader(names: Sequence[str], features: Sequence[str], part: int,
-           parts: int) -> streamed_bitext.Chunks:
-  """Part `part` of `parts` of the pairs of `names`, spec after spec: of
+           parts: int, split: str = "train") -> streamed_bitext.Chunks:
+  """Part `part` of `parts` of the pairs (`features`) of the `split` of
+  `names`, spec after spec: of
   a spec of at least `parts` files, the files k with k mod parts == part
   (the others are not opened); of any other, its pairs i with i mod
   parts == part."""
   def read() -> Iterator[list[tuple[str, str]]]:
     for name in names:
-      task_split = _files_part(name, part, parts)
+      task_split = _files_part(name, part, parts, split)
       if task_split is None:
-        yield from part_of(streamed_bitext.reader([name], features), part,
-                           parts)()
+        yield from part_of(streamed_bitext.reader([name], features, split),
+                           part, parts)()
       else:
         yield from _registered_reader(task_split, features)()
   return read
@@ -220,13 +237,25 @@ def train_stream(config: ml_collections.ConfigDict, workdir: str,
                  ) -> tuple[PartedStream, Any, Any]:
   """The NMT recipe's batches from this process's parts, and the subword
   models."""
-  parts = count(config)
-  mine = owned(parts, process)
+  mine = owned(count(config), process)
   data, src_sp, tgt_sp = train_parts(config, workdir, features, dev, mine)
-  multiple = bitext.width_multiple(config)
+  return parted_stream(config, data, mine, shards, process,
+                       config.data.sort_by), src_sp, tgt_sp
+
+
+def parted_stream(config: ml_collections.ConfigDict,
+                  data: Sequence[bitext.EncodedBitext], mine: Sequence[int],
+                  shards: int, process: tuple[int, int], sort_by: str
+                  ) -> PartedStream:
+  """This process's block of each global batch of the parts `mine`
+  (`data`, one EncodedBitext each), each part's windows sorted by
+  `sort_by`: two streams of the same lengths and `sort_by` "target" give
+  their rows in one order (the bilingual recipe's pairs and their
+  autoencoded targets)."""
+  parts, multiple = count(config), bitext.width_multiple(config)
   streams = [bitext.BucketStream(d, config.batch_size // parts, 1,
-                                 config.seed, sort_by=config.data.sort_by,
+                                 config.seed, sort_by=sort_by,
                                  width_multiple=multiple, part=part)
              for d, part in zip(data, mine)]
   return PartedStream(streams, config.batch_size, shards,
-                      config.data.max_len, multiple, process), src_sp, tgt_sp
+                      config.data.max_len, multiple, process)

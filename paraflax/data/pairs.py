@@ -145,18 +145,20 @@ class Rates:
   passes (`Passes`), so a small member repeats and a large one is sampled
   without repeats until it is used up. Megabatch k draws its member counts
   from (seed, 2, k): where each member stands before k is the sum of the
-  counts before it, so the stream stays a pure function of k."""
+  counts before it, so the stream stays a pure function of k. `seed` may
+  be a tuple, (seed, part) for a part's pairs (`PartedMegabatches`)."""
 
-  def __init__(self, sizes: Sequence[int], rates: Sequence[float], seed: int,
-               size: int):
+  def __init__(self, sizes: Sequence[int], rates: Sequence[float],
+               seed: int | tuple[int, ...], size: int):
     self.p = np.asarray(rates, np.float64) / np.sum(rates)
     self.offsets = np.cumsum([0, *sizes[:-1]])
-    self.passes = [Passes(n, (seed, 3, m)) for m, n in enumerate(sizes)]
-    self.seed, self.size = seed, size
+    self.key = tuple(seed) if isinstance(seed, tuple) else (seed,)
+    self.passes = [Passes(n, (*self.key, 3, m)) for m, n in enumerate(sizes)]
+    self.size = size
     self._before = [np.zeros(len(sizes), np.int64)]  # counts before k
 
   def _draw(self, k: int) -> tuple[np.ndarray, np.random.Generator]:
-    rng = np.random.default_rng([self.seed, 2, k])
+    rng = np.random.default_rng([*self.key, 2, k])
     return rng.multinomial(self.size, self.p), rng
 
   def indices(self, k: int) -> np.ndarray:
@@ -188,11 +190,18 @@ class MegabatchStream:
   # of each megabatch's columns (the block `partitioning.put_batch` places
   # on its devices).
   process: tuple[int, int] = (0, 1)
+  # The part of the training pairs these are (`PartedMegabatches`): its
+  # orders and scrambles drawn from (seed, part, ...), its rows as wide as
+  # the cache's (max_len) and their duplicate ids from their digests
+  # alone (`folded_uid`), none of it from another part's rows; None:
+  # from (seed, ...) and the whole megabatch's lengths and digests.
+  part: int | None = None
 
   def __post_init__(self):
     batching.process_block(self.batch, self.shards, self.process)
     size = self.batch * self.megabatch
-    self._rates = Rates(self.sizes, self.rates, self.seed, size) \
+    self._key = (self.seed,) if self.part is None else (self.seed, self.part)
+    self._rates = Rates(self.sizes, self.rates, self._key, size) \
         if self.rates else None
 
   def indices(self, k: int) -> np.ndarray:
@@ -200,7 +209,7 @@ class MegabatchStream:
     if self._rates is not None:
       return self._rates.indices(k)
     size = self.batch * self.megabatch
-    return Passes(len(self.pairs), (self.seed,)).take(k * size, size)
+    return Passes(len(self.pairs), self._key).take(k * size, size)
 
   def get(self, k: int) -> dict[str, np.ndarray]:
     """Megabatch k, [megabatch, batch padded to the shards], or this
@@ -216,18 +225,23 @@ class MegabatchStream:
     # small columns (lengths, digests); word ids only for this block.
     longest = int(max(lengths["a"].max(), lengths["b"].max()))
     length = min(batching.width(longest), p.a.shape[1])
-    # The digests as small ids, equal where they are: what the negatives'
-    # mask compares, in int32 as the devices take it.
-    _, uid = np.unique(np.stack([p.a_uid[idx], p.b_uid[idx]]),
-                       return_inverse=True)
-    uid = uid.reshape((2,) + idx.shape).astype(np.int32)
+    if self.part is None:
+      # The digests as small ids, equal where they are: what the negatives'
+      # mask compares, in int32 as the devices take it.
+      _, uid = np.unique(np.stack([p.a_uid[idx], p.b_uid[idx]]),
+                         return_inverse=True)
+      uid = uid.reshape((2,) + idx.shape).astype(np.int32)
+    else:
+      length = p.a.shape[1]
+      uid = folded_uid(np.stack([p.a_uid[idx], p.b_uid[idx]]))
     mine = idx[:, cols]
     out = {"a": p.a[mine][..., :length].copy(), "a_len": lengths["a"][:, cols],
            "b": p.b[mine][..., :length].copy(), "b_len": lengths["b"][:, cols],
            "a_uid": uid[0][:, cols], "b_uid": uid[1][:, cols],
            "weight": np.ones(mine.shape, np.float32)}
     if self.scramble > 0:
-      rng = np.random.default_rng([self.seed, 1, k])
+      rng = np.random.default_rng([*self._key, 1, k] if self.part is not None
+                                  else [self.seed, 1, k])
       for side in ("a", "b"):
         for row, order in _scrambles(lengths[side].reshape(-1),
                                      self.scramble, rng).items():
@@ -235,19 +249,66 @@ class MegabatchStream:
           if cols.size and cols[0] <= j <= cols[-1]:
             words = out[side][m, j - cols[0]]
             words[:len(order)] = words[order]
-    pad = block - len(cols)
-    if pad:
-      fill = {"a_uid": -1, "b_uid": -1}
-      out = {k: np.concatenate(
-          [v, np.full((self.megabatch, pad) + v.shape[2:], fill.get(k, 0),
-                      v.dtype)], axis=1) for k, v in out.items()}
-    return out
+    return _padded(out, block - len(cols))
 
   def from_step(self, step: int) -> Iterator[dict[str, np.ndarray]]:
-    if step % self.megabatch:
-      raise ValueError(f"step {step} is not a megabatch boundary "
-                       f"(megabatch={self.megabatch}).")
-    k = step // self.megabatch
-    while True:
-      yield self.get(k)
-      k += 1
+    return _from_step(self, step)
+
+
+def _from_step(stream, step: int) -> Iterator[dict[str, np.ndarray]]:
+  if step % stream.megabatch:
+    raise ValueError(f"step {step} is not a megabatch boundary "
+                     f"(megabatch={stream.megabatch}).")
+  k = step // stream.megabatch
+  while True:
+    yield stream.get(k)
+    k += 1
+
+
+def _padded(out: dict[str, np.ndarray], pad: int) -> dict[str, np.ndarray]:
+  """`out`'s [M, B, ...] columns and `pad` empty ones (uid -1: no text)."""
+  if not pad:
+    return out
+  fill = {"a_uid": -1, "b_uid": -1}
+  return {k: np.concatenate(
+      [v, np.full((v.shape[0], pad) + v.shape[2:], fill.get(k, 0),
+                  v.dtype)], axis=1) for k, v in out.items()}
+
+
+def folded_uid(digests: np.ndarray) -> np.ndarray:
+  """int32 ids >= 0 of 64-bit digests (`encoded_cache.row_hash`), equal
+  for equal digests and, to about 2^-31 per pair of texts, only for them:
+  what a part's rows give the negatives' mask without the other parts'
+  digests (a pair of texts that collide is only kept from being each
+  other's negative)."""
+  d = digests.astype(np.int64).view(np.uint64)
+  return ((d ^ (d >> np.uint64(32))) & np.uint64(0x7FFFFFFF)).astype(np.int32)
+
+
+@dataclasses.dataclass
+class PartedMegabatches:
+  """With data.parts = S (`bitext_parts`): this process's block of each
+  global megabatch, the columns batch / S at a time of each of its parts'
+  streams (`MegabatchStream` with `part`, over that part's cache), in part
+  order, padded to the block's columns (`batching.process_block`). Part
+  p's columns are [p B/S, (p+1) B/S) of every global megabatch, so the
+  global megabatch is a pure function of (seed, k, S), whatever the
+  process count."""
+  streams: Sequence[MegabatchStream]  # one per owned part
+  batch: int
+  megabatch: int
+  shards: int
+  process: tuple[int, int] = (0, 1)
+
+  def __post_init__(self):
+    batching.process_block(self.batch, self.shards, self.process)
+
+  def get(self, k: int) -> dict[str, np.ndarray]:
+    _, block = batching.process_block(self.batch, self.shards, self.process)
+    got = [s.get(k) for s in self.streams]
+    out = {key: np.concatenate([g[key] for g in got], axis=1)
+           for key in got[0]}
+    return _padded(out, block - out["a"].shape[1])
+
+  def from_step(self, step: int) -> Iterator[dict[str, np.ndarray]]:
+    return _from_step(self, step)

@@ -346,18 +346,32 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   """Streams the bitext (and monolingual text) of `config.data` into the
   workdir's subword models and encoded caches (`streamed_bitext`), and
   returns the recipe, whose batches read their rows from the caches."""
+  from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
   from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
   langs = languages(config)
   _check_tasks(config, langs[1])
+  bitext_parts.unsplit(config, "mono_tasks", "the monolingual text is not "
+                       "split into parts")
   evaluators.settings_of(config.evals, config.data.dev)  # before any work
   multiple = bitext.width_multiple(config)
   dev = _pairs(config, (config.data.dev,) if config.data.dev else (),
                "train")
-  data, src_sp, tgt_sp = streamed_bitext.train_bitext(
-      config, workdir, DIRECTIONS[config.direction], dev)
-  stream = mixed_stream(data, _sentences(config, workdir, data, tgt_sp),
-                        config.batch_size, mesh.size, config.seed, multiple,
-                        partitioning.process())
+  if bitext_parts.count(config) > 1:  # each process reads its own parts
+    mine = bitext_parts.owned(bitext_parts.count(config),
+                              partitioning.process())
+    data, src_sp, tgt_sp = bitext_parts.train_parts(
+        config, workdir, DIRECTIONS[config.direction], dev, mine)
+    # Each part's targets in its pairs' order: a batch autoencodes its own.
+    stream = MixedStream(*(bitext_parts.parted_stream(
+        config, d, mine, mesh.size, partitioning.process(), "target")
+                           for d in (data, [bitext.EncodedBitext(p.tgt, p.tgt)
+                                            for p in data])))
+  else:
+    data, src_sp, tgt_sp = streamed_bitext.train_bitext(
+        config, workdir, DIRECTIONS[config.direction], dev)
+    stream = mixed_stream(data, _sentences(config, workdir, data, tgt_sp),
+                          config.batch_size, mesh.size, config.seed, multiple,
+                          partitioning.process())
   dev = dev[:config.eval.sentences]
   vectors = {side: _word_vectors(config.word_vectors[lang], sp, config)
              for side, lang, sp in zip(model_lib.SIDES, langs,

@@ -8,6 +8,8 @@ where negatives are refreshed once per megabatch.
 from __future__ import annotations
 
 import collections
+import contextlib
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -312,13 +314,21 @@ def _check_not_empty(config: ml_collections.ConfigDict,
 
 
 def _pair_chunks(config: ml_collections.ConfigDict,
-                 members: Sequence[tuple[str, float]]
+                 members: Sequence[tuple[str, float]], part: int | None = None
                  ) -> Iterator[tuple[str, list[tuple[str, str]]]]:
   """(member index, pairs) of every member in order, a chunk at a time:
   streamed from the files, or from seqio's cache (`data.cache_dir`, read
-  whole: its shards hold the examples out of order)."""
+  whole: its shards hold the examples out of order); with `part`, only
+  that part of data.parts of each member's pairs (`bitext_parts.reader`)."""
+  from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
   for i, (name, _) in enumerate(members):
+    if part is not None:
+      chunks = bitext_parts.reader([name], ("sentence1", "sentence2"), part,
+                                   bitext_parts.count(config),
+                                   config.data.split)()
+      yield from ((str(i), chunk) for chunk in chunks)
+      continue
     if config.data.cache_dir:
       examples = tasks.examples(name, config.data.split,
                                 cache_dir=config.data.cache_dir)
@@ -351,7 +361,12 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   mixed by rate) into a counted vocabulary (or reloads it) and the
   workdir's encoded cache, and returns a recipe ready for the train loop
   that reads its megabatches from the cache."""
+  from paraflax import files  # pylint: disable=g-import-not-at-top
+  from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
   members = _members(config)
+  parts = bitext_parts.count(config)  # before any work
+  bitext_parts.unsplit(config, "cache_dir", "seqio's cache of a Task is "
+                       "read whole")
   vectors = config.model.word_vectors
   if vectors and not os.path.isfile(vectors):
     raise errors.ConfigError(
@@ -361,34 +376,22 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
         "runs/ppdb_words`, or start from random words with "
         "--config.model.word_vectors=''.")
   vocab_path = os.path.join(workdir, VOCAB_FILE)
-  if os.path.exists(vocab_path):  # resuming: the ids must not move
-    vocab = words.WordVocab.load(vocab_path)
-  else:
-    counted = collections.Counter()
-
-    def texts() -> Iterator[str]:
-      for member, chunk in _pair_chunks(config, members):
-        counted[member] += len(chunk)
-        yield from (s for p in chunk for s in p)
-
-    vocab = words.WordVocab.build(
-        texts(), min_count=config.data.vocab_min_count,
-        max_size=config.data.vocab_max_size or None,
-        extra=words.vector_words(vectors)
-        if vectors and config.data.get("vocab_from_vectors") else ())
-    sizes = [counted[str(i)] for i in range(len(members))]
-    _check_not_empty(config, sizes)
+  # With parts, the vocabulary is counted on part 0, once for the
+  # processes that share the workdir (the others wait, then load it).
+  lock = encoded_cache.folder(workdir, "vocab") + ".lock"
+  if parts > 1:
+    os.makedirs(os.path.dirname(lock), exist_ok=True)
+  with files.waiting_lock(lock) if parts > 1 else contextlib.nullcontext():
+    vocab = _vocab(config, members, vocab_path, 0 if parts > 1 else None)
+  if parts > 1:
+    stream = _parted_stream(config, workdir, members, vocab, mesh)
+    return _recipe(config, workdir, vocab, stream, vectors)
   encoded, info = pairs_lib.cached_pairs(
       encoded_cache.folder(workdir, "pairs"),
       _cache_settings(config, members, vocab),
       lambda: _pair_chunks(config, members), vocab, config.data.max_len)
   sizes = [info["sizes"].get(str(i), 0) for i in range(len(members))]
   _check_not_empty(config, sizes)
-  anchor_init = None
-  if vectors:
-    table, found = words.load_word_vectors(vectors, vocab,
-                                           config.model.word_dim)
-    anchor_init = words.fill_missing(table, found, config.seed)
   mixed = bool(config.data.mixture)
   stream = pairs_lib.MegabatchStream(
       encoded, batch=config.batch_size, megabatch=config.megabatch,
@@ -396,5 +399,79 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
       sizes=tuple(sizes) if mixed else (),
       rates=tuple(rate for _, rate in members) if mixed else (),
       process=partitioning.process())
+  return _recipe(config, workdir, vocab, stream, vectors)
+
+
+def _vocab(config: ml_collections.ConfigDict,
+           members: Sequence[tuple[str, float]], vocab_path: str,
+           part: int | None) -> words.WordVocab:
+  """The workdir's vocabulary, else one counted on the pairs (of `part`
+  alone, then saved)."""
+  if os.path.exists(vocab_path):  # resuming: the ids must not move
+    return words.WordVocab.load(vocab_path)
+  counted = collections.Counter()
+
+  def texts() -> Iterator[str]:
+    for member, chunk in _pair_chunks(config, members, part):
+      counted[member] += len(chunk)
+      yield from (s for p in chunk for s in p)
+
+  vectors = config.model.word_vectors
+  vocab = words.WordVocab.build(
+      texts(), min_count=config.data.vocab_min_count,
+      max_size=config.data.vocab_max_size or None,
+      extra=words.vector_words(vectors)
+      if vectors and config.data.get("vocab_from_vectors") else ())
+  if part is None:
+    _check_not_empty(config, [counted[str(i)] for i in range(len(members))])
+  else:
+    vocab.save(vocab_path)
+  return vocab
+
+
+def _parted_stream(config: ml_collections.ConfigDict, workdir: str,
+                   members: Sequence[tuple[str, float]],
+                   vocab: words.WordVocab, mesh: Mesh
+                   ) -> pairs_lib.PartedMegabatches:
+  """With data.parts > 1: this process's parts of the pairs, each encoded
+  into its own cache folder (`pairs-part{p}of{S}`), as its block of each
+  global megabatch (`pairs.PartedMegabatches`)."""
+  from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
+  parts = bitext_parts.count(config)
+  mine = bitext_parts.owned(parts, partitioning.process())
+  mixed, streams = bool(config.data.mixture), []
+  for part in mine:
+    encoded, info = pairs_lib.cached_pairs(
+        encoded_cache.folder(workdir, f"pairs-part{part}of{parts}"),
+        {**_cache_settings(config, members, vocab), "part": [part, parts]},
+        lambda part=part: _pair_chunks(config, members, part), vocab,
+        config.data.max_len)
+    sizes = [info["sizes"].get(str(i), 0) for i in range(len(members))]
+    empty = [name for (name, _), n in zip(members, sizes) if not n]
+    if empty:
+      raise errors.DataError(
+          f"data.parts={parts}: part {part} holds no pairs of {empty} (a "
+          "Task of fewer pairs than parts, or of none). Set --config.data."
+          "parts lower, or check the Task (`paraflax tasks`).")
+    logging.info("train part %d of %d: %d pairs", part, parts, len(encoded))
+    streams.append(pairs_lib.MegabatchStream(
+        encoded, batch=config.batch_size // parts,
+        megabatch=config.megabatch, seed=config.seed,
+        scramble=config.loss.scramble, sizes=tuple(sizes) if mixed else (),
+        rates=tuple(rate for _, rate in members) if mixed else (),
+        part=part))
+  return pairs_lib.PartedMegabatches(streams, config.batch_size,
+                                     config.megabatch, mesh.size,
+                                     partitioning.process())
+
+
+def _recipe(config: ml_collections.ConfigDict, workdir: str,
+            vocab: words.WordVocab, stream: Any, vectors: str
+            ) -> ParaphraseRecipe:
+  anchor_init = None
+  if vectors:
+    table, found = words.load_word_vectors(vectors, vocab,
+                                           config.model.word_dim)
+    anchor_init = words.fill_missing(table, found, config.seed)
   save_workdir_files(workdir, config, vocab)
   return ParaphraseRecipe(config, vocab, stream, anchor_init)

@@ -115,7 +115,7 @@ def _data_specs(saved: dict) -> dict:
 # without (written before versions were recorded) is version 0 and takes
 # every upgrade; those after the first only fill keys that are missing, so
 # they are right whenever such a workdir was written.
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 VERSION_KEY = "schema_version"
 
 
@@ -189,6 +189,10 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
                  "bilingual": {"vocab": {"character_coverage": 1.0}}}),
     # Every process read all of the training pairs, the only choice then.
     17: _filled({"nmt": {"data": {"parts": 1}}}),
+    # Every process of a bilingual or paraphrase run read all of its
+    # training pairs, the only choice then.
+    18: _filled({"bilingual": {"data": {"parts": 1}},
+                 "paraphrase": {"data": {"parts": 1}}}),
 }
 assert sorted(_UPGRADES) == list(range(1, SCHEMA_VERSION + 1))
 
