@@ -251,3 +251,44 @@ def test_a_new_pair_names_its_data_once_for_every_stage(tmp_path, capsys):
   err = _fails(_argv(workdir, "--config.lang=ru"), capsys)
   assert "bitext_multi30k_de_en is de-en bitext, but lang is ru" in err
   assert not workdir.exists()
+
+
+def _finished_stage(w: pathlib.Path, stage: str, best: float, select: str,
+                    rows: list[dict]) -> None:
+  """A finished train stage in W: its DONE.json and metrics.jsonl."""
+  (w / stage).mkdir(parents=True)
+  (w / stage / "metrics.jsonl").write_text(
+      "".join(json.dumps(r) + "\n" for r in rows))
+  (w / stage / plan_lib.DONE).write_text(json.dumps(
+      {"stage": stage, "seconds": 1.0, "workdir": str(w / stage),
+       "steps": 160, "select": select, "best": best}))
+
+
+@pytest.mark.parametrize("gran, flagged", [(0.2795, True), (0.6671, False)])
+def test_the_report_flags_a_stage_scored_below_its_start(gran, flagged,
+                                                         tmp_path):
+  from paraflax.pipeline import report  # pylint: disable=g-import-not-at-top
+  select = "sts/STSb.dev-tuning/pearson"
+  w = tmp_path / "w"
+  _finished_stage(w, "words", 0.5612, select, [{"step": 800, select: 0.5612}])
+  _finished_stage(w, "gran", gran, select, [{"step": 80, select: gran - .01},
+                                            {"step": 160, select: gran}])
+  # A stage whose metrics hold a step-0 evaluation is measured against it.
+  _finished_stage(w, "bilingual", 0.31, "dev/accuracy",
+                  [{"step": 0, "dev/accuracy": 0.42},
+                   {"step": 600, "dev/accuracy": 0.31}])
+  plan = plan_lib.Plan(config_lib.load_file(f"{CONFIG}:tiny"), str(w), {})
+  found = report.numbers(plan, ["words", "gran", "bilingual"])
+  text = report.markdown(found, [])
+  assert found["gran"]["start"]["value"] == 0.5612
+  line = ("- **gran scored 0.2795, below its start 0.5612** "
+          "(sts/STSb.dev-tuning/pearson; its start: the words stage's "
+          "vectors it started from, as an Avg encoder): its training "
+          "lowered the score. Try more or cleaner pairs")
+  assert (line in text) == flagged
+  assert ("gran scored" in text) == flagged
+  assert ("- **bilingual scored 0.3100, below its start 0.4200** "
+          "(dev/accuracy; its start: its step-0 evaluation): its training "
+          "lowered the score. Try fewer bilingual.settings.train_steps or "
+          "a lower learning rate") in text
+  assert "words scored" not in text

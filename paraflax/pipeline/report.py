@@ -95,6 +95,38 @@ def _mined_sample(done: dict, n: int) -> list[dict]:
   return sample
 
 
+def _start(done: dict, stage: str) -> dict | None:
+  """What a trained stage started from, scored by its selected metric:
+  its step-0 evaluation where its metrics hold one, else, for the GRAN,
+  the words stage's vectors it started from (their best, scored by the
+  same metric as an Avg encoder). {"value", "of"} or None."""
+  select = done[stage]["select"]
+  workdir = done[stage]["workdir"]
+  first = [r[select] for r in metrics(workdir)
+           if r.get("step") == 0 and select in r]
+  if first:
+    return {"value": first[0], "of": "its step-0 evaluation"}
+  words = done.get("words")
+  if (stage == "gran" and words and words["select"] == select
+      and words["best"] is not None):
+    return {"value": words["best"], "of": "the words stage's vectors it "
+            "started from, as an Avg encoder"}
+  return None
+
+
+# What to try when a stage scores below its start.
+_TRY = {
+    "gran": "more or cleaner pairs (a better NMT: more "
+            "nmt.settings.train_steps; a filter that keeps fewer, better "
+            "pairs: filter.lo / filter.hi, max_pairs) or fewer "
+            "gran.settings.train_steps; or use the words' Avg encoder "
+            "(W/words) itself",
+}
+_TRY_ANY = ("fewer {stage}.settings.train_steps or a lower learning rate "
+            "(optimizer.learning_rate of the stage's config file), and a "
+            "look at data.train (docs/your-data.md)")
+
+
 def numbers(plan: Plan, stages: Sequence[str]) -> dict:
   """What the report shows, from the finished stages' records and files."""
   done = {s: plan.done(s) for s in stages}
@@ -103,6 +135,9 @@ def numbers(plan: Plan, stages: Sequence[str]) -> dict:
   for stage in TRAINED:
     if stage in done:
       out[stage] = {k: done[stage][k] for k in ("steps", "select", "best")}
+      start = _start(done, stage)
+      if start is not None:
+        out[stage]["start"] = start
   if "backtranslate" in done:
     out["backtranslate"] = {k: done["backtranslate"][k]
                             for k in ("sentences", "records")}
@@ -203,6 +238,17 @@ def _cell(text: str) -> str:
   return text.replace("|", "\\|")
 
 
+def _below_start(stage: str, t: dict) -> list[str]:
+  """A flag line when the stage's best scores below what it started from."""
+  start = t.get("start")
+  if not start or t["best"] is None or t["best"] >= start["value"]:
+    return []
+  tries = _TRY.get(stage, _TRY_ANY.format(stage=stage))
+  return [f"  - **{stage} scored {t['best']:.4f}, below its start "
+          f"{start['value']:.4f}** ({t['select']}; its start: {start['of']}): "
+          f"its training lowered the score. Try {tries}."]
+
+
 def markdown(found: dict, curves: Sequence[str]) -> str:
   lines = [f"# paraflax pipeline report: preset {found['preset']}, "
            f"{found['lang']}-en", ""]
@@ -212,6 +258,7 @@ def markdown(found: dict, curves: Sequence[str]) -> str:
       best = "-" if t["best"] is None else f"{t['best']:.4f}"
       lines.append(f"- **{stage}**: {t['steps']} steps, best {t['select']} "
                    f"{best}")
+      lines += _below_start(stage, t)
   if "backtranslate" in found:
     b = found["backtranslate"]
     lines.append(f"- **backtranslate**: {b['sentences']} sentences, "
