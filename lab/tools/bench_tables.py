@@ -257,7 +257,7 @@ def _mining_ratios() -> list[float]:
 
 
 def performance() -> list[str]:
-  """docs/performance.md: ours against each peer, one row per benchmark."""
+  """lab/performance.md: ours against each peer, one row per benchmark."""
   def largest(kind: str) -> dict:
     return max((_load(os.path.basename(p)) for p in glob.glob(
         os.path.join(BENCH, f"mining_ann.{kind}-*.json"))),
@@ -323,7 +323,30 @@ def performance() -> list[str]:
                 rows, numeric_from=5)
 
 
-TABLES = (performance, encoders_quality, nmt_decoding, nmt_learning, nmt_equal_wall,
+def _minutes(seconds: float) -> str:
+  m, s = divmod(round(seconds), 60)
+  return f"{m} min {s} s" if m else f"{s} s"
+
+
+def newcomer_main() -> list[str]:
+  """newcomer.py main: the README's main command from a fresh clone with
+  cold caches, step by step, on each machine it ran on."""
+  rows = []
+  for path in sorted(glob.glob(os.path.join(BENCH, "newcomer.main.*.json"))):
+    d = _load(os.path.basename(path))
+    hw = d["hardware"]
+    where = f"{hw['cpu']}, {hw['cores']} cores"
+    for step in d["steps"]:
+      rows.append((f"`{step['step'].split(' -')[0].split(' &&')[0]}`", where,
+                   _minutes(step["wall_s"]), _minutes(step["cpu_s"]),
+                   f"{step['load_before'][0]:.1f}"))
+    rows.append(("the whole command", where, _minutes(d["wall_s"]),
+                 _minutes(sum(s["cpu_s"] for s in d["steps"])), ""))
+  return _table(["step (fresh clone, cold caches)", "hardware", "wall",
+                 "CPU", "load at its start"], rows, numeric_from=2)
+
+
+TABLES = (newcomer_main, performance, encoders_quality, nmt_decoding, nmt_learning, nmt_equal_wall,
           nmt_decode_phases, mining_kernel_or_ops, mining_tile_profile,
           mining_devices_product, bilingual_throughput, scoring_throughput,
           domain_throughput, pivot_throughput, compile_cache)

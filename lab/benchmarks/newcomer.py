@@ -1,0 +1,122 @@
+"""The time a newcomer gets: a fresh clone of this checkout's commit, cold
+caches, and the README's own set-up command run step by step.
+
+    python lab/benchmarks/newcomer.py main [--output lab/results/newcomer.main.HW.json]
+    python lab/benchmarks/newcomer.py tests [--output ...]
+
+`main` is the first command of the README's Quick start (install, KenLM,
+the tiny pipeline), `tests` the README's test command; each is split at
+` && ` and every step timed (wall, CPU of its processes, load before and
+after). The clone sits in a scratch folder beside a link to the data
+folder ($PARAFLAX_DATA_DIR, else ../shared/data beside this checkout), as
+a newcomer's checkout sits beside ../shared; pip's cache and paraflax's
+compilation cache are empty folders of the scratch, so nothing this
+machine downloaded or compiled before is reused. The README renders its
+times from this file (`lab/tools/bench_tables.py`).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import children  # pylint: disable=wrong-import-position
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+# Which fenced block of the README each job is: the one after the heading.
+_BLOCKS = {"main": "## Quick start", "tests": "## Tests"}
+
+
+def readme_command(job: str, readme: str) -> str:
+  """The first fenced command after the README heading of `job`."""
+  after = readme.split(_BLOCKS[job], 1)
+  if len(after) < 2:
+    raise ValueError(f"README.md has no {_BLOCKS[job]!r} section")
+  m = re.search(r"```\n(.+?)\n```", after[1], re.S)
+  if not m:
+    raise ValueError(f"README.md's {_BLOCKS[job]!r} has no command block")
+  return m.group(1).strip()
+
+
+def _cpu_of_children() -> float:
+  u = resource.getrusage(resource.RUSAGE_CHILDREN)
+  return u.ru_utime + u.ru_stime
+
+
+def run_steps(command: str, cwd: str, env: dict[str, str]) -> list[dict]:
+  """Each ` && ` step of `command` in `cwd`, timed; stops at a failure."""
+  rows = []
+  for step in command.split(" && "):
+    load, cpu, start = os.getloadavg(), _cpu_of_children(), time.time()
+    proc = subprocess.run(["bash", "-c", step], cwd=cwd, env=env,
+                          check=False)
+    rows.append({"step": step, "exit": proc.returncode,
+                 "wall_s": round(time.time() - start, 1),
+                 "cpu_s": round(_cpu_of_children() - cpu, 1),
+                 "load_before": load, "load_after": os.getloadavg()})
+    print(f"{rows[-1]['wall_s']:8.1f} s  {step}", file=sys.stderr)
+    if proc.returncode:
+      break
+  return rows
+
+
+def _clone(scratch: str) -> str:
+  clone = os.path.join(scratch, "paraflax")
+  subprocess.run(["git", "clone", "-q", _ROOT, clone], check=True)
+  data = os.environ.get("PARAFLAX_DATA_DIR") or os.path.join(
+      os.path.dirname(_ROOT), "shared", "data")
+  os.makedirs(os.path.join(scratch, "shared"))
+  os.symlink(os.path.abspath(data), os.path.join(scratch, "shared", "data"))
+  return clone
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("job", choices=sorted(_BLOCKS))
+  parser.add_argument("--output", help="default: lab/results/"
+                      "newcomer.JOB.HARDWARE.json")
+  parser.add_argument("--keep", action="store_true",
+                      help="keep the scratch clone (its runs/ folder)")
+  args = parser.parse_args(argv)
+  output = args.output or os.path.join(
+      _ROOT, "lab", "results", f"newcomer.{args.job}.{children.hardware()}.json")
+  if children.commit().endswith("+changes"):
+    print("newcomer: commit the checkout first; a clone holds the commit, "
+          "not the working tree", file=sys.stderr)
+    return 2
+  with open(os.path.join(_ROOT, "README.md"), encoding="utf-8") as f:
+    command = readme_command(args.job, f.read())
+  head = children.run_facts(__file__, [args.job])
+  scratch = tempfile.mkdtemp(prefix="newcomer.")
+  try:
+    clone = _clone(scratch)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("VIRTUAL_ENV", "PYTHON", "PARAFLAX_"))}
+    env.update(PIP_CACHE_DIR=os.path.join(scratch, "pip-cache"),
+               XDG_CACHE_HOME=os.path.join(scratch, "cache"),
+               PATH=os.pathsep.join(
+                   p for p in env.get("PATH", "").split(os.pathsep)
+                   if not p.endswith(os.path.join(".venv", "bin"))))
+    steps = run_steps(command, clone, env)
+  finally:
+    if not args.keep:
+      shutil.rmtree(scratch, ignore_errors=True)
+  result = {**head, "job": args.job, "readme_command": command,
+            "steps": steps, "ok": all(s["exit"] == 0 for s in steps),
+            "wall_s": round(sum(s["wall_s"] for s in steps), 1)}
+  children.write_result(output, result)
+  print(f"{args.job}: {result['wall_s']} s, "
+        f"{'ok' if result['ok'] else 'FAILED'}; wrote {output}")
+  return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+  sys.exit(main())
