@@ -490,6 +490,19 @@ def test_eval_bilingual_refuses_data_of_another_pair(tmp_path):
       workdir, ["bitext_multi30k_de_en:test_2016_flickr"], "--data")
 
 
+def test_eval_bilingual_says_paracrawl_has_no_set_of_the_language():
+  from paraflax.evaluation import bilingual as bilingual_eval  # pylint: disable=g-import-not-at-top
+  report = {"lang": "ja", "checkpoint_step": 600, "plots": [],
+            "paracrawl": [],
+            "alignment": [{"set": "tsv:ja-en.tsv", "lang": "ja", "n": 100,
+                           "similarity": "cosine", "src2tgt": 10.0,
+                           "tgt2src": 20.0, "mean": 15.0}]}
+  text = bilingual_eval.format_report(report)
+  assert ("ParaCrawl: no human-judged ParaCrawl set for ja-en (the bundled "
+          "ones: de-en, fr-en, cs-en)") in text
+  assert "V vs the rest" not in text
+
+
 @pytest.mark.parametrize("argv, message", [
     (["mine", "--metric", "l2"], r"--metric does nothing without --index"),
     (["mine", "--no-faiss-gpu"], r"--faiss-gpu does nothing without --index"),

@@ -94,9 +94,16 @@ def write(report: dict) -> str:
 
 
 def format_report(report: dict) -> str:
+  """The alignment table; ParaCrawl's, or a line where it has no set of
+  the language."""
+  crawled = (["ParaCrawl: V vs the rest",
+              paracrawl.format_table(report["paracrawl"])]
+             if report["paracrawl"] else
+             [f"ParaCrawl: no human-judged ParaCrawl set for "
+              f"{report['lang']}-en (the bundled ones: "
+              f"{', '.join(f'{l}-en' for l in paracrawl.LANGS)})"])
   return "\n".join([
       f"alignment recovery error % ({report['lang']}-en, checkpoint step "
       f"{report['checkpoint_step']})",
-      alignment.format_table(report["alignment"]), "",
-      "ParaCrawl: V vs the rest", paracrawl.format_table(report["paracrawl"]),
+      alignment.format_table(report["alignment"]), "", *crawled,
       *(f"plot: {p}" for p in report["plots"])])
