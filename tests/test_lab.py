@@ -1,0 +1,120 @@
+"""The record in lab/: every result file matches the sha256 its writer
+entered in lab/results/manifest.json, in every folder; a benchmark's
+writer records how to rerun it; lab/run.py reruns a file by its name."""
+import importlib.util
+import json
+import pathlib
+import shutil
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+LAB = ROOT / "lab"
+
+
+def _module(path: pathlib.Path):
+  sys.path.insert(0, str(path.parent))
+  spec = importlib.util.spec_from_file_location(path.stem, path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+@pytest.fixture(name="manifest")
+def _manifest():
+  return _module(LAB / "tools" / "manifest.py")
+
+
+@pytest.fixture(name="results")
+def _results(tmp_path):
+  copy = tmp_path / "results"
+  shutil.copytree(LAB / "results", copy,
+                  ignore=shutil.ignore_patterns("*.lock", "*.tmp"))
+  return copy
+
+
+def test_every_result_file_matches_its_manifest_entry(manifest):
+  assert manifest.problems() == [], "python lab/tools/manifest.py"
+
+
+@pytest.mark.parametrize("rel", [
+    "mining_rerank.1e5.amd-epyc-2core.json",  # a benchmark's JSON
+    "runs/pipeline_tiny/tiny.json",  # a collected run
+    "gpu_session.de-en.nvidia-h100/nmt_de.eval.log",  # a log, two deep
+])
+def test_a_hand_edited_result_file_fails_the_check(manifest, results, rel):
+  path = results / rel
+  path.write_bytes(path.read_bytes().replace(b"1", b"2", 1))
+  found = manifest.problems(str(results))
+  assert len(found) == 1 and found[0].startswith(f"{rel}: changed"), found
+  assert manifest.main(["--results", str(results)]) == 1
+
+
+def test_an_unlisted_or_missing_file_fails_the_check(manifest, results):
+  (results / "pasted.json").write_text("{}")
+  (results / "headline.json").unlink()
+  found = manifest.problems(str(results))
+  assert [f.split(":")[0] for f in found] == ["pasted.json", "headline.json"]
+
+
+def test_write_result_records_how_to_rerun_and_its_hash(manifest, results,
+                                                        monkeypatch):
+  children = _module(LAB / "benchmarks" / "children.py")
+  monkeypatch.setattr(manifest, "RESULTS", str(results))
+  monkeypatch.setitem(sys.modules, "manifest", manifest)
+  out = results / "x.intel-2core.json"
+  head = children.run_facts(str(LAB / "benchmarks" / "x.py"),
+                            ["--rows", "5", "--output", str(out)])
+  children.write_result(str(out), {**head, "rows": [1]},
+                        peers={"faiss-cpu": "1.0"})
+  data = json.loads(out.read_text())
+  assert data["command"].startswith("lab/benchmarks/x.py --rows 5 --output ")
+  assert len(data["commit"].split("+")[0]) == 40
+  assert data["hardware"]["cores"] >= 1 and data["hardware"]["cpu"]
+  assert "jax" in data["versions"] and len(data["load_average"]) == 3
+  assert data["run"]["wall_s"] >= 0 and data["run"]["cpu_s"] > 0
+  assert data["run"]["peers"] == {"faiss-cpu": "1.0"}
+  entry = manifest.load(str(results))["x.intel-2core.json"]
+  assert entry["command"] == data["command"]
+  assert manifest.problems(str(results)) == []
+  out.write_text(out.read_text().replace('"rows": [\n    1', '"rows": [\n    2'))
+  assert manifest.problems(str(results))[0].startswith("x.intel-2core.json")
+
+
+def test_a_result_without_its_head_is_refused(tmp_path):
+  children = _module(LAB / "benchmarks" / "children.py")
+  with pytest.raises(ValueError, match="run_facts"):
+    children.write_result(str(tmp_path / "r.json"), {"rows": []})
+  assert not (tmp_path / "r.json").exists()
+
+
+def test_run_gives_a_files_command_in_todays_layout():
+  run = _module(LAB / "run.py")
+  entries = {"m.json": {"command": ".venv/bin/python benchmarks/mining_"
+                        "rerank.py --rows 9 --work WORK --output "
+                        "benchmarks/results/old.json", "written_by": None},
+             "told.json": {"command": "bash x.sh (pytest, then y)",
+                           "written_by": None},
+             "kept.json": {"command": None, "written_by": None}}
+  assert run.command_of("m.json", entries) == [
+      ".venv/bin/python", "lab/benchmarks/mining_rerank.py", "--rows", "9",
+      "--work", "WORK", "--output", "lab/results/m.json"]
+  for name in ("told.json", "kept.json"):
+    with pytest.raises(ValueError):
+      run.command_of(name, entries)
+  with pytest.raises(SystemExit, match="set WORK"):
+    run._resolved(run.command_of("m.json", entries))  # pylint: disable=protected-access
+
+
+def test_run_lists_every_file_of_the_manifest(manifest, capsys):
+  run = _module(LAB / "run.py")
+  assert run.main(["--list"]) == 0
+  listed = [l.split("\t")[0] for l in capsys.readouterr().out.splitlines()]
+  assert listed == sorted(manifest.load())
+
+
+def test_every_table_names_its_result_files_in_lab_figures_md():
+  figures = _module(LAB / "tools" / "figures.py")
+  assert figures.unsourced() == []
+  assert figures.main(["--check"]) == 0, "python lab/tools/figures.py"
