@@ -25,7 +25,7 @@ human pairs alone, no scrambling, margin 0.4, batches of 100, megabatch
 --config.loss.scramble=0 --config.loss.margin=0.4 --config.batch_size=100
 --config.train_steps=480 --config.eval_every=160`. Wieting et al. 2017's
 setting (negatives from the mini-batch, no megabatch) is
-configs/papers/wieting2017.py:gran (docs/fidelity.md).
+configs/papers/wieting2017.py:gran (lab/fidelity.md).
 Docs: docs/paraphrase-embeddings.md (what each setting is worth).
 """
 from configs import paraphrase

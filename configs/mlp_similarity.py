@@ -9,7 +9,7 @@ corpus (`--negatives band --config.band_cut=1.0`:
 configs/papers/kim2019_mlp.py); its Table 5 the x%-worst bands
 (`--config.band_cut=0.6`, its best row) and random lines (`--negatives
 random`): configs/papers/kim2019_table5.py; the grid beside this default:
-docs/fidelity.md.
+lab/fidelity.md.
 
 Command (--negatives, --worst-fraction, --epochs and --seed set those keys
 and win over this file and --config.key=value; the run goes to

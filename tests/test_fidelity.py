@@ -1,4 +1,4 @@
-"""docs/fidelity.md's tables of each paper's settings against the configs
+"""lab/fidelity.md's tables of each paper's settings against the configs
 they name: every `key = value` and `key` absent of a table's preset and
 default columns, and every `configs/FILE.py[:ARG]: key = value` anywhere
 in a table, holds in that config; every preset of configs/papers/ has a
@@ -12,7 +12,7 @@ import pytest
 from paraflax import config as config_lib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FIDELITY = ROOT / "docs" / "fidelity.md"
+FIDELITY = ROOT / "lab" / "fidelity.md"
 MARKER = re.compile(r"<!-- fidelity: (\S+) \| (\S+) -->")
 HEADER = ["setting", "the paper", "preset", "default", "what it changes"]
 SPAN = re.compile(r"`([^`]+)`( absent)?")

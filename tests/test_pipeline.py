@@ -253,6 +253,55 @@ def test_a_new_pair_names_its_data_once_for_every_stage(tmp_path, capsys):
   assert not workdir.exists()
 
 
+class _Clock:
+  """A fake time.monotonic, moved by the test."""
+
+  def __init__(self):
+    self.t = 0.0
+
+  def __call__(self) -> float:
+    return self.t
+
+
+def test_the_time_left_comes_from_the_rate_measured_after_warm_up(
+    tmp_path, capsys):
+  from paraflax.pipeline import progress as progress_lib  # pylint: disable=g-import-not-at-top
+  from paraflax.training import loop  # pylint: disable=g-import-not-at-top
+  config = config_lib.load_file(f"{CONFIG}:tiny")
+  plan = planning.plan(config, str(tmp_path / "w"))
+  now = _Clock()
+  progress = progress_lib.Progress(plan, ["nmt", "words"], now=now)
+  # Nothing measured: the preset's 2400 x 0.030 s + 800 x 0.028 s.
+  progress.say(0, "nmt", "start")
+  assert "about 0:01:34 left, by seconds_per_unit: nothing measured " \
+      "yet" in capsys.readouterr().out
+  with progress.running_stage(0, "nmt"):
+    # The loop's reports: step 100 after 50 s of compilation (the warm-up,
+    # left out), then 10 steps a second.
+    for t, step in ((50, 100), (60, 200), (110, 700), (130, 900)):
+      now.t = t
+      for watcher in loop._WATCHERS:  # pylint: disable=protected-access
+        watcher(step, 2400)
+  assert not loop._WATCHERS  # pylint: disable=protected-access
+  lines = capsys.readouterr().out.splitlines()
+  # One line a minute; nmt's steps left at 10 a second, words' estimate
+  # scaled by the same measured 3.33x of seconds_per_unit (a fixed guess
+  # would say 0:01:07 at step 900).
+  assert lines == [
+      "== pipeline [1/2] nmt: step 200/2400, 10.00 steps/s measured after "
+      "step 100 (elapsed 0:01:00, about 0:04:55 left)",
+      "== pipeline [1/2] nmt: step 900/2400, 10.00 steps/s measured after "
+      "step 100 (elapsed 0:02:10, about 0:03:45 left)"]
+  progress.finished("nmt", 130.0)
+  progress.say(0, "nmt", "done in 0:02:10")
+  # The finished stage's 130 s for an estimated 72 s scales words' 22.4 s.
+  assert capsys.readouterr().out.strip().endswith(
+      "nmt: done in 0:02:10 (elapsed 0:02:10, about 0:00:40 left)")
+  rate = progress_lib.Rate(now)
+  rate.update(5)
+  assert rate.per_second() is None  # the warm-up alone measures nothing
+
+
 def _finished_stage(w: pathlib.Path, stage: str, best: float, select: str,
                     rows: list[dict]) -> None:
   """A finished train stage in W: its DONE.json and metrics.jsonl."""

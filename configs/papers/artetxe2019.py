@@ -17,7 +17,7 @@ Still differs from the paper, because of data or compute: the encoder (a
 BiLSTM trained on a few hundred thousand de-en pairs, not LASER's 93
 languages) and the benchmark (1,000 gold newstest pairs among 4,000 others
 a side, not BUCC 2018, which is not bundled).
-Docs: docs/fidelity.md.
+Docs: lab/fidelity.md.
 """
 import ml_collections
 

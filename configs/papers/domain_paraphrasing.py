@@ -1,7 +1,7 @@
 r"""The domain-adapted paraphrasing paper's selection and pivot settings:
 Moore-Lewis selection with in-domain and general LMs (dH(s) = H_in(s) -
 H_out(s) per word, lower is closer; the paper's text states the opposite
-direction, docs/fidelity.md), the general corpus sorted into equal bins;
+direction, lab/fidelity.md), the general corpus sorted into equal bins;
 pivot paraphrases p(e2|e1) = sum_f p(e2|f) p(f|e1) through French, the
 paper's pivot language (pivot.languages), reranked by LSH MonoDS
 signatures. The paper states no LM order, phrase length or signature
@@ -19,7 +19,7 @@ Command:
 Time and result (AMD EPYC, 2 cores shared with other jobs): select-domain
 108 s, eval-domain 272 s; top diffCE / random test perplexity 0.503 at
 2,000 sentences, 0.794 at 32,000, against 0.495 and 0.800 for
-configs/domain.py's 2-gram LMs (chosen on the dev text; docs/fidelity.md).
+configs/domain.py's 2-gram LMs (chosen on the dev text; lab/fidelity.md).
 The pivot block reads only the French-English pairs of the bitexts it is
 given (`paraflax pivot --bitext bitext_multi30k_fr_en --bitext
 bitext_newstest_pool_fr_en ...`).
@@ -27,7 +27,7 @@ Still differs from the paper, because of data or compute: the general
 corpus is the bundled bitext (95,442 pairs), the in-domain text 27.5k
 biomedical sentences, not the paper's corpora; MonoDS is computed on the
 Brown corpus, not a web-scale English corpus.
-Docs: docs/fidelity.md.
+Docs: lab/fidelity.md.
 """
 import ml_collections
 

@@ -27,12 +27,12 @@ layers, 2,000 pieces and 200 steps (AMD EPYC, 2 cores shared with other
 jobs): 3 min 18 s with `paraflax eval`, dev
 alignment accuracy 1.5 %, as configs/bilingual.py:de cut alike (3 min
 36 s, 1.0 %): both still at chance
-(docs/fidelity.md). This preset's decoder start, with configs/bilingual.py's
+(lab/fidelity.md). This preset's decoder start, with configs/bilingual.py's
 embedding fed at every step, at configs/pipeline.py:tiny's bilingual
 settings (Multi30k, 64-unit layers, 2,000 pieces, learning rate 6e-3) for
 4,000 steps: 30 min on the same shared cores, dev alignment accuracy
 78.1 %, Multi30k 2016 alignment error 18.2 % (cosine) and 9.0 % (CSLS);
-the command and the MLP table on it: docs/fidelity.md. At full size a
+the command and the MLP table on it: lab/fidelity.md. At full size a
 step does about 4x the work of configs/bilingual.py's (41 min per 2,000
 steps on 2 idle cores; an estimate, not measured): train it on an
 accelerator.
@@ -48,7 +48,7 @@ Still differs from the paper, because of data or compute:
     whole);
   - 800k updates of 120 pairs take an accelerator (a CPU runs
     --config.train_steps=N).
-Docs: docs/fidelity.md.
+Docs: lab/fidelity.md.
 """
 import ml_collections
 

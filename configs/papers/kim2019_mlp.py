@@ -12,7 +12,7 @@ Command:
 Still differs from the paper, because of data or compute: the positives
 and the noisy corpus are the bundled newstest pool and ParaCrawl v3
 sample (--positives / --noisy name others), not WMT 2018's.
-Docs: docs/fidelity.md.
+Docs: lab/fidelity.md.
 """
 import ml_collections
 

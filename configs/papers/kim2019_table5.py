@@ -7,7 +7,7 @@ Every other key is configs/mlp_similarity.py's.
 
 Command:
   paraflax train-mlp --workdir runs/k19_de --config configs/papers/kim2019_table5.py:60
-Docs: docs/fidelity.md (the table of these negatives on Multi30k).
+Docs: lab/fidelity.md (the table of these negatives on Multi30k).
 """
 import ml_collections
 

@@ -17,7 +17,7 @@ Time and result (Avg cut to 400 updates, `--config.train_steps=400
 shared with other jobs): 1 min 28 s for both commands, STS12-15 mean
 52.99, STSb test 57.91, against 1 min 50 s, 53.70 and 58.89 for
 configs/paraphrase.py:avg (the same encoder with in-megabatch negatives)
-cut alike; configs/gran.py is the tuned GRAN (docs/fidelity.md).
+cut alike; configs/gran.py is the tuned GRAN (lab/fidelity.md).
 Still differs from the paper, because of data or compute:
   - the pairs: the 19,432 human English pairs of paraphrase_en_human, not
     the paper's back-translated CzEng / Europarl pairs (point data.task at
@@ -26,7 +26,7 @@ Still differs from the paper, because of data or compute:
     model.word_vectors to a GloVe-format file of them);
   - steps: 480 updates for LSTM-avg and GRAN, 2,000 for Avg (the paper
     trains for epochs over far more pairs).
-Docs: docs/fidelity.md.
+Docs: lab/fidelity.md.
 """
 import ml_collections
 

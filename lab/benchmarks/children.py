@@ -44,16 +44,97 @@ def portable(argv: list[str]) -> list[str]:
   return out
 
 
+# When this process started, and the load then: a result's span and load.
+_STARTED = time.time()
+_LOAD_AT_START = os.getloadavg()
+# The packages a figure of paraflax's depends on; a peer's come from its
+# own venv (write_result's `peers`).
+_PACKAGES = ("paraflax", "jax", "jaxlib", "flax", "optax", "numpy",
+             "tensorflow", "faiss-cpu", "libtpu")
+
+
+def _git(*args: str) -> str:
+  proc = subprocess.run(["git", "-C", _ROOT, *args], capture_output=True,
+                        text=True, check=False)
+  return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def commit() -> str:
+  """HEAD, with "+changes" when tracked files differ from it."""
+  head = _git("rev-parse", "HEAD") or "unknown"
+  return head + ("+changes" if _git("status", "--porcelain",
+                                    "--untracked-files=no") else "")
+
+
+def _cpu_model() -> str:
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+      for line in f:
+        if line.startswith("model name"):
+          return line.split(":", 1)[1].strip()
+  except OSError:
+    pass
+  return platform.processor() or "unknown"
+
+
+def _gpus() -> list[str]:
+  try:
+    proc = subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"],
+        capture_output=True, text=True, check=False, timeout=20)
+  except (OSError, subprocess.TimeoutExpired):
+    return []
+  return [l.strip() for l in proc.stdout.splitlines() if l.strip()]
+
+
+def versions(names: tuple[str, ...] = _PACKAGES) -> dict[str, str]:
+  """The installed version of each package of `names` that is installed."""
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  out = {}
+  for name in names:
+    try:
+      out[name] = metadata.version(name)
+    except metadata.PackageNotFoundError:
+      pass
+  return out
+
+
 def run_facts(script: str, argv: list[str] | None) -> dict[str, Any]:
-  """The head of a result file: how to rerun it, when, and on what."""
+  """The head of a result file: how to rerun it, from which commit, when,
+  and on what."""
   return {
       # The script from the repository's root: a command any checkout runs.
       "command": shlex.join([
           os.path.relpath(os.path.abspath(script), _ROOT),
           *portable(argv if argv is not None else sys.argv[1:])]),
-      "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+      "commit": commit(),
+      "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(_STARTED)),
+      "hardware": {"cpu": _cpu_model(), "cores": os.cpu_count(),
+                   "gpus": _gpus(), "name": hardware()},
       "cpu_count": os.cpu_count(), "platform": platform.platform(),
-      "load_average": os.getloadavg()}
+      "load_average": _LOAD_AT_START, "versions": versions()}
+
+
+def write_result(path: str, result: dict[str, Any], *,
+                 peers: dict[str, str] | None = None) -> None:
+  """Writes `result` (whose head is `run_facts`) to `path` whole, with the
+  run's span: wall and CPU seconds of this process and its children, the
+  load at the end, the peers' versions; and enters its sha256 in
+  lab/results/manifest.json when `path` lies in lab/results/."""
+  sys.path.insert(0, os.path.join(_ROOT, "lab", "tools"))
+  import manifest  # pylint: disable=g-import-not-at-top
+  from paraflax import files  # pylint: disable=g-import-not-at-top
+  if "command" not in result:
+    raise ValueError("a result starts from children.run_facts(...)")
+  usage = [resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                            resource.RUSAGE_CHILDREN)]
+  result = {**result, "run": {
+      "wall_s": round(time.time() - _STARTED, 2),
+      "cpu_s": round(sum(u.ru_utime + u.ru_stime for u in usage), 2),
+      "load_average_at_end": os.getloadavg(), "peers": peers or {}}}
+  files.write_text_atomic(path, json.dumps(result, indent=2) + "\n")
+  manifest.record(path, written_by=os.path.relpath(
+      os.path.abspath(sys.argv[0]), _ROOT), command=result["command"])
 
 
 def peak_rss_mib() -> float:
@@ -95,15 +176,7 @@ def run_child(argv: list[str], num_devices: int,
 
 def hardware() -> str:
   """'<cpu model>-<cores>core' from /proc/cpuinfo, as a file name part."""
-  model = "cpu"
-  try:
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-      for line in f:
-        if line.startswith("model name"):
-          model = line.split(":", 1)[1]
-          break
-  except OSError:
-    pass
+  model = _cpu_model()
   slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"\(r\)|\(tm\)|cpu|processor",
                                             "", model.lower())).strip("-")
   return f"{slug or 'cpu'}-{os.cpu_count()}core"

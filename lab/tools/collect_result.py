@@ -24,6 +24,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import manifest  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
@@ -69,6 +70,9 @@ def collect(args: argparse.Namespace) -> str:
   with open(os.path.join(folder, args.name + run_results.ABOUT), "w",
             encoding="utf-8") as f:
     f.write(json.dumps(about, indent=1, ensure_ascii=False) + "\n")
+  for path in (target, os.path.join(folder, args.name + run_results.ABOUT)):
+    manifest.record(path, written_by="lab/tools/collect_result.py",
+                    command=args.command)
   return target
 
 

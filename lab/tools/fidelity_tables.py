@@ -1,4 +1,4 @@
-"""The tables of docs/fidelity.md measured with caption encoders trained
+"""The tables of lab/fidelity.md measured with caption encoders trained
 to align, each from the JSON lab/experiments/paper_fidelity/mlp_table5.py
 wrote: lab/results/mlp_negatives.multi30k.<hardware>.json (MLP seed 0,
 with the baselines), mlp_negatives.multi30k.seed1.<hardware>.json

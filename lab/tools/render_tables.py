@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
 import bench_tables  # the benchmarks' tables of lab/benchmarks/README.md
 import compile_tables  # docs/pod.md's preset x topology table
-import fidelity_tables  # docs/fidelity.md's runs of caption encoders
+import fidelity_tables  # lab/fidelity.md's runs of caption encoders
 import markdown_table  # the lines of a Markdown table
 import run_tables  # tables computed from the runs' own output files
 
@@ -377,7 +377,8 @@ def commands_markdown() -> str:
 def markdown_files() -> list[str]:
   return [os.path.join(ROOT, "README.md"),
           os.path.join(ROOT, "lab", "benchmarks", "README.md")] + sorted(
-              glob.glob(os.path.join(ROOT, "docs", "*.md")))
+              glob.glob(os.path.join(ROOT, "docs", "*.md"))
+              + glob.glob(os.path.join(ROOT, "lab", "*.md")))
 
 
 def render(text: str) -> str:

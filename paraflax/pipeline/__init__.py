@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
 
 import ml_collections
 
@@ -25,46 +24,12 @@ from paraflax import faults
 from paraflax import files
 from paraflax.pipeline import plan as plan_lib
 from paraflax.pipeline import planning
+from paraflax.pipeline import progress as progress_lib
 from paraflax.pipeline import report
 from paraflax.pipeline import stages
 from paraflax.recipes import workdir as workdir_lib
 
 CLAIM = "pipeline.json"  # W/pipeline.json: the plan; its .meta.json, config
-
-
-def _clock(seconds: float) -> str:
-  seconds = int(round(seconds))
-  return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-class Progress:
-  """One line per stage start and finish: elapsed time and the time left,
-  the preset's estimate scaled by how fast this run's stages went."""
-
-  def __init__(self, plan: plan_lib.Plan, todo: Sequence[str]):
-    self.plan, self.todo = plan, list(todo)
-    self.start = time.monotonic()
-    self.spent = self.estimated = 0.0
-
-  def estimate(self, stage: str) -> float:
-    return (stages.STAGES[stage].units(self.plan)
-            * self.plan.config.seconds_per_unit[stage])
-
-  def _left(self, todo: Sequence[str]) -> float:
-    speed = self.spent / self.estimated if self.estimated else 1.0
-    return speed * sum(self.estimate(s) for s in todo)
-
-  def say(self, index: int, stage: str, event: str) -> None:
-    starts = event == "start"
-    left = self.todo[index:] if starts else self.todo[index + 1:]
-    what = f", {stages.STAGES[stage].what}" if starts else ""
-    print(f"== pipeline [{index + 1}/{len(self.todo)}] {stage}: {event} "
-          f"(elapsed {_clock(time.monotonic() - self.start)}, about "
-          f"{_clock(self._left(left))} left{what})", flush=True)
-
-  def finished(self, stage: str, seconds: float) -> None:
-    self.spent += seconds
-    self.estimated += self.estimate(stage)
 
 
 def _claim(plan: plan_lib.Plan, overwrite: bool) -> None:
@@ -118,7 +83,7 @@ def run(config: ml_collections.ConfigDict, workdir: str,
           f"--only {only} needs {', '.join(unfinished)} finished first; run "
           f"them (--until {unfinished[-1]}, or without --only).")
   _claim(plan, overwrite)
-  progress = Progress(plan, todo)
+  progress = progress_lib.Progress(plan, todo)
   records = {}
   for index, stage in enumerate(todo):
     record = plan.done(stage)
@@ -129,9 +94,11 @@ def run(config: ml_collections.ConfigDict, workdir: str,
       records[stage] = record
       continue
     progress.say(index, stage, "start")
-    records[stage] = _run_stage(plan, stage)
+    with progress.running_stage(index, stage):
+      records[stage] = _run_stage(plan, stage)
     progress.finished(stage, records[stage]["seconds"])
-    progress.say(index, stage, f"done in {_clock(records[stage]['seconds'])}")
+    progress.say(index, stage,
+                 f"done in {progress_lib.clock(records[stage]['seconds'])}")
   if "report" in records:
     print(f"report: {os.path.join(workdir, report.REPORT)}", flush=True)
   return records

@@ -8,6 +8,7 @@ the mesh comes from the caller, which built the recipe on the same one.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import queue
@@ -124,6 +125,23 @@ def jit_train_step(recipe: Recipe, mesh, shardings):
 
 
 FETCH_EVERY = 100  # steps whose metrics may wait on the devices at most
+
+# Callables given (step, train_steps) at each step whose metrics the loop
+# fetched (a log, an evaluation, a checkpoint; at least every FETCH_EVERY
+# steps): the devices have finished the steps before it then, so the time
+# between two calls is their time. `watching` adds one (the pipeline's
+# time-left estimate).
+_WATCHERS: list[Callable[[int, int], None]] = []
+
+
+@contextlib.contextmanager
+def watching(watcher: Callable[[int, int], None]) -> Iterator[None]:
+  _WATCHERS.append(watcher)
+  try:
+    yield
+  finally:
+    _WATCHERS.remove(watcher)
+
 PREFETCH = 2  # batches placed on the devices ahead of the step that takes them
 
 
@@ -240,6 +258,8 @@ def train(recipe: Recipe, config: Any, workdir: str,
                              _every(step, config.checkpoint.every, last))
       if log or evaluate or save or len(pending) >= FETCH_EVERY:
         values = fetched()
+        for watcher in _WATCHERS:
+          watcher(step, last)
         if log:
           writer.write(step, values)
       if evaluate:

@@ -1,0 +1,115 @@
+"""Lists the result files of lab/results/ with the command behind each, and
+reruns one of them from the repository root.
+
+    python lab/run.py --list                      # NAME, writer, command
+    python lab/run.py NAME [--print]              # rerun (or show) NAME's command
+
+The command is the one lab/results/manifest.json records for NAME, as a
+checkout of today lays it out (benchmarks under lab/), writing NAME again
+(its `--output` pointed at NAME). A placeholder of a path of the machine
+that ran it (`WORK`, `NMT_WORKDIR`, `PEER_PYTHON`, as children.portable
+writes them) is read from the environment variable of that name, and
+`$PEERS` from the environment as the shell would. A collected run
+(results/runs/) was made by a paraflax command and kept by
+tools/collect_result.py: its commands are printed, to run and collect.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+_LAB = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(_LAB)
+sys.path.insert(0, os.path.join(_LAB, "tools"))
+import manifest  # pylint: disable=wrong-import-position
+
+# Where the scripts and results lay before lab/ held them.
+_MOVED = ((re.compile(r"(?<![\w/.-])(?:benchmarks|docs)/results/"),
+           "lab/results/"),
+          (re.compile(r"(?<![\w/.-])(benchmarks|tools|experiments)/"),
+           r"lab/\1/"))
+_PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def command_of(name: str, entries: dict[str, dict]) -> list[str]:
+  """NAME's command as argv for today's layout, its output NAME; raises
+  KeyError for an unlisted NAME, ValueError for one without a command."""
+  entry = entries[name]
+  if not entry.get("command"):
+    raise ValueError(
+        f"{name} holds no command (kept before the record had a writer); "
+        "lab/README.md lists how such files were made")
+  text = entry["command"]
+  if "(" in text:
+    raise ValueError(f"{name}'s command is told, not given as argv: {text}")
+  for pattern, repl in _MOVED:
+    text = pattern.sub(repl, text)
+  argv = shlex.split(text)
+  if "--output" in argv[:-1]:
+    argv[argv.index("--output") + 1] = os.path.join("lab", "results", name)
+  return argv
+
+
+def _resolved(argv: list[str]) -> list[str]:
+  """Placeholders and $VARS from the environment; SystemExit naming the
+  ones it lacks."""
+  missing = [a for a in argv if _PLACEHOLDER.match(a) and a not in os.environ]
+  missing += re.findall(r"\$(\w+)", " ".join(argv))
+  missing = [m for m in dict.fromkeys(missing) if m not in os.environ]
+  if missing:
+    raise SystemExit("run: set " + ", ".join(missing) + " (the paths of "
+                     "this machine the command needs), e.g. "
+                     f"{missing[0]}=/path python lab/run.py ...")
+  return [os.environ[a] if _PLACEHOLDER.match(a) else os.path.expandvars(a)
+          for a in argv]
+
+
+def _interpreter(argv: list[str]) -> list[str]:
+  """The command with this venv's python in front of a script."""
+  if argv[0].endswith("python") or argv[0].endswith("python3"):
+    argv = argv[1:]
+  if argv[0].endswith(".py"):
+    return [sys.executable, *argv]
+  if argv[0].endswith(".sh"):
+    return ["bash", *argv]
+  return argv
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("name", nargs="?", help="a file of lab/results/")
+  parser.add_argument("--list", action="store_true")
+  parser.add_argument("--print", action="store_true",
+                      help="show the command, run nothing")
+  args = parser.parse_args(argv)
+  entries = manifest.load()
+  if args.list or not args.name:
+    for name, e in sorted(entries.items()):
+      print(f"{name}\t{e['written_by'] or 'kept'}\t{e['command'] or '-'}")
+    return 0
+  try:
+    command = command_of(args.name, entries)
+  except KeyError:
+    print(f"run: {args.name} is not in lab/results/manifest.json "
+          "(python lab/run.py --list)", file=sys.stderr)
+    return 2
+  except ValueError as e:
+    print(f"run: {e}", file=sys.stderr)
+    return 2
+  if args.name.startswith("runs/") or args.print:
+    print(shlex.join(command))
+    if args.name.startswith("runs/"):
+      print("then: python lab/tools/collect_result.py OUTPUT --table "
+            f"{args.name.split('/')[1]} --name "
+            f"{os.path.basename(args.name)[:-5]} --overwrite ...")
+    return 0
+  return subprocess.run(_interpreter(_resolved(command)), cwd=ROOT,
+                        check=False).returncode
+
+
+if __name__ == "__main__":
+  sys.exit(main())
