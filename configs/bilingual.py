@@ -19,7 +19,7 @@ Time and result (2,000 steps; dev alignment accuracy, far from converged):
 The paper trains larger models far longer; these sizes and steps fit 2
 CPU cores (`--config.train_steps=N` trains longer). The paper's setting
 (SGD, batches of 120, German autoencoded, lowercased BPE text):
-configs/papers/kim2019.py (docs/fidelity.md).
+configs/papers/kim2019.py (lab/fidelity.md).
 Docs: docs/bilingual.md.
 """
 import ml_collections

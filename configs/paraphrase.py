@@ -42,7 +42,7 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   # in this many groups, each padded only to its own longest (a multiple of
   # 8 words): the same embeddings, negatives and updates as padding all to
   # the longest (1), with less work (mean length 21 of max_len 40 here):
-  # GRAN 1.65x, LSTM-avg 2.48x pairs/s (benchmarks/README.md). Avg's mean
+  # GRAN 1.65x, LSTM-avg 2.48x pairs/s (lab/benchmarks/README.md). Avg's mean
   # costs less than the sorting: 0.83x, so it keeps 1.
   c.length_groups = 1 if encoder == "avg" else 8
 

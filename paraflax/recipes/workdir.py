@@ -42,8 +42,9 @@ def _dev_set(saved: dict) -> dict:
   return {"task": data["dev_task"], "split": data["dev_split"]}
 
 
-# Before evaluators (2026-11-23), a config's `eval` block named what the loop
-# evaluated; these give the `evals` and `select` of the same evaluation.
+# A workdir saved before the `evals` block has an `eval` block naming what
+# the loop evaluated; these give the `evals` and `select` of the same
+# evaluation.
 _EVALS_OF_EVAL = {
     "paraphrase": lambda saved, old: (
         {"sts": {"type": "sts", "sets": old["sets"]},
