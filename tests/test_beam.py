@@ -21,7 +21,7 @@ from paraflax import faults
 from paraflax.data import paths
 from paraflax.filtering import lm as lm_lib
 from paraflax.filtering import score_paraphrases
-from paraflax.recipes import score_paraphrases as recipe
+from paraflax.inference import score_paraphrases as recipe
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 _RECORDS = 1200  # 150 references x 8 ranks

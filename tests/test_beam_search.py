@@ -9,8 +9,8 @@ import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from paraflax.decoding import beam_search as bs
+from paraflax.decoding import translator as translator_lib
 from paraflax.models import nmt
-from paraflax.recipes import nmt as nmt_recipe
 from paraflax.training import partitioning
 
 BOS, EOS, V, MAX_LEN = 1, 2, 40, 12
@@ -235,7 +235,7 @@ def test_a_hypothesis_may_end_at_the_last_step():
 def _decode_shared(model, params, src, src_len, beam, **options):
   """The recipe's form: encoder states one row per input (the context),
   broadcast over the beams, and only the decoder carry in the cache."""
-  return nmt_recipe.search(model, params, src, src_len, beam, bos=BOS,
+  return translator_lib.search(model, params, src, src_len, beam, bos=BOS,
                            eos=EOS, max_len=MAX_LEN, **options)
 
 
@@ -253,7 +253,7 @@ def test_shared_encoder_states_give_the_same_hypotheses(cell):
 def _limited(model, params, src, src_len, ratio, **options):
   """The search with each input's output limit from its source length."""
   return _decode_shared(model, params, src, src_len, max_lens=(
-      nmt_recipe.output_limits(src_len, MAX_LEN, ratio, 1)), **options)
+      translator_lib.output_limits(src_len, MAX_LEN, ratio, 1)), **options)
 
 
 @pytest.mark.parametrize("stop,ratio", [(s, 0.0) for s in sorted(
@@ -302,6 +302,6 @@ def test_each_input_stops_at_its_own_limit():
 def test_output_limits_follow_the_source_length():
   src_len = jnp.asarray([0, 3, 10, 90])
   np.testing.assert_array_equal(
-      nmt_recipe.output_limits(src_len, 100, 1.5, 10), [10, 15, 25, 100])
+      translator_lib.output_limits(src_len, 100, 1.5, 10), [10, 15, 25, 100])
   np.testing.assert_array_equal(
-      nmt_recipe.output_limits(src_len, 100, 0.0, 10), [100] * 4)
+      translator_lib.output_limits(src_len, 100, 0.0, 10), [100] * 4)

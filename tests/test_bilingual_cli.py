@@ -12,7 +12,7 @@ from paraflax import cli
 from paraflax.data import paths
 from paraflax.evaluation import alignment
 from paraflax.evaluation import paracrawl
-from paraflax.recipes import embedders
+from paraflax.inference import embedders
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +57,20 @@ def test_cosine_scores_are_the_embedding_cosines(workdir, tmp_path):
   code, out = _score(workdir, tmp_path, _tsv(zip(en, de)), *EN_DE)
   assert code == 0
   np.testing.assert_array_equal(np.loadtxt(out), scores)
+
+
+def test_loading_an_encoder_builds_no_optimizer(workdir, monkeypatch):
+  """Embedding needs the model and its parameters, restored alone: no
+  training recipe, no optimizer is built."""
+  from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
+  from paraflax.training import optimizers  # pylint: disable=g-import-not-at-top
+  def refuse(*args, **kwargs):
+    raise AssertionError("an optimizer was built to embed")
+  monkeypatch.setattr(optimizers, "make", refuse)
+  monkeypatch.setattr(bilingual, "BilingualRecipe", refuse)
+  embed, step = embedders.load(str(workdir), ["de", "en"])
+  x = embed(_lines("de", 3), "de")
+  assert step > 0 and x.shape[0] == 3 and np.all(np.isfinite(x))
 
 
 @pytest.mark.parametrize("name", ["euclidean", "csls"])

@@ -20,9 +20,9 @@ from paraflax.data import specs
 from paraflax.errors import ConfigError
 from paraflax.evaluation import mining as mining_eval
 from paraflax.evaluation import mining_set
+from paraflax.inference import eval_filtering
 from paraflax.mining import embeddings_io
 from paraflax.mining import index_build
-from paraflax.recipes import eval_filtering
 from tests.conftest import ROOT, TINY
 from tests.test_bad_inputs_io import _records, lock_holder  # pylint: disable=unused-import
 
@@ -107,7 +107,7 @@ def test_a_rerun_on_other_inputs_is_refused_not_reported(tmp_path,
                                                           monkeypatch):
   """`eval-filtering` resumes its table only for the inputs and settings
   it was made with; its output records them before any work."""
-  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import scoring  # pylint: disable=g-import-not-at-top
   monkeypatch.setattr(scoring, "workdir_languages", lambda w: ("de", "en"))
 
   def no_model(*args):
@@ -319,7 +319,7 @@ def test_mining_eval_refuses_the_dev_benchmark_as_test(tmp_path):
 
 
 def test_an_evaluator_refuses_a_test_set_of_the_training_data(tmp_path):
-  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import scoring  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
   train, test = tmp_path / "train.tsv", tmp_path / "test.tsv"
   for path in (train, test):

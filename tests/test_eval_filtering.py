@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from paraflax.recipes import eval_filtering
+from paraflax.inference import eval_filtering
 
 
 def test_the_best_pairs_up_to_n_target_words():

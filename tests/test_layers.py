@@ -18,8 +18,9 @@ LAYERS = {
     "filtering": 4, "mining": 4, "domain": 4,
     "evaluation": 5,
     "recipes": 6,
-    "pipeline": 7, "api": 7, "aot": 7,
-    "commands": 8, "cli": 8, "__init__": 8,
+    "inference": 7,
+    "pipeline": 8, "api": 8, "aot": 8,
+    "commands": 9, "cli": 9, "__init__": 9,
 }
 
 

@@ -26,7 +26,7 @@ from paraflax import errors
 from paraflax import faults
 from paraflax.filtering import lm
 from paraflax.filtering import scores
-from paraflax.recipes import score_paraphrases
+from paraflax.inference import score_paraphrases
 
 
 # Tiny on purpose: its counts of counts cannot estimate modified-KN

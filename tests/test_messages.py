@@ -82,7 +82,7 @@ def test_noise_bitext_names_its_corpora_in_messages(extra, message, tmp_path,
 
 def test_eval_filtering_checks_words_before_any_work(tmp_path):
   from paraflax import errors  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import eval_filtering  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import eval_filtering  # pylint: disable=g-import-not-at-top
   with pytest.raises(errors.ConfigError, match=r"--words -5: .* > 0"):
     eval_filtering.eval_filtering(str(tmp_path / "none"), str(tmp_path / "x"),
                                   str(tmp_path / "out"), [100, -5])
@@ -97,7 +97,7 @@ def test_eval_filtering_checks_words_before_any_work(tmp_path):
 def test_eval_filtering_reads_a_labels_file_of_every_line(labels, message,
                                                           tmp_path):
   from paraflax import errors  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import eval_filtering  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import eval_filtering  # pylint: disable=g-import-not-at-top
   noisy = tmp_path / "noisy.tsv"
   noisy.write_text("a\tb\n" * 3, encoding="utf-8")
   (tmp_path / "noisy.tsv.labels").write_text(labels, encoding="utf-8")
@@ -258,7 +258,7 @@ def _nmt_workdir(tmp_path, lang: str = "de") -> str:
 def test_backtranslate_refuses_a_task_it_would_misread(task, split, message,
                                                        tmp_path):
   from paraflax import errors  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import translation  # pylint: disable=g-import-not-at-top
   (tmp_path / "x.tsv").write_text("a\tb\n", encoding="utf-8")
   with pytest.raises(errors.ConfigError, match=message):
     translation.backtranslate(_nmt_workdir(tmp_path), str(tmp_path / "o"),
@@ -267,7 +267,7 @@ def test_backtranslate_refuses_a_task_it_would_misread(task, split, message,
 
 
 def test_backtranslate_reads_the_split_of_a_task_of_its_language(tmp_path):
-  from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import translation  # pylint: disable=g-import-not-at-top
   workdir = _nmt_workdir(tmp_path)
   assert translation.task_split(workdir, "bitext_multi30k_de_en",
                                 "validation") == "validation"
@@ -475,7 +475,7 @@ def test_the_pipeline_checks_english_sides_before_any_stage(key, tmp_path):
 def test_eval_bilingual_refuses_data_of_another_pair(tmp_path):
   from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
   from paraflax import errors  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import scoring  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   workdir = str(tmp_path / "w")

@@ -94,7 +94,7 @@ def test_the_command_keeps_freed_memory_and_the_library_does_not(
   """`paraflax mine` sets its own process's allocator; `mine_files` (the
   Python API's) leaves the caller's as it is."""
   from paraflax import host  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import embedders  # pylint: disable=g-import-not-at-top
   calls = []
   monkeypatch.setattr(host, "keep_freed_memory", lambda: calls.append(1))
   assert cli.main(_args(corpus, out=corpus.out + ".cli")) == 0

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from paraflax.evaluation import mining_set
+from paraflax.inference import embedders
 from paraflax.mining import faiss_knn
 from paraflax.mining import knn
 from paraflax.mining import margin
-from paraflax.recipes import embedders
 from paraflax.training import partitioning
 
 K = 4

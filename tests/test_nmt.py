@@ -15,6 +15,7 @@ import pytest
 from paraflax import cli
 from paraflax import errors
 from paraflax.data import bitext
+from paraflax.decoding import translator as translator_lib
 from paraflax.recipes import nmt
 from paraflax.training import partitioning
 from tests.conftest import ROOT
@@ -119,9 +120,9 @@ def test_wider_source_padding_finds_the_same_translations(workdir):
   """data.width_multiple pads decoding's sources too (fewer compiled
   searches): the hypotheses are those of the default widths."""
   tr, params, _ = nmt.load_translator(str(workdir))
-  wide = nmt.Translator(tr.model, tr.src_sp, tr.tgt_sp, tr.max_len,
-                        tr.max_output, tr.alpha, tr.mesh, tr.max_output_ratio,
-                        tr.max_output_plus, width_multiple=32)
+  wide = translator_lib.Translator(
+      tr.model, tr.src_sp, tr.tgt_sp, tr.max_len, tr.max_output, tr.alpha,
+      tr.mesh, tr.max_output_ratio, tr.max_output_plus, width_multiple=32)
   texts = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.",
            "Eine Frau mit einem roten Hut steht vor einem kleinen Laden."]
   sources = [tr.encode(t, "t", "truncate") for t in texts]
@@ -151,9 +152,9 @@ def test_the_translator_marks_cut_hypotheses(workdir):
   ratio off), and said to be."""
   translator, params, _ = nmt.load_translator(str(workdir))
   tr = translator
-  uncapped = nmt.Translator(tr.model, tr.src_sp, tr.tgt_sp, tr.max_len,
-                            tr.max_output, tr.alpha, tr.mesh, 0.0,
-                            tr.max_output_plus)
+  uncapped = translator_lib.Translator(
+      tr.model, tr.src_sp, tr.tgt_sp, tr.max_len, tr.max_output, tr.alpha,
+      tr.mesh, 0.0, tr.max_output_plus)
   texts = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]
   logits = params["decoder"]["logits"]
   never_ends = dict(params, decoder=dict(params["decoder"], logits=dict(

@@ -10,8 +10,8 @@ import pytest
 from paraflax import cli
 from paraflax import errors
 from paraflax.evaluation import reconstruction
+from paraflax.inference import eval_filtering
 from paraflax.mining import margin
-from paraflax.recipes import eval_filtering
 from tests import conftest
 
 

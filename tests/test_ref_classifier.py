@@ -16,9 +16,9 @@ from paraflax import errors
 from paraflax.data import nbest
 from paraflax.data import words
 from paraflax.filtering import score_paraphrases as filtering_score
-from paraflax.recipes import evaluate
+from paraflax.inference import evaluate
+from paraflax.inference import score_paraphrases
 from paraflax.recipes import ref_classifier
-from paraflax.recipes import score_paraphrases
 from paraflax.recipes import train as train_lib
 from paraflax.training import checkpointing
 

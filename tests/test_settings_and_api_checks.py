@@ -82,14 +82,14 @@ def test_every_recipe_config_is_in_range_and_its_rates_are_checked(recipe):
 def test_train_mlp_checks_its_settings_before_the_model_loads(tmp_path):
   """The check runs before the (missing) workdir is read."""
   from paraflax.recipes import mlp_similarity  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import scoring  # pylint: disable=g-import-not-at-top
   config = mlp_similarity.default_config(learning_rate=float("nan"))
   with pytest.raises(errors.ConfigError, match="learning_rate=nan"):
     scoring.train_mlp_for_workdir(str(tmp_path / "none"), config)
 
 
 def test_a_sweep_point_out_of_range_stops_before_any_point(tmp_path):
-  from paraflax.recipes import sweep  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import sweep  # pylint: disable=g-import-not-at-top
   import ml_collections  # pylint: disable=g-import-not-at-top
   grid = ml_collections.ConfigDict({
       "base": "configs/avg.py", "settings": {}, "overrides": (),

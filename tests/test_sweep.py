@@ -18,7 +18,7 @@ import pytest
 from paraflax import cli
 from paraflax import config as config_lib
 from paraflax import faults
-from paraflax.recipes import sweep as sweep_lib
+from paraflax.inference import sweep as sweep_lib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 _PAIRS = 300

@@ -37,7 +37,7 @@ def test_nmt_posterior_is_each_pairs_forced_decoding():
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
   from paraflax.data import bitext  # pylint: disable=g-import-not-at-top
   from paraflax.models import nmt  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import nmt_posterior  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import nmt_posterior  # pylint: disable=g-import-not-at-top
   model = nmt.AttentionNMT(src_vocab=20, tgt_vocab=30, emb_dim=8, hidden=8,
                            attention_dim=8)
   ids = jnp.ones((1, 4), jnp.int32)

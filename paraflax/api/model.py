@@ -12,7 +12,7 @@ from paraflax.api import inputs
 
 if TYPE_CHECKING:  # only for the annotations: importing them loads jax
   import numpy as np
-  from paraflax.recipes import nmt
+  from paraflax.decoding import translator as translator_lib
 
 
 class Model:
@@ -37,7 +37,7 @@ class Model:
       self._translator = nmt_lib.load_translator(self.workdir)
       self.step = self._translator[2]
     else:
-      from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+      from paraflax.inference import embedders  # pylint: disable=g-import-not-at-top
       embedders.check(self.workdir, [])  # a recipe that embeds
       self._embed, self.step = embedders.load(self.workdir, [])
 
@@ -67,14 +67,14 @@ class Model:
     if self._embed is None:
       raise self._cannot("embed sentences", "'paraphrase' or 'bilingual'")
     texts = inputs.sentences(texts, "texts", "embed")
-    from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+    from paraflax.inference import embedders  # pylint: disable=g-import-not-at-top
     embedders.check(self.workdir, [lang], "lang")
     return self._embed(texts, lang)
 
   def translate(self, texts: Sequence[str], beam: int = 5, nbest: int = 1,
                 alpha: float | None = None, batch_size: int = 32,
                 stop: str = "exact"
-                ) -> list[str] | list[list[nmt.Hypothesis]]:
+                ) -> list[str] | list[list[translator_lib.Hypothesis]]:
     """Translations into English of a list of sentences (str; an empty
     list is a DataError), in input order: the 1-best texts when `nbest` is
     1, else each input's `nbest` Hypothesis(text, score, logprob, tokens,
@@ -84,7 +84,7 @@ class Model:
     if self._translator is None:
       raise self._cannot("translate", "'nmt'")
     texts = inputs.sentences(texts, "texts", "translate", blank=True)
-    from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
+    from paraflax.inference import translation  # pylint: disable=g-import-not-at-top
     translator, params, _ = self._translator
     found = translation.translate_texts(
         translator, params, texts, beam=beam, nbest=nbest, alpha=alpha,
@@ -113,7 +113,7 @@ class Model:
                                f"{', '.join(choices.SIMILARITIES)}.")
     k = inputs.count(k, "k")
     from paraflax.evaluation import bilingual as bilingual_eval  # pylint: disable=g-import-not-at-top
-    from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+    from paraflax.inference import scoring  # pylint: disable=g-import-not-at-top
     default = scoring.workdir_languages(self.workdir)
     src_lang, tgt_lang = src_lang or default[0], tgt_lang or default[1]
     other = scoring.check_languages(self.workdir, src_lang, tgt_lang)

@@ -35,7 +35,7 @@ def sweep_results(workdir: str | os.PathLike) -> dict[str, Any]:
   ({metric: value or None}) and "metrics" (every metric of its evals).
   Raises DataError when W holds no table (run `paraflax sweep` or
   `paraflax sweep --report-only` first)."""
-  from paraflax.recipes import sweep  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import sweep  # pylint: disable=g-import-not-at-top
   workdir = os.fspath(workdir)
   return _read_json(
       os.path.join(workdir, sweep.RESULTS + ".json"), "a sweep table",

@@ -20,7 +20,7 @@ BASELINE = (
 
 COMMANDS: dict[str, Command] = {
     "eval": Command(
-        "paraflax.recipes.evaluate:evaluate",
+        "paraflax.inference.evaluate:evaluate",
         "run the evaluators of a trained workdir's config",
         "Runs the evaluators its config names (config.evals: STS, dev BLEU, "
         "alignment accuracy, ...) on the workdir's best checkpoint, prints "
@@ -29,7 +29,7 @@ COMMANDS: dict[str, Command] = {
                        help="an evaluator of config.evals; repeat for "
                        "several (default: all)"))),
     "eval-sts": Command(
-        "paraflax.recipes.evaluate:eval_sts", "STS table of a trained model",
+        "paraflax.inference.evaluate:eval_sts", "STS table of a trained model",
         "Prints the STS table and writes it to <workdir>/sts.json.",
         (WORKDIR,)),
     "mining-eval": Command(
@@ -54,7 +54,7 @@ COMMANDS: dict[str, Command] = {
          flag("--output", help="also write the table here as JSON"),
          OVERWRITE)),
     "align-eval": Command(
-        "paraflax.recipes.scoring:align_eval",
+        "paraflax.inference.scoring:align_eval",
         "sentence alignment recovery error of a bilingual workdir",
         "Shuffles the English side of two line-aligned files, gives every "
         "sentence its nearest neighbour on the other side under each "
@@ -69,7 +69,7 @@ COMMANDS: dict[str, Command] = {
          flag("--output", help="also write the rows here as JSON"),
          OVERWRITE, *BASELINE)),
     "eval-reconstruction": Command(
-        "paraflax.recipes.reconstruction:eval_reconstruction",
+        "paraflax.inference.reconstruction:eval_reconstruction",
         "mining P/R/F1 of a known bitext shuffled apart (UN protocol)",
         "Artetxe & Schwenk 2019's UN corpus evaluation on any bitext: both "
         "sides shuffled (--seed), embedded by the workdir's encoders and "
@@ -95,7 +95,7 @@ COMMANDS: dict[str, Command] = {
          flag("--output", help="also write the rows here as JSON"),
          OVERWRITE)),
     "eval-filtering": Command(
-        "paraflax.recipes.eval_filtering:eval_filtering",
+        "paraflax.inference.eval_filtering:eval_filtering",
         "filtering judged by the NMT its selection trains",
         "Scores every pair of a noisy bitext (`paraflax noise-bitext`) with "
         "each similarity of a bilingual workdir (cosine, csls, margin: the "
@@ -130,7 +130,7 @@ COMMANDS: dict[str, Command] = {
          OVERWRITE),
         prepare=KEEP_FREED_MEMORY),
     "eval-bilingual": Command(
-        "paraflax.recipes.scoring:eval_bilingual",
+        "paraflax.inference.scoring:eval_bilingual",
         "alignment recovery and ParaCrawl tables of a bilingual workdir",
         "Alignment recovery on newstest2012 and the Multi30k test sets, "
         "ParaCrawl v3/v6 AUC and precision at 25% beside the bundled "

@@ -50,7 +50,7 @@ COMMANDS: dict[str, Command] = {
               help="which lines get which noise (default: 0)"),
          OVERWRITE)),
     "score-paraphrases": Command(
-        "paraflax.recipes.score_paraphrases:score_file",
+        "paraflax.inference.score_paraphrases:score_file",
         "score back-translated paraphrase pairs for filtering",
         "Writes every record of a `paraflax backtranslate` JSONL unchanged "
         "plus a `scores` object: " + ", ".join(choices.PARAPHRASE_SCORES)
@@ -68,7 +68,7 @@ COMMANDS: dict[str, Command] = {
               "lm_ppl, the perplexity of the translation's tokens and </s>"),
          OVERWRITE)),
     "beam-score": Command(
-        "paraflax.recipes.score_paraphrases:beam_score_file",
+        "paraflax.inference.score_paraphrases:beam_score_file",
         "score-paraphrases (and a filter) as an Apache Beam pipeline",
         "The bytes of score-paraphrases, computed by an Apache Beam "
         "pipeline (DirectRunner by default; DataflowRunner, FlinkRunner, "

@@ -103,7 +103,7 @@ MINE_FLAGS = (
 
 COMMANDS: dict[str, Command] = {
     "embed": Command(
-        "paraflax.recipes.embedders:embed_file",
+        "paraflax.inference.embedders:embed_file",
         "embed sentences with a trained model",
         "One sentence per line in; a raw little-endian float32 N x d matrix "
         "out (LASER's format), same row order. An --input glob or comma-"
@@ -123,7 +123,7 @@ COMMANDS: dict[str, Command] = {
               "file)"),
          OVERWRITE, *CLUSTER)),
     "mine": Command(
-        "paraflax.recipes.embedders:mine_files",
+        "paraflax.inference.embedders:mine_files",
         "mine parallel sentences by margin score (LASER files)",
         _MINE_DESCRIPTION, MINE_FLAGS + CLUSTER, config="configs/mine.py",
         prepare=KEEP_FREED_MEMORY,
@@ -162,7 +162,7 @@ COMMANDS: dict[str, Command] = {
          OVERWRITE),
         compiles=False),
     "score-pairs": Command(
-        "paraflax.recipes.scoring:score_file",
+        "paraflax.inference.scoring:score_file",
         "score sentence pairs with a bilingual workdir",
         "One source<TAB>target pair per line in; one float per line out, "
         "same order, higher = more likely a translation. mlp needs "
@@ -174,7 +174,7 @@ COMMANDS: dict[str, Command] = {
          flag("--similarity", choices=choices.SIMILARITIES, default="cosine",
               help="(default: cosine)"), CSLS_K, OVERWRITE)),
     "train-mlp": Command(
-        "paraflax.recipes.scoring:train_mlp_for_workdir",
+        "paraflax.inference.scoring:train_mlp_for_workdir",
         "train the MLP similarity of a bilingual workdir",
         "Positives: --positives (a data spec; for de, fr and cs by default "
         "newstest_train_pool pairs); negatives from --noisy (by default the "

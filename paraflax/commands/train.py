@@ -19,7 +19,7 @@ COMMANDS: dict[str, Command] = {
         config=True, prepare=KEEP_FREED_MEMORY,
         kept="The newest checkpoint in the workdir is kept"),
     "sweep": Command(
-        "paraflax.recipes.sweep:sweep",
+        "paraflax.inference.sweep:sweep",
         "train and evaluate every point of a sweep config",
         "Each point of a sweep config (configs/sweeps/: a base config and a "
         "grid of --config.key=value overrides) is trained in "
@@ -47,7 +47,7 @@ COMMANDS: dict[str, Command] = {
               "(its points are removed); give it to one process only")),
         config=True, prepare=KEEP_FREED_MEMORY),
     "export-words": Command(
-        "paraflax.recipes.paraphrase:export_word_vectors",
+        "paraflax.inference.embedders:export_word_vectors",
         "write a paraphrase model's word vectors as a text file",
         "The word table of the best (else newest) checkpoint of a paraphrase "
         "workdir (e.g. configs/ppdb_words.py), in word2vec text format, for "

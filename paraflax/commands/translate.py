@@ -22,7 +22,7 @@ MAX_LEN = flag(
 
 COMMANDS: dict[str, Command] = {
     "translate": Command(
-        "paraflax.recipes.translation:translate_file",
+        "paraflax.inference.translation:translate_file",
         "translate with a trained NMT model",
         "One input line -> one output line (the 1-best), same order. Empty "
         "input lines give empty output lines; lines over data.max_len "
@@ -35,7 +35,7 @@ COMMANDS: dict[str, Command] = {
          flag("--batch-size", type=int, default=32), STOP, MAX_LEN,
          OVERWRITE)),
     "backtranslate": Command(
-        "paraflax.recipes.translation:backtranslate",
+        "paraflax.inference.translation:backtranslate",
         "back-translate bitext into paraphrase pairs",
         "Translates the non-English side of a bitext Task (or of --src/--ref "
         "files) and appends JSONL records {id, reference, translation, rank, "

@@ -22,17 +22,13 @@ import numpy as np
 
 from paraflax import errors
 from paraflax.data import specs
+from paraflax.decoding.translator import Translations  # (texts, ended)
 from paraflax.evaluation import alignment as alignment_lib
 from paraflax.evaluation import paracrawl as paracrawl_lib
 from paraflax.evaluation import sts as sts_lib
 from paraflax.mining import similarity
 
 ENGLISH = "en"
-
-
-class Translations(NamedTuple):
-  texts: list[str]  # 1-best translations
-  ended: list[bool]  # False: the search cut it at its output limit
 
 
 @dataclasses.dataclass(frozen=True)

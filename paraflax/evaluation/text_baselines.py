@@ -1,7 +1,7 @@
 """Kim et al. (2019)'s alignment-recovery baselines that need no sentence
 embeddings: the Levenshtein distance between a source and a target string
 (names, numbers and cognates survive translation), and the NMT posterior
-(`paraflax.recipes.scoring.nmt_posterior_matrix`). Both give a full
+(`paraflax.inference.scoring.nmt_posterior_matrix`). Both give a full
 [source, target] score matrix; `recovery_errors` applies the protocol of
 `paraflax.evaluation.alignment.recovery_errors` to it.
 """

@@ -1,5 +1,6 @@
 """Sentence encoders of trained workdirs, one entry per recipe, for
-`paraflax embed` and `paraflax mine --workdir`.
+`paraflax embed` and `paraflax mine --workdir`; a paraphrase workdir's
+word table for `paraflax export-words`.
 
 Languages are checked against the workdir's config before its checkpoint is
 loaded, so a wrong `--lang` fails at once.
@@ -99,6 +100,21 @@ def load(workdir: str, langs: Sequence[str | None], flags: str = "--lang",
   language in `langs`, over `mesh` (None: the config's)."""
   loader = EMBEDDERS[check(workdir, langs, flags)][1]
   return loader(workdir) if mesh is None else loader(workdir, mesh)
+
+
+def export_word_vectors(workdir: str, output: str | None = None) -> None:
+  """`paraflax export-words`: the word table of a workdir's best (else
+  newest) checkpoint as a word2vec text file (default W/word_vectors.txt),
+  for another config's `model.word_vectors`."""
+  from paraflax.data import words  # pylint: disable=g-import-not-at-top
+  from paraflax.models import encoders  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
+  embedder, params, step = paraphrase.load_for_inference(workdir)
+  output = output or os.path.join(workdir, paraphrase.WORD_VECTORS_FILE)
+  table = np.asarray(params[encoders.WORD_EMBED]["embedding"])
+  words.save_word_vectors(output, embedder.vocab, table)
+  print(f"{output}: {len(embedder.vocab) - 2} words x {table.shape[1]} "
+        f"(step {step})")
 
 
 def embed_sides(workdir: str, text_paths: Sequence[str | None],

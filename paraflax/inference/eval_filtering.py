@@ -177,7 +177,7 @@ def eval_filtering(workdir: str, noisy: str, output: str,
   mlp once trained) and of the file's score columns; rerunning with the
   same inputs and settings resumes (`OUTPUT.meta.json`), other ones are
   refused unless `overwrite`."""
-  from paraflax.recipes import scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import scoring  # pylint: disable=g-import-not-at-top
   check_words(words)
   src, tgt, scores, labels = read_noisy(noisy)
   lang, _ = scoring.workdir_languages(workdir)

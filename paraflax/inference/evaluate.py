@@ -15,7 +15,7 @@ STS_FILE = "sts.json"
 
 
 def _embedder(workdir: str) -> tuple[evaluators.Model, int]:
-  from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import embedders  # pylint: disable=g-import-not-at-top
   embed, step = embedders.load(workdir, [])
   return evaluators.Model(embed=embed), step
 

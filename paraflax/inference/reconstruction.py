@@ -15,7 +15,7 @@ from paraflax import files
 from paraflax.data import specs
 from paraflax.evaluation import mining as mining_eval
 from paraflax.evaluation import reconstruction
-from paraflax.recipes import scoring
+from paraflax.inference import scoring
 
 
 def eval_reconstruction(workdir: str, data: str, output: str | None = None,

@@ -26,8 +26,8 @@ from paraflax.evaluation import alignment
 from paraflax.evaluation import bilingual as bilingual_eval
 from paraflax.evaluation import paracrawl
 from paraflax.evaluation import text_baselines
+from paraflax.inference import embedders
 from paraflax.mining import similarity
-from paraflax.recipes import embedders
 from paraflax.recipes import mlp_similarity
 from paraflax.recipes import settings
 from paraflax.recipes import workdir as workdir_lib
@@ -187,7 +187,7 @@ def baseline_rows(src: Sequence[str], tgt: Sequence[str], lang: str,
         raise errors.ConfigError(
             "--baseline nmt_posterior scores with an X->English NMT: name "
             "its workdir with --nmt-workdir.")
-      from paraflax.recipes import nmt_posterior  # pylint: disable=g-import-not-at-top
+      from paraflax.inference import nmt_posterior  # pylint: disable=g-import-not-at-top
       scores = nmt_posterior.posterior_matrix(nmt_workdir, src, tgt)
     else:
       raise errors.ConfigError(f"unknown baseline {baseline!r}; use one of "

@@ -20,7 +20,7 @@ A sweep config is a `get_config()` file like any other (configs/sweeps/):
 A point's "key=value" is applied as `--config.key=value` would be (the same
 code: `config.override`), after the settings and the sweep's overrides.
 Point k trains in `WORKDIR/<its name>` (`recipes.train`), then runs its
-config's evals on the best checkpoint (`recipes.evaluate`); `WORKDIR/<name>/sweep_point.json`,
+config's evals on the best checkpoint (`inference.evaluate`); `WORKDIR/<name>/sweep_point.json`,
 written atomically, marks it finished. A rerun skips finished points; the
 train loop resumes an unfinished one from its checkpoint. A finished point
 keeps its best checkpoint (for `embed`, `eval-sts`) and drops the states
@@ -48,14 +48,14 @@ from paraflax import errors
 from paraflax import files
 # ROOT, Point, grid, point_name, flat_settings, points, mine: sweep's names
 # too, as its callers use them.
-from paraflax.recipes.sweep_grid import ROOT  # pylint: disable=unused-import
-from paraflax.recipes.sweep_grid import Point
-from paraflax.recipes.sweep_grid import assignments
-from paraflax.recipes.sweep_grid import flat_settings  # pylint: disable=unused-import
-from paraflax.recipes.sweep_grid import grid  # pylint: disable=unused-import
-from paraflax.recipes.sweep_grid import mine
-from paraflax.recipes.sweep_grid import point_name
-from paraflax.recipes.sweep_grid import points
+from paraflax.inference.sweep_grid import ROOT  # pylint: disable=unused-import
+from paraflax.inference.sweep_grid import Point
+from paraflax.inference.sweep_grid import assignments
+from paraflax.inference.sweep_grid import flat_settings  # pylint: disable=unused-import
+from paraflax.inference.sweep_grid import grid  # pylint: disable=unused-import
+from paraflax.inference.sweep_grid import mine
+from paraflax.inference.sweep_grid import point_name
+from paraflax.inference.sweep_grid import points
 
 POINT_FILE = "sweep_point.json"  # in a point's workdir: it is finished
 RESULTS = "results"  # WORKDIR/results.{json,md,png}
@@ -78,7 +78,7 @@ def _record_path(workdir: str, point: Point) -> str:
 
 def run_point(workdir: str, point: Point) -> dict:
   """Trains (or resumes) and evaluates one point; its record."""
-  from paraflax.recipes import evaluate  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import evaluate  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import train  # pylint: disable=g-import-not-at-top
   folder = os.path.join(workdir, point.name)
   print(f"== sweep point {point.index}: {point.name} "

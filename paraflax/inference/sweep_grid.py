@@ -99,7 +99,7 @@ def _check_keys(sweep: ml_collections.ConfigDict) -> None:
   if missing:
     raise errors.ConfigError(
         f"the sweep config sets no {', '.join(missing)}; a sweep config "
-        f"sets {', '.join(KEYS)} (see paraflax/recipes/sweep.py).")
+        f"sets {', '.join(KEYS)} (see paraflax/inference/sweep.py).")
 
 
 def points(sweep: ml_collections.ConfigDict) -> list[Point]:

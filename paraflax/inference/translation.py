@@ -16,14 +16,16 @@ from paraflax.data import batching
 from paraflax.data import readers
 from paraflax.data import shards as shards_lib
 from paraflax.decoding import backtranslation
+from paraflax.decoding import translator as translator_lib
 from paraflax.recipes import nmt
 from paraflax.training import partitioning
 
 
-def translate_texts(translator: nmt.Translator, params: Any,
+def translate_texts(translator: translator_lib.Translator, params: Any,
                     texts: Sequence[str], *, beam: int = 5, nbest: int = 1,
                     alpha: float | None = None, batch_size: int = 32,
-                    stop: str = "exact") -> list[list[nmt.Hypothesis]]:
+                    stop: str = "exact"
+                    ) -> list[list[translator_lib.Hypothesis]]:
   """The `nbest` best translations of each text, best first, in input
   order (`paraflax.Model.translate` and `paraflax translate`): an empty
   text gets none; texts over data.max_len subwords are truncated. `alpha`
@@ -33,7 +35,7 @@ def translate_texts(translator: nmt.Translator, params: Any,
   todo = [i for i, text in enumerate(texts) if text.strip()]
   sources = [translator.encode(texts[i], f"input {i + 1}", "truncate")
              for i in todo]
-  found: list[list[nmt.Hypothesis]] = [[] for _ in texts]
+  found: list[list[translator_lib.Hypothesis]] = [[] for _ in texts]
   for j, hyps in translator.translate(
       params, sources, beam=beam, nbest=nbest,
       alpha=translator.alpha if alpha is None else alpha,

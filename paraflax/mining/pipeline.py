@@ -1,6 +1,6 @@
 """`paraflax mine`: embeddings in, margin-scored sentence pairs out.
 
-load (`sides`; or embed: `recipes.embedders.embed_sides`) -> deduplicate ->
+load (`sides`; or embed: `inference.embedders.embed_sides`) -> deduplicate ->
 k-NN both ways (`searches`: jax, one product for both; or a faiss index of
 each side, `index_build`, `index_search`), resumable -> margin scores ->
 candidate strategy -> TSV, written atomically.

@@ -66,10 +66,10 @@ def _trained_or_given(stage: str) -> Callable[[plan_lib.Plan], dict]:
 def _words(plan: plan_lib.Plan) -> dict:
   """PARAGRAM-style vectors from PPDB, exported for the GRAN (whose config
   points at them: planning.py)."""
-  from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import embedders  # pylint: disable=g-import-not-at-top
   summary = _train(plan, "words")
   vectors = os.path.join(plan.folder("words"), VECTORS)
-  paraphrase.export_word_vectors(summary["workdir"], vectors)
+  embedders.export_word_vectors(summary["workdir"], vectors)
   return {**summary, "vectors": os.path.abspath(vectors)}
 
 
@@ -96,7 +96,7 @@ def _bitext_rows(data: str, sentences: int) -> list[tuple[str, str]]:
 
 
 def _backtranslate(plan: plan_lib.Plan) -> dict:
-  from paraflax.recipes import translation  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import translation  # pylint: disable=g-import-not-at-top
   c, folder = plan.config.backtranslate, plan.folder("backtranslate")
   rows = _bitext_rows(plan.config.data.train[0], c.sentences)
   src = os.path.join(folder, f"src.{plan.config.lang}")
@@ -116,7 +116,7 @@ def _backtranslate(plan: plan_lib.Plan) -> dict:
 def _score(plan: plan_lib.Plan) -> dict:
   from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
   from paraflax.filtering import lm as lm_lib  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import score_paraphrases  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import score_paraphrases  # pylint: disable=g-import-not-at-top
   c, folder = plan.config, plan.folder("score")
   bt = plan.done("backtranslate")
   lm = None
@@ -137,7 +137,7 @@ def _score(plan: plan_lib.Plan) -> dict:
 
 
 def _sts(plan: plan_lib.Plan) -> dict:
-  from paraflax.recipes import evaluate  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import evaluate  # pylint: disable=g-import-not-at-top
   result = evaluate.eval_sts(plan.done("gran")["workdir"])
   output = os.path.join(plan.folder("sts"), "sts.json")
   files.write_text_atomic(output, json.dumps(result, indent=2) + "\n")
@@ -154,7 +154,7 @@ def _embed_benchmark(workdir: str, folders: Sequence[str], lang: str
   path} and the dimension."""
   from paraflax.data import readers  # pylint: disable=g-import-not-at-top
   from paraflax.mining import embeddings_io  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import embedders  # pylint: disable=g-import-not-at-top
   embed, _ = embedders.load(workdir, [lang, "en"])
   paths, dim = {}, 0
   for folder in folders:
@@ -171,7 +171,7 @@ def _embed_benchmark(workdir: str, folders: Sequence[str], lang: str
 def _mining(plan: plan_lib.Plan) -> dict:
   from paraflax.evaluation import mining  # pylint: disable=g-import-not-at-top
   from paraflax.evaluation import mining_set  # pylint: disable=g-import-not-at-top
-  from paraflax.recipes import embedders  # pylint: disable=g-import-not-at-top
+  from paraflax.inference import embedders  # pylint: disable=g-import-not-at-top
   c, folder = plan.config.mining, plan.folder("mining")
   options = plan.configs["mining"]
   sets = {split: os.path.join(folder, split) for split in ("dev", "test")}

@@ -178,6 +178,11 @@ class Embedder:
     return out
 
 
+def init_params(model: model_lib.BilingualAutoencoder, key: jax.Array) -> Any:
+  ids, lengths = jnp.zeros((1, 8), jnp.int32), jnp.ones((1,), jnp.int32)
+  return model.init(key, ids, lengths, ids, ids, lengths, ids)["params"]
+
+
 def _mask(lengths_B: jax.Array, width: int) -> jax.Array:
   return jnp.arange(width)[None] < lengths_B[:, None]
 
@@ -215,9 +220,7 @@ class BilingualRecipe:
                                                  label_smoothing=0.0))
 
   def init_state(self, key: jax.Array) -> dict[str, Any]:
-    ids, lengths = jnp.zeros((1, 8), jnp.int32), jnp.ones((1,), jnp.int32)
-    params = self.model.init(key, ids, lengths, ids, ids, lengths,
-                             ids)["params"]
+    params = init_params(self.model, key)
     for side, table in self.word_vectors.items():
       params[model_lib.word_embedding_key(side)]["embedding"] = jnp.asarray(
           table)
@@ -384,12 +387,18 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
 def load_for_inference(workdir: str, mesh: Mesh | None = None
                        ) -> tuple[Embedder, Any, int]:
   """The embedder (over `mesh`, default: the config's) and the best (else
-  newest) parameters of a workdir, and their step."""
+  newest) parameters of a workdir, restored alone (no training recipe, no
+  optimizer), and their step."""
   config = workdir_lib.load_config(workdir, "bilingual")
-  recipe = BilingualRecipe(config, *sentencepiece_vocab.load_pair(workdir),
-                           mesh=mesh)
-  params, step = checkpointing.restore_params(workdir, recipe.init_state)
-  return recipe.embedder, params, step
+  src_sp, tgt_sp = sentencepiece_vocab.load_pair(workdir)
+  model = make_model(config, src_sp.get_piece_size(), tgt_sp.get_piece_size())
+  embedder = Embedder(
+      model, languages(config), (src_sp, tgt_sp), config.data.max_len,
+      partitioning.config_mesh(config) if mesh is None else mesh,
+      bitext.width_multiple(config))
+  params, step = checkpointing.restore_params_only(
+      workdir, functools.partial(init_params, model))
+  return embedder, params, step
 
 
 def updates_per_call(config: ml_collections.ConfigDict) -> int:

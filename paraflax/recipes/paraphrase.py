@@ -86,6 +86,11 @@ class Embedder:
     return out
 
 
+def init_params(model: nn.Module, key: jax.Array) -> Any:
+  ids = jnp.zeros((1, 8), jnp.int32)
+  return model.init(key, ids, jnp.ones((1,), jnp.int32))["params"]
+
+
 def updates_per_call(config: ml_collections.ConfigDict) -> int:
   """One optimizer update per mini-batch of a megabatch."""
   return config.megabatch
@@ -115,8 +120,7 @@ class ParaphraseRecipe:
     self.shards = stream.shards if stream is not None else 1
 
   def init_params(self, key: jax.Array) -> Any:
-    ids = jnp.zeros((1, 8), jnp.int32)
-    params = self.model.init(key, ids, jnp.ones((1,), jnp.int32))["params"]
+    params = init_params(self.model, key)
     if self.anchor_init is not None:
       params[encoders.WORD_EMBED]["embedding"] = jnp.asarray(
           self.anchor_init)
@@ -210,24 +214,14 @@ def save_workdir_files(workdir: str, config: ml_collections.ConfigDict,
 
 
 def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
-  """The embedder and the best (else newest) parameters of a workdir."""
+  """The embedder and the best (else newest) parameters of a workdir,
+  restored alone: no training recipe, no optimizer."""
   config = workdir_lib.load_config(workdir, "paraphrase")
   vocab = words.WordVocab.load(os.path.join(workdir, VOCAB_FILE))
-  recipe = ParaphraseRecipe(config, vocab, stream=None)
-  params, step = checkpointing.restore_params(workdir, recipe.init_state)
-  return recipe.embedder, params, step
-
-
-def export_word_vectors(workdir: str, output: str | None = None) -> None:
-  """`paraflax export-words`: the word table of a workdir's best (else
-  newest) checkpoint as a word2vec text file (default W/word_vectors.txt),
-  for another config's `model.word_vectors`."""
-  embedder, params, step = load_for_inference(workdir)
-  output = output or os.path.join(workdir, WORD_VECTORS_FILE)
-  table = np.asarray(params[encoders.WORD_EMBED]["embedding"])
-  words.save_word_vectors(output, embedder.vocab, table)
-  print(f"{output}: {len(embedder.vocab) - 2} words x {table.shape[1]} "
-        f"(step {step})")
+  model = make_model(config, len(vocab))
+  params, step = checkpointing.restore_params_only(
+      workdir, lambda key: init_params(model, key))
+  return Embedder(model, vocab, config.data.max_len), params, step
 
 
 def _task(config: ml_collections.ConfigDict) -> str:
