@@ -34,6 +34,7 @@ from paraflax.data import words
 from paraflax.evaluation import evaluators
 from paraflax.models import bilingual as model_lib
 from paraflax.recipes import workdir as workdir_lib
+from paraflax.recipes.bilingual_encoder import Embedder
 from paraflax.training import checkpointing
 from paraflax.training import loop
 from paraflax.training import optimizers
@@ -44,7 +45,6 @@ from paraflax.training import partitioning
 DIRECTIONS = {"xx_en": ("source", "target"), "en_xx": ("target", "source")}
 # objective -> the batch keys (`<key>_out`, `<key>_len`) of its targets.
 OBJECTIVES = {"nmt": "tgt", "ae": "ae"}
-_EMBED_BATCH = 256
 _WORD_START = "\u2581"  # sentencepiece's word-boundary mark
 
 
@@ -116,71 +116,6 @@ def _dev_batches(data: bitext.EncodedBitext, size: int,
   # A chunk of at most `size` pairs is one epoch of one batch.
   return [mixed_stream(c, c.tgt, size, 1, 0, width_multiple).get(0)
           for c in chunks]
-
-
-class Embedder:
-  """Text of either language in, sentence embeddings out; each batch is
-  split over the devices of `mesh` (its `data` axis)."""
-
-  def __init__(self, model: model_lib.BilingualAutoencoder,
-               langs: Sequence[str], processors: Sequence[Any],
-               max_len: int, mesh: Mesh,
-               width_multiple: int = batching.QUANTUM):
-    self.model, self.max_len = model, max_len
-    # Input widths are multiples of this: one compiled encoder a width.
-    self.width_multiple = width_multiple
-    self.encoders = {lang: (side, sp) for lang, side, sp
-                     in zip(langs, model_lib.SIDES, processors)}
-    self.mesh = mesh
-    self._params = partitioning.replicated(self.mesh)
-    data = partitioning.batch_sharding(self.mesh, 0)
-    self._apply = {side: jax.jit(
-        functools.partial(self._embed, side=side),
-        in_shardings=(self._params, data, data), out_shardings=data)
-                   for side in model_lib.SIDES}
-
-  def _embed(self, params, ids, lengths, side: str) -> jax.Array:
-    return self.model.apply({"params": params}, ids, lengths, side,
-                            method=model_lib.BilingualAutoencoder.embed)
-
-  @property
-  def languages(self) -> tuple[str, ...]:
-    return tuple(self.encoders)
-
-  def tokenize(self, texts: Sequence[str], lang: str) -> list[list[int]]:
-    """The subword ids (EOS-terminated, cut to max_len) that `lang`'s
-    encoder reads."""
-    if lang not in self.encoders:
-      raise errors.ConfigError(
-          f"no {lang!r} encoder: this bilingual model embeds "
-          f"{' and '.join(map(repr, self.encoders))}; choose one of them.")
-    sp = self.encoders[lang][1]
-    full = [sp.encode(t) + [bitext.EOS] for t in texts]
-    batching.report_longer([len(s) for s in full], self.max_len,
-                           "subwords (with EOS)")
-    return [bitext.fit_length(s, self.max_len, "truncate", "") for s in full]
-
-  def __call__(self, params: Any, texts: Sequence[str], lang: str
-               ) -> np.ndarray:
-    """[N, 2 * hidden] float32 in input order, by the `lang` encoder."""
-    seqs = self.tokenize(texts, lang)
-    apply = self._apply[self.encoders[lang][0]]
-    # Once per call, not per batch: training may hold the parameters under
-    # another sharding (fsdp rules, a smaller mesh), which jit would refuse.
-    params = jax.device_put(params, self._params)
-    out = np.zeros((len(texts), 2 * self.model.hidden), np.float32)
-    data = partitioning.batch_sharding(self.mesh, 0)
-    for rows, ids, lengths in batching.sorted_batches(
-        seqs, _EMBED_BATCH, self.mesh.size, self.width_multiple):
-      out[rows] = partitioning.fetch(apply(
-          params, partitioning.put_global(ids, data),
-          partitioning.put_global(lengths, data)))[:len(rows)]
-    return out
-
-
-def init_params(model: model_lib.BilingualAutoencoder, key: jax.Array) -> Any:
-  ids, lengths = jnp.zeros((1, 8), jnp.int32), jnp.ones((1,), jnp.int32)
-  return model.init(key, ids, lengths, ids, ids, lengths, ids)["params"]
 
 
 def _mask(lengths_B: jax.Array, width: int) -> jax.Array:
