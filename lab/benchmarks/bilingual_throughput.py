@@ -14,7 +14,8 @@ embeddings of the model's width (exact search does the same work whatever
 the data holds), rows split over the mesh: cosine, euclidean, csls (k-NN
 both ways, `--k`) and mlp (a randomly initialised `MLPHead`, 512 x 2).
 
-Command (writes lab/results/bilingual_throughput.json):
+Command (writes lab/results/bilingual_throughput.json, with the run's
+facts, by children.write_result):
   .venv/bin/python lab/benchmarks/bilingual_throughput.py --devices 1 8 \
       [--workdir runs/bi_de_en]
 
@@ -29,10 +30,7 @@ import argparse
 import functools
 import json
 import os
-import platform
-import shlex
 import statistics
-import sys
 import tempfile
 import time
 from typing import Any
@@ -283,23 +281,20 @@ def main(argv: list[str] | None = None) -> None:
   if args.child_devices:
     print(json.dumps(_measure(args)), flush=True)
     return
-  from paraflax import files  # pylint: disable=g-import-not-at-top (no jax)
   child_argv = ["--config", args.config, "--sentences", str(args.sentences),
                 "--pairs", str(args.pairs), "--k", str(args.k),
                 "--calls", str(args.calls),
                 "--similarities", *args.similarities]
   if args.workdir:
     child_argv += ["--workdir", args.workdir]
-  start = time.perf_counter()
   with tempfile.TemporaryDirectory() as work:
     results = [children.run_child(
         [os.path.abspath(__file__), *child_argv, "--child-devices", str(n),
          "--child-dir", work], n) for n in args.devices]
     agreement = _agreement(results, work)
   report = {
+      **children.run_facts(__file__, argv),
       "benchmark": "bilingual_throughput",
-      "command": shlex.join([os.path.relpath(sys.executable), *sys.argv]),
-      "date": time.strftime("%Y-%m-%d"),
       "workdir": args.workdir,
       "config": None if args.workdir else os.path.relpath(args.config, _ROOT),
       "text": f"{_TEXT} train, {args.sentences} pairs sampled with seed "
@@ -307,10 +302,8 @@ def main(argv: list[str] | None = None) -> None:
       "score_embeddings": f"random normal, seed {_SEED}",
       "mlp": f"random MLPHead (hidden 512, 2 layers, seed {_SEED})",
       "k": args.k, "calls": args.calls,
-      "cpu_count": os.cpu_count(), "platform": platform.platform(),
-      "wall_s": time.perf_counter() - start,
       "results": results, "agreement": agreement}
-  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+  children.write_result(args.output, report)
   print(_table(results))
   print(json.dumps(agreement))
   print(f"wrote {args.output}")

@@ -4,7 +4,8 @@ Five `paraflax train --config configs/nmt.py:de` runs, one after the other:
 without the cache (`off`), with an empty one (`cold`), with the cold run's
 (`warm`), then each of `off` and `warm` resumed to twice the steps. Each
 run's wall time, the seconds to its first step and its CPU time (user +
-sys, which other jobs on the cores distort less) go to a JSON.
+sys, which other jobs on the cores distort less) go to --output, with the
+run's facts (children.write_result).
 
   PARAFLAX_DATA_DIR=... python lab/benchmarks/compile_cache.py \
       --folder /tmp/cc --output lab/results/compile_cache.json
@@ -12,7 +13,6 @@ sys, which other jobs on the cores distort less) go to a JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import resource
@@ -20,6 +20,8 @@ import shutil
 import subprocess
 import sys
 import time
+
+import children  # lab/benchmarks/children.py, beside this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # tqdm's "<done>/<total>" in the progress bar: the first nonzero one is
@@ -62,13 +64,13 @@ def compile_seconds(values: list[bytes]) -> list[int]:
       compilation_cache.decompress_executable(value))[1] for value in values)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__)
   parser.add_argument("--folder", required=True,
                       help="scratch: workdirs and the cache (emptied first)")
   parser.add_argument("--steps", type=int, default=20)
   parser.add_argument("--output", required=True)
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   shutil.rmtree(args.folder, ignore_errors=True)
   cache = os.path.join(args.folder, "xla")
   plan = (("off", "off", "w_off", args.steps),
@@ -83,14 +85,12 @@ def main() -> None:
   from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
   values = compile_cache.FileCache(
       os.path.join(cache, compile_cache.host_key())).values()
-  result = {"benchmark": "compile_cache", "runs": runs,
+  result = {**children.run_facts(__file__, argv),
+            "benchmark": "compile_cache", "runs": runs,
             "cache_entries": len(values),
             "cache_bytes": sum(len(value) for value in values),
-            "compile_seconds": compile_seconds(values),
-            "command": " ".join(["python", *sys.argv])}
-  with open(args.output, "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=1)
-    f.write("\n")
+            "compile_seconds": compile_seconds(values)}
+  children.write_result(args.output, result)
 
 
 if __name__ == "__main__":

@@ -18,17 +18,15 @@ paper's, counted in the rows a step takes:
 
     python lab/benchmarks/compile_presets.py [--topologies v4:2x2x1 v5e:4x4 v5e:16x16]
 
-Writes lab/results/compile_presets.json; docs/pod.md renders it.
+Writes lab/results/compile_presets.json (children.write_result: with the
+run's command, commit, hardware, load and seconds); docs/pod.md renders it.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
@@ -109,21 +107,12 @@ def main(argv=None) -> int:
       ROOT, "lab", "results", "compile_presets.json"))
   args = parser.parse_args(argv)
   os.environ.setdefault("JAX_PLATFORMS", "cpu")
-  start, cpu = time.time(), time.process_time()
   rows = [one(p, t) for p in args.presets for t in args.topologies]
-  commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT,
-                          capture_output=True, text=True,
-                          check=False).stdout.strip()
-  result = {**children.run_facts(__file__, argv), "commit": commit,
-            "cpu": children.hardware(),
-            "wall_seconds": time.time() - start,
-            "cpu_seconds": time.process_time() - cpu,
+  result = {**children.run_facts(__file__, argv),
             "peak_rss_mib": resource.getrusage(
                 resource.RUSAGE_SELF).ru_maxrss / 1024,
             "rows": rows}
-  with open(args.output, "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=1)
-    f.write("\n")
+  children.write_result(args.output, result)
   print(f"wrote {args.output}")
   return 0
 

@@ -5,7 +5,8 @@ sample, both LMs, scoring, ranking and writing the bins), with peak memory,
 at several general-corpus sizes; and the time 50M pairs would take at the
 measured rates.
 
-Command (writes lab/results/domain_throughput.json):
+Command (writes lab/results/domain_throughput.json by children.write_result,
+with the run's command, commit, hardware, load and seconds):
   paraflax domain-data --output runs/domain
   .venv/bin/python lab/benchmarks/domain_throughput.py --sizes 100000 400000 \
     --data runs/domain
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(measure(args)))
     return 0
   result: dict[str, Any] = {
-      **children.run_facts("lab/benchmarks/domain_throughput.py", argv), "data": os.path.abspath(args.data),
+      **children.run_facts(__file__, argv), "data": os.path.abspath(args.data),
       "projected_pairs": TARGET, "sizes": []}
   for size in args.sizes:
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,10 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             TARGET / measures[name]["sentences_per_s"] / 3600)
     result["sizes"].append({"sentences": size, "cycles_of_real_pairs": cycles,
                             "measures": measures})
-  os.makedirs(os.path.dirname(args.output), exist_ok=True)
-  with open(args.output + ".tmp", "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=2)
-  os.replace(args.output + ".tmp", args.output)
+  children.write_result(args.output, result)
   for size in result["sizes"]:
     for name, r in size["measures"].items():
       print(f"{size['sentences']:>9} {name:>8} {r['sentences_per_s']:>9.0f}/s "

@@ -31,7 +31,8 @@ vocabulary was built from; words not in it are dropped, their
 at the last update (evaluation and checkpoint only there).
 
 Commands (write lab/results/encoders_vs_wieting.json, then
-encoders_vs_wieting_quality.json):
+encoders_vs_wieting_quality.json, by children.write_result: the run's
+facts, with torch's version and the peer checkout's commit as the peer's):
   .venv/bin/python lab/benchmarks/encoders_vs_wieting.py \
       --peer-python $PEERS/wieting/bin/python \
       --peer-src $PEERS/wieting-src --megabatches 3
@@ -45,9 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -62,6 +61,7 @@ _AVG_CONFIG = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "configs", "
 _FIGURES = {"STSb dev": ("datasets", "STSb.dev", "pearson"),
             "STSb test": ("datasets", "STSb.test", "pearson"),
             "STS12-15 mean": ("semeval_2012_2015", "mean_pearson")}
+_PEER = "jwieting/paraphrastic-representations-at-scale"
 # Our model name -> theirs.
 _MODELS = {"avg": "avg", "lstmavg": "lstm"}
 
@@ -197,8 +197,6 @@ def main(argv: list[str] | None = None) -> None:
   args = _parse(argv)
   if args.megabatches < 2:
     raise SystemExit("--megabatches must be at least 2 (one is warm-up)")
-  from paraflax import files  # pylint: disable=g-import-not-at-top
-  load_before = os.getloadavg()
   rows = []
   with tempfile.TemporaryDirectory() as tmp:
     pairs = os.path.join(tmp, "pairs.txt")
@@ -214,17 +212,17 @@ def main(argv: list[str] | None = None) -> None:
                    "ours_over_wieting": ours["pairs_per_s"]
                    / theirs["pairs_per_s"]})
   report = {
+      **children.run_facts(__file__, argv),
       "benchmark": "encoders_vs_wieting",
-      "command": shlex.join([os.path.relpath(sys.executable), *sys.argv]),
-      "date": time.strftime("%Y-%m-%d"),
       "data": data,
-      "peer": "jwieting/paraphrastic-representations-at-scale",
-      "loadavg_start": load_before,
-      "loadavg_end": os.getloadavg(),
-      "cpu_count": os.cpu_count(),
+      "peer": _PEER,
       "results": rows,
   }
-  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+  peer_commit = subprocess.run(
+      ["git", "-C", args.peer_src, "rev-parse", "HEAD"], capture_output=True,
+      text=True, check=False).stdout.strip()
+  children.write_result(args.output, report, peers={
+      "torch": rows[0]["wieting"]["torch"], _PEER: peer_commit or "unknown"})
   if args.quality:
     _print_quality(rows[0])
   else:

@@ -9,7 +9,8 @@ no kernel. The floor under `mining_throughput.py`'s "8 dev / 1 dev".
 
 Each device count runs in its own process (XLA_FLAGS before jax starts),
 after `host.keep_freed_memory()`, as `paraflax mine`; the fastest of
---repeats calls after one untimed call.
+--repeats calls after one untimed call. --output is written by
+children.write_result, with the run's command, commit, hardware and load.
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ import subprocess
 import sys
 import time
 
-from paraflax import files
 from paraflax import host
+
+import children  # lab/benchmarks/children.py, beside this script
 
 
 def measure(devices: int, rows: int, dim: int, query_block: int,
@@ -89,15 +91,13 @@ def main(argv: list[str] | None = None) -> None:
     runs.append([devices, float(done.stdout.strip().splitlines()[-1])])
     print(f"{devices} device(s): {runs[-1][1]:.1f} ms per query block")
   first = runs[0][1]
-  report = {"command": " ".join([os.path.basename(sys.executable), *sys.argv]),
-            "rows": args.rows, "dim": args.dim,
+  report = {**children.run_facts(__file__, argv), "rows": args.rows, "dim": args.dim,
             "query_block": args.query_block,
             "corpus_block": args.corpus_block, "runs_ms": runs,
-            "over_first": [[d, t / first] for d, t in runs],
-            "load_average": os.getloadavg()}
+            "over_first": [[d, t / first] for d, t in runs]}
   print(json.dumps(report["over_first"]))
   if args.output:
-    files.write_text_atomic(args.output, json.dumps(report, indent=1))
+    children.write_result(args.output, report)
 
 
 if __name__ == "__main__":

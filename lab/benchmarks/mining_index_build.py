@@ -7,7 +7,8 @@ float16 shards). Each repeat builds the index folder with
 `index_build.build` (timing its parts: adding rows, writing the index
 after each shard) and then drives faiss directly on the same rows
 (`index.train` on the same seeded sample, `index.add` of all rows at
-once, as stopes does); the JSON is written after each repeat.
+once, as stopes does); the JSON is written after each repeat, by
+children.write_result (the run's facts, faiss's version as the peer's).
 
   nice -n 10 .venv/bin/python lab/benchmarks/mining_index_build.py \
       --rows 100000 --work WORK \
@@ -84,7 +85,7 @@ def _faiss(side, spec) -> dict:
           "build_s": train_s + add_s}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--rows", type=int, default=100_000)
   parser.add_argument("--dim", type=int, default=64)
@@ -94,7 +95,7 @@ def main() -> None:
   parser.add_argument("--repeats", type=int, default=2)
   parser.add_argument("--work", required=True)
   parser.add_argument("--output", required=True)
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   from paraflax.mining import index_spec  # pylint: disable=g-import-not-at-top
   from paraflax.mining import sides as sides_lib  # pylint: disable=g-import-not-at-top
   mining_scale.write_corpus(args.work, args.rows, args.dim, args.shards,
@@ -103,8 +104,8 @@ def main() -> None:
       [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,
       [None, None])
   spec = index_spec.Spec(args.index)
-  report = {**children.run_facts(__file__, None),
-            "hardware": f"{children.hardware()} (shared cores, nice 10)",
+  report = {**children.run_facts(__file__, argv),
+            "cores": "shared, nice 10",
             "what": "one side's index: paraflax's build against faiss's "
                     "train and add, alternating in one process",
             "rows": args.rows, "dim": args.dim, "shards": args.shards,
@@ -113,9 +114,8 @@ def main() -> None:
     ours = _ours(side, spec, os.path.join(args.work, "index"))
     report["repeats"].append({"paraflax": ours, "faiss": _faiss(side, spec)})
     print(json.dumps(report["repeats"][-1]), file=sys.stderr)
-    with open(args.output, "w", encoding="utf-8") as f:
-      json.dump(report, f, indent=2)
-      f.write("\n")
+    children.write_result(args.output, report,
+                          peers=children.versions(("faiss-cpu",)))
   shutil.rmtree(args.work)
 
 

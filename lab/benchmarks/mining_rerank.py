@@ -17,6 +17,8 @@ and candidate counts, over the same queries:
 Recall@k of each against exact neighbours (float32 products of all rows).
 The vectors: `mining_scale.write_corpus`'s synthetic clustered rows (a
 tenth of the targets noisy copies of sources), as float16 shards.
+children.write_result writes --output, with the run's facts and faiss's
+version as the peer's.
 
   python lab/benchmarks/mining_rerank.py --rows 100000 --work /tmp/rerank \\
       --output lab/results/mining_rerank.1e5.HW.json
@@ -132,7 +134,6 @@ def main(argv: list[str] | None = None) -> None:
         "faiss_over_ours_time": peer_s / ours_s})
     print(json.dumps(rows[-1]), flush=True)
   result = {**children.run_facts(__file__, argv),
-            "hardware": children.hardware(),
             "what": __doc__.split("\n\n")[0].replace("\n", " "),
             "rows_per_side": len(x), "dim": args.dim, "index": args.index,
             "nprobe": args.nprobe, "k": args.k, "block": args.block,
@@ -141,10 +142,8 @@ def main(argv: list[str] | None = None) -> None:
             "float16_shard_bytes": int(len(y) * args.dim * 2),
             "peak_rss_mib": children.peak_rss_mib(),
             "rows": rows}
-  os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-  with open(args.output, "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=1)
-    f.write("\n")
+  children.write_result(args.output, result,
+                        peers=children.versions(("faiss-cpu",)))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ scores, `max` retrieval. Methods, each size of each in its own child process:
   roofline_blas  the same tiles through numpy's BLAS (`np.matmul`).
 The roofline is the faster of the two: a lower bound for any exact method.
 
-Command (writes lab/results/mining_throughput.json):
+Command (writes lab/results/mining_throughput.json by children.write_result
+after every child, with the run's facts and faiss's version as the peer's):
   .venv/bin/python lab/benchmarks/mining_throughput.py \
       --sizes 10000 50000 100000 --dim 512 --devices 1 8
 
@@ -28,8 +29,6 @@ import argparse
 import json
 import math
 import os
-import platform
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -371,22 +370,19 @@ def main(argv: list[str] | None = None) -> None:
   if args.child:
     print(json.dumps(_measure(args)), flush=True)
     return
-  from paraflax import files  # pylint: disable=g-import-not-at-top (no jax)
   if args.block is None:
     args.block = _library_block()
   report = {
+      **children.run_facts(__file__, argv),
       "benchmark": "mining_throughput",
-      "command": shlex.join([os.path.relpath(sys.executable), *sys.argv]),
-      "date": time.strftime("%Y-%m-%d"),
       "embeddings": _EMBEDDINGS, "dim": args.dim, "k": args.k,
       "margin": _MARGIN, "retrieval": _RETRIEVAL, "block": args.block,
-      "max_seconds": args.max_seconds, "platform": args.platform,
+      "max_seconds": args.max_seconds, "jax_platform": args.platform,
       "roofline": "the one N x N x d float32 product as [block, d] x "
                   "[d, block] tiles, each waited for: jax einsum (1 device) "
                   "and numpy matmul (BLAS); the faster is the roofline",
-      "load_average": os.getloadavg(),
-      "cpu_count": os.cpu_count(), "platform": platform.platform(),
       "results": []}
+  peers = children.versions(("faiss-cpu",))
   results = report["results"]
   stopped: dict[tuple[str, int], str] = {}
   with tempfile.TemporaryDirectory() as tmp:
@@ -409,15 +405,15 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(row)
         # After every child: a run stopped later keeps what it measured
         # (the comparisons come once its size is done).
-        files.write_text_atomic(args.output, json.dumps(
-            {**report, "results": results + rows}, indent=2) + "\n")
+        children.write_result(args.output,
+                              {**report, "results": results + rows},
+                              peers=peers)
       _agreement(rows, pair_files)
       _ratios(rows)
       results += rows
       _growth(results)
-      # Others' jobs share the cores: their load shows in the times.
-      report["load_average_after"] = os.getloadavg()
-      files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+      # Others' jobs share the cores: the load at the end shows in "run".
+      children.write_result(args.output, report, peers=peers)
   print(_table(results))
   print(f"wrote {args.output}")
 

@@ -16,18 +16,19 @@ at 50k): the search of the block against the whole corpus, the fetch of
 its results to the host, and the device merge of its columns into the
 running top-k (`knn.merge_top_k`).
 Each time is the fastest of --repeats, wall and process CPU (both threads);
-the cores may be shared, so the load average is recorded.
+the cores may be shared, so the load average is recorded (--output is
+written by children.write_result, with the run's facts).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 import time
 from typing import Any, Callable
 
 from paraflax import host
+
+import children  # lab/benchmarks/children.py, beside this script
 
 _K = 4
 
@@ -126,20 +127,16 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--output")
   args = parser.parse_args(argv)
   kept = host.keep_freed_memory()  # before jax starts, as `paraflax mine`
-  report = {"benchmark": "mining_tile_profile",
-            "command": " ".join(["python", *sys.argv]),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+  report = {**children.run_facts(__file__, argv),
+            "benchmark": "mining_tile_profile",
             "keep_freed_memory": kept, "k": _K, "rows": args.rows,
             # The kernel is built by this compiler command (flags included).
             "cxx": os.environ.get("CXX", "c++"),
-            "load_average": os.getloadavg(),
             "runs": [profile(d, args.rows, args.block, args.repeats)
                      for d in args.dims]}
-  report["load_average_after"] = os.getloadavg()
   print(_table(report["runs"]))
   if args.output:
-    from paraflax import files  # pylint: disable=g-import-not-at-top
-    files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+    children.write_result(args.output, report)
     print(f"wrote {args.output}")
 
 

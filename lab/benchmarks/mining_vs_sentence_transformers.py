@@ -13,7 +13,9 @@ the mining alone (ours: `pipeline.mine` from the embeddings to the TSV,
 its first call with jax's compilation reported apart; theirs: the k-NN,
 margin and selection in `lab/benchmarks/sentence_transformers_child.py` under
 the peer's python). P/R/F1 x 100: the threshold F1-optimal on dev and
-applied to test, as in `mining_ann.py`.
+applied to test, as in `mining_ann.py`. children.write_result writes
+--output, with the run's facts and the peer child's sentence-transformers
+and torch versions as the peer's.
 
   nice -n 10 .venv/bin/python lab/benchmarks/mining_vs_sentence_transformers.py \
       --peer-python PEER_VENV/bin/python \
@@ -74,7 +76,7 @@ def _theirs(args, sides, work: str) -> dict:
   return {**json.loads(lines[-1]), "pairs": mined}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--peer-python", required=True,
                       help="a python with torch and sentence-transformers")
@@ -83,9 +85,8 @@ def main() -> None:
   parser.add_argument("--k", type=int, default=4)
   parser.add_argument("--repeats", type=int, default=3)
   parser.add_argument("--output", required=True)
-  args = parser.parse_args()
-  report = {**children.run_facts(__file__, None),
-            "hardware": f"{children.hardware()} (shared cores)",
+  args = parser.parse_args(argv)
+  report = {**children.run_facts(__file__, argv), "cores": "shared",
             "embeddings": f"hashed character 3-5-grams, {args.ngram_dim} "
                           "dimensions, float32, the same for both",
             "k": args.k, "margin": "ratio", "retrieval": "max",
@@ -112,9 +113,10 @@ def main() -> None:
       split: report["rows"]["sentence-transformers"][f"{split}_median_s"]
       / report["rows"]["paraflax"][f"{split}_median_s"]
       for split in ("dev", "test")}
-  with open(args.output, "w", encoding="utf-8") as f:
-    json.dump(report, f, indent=2)
-    f.write("\n")
+  theirs = report["rows"]["sentence-transformers"]["test_run"]
+  children.write_result(args.output, report, peers={
+      "sentence-transformers": theirs["sentence_transformers"],
+      "torch": theirs["torch"]})
   print(json.dumps(report, indent=2))
 
 

@@ -3,7 +3,8 @@
 per beam, the whole batch stepping until its last input ends) against this
 one's `Translator.search_fn`, on a trained NMT workdir's checkpoint, the same
 batches, interleaved, best of `--repeats`; with the 1-best and K-best
-agreement on the real rows.
+agreement on the real rows. --output is written by children.write_result,
+with the run's command, commit, hardware, load and seconds.
 
   python lab/benchmarks/nmt_decode_before_after.py --workdir /tmp/nmtw \
       --before /path/to/main/paraflax/decoding/beam_search.py \
@@ -14,17 +15,17 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import sys
 import time
 
 import jax
 import numpy as np
 
-from paraflax import files
 from paraflax.data import batching, bitext, paths, readers
 from paraflax.models import nmt as nmt_model
 from paraflax.recipes import nmt
+
+import children  # lab/benchmarks/children.py, beside this script
 
 
 def load_module(path: str, name: str = "beam_search_before"):
@@ -90,7 +91,7 @@ def compare(fns: dict, params, batches, repeats: int) -> dict:
   return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--workdir", required=True)
   parser.add_argument("--before", required=True,
@@ -102,7 +103,7 @@ def main() -> None:
                       help="a slice a:b of the length-sorted batches")
   parser.add_argument("--repeats", type=int, default=2)
   parser.add_argument("--output", default="")
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   old = load_module(args.before)
   translator, params, step = nmt.load_translator(args.workdir)
   lines, _ = readers.read_lines(
@@ -114,17 +115,15 @@ def main() -> None:
   if args.batches:
     first, last = map(int, args.batches.split(":"))
     batches = batches[first:last]
-  report = {"command": " ".join(["python"] + sys.argv), "checkpoint_step":
-            step, "beam": args.beam, "batch": batch,
-            "load_average_1min": {"start": os.getloadavg()[0]}}
+  report = {**children.run_facts(__file__, argv), "checkpoint_step": step,
+            "beam": args.beam, "batch": batch}
   for stop in args.stops:
     fns = {"before": before_fn(old, translator, args.beam, stop),
            "after": translator.search_fn(args.beam, translator.alpha, stop)}
     report[stop] = compare(fns, params, batches, args.repeats)
     print(stop, json.dumps(report[stop]), flush=True)
-  report["load_average_1min"]["end"] = os.getloadavg()[0]
   if args.output:
-    files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+    children.write_result(args.output, report)
 
 
 if __name__ == "__main__":

@@ -10,23 +10,23 @@ checkpoint, the same batches, one process; with the 1-best agreement.
 A SHRINK above the batch size gives two phases: the whole batch, then the
 last input alone. Compile seconds are those of the first batch of each padded
 source width, run untimed; the rate is the best of `--repeats` passes.
+children.write_result writes --output, with the run's facts.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
 
 import jax
 import numpy as np
 
-from paraflax import files
 from paraflax.data import batching, paths, readers
 from paraflax.decoding import beam_search as bs
 from paraflax.decoding.translator import Translator
 from paraflax.recipes import nmt
+
+import children  # lab/benchmarks/children.py, beside this script
 
 
 def _measure(translator, params, batches, beam: int, stop: str,
@@ -52,7 +52,7 @@ def _measure(translator, params, batches, beam: int, stop: str,
           "sentences_per_s": sentences / best}, tokens
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--workdir", required=True, help="a trained NMT workdir")
   parser.add_argument("--shrinks", type=int, nargs="+", default=[4, 8, 1000])
@@ -62,8 +62,7 @@ def main() -> None:
   parser.add_argument("--repeats", type=int, default=2)
   parser.add_argument("--output",
                       default="lab/results/nmt_decode_phases.json")
-  args = parser.parse_args()
-  load = {"start": os.getloadavg()[0]}
+  args = parser.parse_args(argv)
   translator, params, step = nmt.load_translator(args.workdir)
   lines, _ = readers.read_lines(
       paths.data_path("newstest_dev", "newstest2013.deu"))
@@ -86,13 +85,11 @@ def main() -> None:
           np.array_equal(a, b) for a, b in zip(tokens, first)))
       rows.append(row)
       print(json.dumps(row), flush=True)
-  report = {"benchmark": "nmt_decode_phases",
-            "command": " ".join(["python"] + sys.argv),
+  report = {**children.run_facts(__file__, argv),
+            "benchmark": "nmt_decode_phases",
             "checkpoint_step": step, "stop": args.stop,
-            "sentences": len(sources), "cpu_count": os.cpu_count(),
-            "load_average_1min": dict(load, end=os.getloadavg()[0]),
-            "rows": rows}
-  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+            "sentences": len(sources), "rows": rows}
+  children.write_result(args.output, report)
   print(f"wrote {args.output}")
 
 

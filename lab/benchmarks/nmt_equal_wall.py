@@ -24,7 +24,8 @@ beam 5 with its own tool, again side by side on the same cores: ours by
 `onmt_translate` (GNMT length penalty alpha 0.6, at most
 `decode.max_output` subwords). Both are scored by sacrebleu (13a) against
 the same references. The load average and each process's core and CPU
-share are sampled every 30 s.
+share are sampled every 30 s. children.write_result writes --output, with
+the run's facts and OpenNMT-py's and torch's versions as the peer's.
 """
 from __future__ import annotations
 
@@ -47,7 +48,6 @@ import nmt_learning_vs_opennmt as learning
 import nmt_vs_opennmt as peer
 
 from paraflax import config as config_lib
-from paraflax import files
 from paraflax.data import bitext, sentencepiece_vocab
 from paraflax.recipes import nmt
 from paraflax.recipes import workdir as workdir_lib
@@ -240,7 +240,7 @@ def main() -> None:
   args = parser.parse_args()
   # One thread for every torch process of the run (run_logged's too).
   os.environ["OMP_NUM_THREADS"] = "1"
-  facts = children.run_facts("lab/benchmarks/nmt_equal_wall.py", None)
+  facts = children.run_facts(__file__, None)
   overrides = _overrides(args)
   config = config_lib.load(args.config, overrides)
   translator, _, _ = nmt.load_translator(args.workdir)
@@ -285,17 +285,17 @@ def main() -> None:
                                  reached["opennmt"]["steps"], sides[0].env)
   reached["ours"]["newstest2013"] = ours_bleu
   reached["opennmt"]["newstest2013"] = onmt_bleu
+  onmt = peer.onmt_versions(args.onmt_bin)
   report = {
-      "benchmark": "nmt_equal_wall", **facts,
-      "load_average_end": os.getloadavg(), "minutes": args.minutes,
+      "benchmark": "nmt_equal_wall", **facts, "minutes": args.minutes,
       "checkpoint_every": args.every, "cores": args.cores,
       "subwords_from": args.workdir, "train_pairs": len(inputs.data),
       "test_sentences": len(inputs.test), "config": args.config,
       "overrides": overrides, "decode": config.decode.to_dict(),
-      "xla_flags": _ONE_XLA_THREAD, **peer.onmt_versions(args.onmt_bin),
+      "xla_flags": _ONE_XLA_THREAD, "torch_threads": onmt.pop("torch_threads"),
       **reached, "bleu_ours_minus_opennmt": ours_bleu["bleu"]
       - onmt_bleu["bleu"], "samples": samples, "top_threads": top}
-  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+  children.write_result(args.output, report, peers=onmt)
   print(f"wrote {args.output}")
   if not args.keep:
     shutil.rmtree(tmp)

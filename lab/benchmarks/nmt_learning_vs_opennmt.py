@@ -21,6 +21,9 @@ the target sentencepiece model and scored by sacrebleu (13a) against the
 same references our evaluator uses. With `--keep DIR` its data, vocabularies
 and checkpoints (`DIR/model_step_N.pt`) stay in DIR for
 `nmt_vs_opennmt.py --onmt-model` to decode beside ours.
+
+children.write_result writes --output, with the run's facts and
+OpenNMT-py's and torch's versions as the peer's.
 """
 from __future__ import annotations
 
@@ -29,14 +32,12 @@ import contextlib
 import dataclasses
 import json
 import os
-import platform
-import sys
 import tempfile
 import time
 
+import children  # lab/benchmarks/, beside this script
 import nmt_vs_opennmt as peer  # lab/benchmarks/nmt_vs_opennmt.py, beside this script
 
-from paraflax import files
 from paraflax.data import bitext, tasks
 from paraflax.recipes import nmt
 from paraflax.recipes import workdir as workdir_lib
@@ -182,14 +183,14 @@ def main() -> None:
   args = parser.parse_args()
   opennmt = _opennmt(args.onmt_bin, args.workdirs[0], args.steps, args.every,
                      args.keep)
+  onmt = peer.onmt_versions(args.onmt_bin)
   report = {
+      **children.run_facts(__file__, None),
       "benchmark": "nmt_learning_vs_opennmt",
-      "command": " ".join(["python"] + sys.argv),
-      "cpu_count": os.cpu_count(), "platform": platform.platform(),
-      **peer.onmt_versions(args.onmt_bin),
+      "torch_threads": onmt.pop("torch_threads"),
       # Read after OpenNMT-py's run, so runs of ours may end meanwhile.
       "opennmt": opennmt, "ours": [_ours(w) for w in args.workdirs]}
-  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+  children.write_result(args.output, report, peers=onmt)
   print(f"wrote {args.output}")
 
 

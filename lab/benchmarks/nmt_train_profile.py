@@ -13,14 +13,13 @@ keeps every round and each one's best (the cores are shared). `float32` is
 the train step as it is, with its pieces; `bf16_params` the whole step with
 the parameters cast to bfloat16 inside the loss (its products then take
 bfloat16 operands; the loss stays float32): what a bfloat16 computation
-dtype would cost or save on this CPU.
+dtype would cost or save on this CPU. children.write_result writes
+--output, with the run's command, commit, hardware, load and seconds.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
 
 import jax
@@ -28,9 +27,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from paraflax import files, host, losses
+from paraflax import host, losses
 from paraflax.models import nmt
 from paraflax.training import loop
+
+import children  # lab/benchmarks/children.py, beside this script
 
 VOCAB, BATCH = 8000, 64
 
@@ -120,7 +121,6 @@ def main() -> None:
     to_bf16 = lambda p: jax.tree.map(lambda a: a.astype(jnp.bfloat16), p)
     variants["bf16_params"] = {"train_step": pieces(model, batch,
                                                     to_bf16)["train_step"]}
-  load = [os.getloadavg()[0]]
   found = {v: {p: [] for p in ps} for v, ps in variants.items()}
   for r in range(args.rounds):
     for v, ps in variants.items():
@@ -130,17 +130,15 @@ def main() -> None:
                                              in ps.items()}
                                          for v, ps in found.items()}),
           flush=True)
-  load.append(os.getloadavg()[0])
   tokens = int(batch["tgt_len"].sum())
-  report = {"benchmark": "nmt_train_profile",
-            "command": " ".join(["python"] + sys.argv),
+  report = {**children.run_facts(__file__, None),
+            "benchmark": "nmt_train_profile",
             "width": args.width, "target_tokens": tokens,
             "keep_freed_memory": kept,
-            "load_average_1min": load, "jax": jax.__version__,
             "best_ms": {v: {p: min(t) for p, t in ps.items()}
                         for v, ps in found.items()},
             "all_ms": found}
-  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+  children.write_result(args.output, report)
   print(f"wrote {args.output}")
 
 

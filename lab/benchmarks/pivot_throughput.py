@@ -16,7 +16,8 @@ r"""Throughput of pivot paraphrase extraction and of MonoDS signatures.
 Each part runs in its own child process (its device count is fixed when
 jax starts) and reports its peak memory.
 
-Command (writes lab/results/pivot_throughput.json):
+Command (writes lab/results/pivot_throughput.json by children.write_result,
+with the run's command, commit, hardware, load and seconds):
   .venv/bin/python lab/benchmarks/pivot_throughput.py --pairs 5000 \
       --bits 256 --devices 1 8
   .venv/bin/python lab/benchmarks/pivot_throughput.py --table-parts \
@@ -29,9 +30,7 @@ import argparse
 import collections
 import json
 import os
-import platform
 import resource
-import sys
 import tempfile
 import time
 
@@ -176,9 +175,7 @@ def main() -> None:
     print(json.dumps(_lsh_child(args.bits)))
     return
   me = os.path.abspath(__file__)
-  result = {"command": " ".join(sys.argv), "machine": platform.machine(),
-            "cpus": os.cpu_count(),
-            "date": time.strftime("%Y-%m-%d", time.gmtime())}
+  result = children.run_facts(__file__, None)
   if args.table_parts:
     result["table"] = _tables(args.table_parts, args.copies)
   else:
@@ -187,7 +184,7 @@ def main() -> None:
     result["lsh"] = [children.run_child([me, "--child", "lsh", "--bits",
                                          str(args.bits)], n)
                      for n in args.devices]
-  files.write_text_atomic(args.output, json.dumps(result, indent=2) + "\n")
+  children.write_result(args.output, result)
   print(json.dumps(result, indent=2))
 
 if __name__ == "__main__":

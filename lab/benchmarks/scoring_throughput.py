@@ -3,7 +3,8 @@ scorer alone and the whole command, with peak memory, at 10k and 100k
 records; and the time 50M records (ParaNMT's size) would take at the
 measured rates.
 
-Command (writes lab/results/scoring_throughput.json):
+Command (writes lab/results/scoring_throughput.json by children.write_result,
+with the run's command, commit, hardware, load and seconds):
   .venv/bin/python lab/benchmarks/scoring_throughput.py --sizes 10000 100000 \
     --input bt10k.jsonl --classifier-workdir runs/refclf_avg
 
@@ -217,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(measure(args)))
     return 0
   result: dict[str, Any] = {
-      **children.run_facts("lab/benchmarks/scoring_throughput.py", argv), "input": os.path.abspath(args.input),
+      **children.run_facts(__file__, argv), "input": os.path.abspath(args.input),
       "classifier_workdir": args.classifier_workdir,
       "paranmt_records": PARANMT, "sizes": []}
   with tempfile.TemporaryDirectory() as tmp:
@@ -238,13 +239,9 @@ def main(argv: list[str] | None = None) -> int:
               == size["measures"][twin]["sha256"]}
       result["sizes"].append(size)
     result["lm"]["path"] = os.path.basename(result["lm"]["path"])  # was tmp
-  result["load_average_after"] = os.getloadavg()
   args.output = args.output or (_BEAM_OUTPUT if args.beam else
                                 _DEFAULT_OUTPUT)
-  os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-  sys.path.insert(0, os.path.dirname(os.path.dirname(_HERE)))
-  from paraflax import files  # pylint: disable=g-import-not-at-top
-  files.write_text_atomic(args.output, json.dumps(result, indent=2) + "\n")
+  children.write_result(args.output, result)
   print(_table(result))
   return 0
 

@@ -4,7 +4,8 @@ Apache Beam's DirectRunner), so that memory can be seen flat (or not) in
 the number of records and the rates projected to ParaNMT's 50M pairs.
 
 Command (writes lab/results/stage_scale.<hardware>.json, the
-hardware from /proc/cpuinfo's model name and the core count):
+hardware from /proc/cpuinfo's model name and the core count, by
+children.write_result after each measurement, with the run's facts):
   .venv/bin/python lab/benchmarks/stage_scale.py --nmt-workdir runs/nmt_tiny \
     --bt-sizes 10000 100000 --sizes 100000 1000000
 The streamed Task to 10^7 records (stage_scale.filtered-1e7.<hardware>.json;
@@ -175,14 +176,6 @@ def _scored(args: argparse.Namespace, tmp: str, base_records: list[str],
   return scored
 
 
-def _save(path: str, result: dict[str, Any]) -> None:
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  with open(path + ".tmp", "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=2)
-    f.write("\n")
-  os.replace(path + ".tmp", path)
-
-
 def main(argv: list[str] | None = None) -> None:
   args = _parse(argv)
   if args.child:
@@ -191,7 +184,6 @@ def main(argv: list[str] | None = None) -> None:
   tmp = args.tmp or tempfile.mkdtemp(prefix="stage_scale-")
   os.makedirs(tmp, exist_ok=True)
   result = {**children.run_facts(__file__, argv),
-            "hardware": children.hardware(),
             "nmt_workdir": args.nmt_workdir, "beam": args.beam,
             "batch_size": args.batch_size, "window": args.window,
             "devices": args.devices, "filter": FILTER, "stages": {}}
@@ -211,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
       os.replace(f"{base}.bt.jsonl", records)
       for lang in ("de", "en"):
         os.remove(f"{base}.{lang}")
-      _save(args.output, result)
+      children.write_result(args.output, result)
   for stage in ("score", *FILTERS, "beam_score"):
     if stage not in args.stages:
       continue
@@ -230,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
                      if stage == "score" else source + ".beam.jsonl")
       row["cycles_of_input"] = n / len(base_records)
       result["stages"].setdefault(stage, {})[str(n)] = row
-      _save(args.output, result)
+      children.write_result(args.output, result)
       for path in (source, source + ".beam.jsonl", source + ".beam.jsonl.kept"):
         for extra in (path, path + ".meta.json"):
           if os.path.exists(extra):

@@ -7,7 +7,8 @@ pairs; and its first logged losses against those of another checkout
 --recipe nmt or bilingual on de-en line files.
 
 Command (writes lab/results/stage_scale_training.<hardware>.json,
-the hardware from /proc/cpuinfo's model name and the core count):
+the hardware from /proc/cpuinfo's model name and the core count, by
+children.write_result after every run, with the run's facts):
   paraflax export-pairs --task paraphrase_en_human --output /tmp/human.jsonl
   nice -n 10 .venv/bin/python lab/benchmarks/train_memory.py \
     --source /tmp/human.jsonl --sizes 100000 10000000 --scratch /tmp/tm \
@@ -15,7 +16,8 @@ the hardware from /proc/cpuinfo's model name and the core count):
      --baseline-sizes 100000 1000000]
 Measurements made apart (--output A.json, B.json) are joined with
   .venv/bin/python lab/benchmarks/train_memory.py --merge A.json B.json
-(a later file's run of a size and path replaces an earlier one's).
+(a later file's run of a size and path replaces an earlier one's; each
+part keeps its own command, commit, date and run facts).
 
 Data: the records of --source (the 19,432 human pairs as back-translation
 records), repeated in file order with new ids to reach each size (the JSON
@@ -219,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--output")
   args = parser.parse_args(argv)
   if args.merge:
-    merge(args.merge, args.output or _default_output())
+    merge(args.merge, args.output or _default_output(), argv)
     return
   recipe = RECIPES[args.recipe]
   if not (args.scratch and (args.source or args.recipe != "paraphrase")):
@@ -229,11 +231,11 @@ def main(argv: list[str] | None = None) -> None:
   extra = () if args.recipe == "paraphrase" else (
       f"--config.data.dev=tsv:{_dev_file(args.scratch)}",)
   out = {"benchmark": "stage_scale_training",
-         **children.run_facts("lab/benchmarks/train_memory.py", argv),
+         **children.run_facts(__file__, argv),
          "recipe": args.recipe,
          "model": f"configs/{recipe.config}, " + " ".join(recipe.flags),
          "subwords_from": args.subwords_from,
-         "steps": args.steps, "commit": _commit(), "runs": []}
+         "steps": args.steps, "runs": []}
   output = args.output or _default_output(args.recipe)
   suffix = "jsonl" if args.recipe == "paraphrase" else "txt"
   runs = [(n, "streamed", None) for n in args.sizes] + [
@@ -252,16 +254,6 @@ def main(argv: list[str] | None = None) -> None:
                             {"commit": args.baseline_commit} if tree else {})})
     _write(output, out)
   print(output)
-
-
-def _commit() -> str:
-  """The checkout's commit, with `+changes` when its files differ from it."""
-  def git(*cmd):
-    return subprocess.run(["git", *cmd], cwd=ROOT, capture_output=True,
-                          text=True, check=False).stdout.strip()
-  return git("rev-parse", "--short", "HEAD") + (
-      "+changes" if git("status", "--porcelain", "--untracked-files=no")
-      else "")
 
 
 def _default_output(recipe: str = "paraphrase") -> str:
@@ -287,11 +279,13 @@ def _summarise(out: dict) -> None:
                         and (n, "in-memory") in by}
 
 
-def merge(results: list[str], output: str) -> None:
+def merge(results: list[str], output: str,
+          argv: list[str] | None = None) -> None:
   """One result file of the runs of several, each run with its part (its
   command, date and commit); a later file's run of a size and path
   replaces an earlier one's."""
-  out = {"benchmark": "stage_scale_training", "parts": [], "runs": []}
+  out = {**children.run_facts(__file__, argv),
+         "benchmark": "stage_scale_training", "parts": [], "runs": []}
   for path in results:
     with open(path, encoding="utf-8") as f:
       part = json.load(f)
@@ -316,9 +310,7 @@ def _write(output: str, out: dict) -> None:
   """The results so far (after every run: a long one may be cut short)."""
   print(json.dumps(out["runs"][-1]), flush=True)
   _summarise(out)
-  with open(output, "w", encoding="utf-8") as f:
-    json.dump(out, f, indent=2)
-    f.write("\n")
+  children.write_result(output, out)
 
 if __name__ == "__main__":
   main()

@@ -7,7 +7,8 @@ updates of `config.batch_size` (100) pairs on the real English pairs
 model runs once per `--length-groups` value (1: every sentence padded to
 the megabatch's longest, the step before length groups), back to back.
 
-Command (writes lab/results/train_throughput.json):
+Command (writes lab/results/train_throughput.json by children.write_result,
+with the run's command, commit, hardware, load and seconds):
   .venv/bin/python lab/benchmarks/train_throughput.py --devices 1 8 --calls 1
 
 The parent never imports jax: it runs this file once per device count in a
@@ -20,9 +21,7 @@ import argparse
 import json
 import os
 import platform
-import shlex
 import statistics
-import sys
 import tempfile
 import time
 from typing import Any
@@ -198,8 +197,6 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(_measure(args.child, args.calls, args.model,
                               args.groups)), flush=True)
     return
-  from paraflax import files  # pylint: disable=g-import-not-at-top (no jax)
-  load_before = os.getloadavg()
   results = [children.run_child(
       [os.path.abspath(__file__), "--child", str(n), "--calls",
        str(args.calls), "--model", model, "--groups", str(groups)], n)
@@ -207,15 +204,12 @@ def main(argv: list[str] | None = None) -> None:
       for groups in args.length_groups]
   ratios = _ratios(results)
   report = {
+      **children.run_facts(__file__, argv),
       "benchmark": "train_throughput",
-      "command": shlex.join([os.path.relpath(sys.executable), *sys.argv]),
-      "date": time.strftime("%Y-%m-%d"),
-      "loadavg_start": load_before,
-      "loadavg_end": os.getloadavg(),
       "results": results,
       "pairs_per_s_ratio": ratios,
   }
-  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+  children.write_result(args.output, report)
   print(_table(results, ratios))
   print(f"wrote {args.output}")
 

@@ -16,7 +16,10 @@ sentences/s at beam 5 over random sources (`Translator.translate`, the
 back-translation path), compile excluded.
 
 Needs jax only (no TensorFlow, no data files: the subword models are
-stand-ins of the config's sizes). Writes OUT/device_utilization.json:
+stand-ins of the config's sizes). Writes OUT/device_utilization.json, the
+folder's summary, by children.write_result (the run's command, commit,
+hardware with its GPUs, load and seconds); the profiles beside it are
+jax's own:
   python lab/benchmarks/gpu/device_utilization.py OUT [--tiny] [--steps 200]
 On a CPU (tests/test_gpu_device_utilization.py): --tiny --steps 6.
 """
@@ -36,6 +39,8 @@ import numpy as np
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 sys.path.insert(0, _ROOT)
+sys.path.insert(0, os.path.join(_ROOT, "lab", "benchmarks"))
+import children  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 class _Pieces:
@@ -201,7 +206,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
   mesh = partitioning.config_mesh(config)
   vocab = config.vocab.size
   recipe = nmt.NMTRecipe(config, _Pieces(vocab), _Pieces(vocab), None, mesh)
-  result = {"device": str(jax.devices()[0].device_kind),
+  result = {**children.run_facts(__file__, argv),
+            "device": str(jax.devices()[0].device_kind),
             "devices": mesh.size, "tiny": args.tiny,
             "batch_size": config.batch_size, "width": config.data.max_len,
             "loops": {}}
@@ -215,9 +221,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
   result["beam_search"] = _beam(recipe, params, config, args.sentences,
                                 args.beam, args.beam_batch)
   print("beam", json.dumps(result["beam_search"]), flush=True)
-  with open(os.path.join(args.out, "device_utilization.json"), "w",
-            encoding="utf-8") as f:
-    json.dump(result, f, indent=2)
+  children.write_result(os.path.join(args.out, "device_utilization.json"),
+                        result)
   return result
 
 

@@ -1,15 +1,22 @@
 """Trains configs/bilingual.py:de and configs/papers/kim2019.py:de cut to
 2 CPU cores (Multi30k de-en only, 64-unit layers, 2,000-piece vocabulary,
 200 steps) and writes their dev
-alignment accuracy and Multi30k 2016 alignment errors to a JSON file.
+alignment accuracy and Multi30k 2016 alignment errors to a JSON file,
+OUT_DIR/bilingual_cut_<presets>.json (by children.write_result: the run's
+command, commit, hardware, load and seconds, the figures under "presets").
 
   python lab/experiments/paper_fidelity/bilingual_cut.py OUT_DIR [PRESET ...]
 """
+import argparse
 import json
 import os
+import pathlib
 import sys
 import time
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+# pylint: disable=g-import-not-at-top,wrong-import-position
+from benchmarks import children  # lab/benchmarks/children.py
 from paraflax import config as config_lib
 from paraflax.evaluation import alignment
 from paraflax.inference import scoring
@@ -57,10 +64,17 @@ def main(out: str, names=tuple(PRESETS)) -> None:
                   "dev_align_accuracy": dev,
                   "alignment": errs}
     print(name, json.dumps(rows[name]), flush=True)
-  with open(os.path.join(out, f"bilingual_cut_{'_'.join(names)}.json"),
-            "w") as f:
-    json.dump(rows, f, indent=1)
+  children.write_result(
+      os.path.join(out, f"bilingual_cut_{'_'.join(names)}.json"),
+      {**children.run_facts(__file__, None), "presets": rows})
 
 
 if __name__ == "__main__":
-  main(sys.argv[1], tuple(sys.argv[2:]) or tuple(PRESETS))
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("out_dir")
+  parser.add_argument("presets", nargs="*", metavar="PRESET",
+                      help=f"of {', '.join(PRESETS)} (default: both)")
+  args = parser.parse_args()
+  if set(args.presets) - set(PRESETS):
+    parser.error(f"PRESET: one of {', '.join(PRESETS)}")
+  main(args.out_dir, tuple(args.presets) or tuple(PRESETS))

@@ -5,7 +5,9 @@ offers besides; 3 epochs each), each scored by ParaCrawl v3 / v6 ROC-AUC
 and by alignment recovery error on a Multi30k test set; beside them the
 similarities without an MLP (cosine, CSLS) and the paper's baselines
 without embeddings (Levenshtein; the NMT posterior with --nmt-workdir).
-The sentences are embedded once.
+The sentences are embedded once. OUT.json is written by
+children.write_result, with the run's command, commit, hardware, load and
+seconds.
 
   python lab/experiments/paper_fidelity/mlp_table5.py WORKDIR OUT.json \
       [--n N] [--positives SPEC] [--noisy SPEC [--noisy-labels FILE]] \
@@ -36,7 +38,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3]))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from benchmarks import children  # pylint: disable=g-import-not-at-top,wrong-import-position
 from paraflax.data import specs  # pylint: disable=wrong-import-position
 from paraflax.evaluation import alignment  # pylint: disable=wrong-import-position
@@ -155,17 +157,15 @@ def main(args: argparse.Namespace) -> None:
     rows.append(mlp_row(name, values, embed, positives, noisy_xy, labels,
                         args.seed))
     print(json.dumps(rows[-1]), flush=True)
-  with open(args.out, "w", encoding="utf-8") as f:
-    json.dump({"workdir": shown(args.workdir),
-               "checkpoint_step": enc.step,
-               "hardware": children.hardware(), "seed": args.seed,
-               "set": SET, "n": args.n, "split_at": args.split_at,
-               "positives": {"spec": shown(args.positives),
-                             "lines": len(pool)},
-               "noisy": {"spec": shown(args.noisy) or "paracrawl v3 sample",
-                         "lines": len(noisy)},
-               "nmt_workdir": args.nmt_workdir and shown(args.nmt_workdir),
-               "rows": rows}, f, indent=1)
+  children.write_result(args.out, {
+      **children.run_facts(__file__, None), "workdir": shown(args.workdir),
+      "checkpoint_step": enc.step, "seed": args.seed,
+      "set": SET, "n": args.n, "split_at": args.split_at,
+      "positives": {"spec": shown(args.positives), "lines": len(pool)},
+      "noisy": {"spec": shown(args.noisy) or "paracrawl v3 sample",
+                "lines": len(noisy)},
+      "nmt_workdir": args.nmt_workdir and shown(args.nmt_workdir),
+      "rows": rows})
 
 
 def parse(argv=None) -> argparse.Namespace:
