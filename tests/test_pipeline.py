@@ -294,9 +294,20 @@ def test_the_time_left_comes_from_the_rate_measured_after_warm_up(
       "step 100 (elapsed 0:02:10, about 0:03:45 left)"]
   progress.finished("nmt", 130.0)
   progress.say(0, "nmt", "done in 0:02:10")
-  # The finished stage's 130 s for an estimated 72 s scales words' 22.4 s.
+  # The finished stage's 80 s for 800 steps after its warm-up, 3.33x the
+  # preset's 24 s, scales words' 22.4 s.
   assert capsys.readouterr().out.strip().endswith(
-      "nmt: done in 0:02:10 (elapsed 0:02:10, about 0:00:40 left)")
+      "nmt: done in 0:02:10 (elapsed 0:02:10, about 0:01:15 left)")
+  # A stage without train steps counts its whole time: backtranslate's
+  # 100 s for the preset's 3000 x 0.005 s = 15 s.
+  progress = progress_lib.Progress(plan, ["backtranslate", "words"],
+                                   now=now)
+  with progress.running_stage(0, "backtranslate"):
+    pass
+  progress.finished("backtranslate", 100.0)
+  progress.say(0, "backtranslate", "done in 0:01:40")
+  assert capsys.readouterr().out.strip().endswith(
+      "about 0:02:29 left)")  # 22.4 s x 100 / 15
   rate = progress_lib.Rate(now)
   rate.update(5)
   assert rate.per_second() is None  # the warm-up alone measures nothing

@@ -53,7 +53,8 @@ class Progress:
   every EVERY seconds: the elapsed time and the time left. The running
   train stage's time left is its steps left at its measured rate; another
   stage's is its work times the preset's `seconds_per_unit`, scaled by
-  how much slower or faster this run's measured work went than that."""
+  how much slower or faster this run's measured work went than that (a
+  train stage's steps after its warm-up, another stage's whole time)."""
 
   def __init__(self, plan: plan_lib.Plan, todo: Sequence[str],
                now: Callable[[], float] = time.monotonic):
@@ -62,6 +63,7 @@ class Progress:
     self.spent = self.estimated = 0.0  # finished stages: measured, guessed
     self.rate: Rate | None = None  # the running train stage's
     self.running: str | None = None
+    self.ran: tuple[str, tuple[float, float] | None] | None = None
     self.steps = (0, 0)  # its (step, train_steps) at the latest report
     self.said = -EVERY
 
@@ -128,8 +130,16 @@ class Progress:
       with loop.watching(lambda s, last: self.step(index, stage, s, last)):
         yield
     finally:
+      self.ran = (stage, self.rate.measured())
       self.rate = self.running = None
 
   def finished(self, stage: str, seconds: float) -> None:
-    self.spent += seconds
-    self.estimated += self.estimate(stage)
+    """A finished stage's measured work: a train stage's steps after its
+    warm-up, where it measured them; else its `seconds`, all its work."""
+    measured = self.ran[1] if self.ran and self.ran[0] == stage else None
+    if measured:
+      self.spent += measured[0]
+      self.estimated += measured[1] * self.plan.config.seconds_per_unit[stage]
+    else:
+      self.spent += seconds
+      self.estimated += self.estimate(stage)
