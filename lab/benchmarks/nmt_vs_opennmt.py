@@ -40,7 +40,8 @@ OpenNMT-py 3.0.4's own stop condition (its `BeamSearch` waits for
 
 Every decode reports the BLEU (sacrebleu, 13a) of its 1-best outputs
 against the newstest2013 references, so that speed is not bought with
-worse output.
+worse output. children.write_result writes --output, with the run's facts
+and OpenNMT-py's and torch's versions as the peer's.
 """
 from __future__ import annotations
 
@@ -48,7 +49,6 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -59,13 +59,15 @@ import jax
 import jax.numpy as jnp
 import sacrebleu
 
-from paraflax import files, host
+from paraflax import host
 from paraflax.data import batching, bitext, paths, readers, tasks
 from paraflax.decoding import beam_search as bs
 from paraflax.decoding.translator import Translator
 from paraflax.models import nmt as nmt_model
 from paraflax.recipes import nmt
 from paraflax.recipes import workdir as workdir_lib
+
+import children  # lab/benchmarks/children.py, beside this script
 
 _ISO3 = {"de": "deu", "fr": "fra", "cs": "ces"}
 REPORT_EVERY = 10
@@ -450,16 +452,15 @@ def main() -> None:
       found = _fresh(args, config, translator, trained, data, stream,
                      sources, references, tmp, test_src, vocab, load)
 
+  onmt = onmt_versions(args.onmt_bin)
   report = {
-      "benchmark": "nmt_vs_opennmt", "command": " ".join(["python"] + sys.argv),
+      **children.run_facts(__file__, None), "benchmark": "nmt_vs_opennmt",
       "workdir": args.workdir, "trained_checkpoint_step": trained_step,
       "model": config.model.to_dict(), "vocab_size": vocab,
-      "train_pairs": len(data), "jax": jax.__version__,
-      "backend": jax.default_backend(), "cpu_count": os.cpu_count(),
-      "keep_freed_memory": kept,
-      "platform": platform.platform(), **onmt_versions(args.onmt_bin),
+      "train_pairs": len(data), "backend": jax.default_backend(),
+      "keep_freed_memory": kept, "torch_threads": onmt.pop("torch_threads"),
       "load_average_1min": dict(load, end=os.getloadavg()[0]), **found}
-  files.write_text_atomic(args.output, json.dumps(report, indent=2) + "\n")
+  children.write_result(args.output, report, peers=onmt)
   print(f"wrote {args.output}")
 
 

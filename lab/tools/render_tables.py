@@ -130,6 +130,13 @@ def train_throughput() -> list[str]:
 _STAGES = ("backtranslate", "score", "filter", "filter_stream", "beam_score")
 
 
+def _hardware_name(d: dict) -> str:
+  """The file name part of a result's hardware: a string in files written
+  before children.run_facts, its "name" since."""
+  hardware = d["hardware"]
+  return hardware["name"] if isinstance(hardware, dict) else hardware
+
+
 def _stage_rows(paths: list[str]) -> list[str]:
   lines = _header(["stage", "hardware", "records", "records/s",
                    "peak RSS (MiB)"], ["---", "---", "---:", "---:", "---:"])
@@ -137,7 +144,7 @@ def _stage_rows(paths: list[str]) -> list[str]:
     d = _load(path)
     for stage in sorted(d["stages"], key=_STAGES.index):
       for n, r in sorted(d["stages"][stage].items(), key=lambda kv: int(kv[0])):
-        lines.append(_row([stage, d["hardware"], f"{int(n):,}",
+        lines.append(_row([stage, _hardware_name(d), f"{int(n):,}",
                            _f(r["records_per_s"], 0),
                            _f(r["peak_rss_mib"], 0)]))
   return lines
