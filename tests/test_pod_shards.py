@@ -147,27 +147,44 @@ def test_one_part_keeps_the_stream_of_the_whole_corpus():
       np.random.default_rng([3, 0]).permutation(40)[:40].astype(np.int32))
 
 
+# model -> its flags with data.parts (a GRAN's batch_size: a multiple of 4)
+_PARTED_RUNS = {"nmt": (), "bilingual": (),
+                "gran": ("--config.batch_size=48",)}
+
+
+def _parted_flags(model: str) -> tuple[str, list[str]]:
+  config, flags = test_multihost.RUNS[model]
+  return config, [*flags, *_PARTED_RUNS[model], f"--config.data.parts={PARTS}"]
+
+
 @pytest.fixture(scope="module")
-def one_process_run(tmp_path_factory) -> pathlib.Path:
-  """1 process x 8 devices with data.parts=4: the reference run."""
-  config, flags = test_multihost.RUNS["nmt"]
-  one = tmp_path_factory.mktemp("one_parts") / "w"
-  done = test_multihost.subprocess.run(
-      [str(test_multihost.PARAFLAX), "train", "--config", config,
-       "--workdir", str(one), *flags, f"--config.data.parts={PARTS}"],
-      env=test_multihost._env(8),  # pylint: disable=protected-access
-      capture_output=True, text=True, timeout=600, check=False)
-  assert done.returncode == 0, done.stderr[-3000:]
-  return one
+def one_process_run(tmp_path_factory):
+  """1 process x 8 devices with data.parts=4 of a model: the reference
+  run, once a model."""
+  runs = {}
+
+  def run(model: str) -> pathlib.Path:
+    if model not in runs:
+      config, flags = _parted_flags(model)
+      one = tmp_path_factory.mktemp(f"one_parts_{model}") / "w"
+      done = test_multihost.subprocess.run(
+          [str(test_multihost.PARAFLAX), "train", "--config", config,
+           "--workdir", str(one), *flags],
+          env=test_multihost._env(8),  # pylint: disable=protected-access
+          capture_output=True, text=True, timeout=600, check=False)
+      assert done.returncode == 0, done.stderr[-3000:]
+      runs[model] = one
+    return runs[model]
+  return run
 
 
 @pytest.mark.slow  # a 1-process run, then a P-process one: ~2 min each
-@pytest.mark.parametrize("processes", [2, 4])
+@pytest.mark.parametrize("model,processes", [
+    ("nmt", 2), ("nmt", 4), ("bilingual", 2), ("gran", 2)])
 def test_processes_train_as_one_process_on_their_own_parts(
-    processes, one_process_run, tmp_path):
-  config, flags = test_multihost.RUNS["nmt"]
-  flags = [*flags, f"--config.data.parts={PARTS}"]
-  one, two = one_process_run, tmp_path / "two"
+    model, processes, one_process_run, tmp_path):
+  config, flags = _parted_flags(model)
+  one, two = one_process_run(model), tmp_path / "two"
   launched = test_multihost.subprocess.Popen(
       ["bash", str(test_multihost.LAUNCH), str(processes),
        str(8 // processes), config, str(two),

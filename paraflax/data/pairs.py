@@ -81,11 +81,13 @@ def encode_pairs(pairs: Sequence[tuple[str, str]], vocab: words.WordVocab,
 
 def cached_pairs(folder: str, settings: dict, chunks: Callable[
     [], Iterator[Sequence[tuple[str, str]]]], vocab: words.WordVocab,
-                 max_len: int) -> tuple[EncodedPairs, dict]:
+                 max_len: int, name: str | None = None
+                 ) -> tuple[EncodedPairs, dict]:
   """The pairs of `chunks()` (called once, only when the cache in
   `folder` is missing or of other `settings`) encoded into `folder`, and
   read back by row; with the `info` recorded (the pairs of each chunk source
-  under "sizes" when `chunks` yields (source, pairs))."""
+  under "sizes" when `chunks` yields (source, pairs)). `name` heads the
+  warning of sentences cut to max_len."""
 
   def fill(writer: encoded_cache.Writer) -> dict:
     longer, sizes = 0, {}
@@ -94,7 +96,8 @@ def cached_pairs(folder: str, settings: dict, chunks: Callable[
       writer.append(out)
       longer += n
       sizes[source] = sizes.get(source, 0) + len(chunk)
-    batching.warn_longer(longer, 2 * writer.rows, max_len, "words")
+    batching.warn_longer(longer, 2 * writer.rows, max_len, "words",
+                         name=name)
     return {"sizes": sizes, "longer": longer}
 
   cache = encoded_cache.ensure(folder, settings, columns(max_len), fill)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import logging
 import os
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -439,7 +438,7 @@ def _parted_stream(config: ml_collections.ConfigDict, workdir: str,
         encoded_cache.folder(workdir, f"pairs-part{part}of{parts}"),
         {**_cache_settings(config, members, vocab), "part": [part, parts]},
         lambda part=part: _pair_chunks(config, members, part), vocab,
-        config.data.max_len)
+        config.data.max_len, f"train part {part} of {parts}")
     sizes = [info["sizes"].get(str(i), 0) for i in range(len(members))]
     empty = [name for (name, _), n in zip(members, sizes) if not n]
     if empty:
@@ -447,7 +446,6 @@ def _parted_stream(config: ml_collections.ConfigDict, workdir: str,
           f"data.parts={parts}: part {part} holds no pairs of {empty} (a "
           "Task of fewer pairs than parts, or of none). Set --config.data."
           "parts lower, or check the Task (`paraflax tasks`).")
-    logging.info("train part %d of %d: %d pairs", part, parts, len(encoded))
     streams.append(pairs_lib.MegabatchStream(
         encoded, batch=config.batch_size // parts,
         megabatch=config.megabatch, seed=config.seed,
