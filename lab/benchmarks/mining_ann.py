@@ -37,6 +37,7 @@ from collections.abc import Callable
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import children  # pylint: disable=g-import-not-at-top,wrong-import-position
 import mining_scale  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 QUALITY_SETTINGS = [  # (factory string with {nlist}, nprobe) at nlist 64
@@ -246,18 +247,17 @@ def main() -> None:
   parser.add_argument("--skip-quality", action="store_true")
   parser.add_argument("--output", required=True)
   args = parser.parse_args()
-  report = {"hardware": f"{mining_scale.cpu_name()}, {os.cpu_count()} "
-                        "cores (shared)",
+  report = {**children.run_facts(__file__, None),
             "rows_per_side": args.rows, "dim": args.dim, "k": args.k,
             "clusters": args.clusters, "nlist": args.nlist,
             "rerank": args.rerank}
 
   def save() -> None:
-    """The report so far, replacing the last one whole."""
-    with open(args.output + ".tmp", "w", encoding="utf-8") as f:
-      json.dump(report, f, indent=2)
-      f.write("\n")
-    os.replace(args.output + ".tmp", args.output)
+    """The report so far, replacing the last one whole (with the run's
+    span so far and its manifest entry): a run stopped part-way leaves a
+    recorded file of the settings it finished."""
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    children.write_result(args.output, report)
 
   with tempfile.TemporaryDirectory() as work:
     for part, skip, run in (("quality", args.skip_quality, quality_part),

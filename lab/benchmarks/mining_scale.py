@@ -11,9 +11,26 @@ shards (once per --rerank value, from the same indexes), ratio margin,
 `max` retrieval. Reports the time of each phase, the peak resident memory
 of the mining process, the pairs mined and, against the planted pairs,
 precision / recall / F1 at the F1-optimal threshold and at 1.04 and 1.06
-(the fixed thresholds of WikiMatrix and stopes). --peer: faiss driven
-directly on the same shards, and the share of each side's pairs the other
-finds. A rerun with the same --work reuses the shards it wrote.
+(the fixed thresholds of WikiMatrix and stopes). A rerun with the same
+--work reuses the shards it wrote.
+
+--peer: faiss driven directly on the same shards, each variant in a
+process of its own (its own peak memory), as stopes does: the same
+factory string, sample and nprobe, each side's index filled shard by shard
+and its queries searched a block at a time, both read from the float16
+shards as they are needed (neither side held whole in float32). Per
+--rerank value R: R = 0, the index alone; R > 0, faiss's own re-ranking
+with the same budget as ours, `IndexRefineFlat` (float32 rows in memory)
+and `IndexRefine` over an fp16 `IndexScalarQuantizer` (float16 rows in
+memory, the shards' bytes), k_factor = R / k, so that R candidates are
+scored again exactly. Each peer's margin and `max` by paraflax's code and,
+with --stopes-python, by stopes' own `mine` (`stopes_child.py`, in its
+venv) on the same k-NN results. Every process runs with --threads OpenMP
+threads (faiss's and BLAS's); each JSON names how many.
+
+  python lab/benchmarks/mining_scale.py --rows 1000000 --rerank 16 0 \\
+      --peer --stopes-python PEERS/stopes/bin/python --work /tmp/scale \\
+      --output lab/results/mining_scale.peers-at-best-1e6.HW.json
 
 On one core (the JSON names how many the process had):
   taskset -c 1 env OMP_NUM_THREADS=1 python lab/benchmarks/mining_scale.py \\
@@ -115,13 +132,26 @@ def _tsv(work: str, rerank: int) -> str:
   return os.path.join(work, f"mined.rerank{rerank}.tsv")
 
 
+def _threads(args: argparse.Namespace) -> int:
+  """Sets faiss's OpenMP threads to --threads; what faiss then reports."""
+  import faiss  # pylint: disable=g-import-not-at-top
+  faiss.omp_set_num_threads(args.threads)
+  return faiss.omp_get_max_threads()
+
+
+def _peak_rss_bytes() -> int:
+  return 1024 * resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def mine_only(args: argparse.Namespace) -> None:
   """Loads and indexes the shards of args.work, then mines them once per
-  --rerank value from the same indexes, into child.json."""
+  --rerank value from the same indexes, into child.json: the fewest
+  candidates first, so that each run's peak memory is its own or the
+  smaller run's."""
   from paraflax.mining import index_build  # pylint: disable=g-import-not-at-top
   from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
   from paraflax.mining import sides as sides_lib  # pylint: disable=g-import-not-at-top
-  result = {}
+  result = {"threads": _threads(args)}
   t = time.perf_counter()
   src, tgt = sides_lib.load_sides(
       [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,
@@ -130,7 +160,7 @@ def mine_only(args: argparse.Namespace) -> None:
   folders = [os.path.join(args.work, f"index-{s}") for s in "xy"]
   gold = np.load(os.path.join(args.work, "gold.npy"))
   gold_n = int(np.count_nonzero(gold >= 0))
-  for rerank in args.rerank:
+  for rerank in sorted(args.rerank):
     options = pipeline.Options(k=args.k, index=args.index, nprobe=args.nprobe,
                                rerank=rerank, block=args.block,
                                retrieval="max")
@@ -146,105 +176,222 @@ def mine_only(args: argparse.Namespace) -> None:
     pairs = pipeline.mine(src, tgt, options, out, overwrite=True,
                           index_folders=folders)
     run = {"pairs": pairs, "mine_s": time.perf_counter() - t,
-           "peak_rss_bytes": 1024 * resource.getrusage(
-               resource.RUSAGE_SELF).ru_maxrss,
+           "peak_rss_bytes": _peak_rss_bytes(),
            "quality": quality(_read_tsv(out), gold, gold_n)}
     result.setdefault("runs", {})[str(rerank)] = run
+  result["runs"] = {str(r): result["runs"][str(r)] for r in args.rerank}
   result["settings"] = _settings(args)
   with open(os.path.join(args.work, "child.json"), "w") as f:
     json.dump(result, f)
 
 
+PEER_KINDS = {
+    "index": "faiss directly: the index alone, its k best by the codes' "
+             "scores; no re-ranking",
+    "refine_flat": "faiss directly: IndexRefineFlat over the same index, "
+                   "its {rerank} best scored again with exact inner "
+                   "products of float32 rows held in memory",
+    "refine_fp16": "faiss directly: IndexRefine over the same index with an "
+                   "fp16 IndexScalarQuantizer, its {rerank} best scored "
+                   "again from float16 rows held in memory",
+}
+
+
+def peer_variants(reranks: list[int]) -> list[str]:
+  """The peer's runs for --rerank values, in the order they run:
+  IndexRefineFlat for each R > 0 ('refine_flat-16'), 'index' for 0, then
+  IndexRefine over float16 rows for each R > 0 ('refine_fp16-16')."""
+  return ([f"refine_flat-{r}" for r in reranks if r]
+          + ["index" for r in reranks if not r]
+          + [f"refine_fp16-{r}" for r in reranks if r])
+
+
+def _variant(name: str) -> tuple[str, int]:
+  kind, _, rerank = name.partition("-")
+  return kind, int(rerank or 0)
+
+
+def _knn_folder(args: argparse.Namespace, variant: str) -> str:
+  return os.path.join(args.work, f"peer-{variant}")
+
+
 def peer_only(args: argparse.Namespace) -> dict:
   """faiss driven directly with the same string, sample and nprobe, as
-  stopes does: read the shards, train, add, search both ways, ratio
-  margin and `max` in numpy (no re-ranking). Times and pairs."""
+  stopes does: each side's index trained, filled shard by shard from the
+  float16 shards, searched a block of queries at a time, both ways; the
+  --peer-variant's re-ranking; ratio margin and `max` by paraflax's code.
+  Times, pairs, memory, and its k-NN results as stopes' files."""
   import faiss  # pylint: disable=g-import-not-at-top
   from paraflax.mining import index_spec  # pylint: disable=g-import-not-at-top
   from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
   from paraflax.mining import sides as sides_lib  # pylint: disable=g-import-not-at-top
-  result = {}
+  kind, rerank = _variant(args.peer_variant)
+  result = {"variant": args.peer_variant,
+            "what": PEER_KINDS[kind].format(rerank=rerank),
+            "rerank": rerank, "threads": _threads(args)}
+  t = time.perf_counter()
   src, tgt = sides_lib.load_sides(
       [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,
       [None, None])
-  spec = index_spec.Spec(args.index)
-  t = time.perf_counter()
-  xu, yu = (index_spec.unit(np.asarray(side.emb)) for side in (src, tgt))
   result["load_s"] = time.perf_counter() - t
+  spec = index_spec.Spec(args.index)
+  ip = faiss.METRIC_INNER_PRODUCT
   found, build_s, search_s = [], 0.0, 0.0
-  for queries, corpus in ((xu, yu), (yu, xu)):
+  for queries, corpus in ((src.emb, tgt.emb), (tgt.emb, src.emb)):
+    rows, dim = len(corpus), corpus.shape[1]
     t = time.perf_counter()
-    index = faiss.index_factory(corpus.shape[1], args.index,
-                                faiss.METRIC_INNER_PRODUCT)
-    for part in (index, faiss.extract_index_ivf(index)):
+    base = faiss.index_factory(dim, args.index, ip)
+    for part in (base, faiss.extract_index_ivf(base)):
       part = faiss.downcast_index(part)
       if hasattr(part, "do_polysemous_training"):
         part.do_polysemous_training = False
-    sample = index_spec.default_sample(spec, corpus.shape[1], len(corpus))
+    exact = None
+    if kind == "refine_flat":
+      index = faiss.IndexRefineFlat(base)
+    elif kind == "refine_fp16":
+      exact = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16,
+                                         ip)
+      index = faiss.IndexRefine(base, exact)
+    else:
+      index = base
+    sample = index_spec.default_sample(spec, dim, rows)
     picked = np.sort(np.random.default_rng(0).choice(
-        len(corpus), sample, replace=False))
-    index.train(corpus[picked])
+        rows, sample, replace=False))
+    index.train(index_spec.unit(corpus[picked]))
     # As stopes does: the index filled shard by shard, searched a block of
     # queries at a time (faiss 1.15.1 given a side's 10^7 rows and queries
-    # in one call each died here with a segmentation fault).
-    per = -(-len(corpus) // args.shards)
-    for start in range(0, len(corpus), per):
-      index.add(corpus[start:start + per])
+    # in one call each died here with a segmentation fault); each block
+    # read from the float16 shards when it is needed.
+    per = -(-rows // args.shards)
+    for start in range(0, rows, per):
+      index.add(index_spec.unit(corpus[start:start + per]))
     build_s += time.perf_counter() - t
     t = time.perf_counter()
-    faiss.extract_index_ivf(index).nprobe = args.nprobe
-    blocks = [index.search(queries[start:start + args.block], args.k)
-              for start in range(0, len(queries), args.block)]
+    faiss.extract_index_ivf(base).nprobe = args.nprobe
+    if rerank:
+      index.k_factor = rerank / args.k
+    blocks = [index.search(index_spec.unit(queries[s:s + args.block]), args.k)
+              for s in range(0, len(queries), args.block)]
     found.append(tuple(np.concatenate(b) for b in zip(*blocks)))
     search_s += time.perf_counter() - t
+    del index, base, exact
   t = time.perf_counter()
   pairs = margin.select(margin.from_neighbours(*found, margin="ratio"), "max")
   result.update({"index_build_s": build_s, "search_s": search_s,
                  "margin_s": time.perf_counter() - t,
                  "pairs": len(pairs.score)})
+  result["peak_rss_bytes"] = _peak_rss_bytes()
   gold = np.load(os.path.join(args.work, "gold.npy"))
   result["quality"] = quality(pairs, gold, int(np.count_nonzero(gold >= 0)))
-  key = lambda mined: mined.src * len(xu) + mined.tgt
+  key = lambda mined: mined.src * len(src.emb) + mined.tgt
   theirs = key(pairs)
-  for rerank in args.rerank:
+  if str(rerank) in map(str, args.rerank) and os.path.exists(
+      _tsv(args.work, rerank)):
     ours = key(_read_tsv(_tsv(args.work, rerank)))
-    result.setdefault("runs", {})[str(rerank)] = {
-        "share_of_our_pairs": float(np.isin(ours, theirs).mean()),
-        "share_of_its_pairs_we_find": float(np.isin(theirs, ours).mean())}
-  result["peak_rss_bytes"] = 1024 * resource.getrusage(
-      resource.RUSAGE_SELF).ru_maxrss
+    result["share_of_our_pairs"] = float(np.isin(ours, theirs).mean())
+    result["share_of_its_pairs_we_find"] = float(np.isin(theirs, ours).mean())
   result["total_mining_s"] = (result["load_s"] + build_s + search_s
                               + result["margin_s"])
+  # The k-NN results as stopes' calculate_distances leaves them: squared
+  # L2 distances of unit rows (2 - 2 cos), the nearest first.
+  t = time.perf_counter()
+  folder = _knn_folder(args, args.peer_variant)
+  os.makedirs(folder, exist_ok=True)
+  for name, (sims, ids) in zip(("x2y", "y2x"), found):
+    np.save(os.path.join(folder, f"{name}.dist.npy"),
+            (2 - 2 * sims).astype(np.float32))
+    np.save(os.path.join(folder, f"{name}.idx.npy"), ids.astype(np.uint32))
+  result["knn_files_s"] = time.perf_counter() - t
   return result
+
+
+def stopes_margin(args: argparse.Namespace, variant: str, gold: np.ndarray,
+                  env: dict) -> dict:
+  """stopes' `mine` on the k-NN results of the peer's `variant`, in the
+  venv of --stopes-python (`stopes_child.py`); its time, memory and the
+  quality of its pairs, each pair once (stopes keeps a pair found both
+  ways twice: the higher score is kept)."""
+  from paraflax.mining import margin  # pylint: disable=g-import-not-at-top
+  folder = _knn_folder(args, variant)
+  proc = subprocess.run(
+      [args.stopes_python, os.path.join(os.path.dirname(
+          os.path.abspath(__file__)), "stopes_child.py"), folder,
+       str(args.k)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+      text=True, check=False)
+  lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+  if proc.returncode or not lines:
+    tail = [l for l in proc.stderr.splitlines() if l.strip()][-1:]
+    return {"ran": False, "why": f"stopes_child.py exit {proc.returncode}: "
+                                 + (tail[0] if tail else "no output")}
+  out = {"ran": True, **json.loads(lines[-1])}
+  with np.load(os.path.join(folder, "stopes.npz")) as f:
+    score, src, tgt = (f[n] for n in ("scores", "src_idx", "trg_idx"))
+  src, tgt = src.astype(np.int64), tgt.astype(np.int64)
+  order = np.lexsort((tgt, src, -score))
+  _, first = np.unique((src * len(gold) + tgt)[order], return_index=True)
+  keep = order[np.sort(first)]
+  pairs = margin.Mined(src[keep], tgt[keep], score[keep].astype(np.float64))
+  out["pairs"] = int(len(keep))
+  out["quality"] = quality(pairs, gold, int(np.count_nonzero(gold >= 0)))
+  return out
 
 
 _CORPUS = ("rows", "dim", "shards", "clusters", "planted")
 
 
 def _settings(args: argparse.Namespace, keys: tuple[str, ...] = (
-    *_CORPUS, "index", "nprobe", "rerank", "k", "block")) -> dict:
+    *_CORPUS, "index", "nprobe", "rerank", "k", "block", "threads")) -> dict:
   return {k: getattr(args, k) for k in keys}
 
 
-def _child(args: argparse.Namespace, what: str, name: str) -> dict:
-  """The result of `--{what}-only` in a process of its own, or the one a
-  run of the same settings left in --work."""
+def _env(args: argparse.Namespace) -> dict:
+  """A child's environment: --threads OpenMP threads, as faiss's."""
+  return {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
+
+
+def _child(args: argparse.Namespace, flags: list[str], name: str) -> dict:
+  """The result of this script run with `flags` in a process of its own,
+  or the one a run of the same settings left in --work as `name`."""
   path = os.path.join(args.work, name)
   found = _read_json(path) if os.path.exists(path) else {}
   if found.get("settings") == _settings(args):
     return found
-  if what == "mine":  # what it measures starts from the shards alone
+  if flags == ["--mine-only"]:  # what it measures starts from the shards
     for side in "xy":
       shutil.rmtree(os.path.join(args.work, f"index-{side}"),
                     ignore_errors=True)
-  subprocess.run([sys.executable, __file__, f"--{what}-only", *sys.argv[1:]],
-                 check=True)
+  subprocess.run([sys.executable, __file__, *sys.argv[1:], *flags],
+                 check=True, env=_env(args))
   return _read_json(path)
 
 
 def _read_json(path: str):
   with open(path, encoding="utf-8") as f:
     return json.load(f)
+
+
+def _summary(report: dict) -> list[str]:
+  """A line per side: total, build, search (+ margin), peak memory, F1."""
+  lines = []
+  for rerank, run in report["runs"].items():
+    lines.append(
+        f"paraflax rerank {rerank}: total {run['total_mining_s']:.1f} s "
+        f"(build {report['index_build_s']:.1f}, search + margin + TSV "
+        f"{run['mine_s']:.1f}), peak {run['peak_rss_bytes'] / 2**20:,.0f} "
+        f"MiB, F1 {run['quality']['f1_optimal']['f1']:.1f}")
+  for variant, peer in report.get("peers", {}).items():
+    line = (f"faiss {variant}: total {peer['total_mining_s']:.1f} s (build "
+            f"{peer['index_build_s']:.1f}, search {peer['search_s']:.1f}, "
+            f"margin {peer['margin_s']:.1f}), peak "
+            f"{peer['peak_rss_bytes'] / 2**20:,.0f} MiB, F1 "
+            f"{peer['quality']['f1_optimal']['f1']:.1f}")
+    stopes = peer.get("stopes", {})
+    if stopes.get("ran"):
+      line += (f"; stopes' margin {stopes['mine_s']:.1f} s, peak "
+               f"{stopes['peak_rss_mib']:,.0f} MiB, F1 "
+               f"{stopes['quality']['f1_optimal']['f1']:.1f}")
+    lines.append(line)
+  return lines
 
 
 def main() -> None:
@@ -261,6 +408,10 @@ def main() -> None:
                       "same indexes once each (the first is the headline)")
   parser.add_argument("--k", type=int, default=4)
   parser.add_argument("--block", type=int, default=65536)
+  parser.add_argument("--threads", type=int,
+                      default=len(os.sched_getaffinity(0)),
+                      help="OpenMP threads of every process, ours and the "
+                      "peer's (default: the cores this process may use)")
   parser.add_argument("--work", required=True)
   parser.add_argument("--output", required=True)
   parser.add_argument("--keep", action="store_true",
@@ -269,19 +420,34 @@ def main() -> None:
                       help="(internal) mine the shards of --work")
   parser.add_argument("--peer-only", action="store_true",
                       help="(internal) the peer on the shards of --work")
+  parser.add_argument("--peer-variant", default="index",
+                      help="(internal) which of the peer's runs")
   parser.add_argument("--peer", action="store_true",
                       help="then faiss directly on the same shards (stopes' "
-                      "recipe), reported beside ours")
+                      "recipe), with and without its own re-ranking, "
+                      "reported beside ours")
+  parser.add_argument("--stopes-python",
+                      help="with --peer: the python of a venv with stopes "
+                      "installed; the peer's margin then also by stopes' "
+                      "own code")
+  parser.add_argument("--stopes-missing",
+                      help="with --peer and no --stopes-python: why stopes "
+                      "is not run (the pip error line), kept in the JSON")
   args = parser.parse_args()
+  sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+  import children  # pylint: disable=g-import-not-at-top
   if args.mine_only:
     mine_only(args)
     return
   if args.peer_only:
     result = {**peer_only(args), "settings": _settings(args)}
-    with open(os.path.join(args.work, "peer.json"), "w") as f:
+    with open(os.path.join(args.work, f"peer-{args.peer_variant}.json"),
+              "w") as f:
       json.dump(result, f)
     return
+  facts = children.run_facts(__file__, None)
   corpus = _settings(args, _CORPUS)
+  os.makedirs(args.work, exist_ok=True)
   done = os.path.join(args.work, "corpus.json")
   written = _read_json(done) if os.path.exists(done) else {}
   if written.get("corpus") == corpus:  # written by an earlier invocation
@@ -291,8 +457,7 @@ def main() -> None:
     gold = write_corpus(args.work, args.rows, args.dim, args.shards,
                         args.clusters, args.planted, seed=0)
     write_s = time.perf_counter() - t
-    rss_after_writing = 1024 * resource.getrusage(
-        resource.RUSAGE_SELF).ru_maxrss
+    rss_after_writing = _peak_rss_bytes()
     np.save(os.path.join(args.work, "gold.npy"), gold)
     del gold
     with open(done, "w") as f:  # last: a killed write is written again
@@ -300,38 +465,67 @@ def main() -> None:
   gold_n = int(args.rows * args.planted)
   # The mining runs in its own process, so that its peak RSS is its own;
   # a rerun with --keep reuses a finished mining of the same settings.
-  mined = _child(args, "mine", "child.json")
+  mined = _child(args, ["--mine-only"], "child.json")
   del mined["settings"]
   report = {
+      **facts,
       "what": "synthetic clustered vectors with planted pairs, float16 "
               "shards, mined with paraflax's index path",
-      "hardware": f"{cpu_name()}, {len(os.sched_getaffinity(0))} of "
-                  f"{os.cpu_count()} cores",
+      "cores_used": f"{len(os.sched_getaffinity(0))} of {os.cpu_count()}",
       "rows_per_side": args.rows, "dim": args.dim, "shards": args.shards,
       "clusters": args.clusters, "planted_pairs": gold_n,
       "index": args.index, "nprobe": args.nprobe, "rerank": args.rerank[0],
-      "k": args.k, "margin": "ratio", "retrieval": "max",
+      "k": args.k, "block": args.block, "margin": "ratio", "retrieval": "max",
+      "threads": args.threads,
       "shard_bytes_per_side": args.rows * args.dim * 2,
       "generator_peak_rss_bytes": rss_after_writing,
       "write_shards_s": write_s, **mined}
   for run in mined["runs"].values():
     run["total_mining_s"] = (mined["load_s"] + mined["index_build_s"]
                              + run["mine_s"])
-  if args.peer:
-    peer = _child(args, "peer", "peer.json")
-    del peer["settings"]
-    shares = peer.pop("runs")
-    report["peer"] = {"what": "faiss directly, the same index string, "
-                              "sample and nprobe; no re-ranking", **peer}
-    for rerank, run in mined["runs"].items():
-      run.update(shares[rerank])
-      run["peer_over_ours_time"] = (peer["total_mining_s"]
-                                    / run["total_mining_s"])
+  peers = {}
   os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-  with open(args.output, "w", encoding="utf-8") as f:
-    json.dump(report, f, indent=2)
-    f.write("\n")
-  print(json.dumps(report, indent=2))
+
+  def save() -> None:
+    """The report so far, written whole and recorded: a run stopped
+    part-way leaves a file of the sides it finished."""
+    # The keys of the files before faiss's re-ranking was run: "peer" the
+    # index alone, and per run of ours the share of pairs and time ratio
+    # against the peer with the same re-ranking budget (IndexRefineFlat).
+    if "index" in report.get("peers", {}):
+      report["peer"] = report["peers"]["index"]
+    for rerank, run in mined["runs"].items():
+      same = report.get("peers", {}).get("index" if rerank == "0"
+                                         else f"refine_flat-{rerank}")
+      if same:
+        run["peer_variant"] = same["variant"]
+        for key in ("share_of_our_pairs", "share_of_its_pairs_we_find"):
+          run[key] = same.get(key)
+        run["peer_over_ours_time"] = (same["total_mining_s"]
+                                      / run["total_mining_s"])
+    children.write_result(args.output, report, peers=peers)
+
+  save()
+  if args.peer:
+    gold = np.load(os.path.join(args.work, "gold.npy"))
+    report["peers"] = {}
+    for variant in peer_variants(args.rerank):
+      peer = _child(args, ["--peer-only", "--peer-variant", variant],
+                    f"peer-{variant}.json")
+      del peer["settings"]
+      if args.stopes_python:
+        peer["stopes"] = stopes_margin(args, variant, gold, _env(args))
+        if peer["stopes"]["ran"]:
+          peer["stopes"]["total_mining_s"] = (
+              peer["load_s"] + peer["index_build_s"] + peer["search_s"]
+              + peer["knn_files_s"] + peer["stopes"]["mine_s"])
+          peers["stopes"] = peer["stopes"]["versions"]["stopes"]
+      else:
+        peer["stopes"] = {"ran": False, "why": args.stopes_missing
+                          or "no --stopes-python given"}
+      report["peers"][variant] = peer
+      save()
+  print("\n".join(_summary(report)))
   if not args.keep:
     shutil.rmtree(args.work)
 

@@ -1,0 +1,95 @@
+"""lab/benchmarks/README.md's table of mining_scale.py --peer with both
+sides re-ranking: `mining_scale.peers-at-best-<rows>.<hardware>.json`."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import markdown_table
+import run_results
+
+_f = markdown_table.num
+
+BENCH = os.path.join(run_results.ROOT, "lab", "results")
+
+_PEER_NAMES = {"index": "faiss, the index alone",
+               "refine_flat": "faiss `IndexRefineFlat` (float32 rows)",
+               "refine_fp16": "faiss `IndexRefine` + fp16 SQ (float16 rows)"}
+
+
+def _load(path: str) -> dict:
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _prf(quality: dict) -> str:
+  best = quality["f1_optimal"]
+  return (f"{best['precision']:.1f} / {best['recall']:.1f} / "
+          f"{best['f1']:.1f}")
+
+
+def _ratio(x: float, ours: float) -> str:
+  return f"{x / ours:.2f}x"
+
+
+def mining_scale_peers() -> list[str]:
+  """Per file: paraflax with and without re-ranking, and faiss driven
+  directly with the same re-ranking budget (its own IndexRefineFlat and
+  IndexRefine) and without, its margin by paraflax's code and by stopes';
+  times, peak memory and planted-pair P/R/F1 of each, ratios to paraflax
+  with the same number of candidates re-scored."""
+  rows = []
+  paths = sorted(glob.glob(os.path.join(
+      BENCH, "mining_scale.peers-at-best-*.json")),
+                 key=lambda p: (_load(p)["hardware"]["name"],
+                                _load(p)["rows_per_side"]))
+  for path in paths:
+    d = _load(path)
+    load = (f"load {d['load_average'][0]:.1f} to "
+            f"{d['run']['load_average_at_end'][0]:.1f}")
+    head = (f"{d['rows_per_side']:,}, `{d['hardware']['name']}`, "
+            f"{d['threads']} threads, {load}")
+    for rerank, ours in d["runs"].items():
+      candidates = f"{rerank}" if rerank != "0" else "none"
+      ours_mib = ours["peak_rss_bytes"] / 2**20
+      rows.append((head, "paraflax", candidates, _f(d["index_build_s"], 1),
+                   _f(ours["mine_s"], 1), "in search", _f(
+                       ours["total_mining_s"], 1), _f(ours_mib, 0),
+                   _prf(ours["quality"]), "1.00x", "1.00x"))
+      head = ""
+      variants = (["index"] if rerank == "0" else
+                  [f"refine_flat-{rerank}", f"refine_fp16-{rerank}"])
+      for variant in variants:
+        peer = d.get("peers", {}).get(variant)
+        if not peer:
+          continue
+        name = _PEER_NAMES[variant.partition("-")[0]]
+        mib = peer["peak_rss_bytes"] / 2**20
+        rows.append(("", f"{name}, paraflax's margin", candidates,
+                     _f(peer["index_build_s"], 1), _f(peer["search_s"], 1),
+                     _f(peer["margin_s"], 1), _f(peer["total_mining_s"], 1),
+                     _f(mib, 0), _prf(peer["quality"]),
+                     _ratio(peer["total_mining_s"], ours["total_mining_s"]),
+                     _ratio(mib, ours_mib)))
+        stopes = peer.get("stopes", {})
+        if stopes.get("ran"):
+          # stopes' margin reads the k-NN files the peer wrote, in a
+          # process of its own: its peak is the larger of the two.
+          mib = max(mib, stopes["peak_rss_mib"])
+          margin_s = peer["knn_files_s"] + stopes["mine_s"]
+          rows.append(("", f"{name}, stopes' margin", candidates,
+                       _f(peer["index_build_s"], 1), _f(peer["search_s"], 1),
+                       _f(margin_s, 1), _f(stopes["total_mining_s"], 1),
+                       _f(mib, 0), _prf(stopes["quality"]),
+                       _ratio(stopes["total_mining_s"],
+                              ours["total_mining_s"]),
+                       _ratio(mib, ours_mib)))
+  return markdown_table.table(
+      ["rows a side, hardware, threads, load (1 min, start to end)", "side",
+       "candidates re-scored", "index build (s)", "search (s)", "margin (s)",
+       "total (s)", "peak RSS (MiB)", "F1-optimal P / R / F1",
+       "time / paraflax's", "memory / paraflax's"], rows, numeric_from=3)
+
+
+TABLES = (mining_scale_peers,)
