@@ -118,6 +118,11 @@ def _dev_batches(data: bitext.EncodedBitext, size: int,
           for c in chunks]
 
 
+def init_params(model: model_lib.BilingualAutoencoder, key: jax.Array) -> Any:
+  ids, lengths = jnp.zeros((1, 8), jnp.int32), jnp.ones((1,), jnp.int32)
+  return model.init(key, ids, lengths, ids, ids, lengths, ids)["params"]
+
+
 def _mask(lengths_B: jax.Array, width: int) -> jax.Array:
   return jnp.arange(width)[None] < lengths_B[:, None]
 

@@ -78,8 +78,3 @@ class Embedder:
           params, partitioning.put_global(ids, data),
           partitioning.put_global(lengths, data)))[:len(rows)]
     return out
-
-
-def init_params(model: model_lib.BilingualAutoencoder, key: jax.Array) -> Any:
-  ids, lengths = jnp.zeros((1, 8), jnp.int32), jnp.ones((1,), jnp.int32)
-  return model.init(key, ids, lengths, ids, ids, lengths, ids)["params"]
