@@ -13,8 +13,8 @@ from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import filters
 from paraflax.inference import sweep
-from paraflax.pipeline import plan as plan_lib
 from paraflax.pipeline import checks
+from paraflax.pipeline import plan as plan_lib
 from paraflax.pipeline import stages
 from paraflax.recipes import workdir as workdir_lib
 
