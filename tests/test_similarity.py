@@ -295,6 +295,20 @@ def test_band_and_random_negatives_come_from_the_noisy_corpus():
     mlp.split(positives, _config(negatives="random"))
 
 
+def test_loading_an_mlp_builds_no_optimizer(tmp_path, monkeypatch):
+  """Scoring needs the head and its parameters, restored alone: no
+  training recipe, no optimizer is built."""
+  x, y = _pairs(m=30)
+  mlp.train((x, y), _config(), str(tmp_path / "w"))
+  def refuse(*args, **kwargs):
+    raise AssertionError("an optimizer was built to score")
+  monkeypatch.setattr(mlp.optax, "adam", refuse)
+  monkeypatch.setattr(mlp, "MLPSimilarityRecipe", refuse)
+  model, step = mlp.load_for_inference(str(tmp_path / "w"))
+  scores = sim.score("mlp", x, y, model=model)
+  assert step > 0 and np.all(np.isfinite(scores))
+
+
 def test_mlp_workdir_is_checked(tmp_path):
   other = tmp_path / "other"
   workdir_lib.save_config(str(other), mlp.default_config(

@@ -228,6 +228,10 @@ def resolve(config: ml_collections.ConfigDict, train: Examples
   return resolved
 
 
+def init_params(head: heads.MLPHead, dim: int, key: jax.Array) -> Any:
+  return head.init(key, jnp.zeros((1, dim)), jnp.zeros((1, dim)))
+
+
 class MLPSimilarityRecipe:
   """Head, loss, batches and held-out loss for the train loop; built from a
   resolved config (`resolve`), with examples to train, without to load."""
@@ -247,8 +251,7 @@ class MLPSimilarityRecipe:
     self._loss_sums = jax.jit(self._sums)
 
   def init_state(self, key: jax.Array) -> dict[str, Any]:
-    dim = self.config.dim
-    params = self.head.init(key, jnp.zeros((1, dim)), jnp.zeros((1, dim)))
+    params = init_params(self.head, self.config.dim, key)
     return {"step": jnp.zeros((), jnp.int32), "params": params,
             "opt": self.tx.init(params)}
 
@@ -350,12 +353,13 @@ def train_for_language(embed: Embed, lang: str,
 
 def load_for_inference(workdir: str
                        ) -> tuple[similarity.MLPSimilarity, int]:
-  """The best (else newest) MLP of a workdir `train` wrote, and its step."""
+  """The best (else newest) MLP of a workdir `train` wrote, and its step:
+  the head and its parameters alone, no recipe, no optimizer."""
   config = workdir_lib.load_config(workdir, RECIPE)
-  recipe = MLPSimilarityRecipe(config)
-  abstract = jax.eval_shape(recipe.init_state, jax.random.key(0))
-  state, step = checkpointing.restore_for_inference(workdir, abstract)
+  head = heads.MLPHead(config.hidden, config.layers)
+  params, step = checkpointing.restore_params_only(
+      workdir, lambda key: init_params(head, config.dim, key))
   # Restored onto one device; uncommitted copies go wherever scoring puts
   # the embeddings (split over a mesh).
-  params = jax.tree.map(jnp.asarray, jax.device_get(state["params"]))
-  return similarity.MLPSimilarity(recipe.head, params, config.dim), step
+  params = jax.tree.map(jnp.asarray, jax.device_get(params))
+  return similarity.MLPSimilarity(head, params, config.dim), step

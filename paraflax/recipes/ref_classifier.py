@@ -151,6 +151,11 @@ def _check_config(config: ml_collections.ConfigDict) -> None:
         f"{', '.join(NEGATIVES)}.")
 
 
+def init_params(model: nn.Module, key: jax.Array) -> Any:
+  return model.init(key, jnp.zeros((1, 8), jnp.int32),
+                    jnp.ones((1,), jnp.int32))["params"]
+
+
 class RefClassifierRecipe:
   """Model, loss, batches and dev accuracy for `paraflax train`; without
   data (`train=None`) for inference."""
@@ -170,8 +175,7 @@ class RefClassifierRecipe:
     self.prob = RefProb(self.model, vocab, config.data.max_len)
 
   def init_state(self, key: jax.Array) -> dict[str, Any]:
-    params = self.model.init(key, jnp.zeros((1, 8), jnp.int32),
-                             jnp.ones((1,), jnp.int32))["params"]
+    params = init_params(self.model, key)
     return {"step": jnp.zeros((), jnp.int32), "params": params,
             "opt": self.tx.init(params)}
 
@@ -243,19 +247,26 @@ class RefClassifierRecipe:
                                         self.config.seed, start_step):
       yield self.batch(index)
 
-  def labelled(self, split: str) -> tuple[list[str], np.ndarray]:
-    if split not in self.splits:
-      raise errors.ConfigError(f"evaluator split {split!r}: use one of "
-                               f"{', '.join(nbest.SPLITS)}.")
-    return labelled(self.splits[split])
-
   def eval_model(self, params: Any) -> evaluators.Model:
-    return evaluators.Model(classify=lambda texts: self.prob(params, texts),
-                            labelled=self.labelled)
+    return classifier_model(self.prob, params, self.splits)
 
   def evaluate(self, params: Any) -> dict[str, float]:
     return evaluators.run_in_training(self.config.evals,
                                       self.eval_model(params))
+
+
+def classifier_model(prob: RefProb, params: Any,
+                     splits: dict[str, list[nbest.Group]]
+                     ) -> evaluators.Model:
+  """What evaluators read of a classifier: p(reference) of texts, and the
+  labelled texts of each split of its data."""
+  def labelled_split(split: str) -> tuple[list[str], np.ndarray]:
+    if split not in splits:
+      raise errors.ConfigError(f"evaluator split {split!r}: use one of "
+                               f"{', '.join(nbest.SPLITS)}.")
+    return labelled(splits[split])
+  return evaluators.Model(classify=lambda texts: prob(params, texts),
+                          labelled=labelled_split)
 
 
 def read_splits(config: ml_collections.ConfigDict
@@ -316,17 +327,19 @@ def load_for_inference(workdir: str) -> tuple[RefProb, Any, int]:
         f"the classifier first: paraflax train --config "
         f"configs/ref_classifier.py:avg --workdir {workdir} "
         "--config.data.input=BT.jsonl")
-  recipe = RefClassifierRecipe(config, words.WordVocab.load(vocab_path))
-  params, step = checkpointing.restore_params(workdir, recipe.init_state)
-  return recipe.prob, params, step
+  vocab = words.WordVocab.load(vocab_path)
+  model = make_model(config, len(vocab))  # alone: no recipe, no optimizer
+  params, step = checkpointing.restore_params_only(
+      workdir, lambda key: init_params(model, key))
+  return RefProb(model, vocab, config.data.max_len), params, step
 
 
 def eval_model(workdir: str) -> tuple[evaluators.Model, int]:
-  """`paraflax eval`: the classifier of a workdir on its own data splits."""
+  """`paraflax eval`: the classifier of a workdir on its own data splits
+  (its model and parameters alone: no recipe, no optimizer)."""
   prob, params, step = load_for_inference(workdir)
-  config = workdir_lib.load_config(workdir, RECIPE)
-  recipe = RefClassifierRecipe(config, prob.vocab, splits=read_splits(config))
-  return recipe.eval_model(params), step
+  splits = read_splits(workdir_lib.load_config(workdir, RECIPE))
+  return classifier_model(prob, params, splits), step
 
 
 def ref_prob_scorer(workdir: str) -> scores.BlockScorer:

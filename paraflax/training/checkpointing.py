@@ -172,15 +172,6 @@ def restore_for_inference(workdir: str, abstract_state: Any | None
       f"configs/gran.py --workdir {workdir}")
 
 
-def restore_params(workdir: str, init_state: Callable[[jax.Array], Any]
-                   ) -> tuple[Any, int]:
-  """The parameters of `restore_for_inference` and their step; the state's
-  shapes come from `init_state(key)` (traced, not run)."""
-  abstract = jax.eval_shape(init_state, jax.random.key(0))
-  state, step = restore_for_inference(workdir, abstract)
-  return state["params"], step
-
-
 def restore_params_only(workdir: str, init_params: Callable[[jax.Array], Any]
                         ) -> tuple[Any, int]:
   """The parameters of `restore_for_inference` and their step, read as the
