@@ -7,6 +7,7 @@ import json
 import os
 
 import markdown_table
+import mining_peer_tables
 import run_results
 
 _f = markdown_table.num
@@ -292,10 +293,12 @@ def performance() -> list[str]:
        f"{plain['peer_over_ours_time']:.2f}x with no re-ranking, side by "
        f"side (the same pairs); {reranked['peer_over_ours_time']:.2f}x "
        "re-ranking "
-       f"{scale['rerank']} candidates, planted-pair F1 "
+       f"{scale['rerank']} candidates against faiss re-ranking none, "
+       "planted-pair F1 "
        f"{reranked['quality']['f1_optimal']['f1']:.1f} against "
        f"{scale['peer']['quality']['f1_optimal']['f1']:.1f}",
        "`mining_scale.py --peer`"),
+      *mining_peer_tables.performance_rows(),
       ("NMT training, target tokens/s", "OpenNMT-py 3.0.4", epyc,
        _span(onmt), "`nmt_vs_opennmt.py`"),
       ("beam search of trained models, sentences/s, exact stop",

@@ -92,4 +92,35 @@ def mining_scale_peers() -> list[str]:
        "time / paraflax's", "memory / paraflax's"], rows, numeric_from=3)
 
 
+def performance_rows() -> list[tuple[str, ...]]:
+  """lab/performance.md's row of the largest run with faiss re-ranking the
+  same candidates as ours (IndexRefineFlat), its margin by stopes' code
+  where that ran (else paraflax's): speed, F1 and peak memory."""
+  found = [_load(p) for p in glob.glob(os.path.join(
+      BENCH, "mining_scale.peers-at-best-*.json"))]
+  found = [d for d in found
+           if f"refine_flat-{d['rerank']}" in d.get("peers", {})]
+  if not found:
+    return []
+  d = max(found, key=lambda d: d["rows_per_side"])
+  ours = d["runs"][str(d["rerank"])]
+  peer = d["peers"][f"refine_flat-{d['rerank']}"]
+  stopes = peer.get("stopes", {})
+  side, margin_by = (stopes, "stopes'") if stopes.get("ran") else (
+      peer, "paraflax's")
+  peer_mib = max(peer["peak_rss_bytes"] / 2**20,
+                 stopes.get("peak_rss_mib", 0) if stopes.get("ran") else 0)
+  return [(
+      f"approximate mining, {d['rows_per_side']:,} a side, `{d['index']}`, "
+      f"both re-ranking {d['rerank']} candidates",
+      f"faiss `IndexRefineFlat` over the same index string, sample, nprobe "
+      f"and threads; margin by {margin_by} code",
+      f"`{d['hardware']['name']}`",
+      f"{side['total_mining_s'] / ours['total_mining_s']:.2f}x, "
+      f"planted-pair F1 {ours['quality']['f1_optimal']['f1']:.1f} against "
+      f"{side['quality']['f1_optimal']['f1']:.1f}, peak memory "
+      f"{ours['peak_rss_bytes'] / 2**20:,.0f} against {peer_mib:,.0f} MiB",
+      "`mining_scale.py --peer --stopes-python`")]
+
+
 TABLES = (mining_scale_peers,)

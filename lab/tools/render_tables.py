@@ -33,6 +33,7 @@ import bench_tables  # the benchmarks' tables of lab/benchmarks/README.md
 import compile_tables  # docs/pod.md's preset x topology table
 import fidelity_tables  # lab/fidelity.md's runs of caption encoders
 import markdown_table  # the lines of a Markdown table
+import mining_peer_tables  # mining_scale.py --peer, both sides re-ranking
 import run_tables  # tables computed from the runs' own output files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -308,7 +309,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         mining_ann_recall, mining_ann_quality, mining_ann_scale,
         mining_vs_sentence_transformers, mining_rerank,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
-        *compile_tables.TABLES)}
+        *compile_tables.TABLES, *mining_peer_tables.TABLES)}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
