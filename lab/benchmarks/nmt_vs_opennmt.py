@@ -2,7 +2,8 @@
 beam-search sentences/s, in one run, on the same subwords.
 
   python lab/benchmarks/nmt_vs_opennmt.py --workdir runs/nmt_de_en \
-      --onmt-bin /path/to/onmt-venv/bin [--train-steps 100] [--sentences 200] \
+      --onmt-bin /path/to/onmt-venv/bin [--train-steps 300] \
+      [--warmup-steps 100] [--sentences 200] \
       [--beams 5 50] [--output lab/results/nmt_vs_opennmt.json]
   python lab/benchmarks/nmt_vs_opennmt.py --workdir runs/nmt_de_en \
       --onmt-bin /path/to/onmt-venv/bin --onmt-model DIR/model_step_1500.pt \
@@ -23,10 +24,33 @@ young writes different lengths on the two sides, so the report gives
 output subwords and decoder steps next to sentences/s. The workdir's trained
 checkpoint is decoded too, as the realistic row for our side.
 
-Our first batch of each padded shape compiles; those batches run once
-untimed before the timed pass. OpenNMT-py's own counters give its rates (training: the target tokens/s
-of each `report_every` interval after the first; decoding: "Total
-translation time" without loading the model).
+Training, timed over the same span on both sides (issue 54): the whole
+training loop, `--train-steps` steps, data loading included on both
+sides, marked every REPORT_EVERY steps: ours by the clock after the
+step's metrics are on the host (it reads each batch from the bucketed
+stream, pads it and dispatches the step in the loop, as `paraflax train`
+without its prefetch thread, and waits for the device only at the marks);
+OpenNMT-py by the timestamps of its own log lines ("Start training loop",
+then "Step k/N" after step k; its loop reads, numericalises and batches
+the subword text with num_workers 0). `target_tokens_per_s` is the
+steady state: target tokens of steps W+1..N over the clock from the mark
+at step W to the one at step N (W = `--warmup-steps`, past the first
+steps' allocations and caches on both sides); `loop` gives the whole
+loop, steps 1..N, on both sides as well, and each side's process wall
+besides. Our steps compile once per padded batch width: before the loop,
+each width of the N batches compiles on a copy of the state (reported as
+`compile_s`, apart from the loop), and `compiles_in_loop` counts any
+that still happened inside it. (Result files written before issue 54
+timed our jitted step alone and OpenNMT-py's report intervals after the
+first: their `timing` is absent.) `--cores N` runs both sides on the
+first N cores with N threads each: on cores other jobs share, OpenNMT-py's
+2 torch threads, which wait for each other at every operation, ran at
+about a fifth of our rate in a 20-step trial at load 8-10 (153 against
+735 target tokens/s), far below their rate on one core.
+
+Decoding: our first batch of each padded shape compiles; those batches
+run once untimed before the timed pass. OpenNMT-py's "Total translation
+time" gives its rate, without loading the model.
 
 With `--onmt-model` (an OpenNMT-py checkpoint trained on the workdir's
 subwords, e.g. by `nmt_learning_vs_opennmt.py --keep DIR`) nothing trains:
@@ -71,11 +95,15 @@ import children  # lab/benchmarks/children.py, beside this script
 
 _ISO3 = {"de": "deu", "fr": "fra", "cs": "ces"}
 REPORT_EVERY = 10
+# What the training rates of a result file cover (the docstring says how).
+TIMING = "whole loop, data loading included, both sides"
 STOPS = tuple(bs.STOP_RULES)  # our side runs each stop rule
 # A training report: its step, target tokens per batch and tokens/s.
 ONMT_STEP = re.compile(r"Step\s+(\d+)/\s*\d+;.*bsz:\s*[\d.]+/\s*([\d.]+)/"
                         r"\s*[\d.]+;\s*[\d.]+/\s*([\d.]+) tok/s")
 _ONMT_TIME = re.compile(r"Total translation time \(s\): ([\d.]+)")
+# Its log lines' timestamps: "[2024-01-31 12:00:00,123 INFO] ...".
+_ONMT_STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
 
 
 def as_pieces(sp, ids) -> str:
@@ -113,28 +141,56 @@ def run_logged(cmd: list[str], log: str) -> str:
 # ---------------------------------------------------------------- our side
 
 
-def _ours_train(recipe, stream, steps: int):
-  state = jax.jit(recipe.init_state)(jax.random.key(recipe.config.seed))
-  train_step = jax.jit(recipe.train_step, donate_argnums=0)
-  seen, compile_s, timed_s, tokens = set(), 0.0, 0.0, 0
+def _rates(marks: dict[int, float], tokens: dict[int, float], first: int,
+           last: int) -> dict:
+  """Target tokens/s and steps/s from the mark at step `first` to the one
+  at step `last` (`marks`: seconds since the loop started; `tokens`: the
+  target tokens of steps 1..k at mark k)."""
+  seconds = marks[last] - marks[first]
+  return {"from_step": first, "to_step": last, "seconds": seconds,
+          "target_tokens": tokens[last] - tokens[first],
+          "target_tokens_per_s": (tokens[last] - tokens[first]) / seconds,
+          "steps_per_s": (last - first) / seconds}
+
+
+def _ours_train(recipe, stream, steps: int, warmup: int):
   wall = time.perf_counter()
+  init, key = jax.jit(recipe.init_state), jax.random.key(recipe.config.seed)
+  state = init(key)
+  train_step = jax.jit(recipe.train_step, donate_argnums=0)
+  # Each padded width of the N batches compiles on a state of its own,
+  # from a stream of its own (its window cache stays cold for the loop).
+  start, widths = time.perf_counter(), {}
+  ahead = dataclasses.replace(stream)
   for i in range(steps):
+    batch = ahead.get(i)
+    widths.setdefault(batch["src"].shape, (i, batch))
+  for _, batch in widths.values():
+    jax.block_until_ready(train_step(init(key), batch, None))
+  # pylint: disable=protected-access
+  compile_s, compiled = time.perf_counter() - start, train_step._cache_size()
+  marks, tokens, total = {0: 0.0}, {0: 0}, 0
+  start = time.perf_counter()
+  data_s = 0.0  # of which reading and padding the batches
+  for i in range(steps):  # the whole loop: read, pad, dispatch
+    read = time.perf_counter()
     batch = stream.get(i)
-    start = time.perf_counter()
+    data_s += time.perf_counter() - read
     state, metrics = train_step(state, batch, None)
-    jax.block_until_ready(metrics)
-    seconds = time.perf_counter() - start
-    if batch["src"].shape in seen:
-      timed_s += seconds
-      tokens += int(batch["tgt_len"].sum())
-    else:  # the first step of each padded width compiles
-      seen.add(batch["src"].shape)
-      compile_s += seconds
+    total += int(batch["tgt_len"].sum())
+    if (i + 1) % REPORT_EVERY == 0 or i + 1 == steps:
+      jax.block_until_ready(metrics)  # the host waits only at the marks
+      marks[i + 1], tokens[i + 1] = time.perf_counter() - start, total
+  steady = _rates(marks, tokens, warmup, steps)
   return state["params"], {
       "steps": steps, "wall_s": time.perf_counter() - wall,
-      "compile_steps": len(seen), "compile_steps_s": compile_s,
-      "target_tokens_per_s": tokens / timed_s,
-      "steps_per_s": (steps - len(seen)) / timed_s,
+      "compile_s": compile_s, "padded_widths": len(widths),
+      "first_step_of_each_width": sorted(i for i, _ in widths.values()),
+      "compiles_in_loop": train_step._cache_size() - compiled,
+      "loop": _rates(marks, tokens, 0, steps), "steady": steady,
+      "target_tokens_per_s": steady["target_tokens_per_s"],
+      "steps_per_s": steady["steps_per_s"], "loop_data_s": data_s,
+      "marks_s": {str(k): v for k, v in marks.items()},
       "final_loss": float(metrics["loss"])}
 
 
@@ -264,24 +320,47 @@ def onmt_config(tmp: str, config, vocab: int, steps: int,
   return write_lines(f"{tmp}/onmt.yaml", [body])
 
 
-def _onmt_train(bin_dir: str, tmp: str, config, vocab: int, steps: int
-                ) -> dict:
+def _onmt_train(bin_dir: str, tmp: str, config, vocab: int, steps: int,
+                warmup: int) -> dict:
   cfg = onmt_config(tmp, config, vocab, steps)
   run_logged([f"{bin_dir}/onmt_build_vocab", "-config", cfg, "-n_sample", "-1"],
        f"{tmp}/build_vocab.log")
   start = time.perf_counter()
   log = run_logged([f"{bin_dir}/onmt_train", "-config", cfg], f"{tmp}/train.log")
   wall = time.perf_counter() - start
-  intervals = [(float(b), float(r))
-               for _, b, r in ONMT_STEP.findall(log)][1:]
-  if not intervals:
-    sys.exit(f"no training reports in {tmp}/train.log; raise --train-steps "
-             f"above {2 * REPORT_EVERY}")
-  tokens = sum(b * REPORT_EVERY for b, _ in intervals)
-  seconds = sum(b * REPORT_EVERY / r for b, r in intervals)
-  return {"steps": steps, "wall_s": wall, "target_tokens_per_s":
-          tokens / seconds, "steps_per_s": len(intervals) * REPORT_EVERY
-          / seconds}
+  # The loop's clock: its log lines' timestamps, from "Start training
+  # loop" (step 0) to "Step k/N" (after step k).
+  marks, tokens, total, begun = {}, {}, 0.0, None
+  for line in log.splitlines():
+    stamp = _ONMT_STAMP.match(line)
+    if not stamp:
+      continue
+    at = time.mktime(time.strptime(stamp.group(1), "%Y-%m-%d %H:%M:%S")
+                     ) + int(stamp.group(2)) / 1000
+    report = ONMT_STEP.search(line)
+    if "Start training loop" in line:
+      begun = at
+      marks[0], tokens[0] = 0.0, 0.0
+    elif report and begun is not None:
+      step = int(report.group(1))
+      total += float(report.group(2)) * REPORT_EVERY  # per batch, non-pad
+      marks[step], tokens[step] = at - begun, total
+  if steps not in marks or warmup not in marks:
+    sys.exit(f"no training report at step {warmup} or {steps} in "
+             f"{tmp}/train.log; --train-steps and --warmup-steps must be "
+             f"multiples of {REPORT_EVERY}")
+  # Its own counters over the same intervals, as a check of the clock.
+  intervals = [(int(k), float(b), float(r)) for k, b, r
+               in ONMT_STEP.findall(log) if int(k) > warmup]
+  steady = _rates(marks, tokens, warmup, steps)
+  return {"steps": steps, "wall_s": wall,
+          "loop": _rates(marks, tokens, 0, steps), "steady": steady,
+          "target_tokens_per_s": steady["target_tokens_per_s"],
+          "steps_per_s": steady["steps_per_s"],
+          "own_counters_target_tokens_per_s":
+              sum(b for _, b, _ in intervals)
+              / sum(b / r for _, b, r in intervals),
+          "marks_s": {str(k): v for k, v in marks.items()}}
 
 
 def _onmt_decode(bin_dir: str, tmp: str, src: str, model: str, beam: int,
@@ -341,11 +420,12 @@ def _fresh(args, config, translator, trained, data, stream, sources,
   write_lines(f"{tmp}/train.tgt", (as_pieces(tgt_sp, t) for t in data.tgt))
   recipe = nmt.NMTRecipe(config, src_sp, tgt_sp, stream,
                          mesh=translator.mesh)
-  fresh, ours_train = _ours_train(recipe, stream, args.train_steps)
+  fresh, ours_train = _ours_train(recipe, stream, args.train_steps,
+                                  args.warmup_steps)
   print("ours train", json.dumps(ours_train), flush=True)
   load["after_ours_train"] = os.getloadavg()[0]
   onmt_train = _onmt_train(args.onmt_bin, tmp, config, vocab,
-                           args.train_steps)
+                           args.train_steps, args.warmup_steps)
   print("opennmt train", json.dumps(onmt_train), flush=True)
   load["after_opennmt_train"] = os.getloadavg()[0]
   decode = []
@@ -369,9 +449,13 @@ def _fresh(args, config, translator, trained, data, stream, sources,
     decode.append(row)
     print("decode", json.dumps(row), flush=True)
   return {"train": {"ours": ours_train, "opennmt": onmt_train,
+                    "timing": TIMING, "warmup_steps": args.warmup_steps,
                     "target_tokens_per_s_ratio_ours_over_opennmt":
                         ours_train["target_tokens_per_s"]
-                        / onmt_train["target_tokens_per_s"]},
+                        / onmt_train["target_tokens_per_s"],
+                    "loop_target_tokens_per_s_ratio_ours_over_opennmt":
+                        ours_train["loop"]["target_tokens_per_s"]
+                        / onmt_train["loop"]["target_tokens_per_s"]},
           "decode": decode}
 
 
@@ -412,12 +496,35 @@ def main() -> None:
                       "OpenNMT-py's brnn splits its hidden_size over the "
                       "two, so hidden // 2 trains the same model as its "
                       "side; default: the workdir's")
-  parser.add_argument("--train-steps", type=int, default=100)
+  parser.add_argument("--train-steps", type=int, default=300,
+                      help="steps each side trains (a multiple of "
+                      f"{REPORT_EVERY})")
+  parser.add_argument("--warmup-steps", type=int, default=100,
+                      help="the steady-state rates count from this step "
+                      f"(a multiple of {REPORT_EVERY}) to the last")
+  parser.add_argument("--cores", type=int,
+                      help="both sides on the first N cores, N threads each "
+                      "(OpenNMT-py's OMP_NUM_THREADS; XLA's pool follows "
+                      "the cores, and 1 turns off its Eigen threads): on "
+                      "shared cores torch's threads lose far more to other "
+                      "jobs than XLA's; default: all cores, each side's own "
+                      "threads")
   parser.add_argument("--sentences", type=int, default=200)
   parser.add_argument("--beams", type=int, nargs="+", default=[5, 50])
   parser.add_argument("--output",
                       default="lab/results/nmt_vs_opennmt.json")
   args = parser.parse_args()
+  if (args.train_steps % REPORT_EVERY or args.warmup_steps % REPORT_EVERY
+      or not 0 <= args.warmup_steps < args.train_steps):
+    parser.error(f"--warmup-steps and --train-steps: multiples of "
+                 f"{REPORT_EVERY}, warm-up below the steps")
+  if args.cores:  # before jax starts; OpenNMT-py inherits both
+    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.cores])
+    os.environ["OMP_NUM_THREADS"] = str(args.cores)
+    if args.cores == 1:  # XLA's pool otherwise follows the cores it may use
+      os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                                 + " --xla_cpu_multi_thread_eigen=false"
+                                 ).strip()
   kept = host.keep_freed_memory()  # before jax starts, as `paraflax train`
 
   # The cores are shared: the 1-minute load average at each phase says how
@@ -459,6 +566,8 @@ def main() -> None:
       "model": config.model.to_dict(), "vocab_size": vocab,
       "train_pairs": len(data), "backend": jax.default_backend(),
       "keep_freed_memory": kept, "torch_threads": onmt.pop("torch_threads"),
+      "cores": sorted(os.sched_getaffinity(0)),
+      "xla_flags": os.environ.get("XLA_FLAGS", ""),
       "load_average_1min": dict(load, end=os.getloadavg()[0]), **found}
   children.write_result(args.output, report, peers=onmt)
   print(f"wrote {args.output}")
