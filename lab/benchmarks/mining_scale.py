@@ -139,8 +139,25 @@ def _threads(args: argparse.Namespace) -> int:
   return faiss.omp_get_max_threads()
 
 
+# How _peak_rss_bytes measures, kept in each result beside its peaks.
+PEAK_MEASURE = "VmHWM"
+
+
 def _peak_rss_bytes() -> int:
-  return 1024 * resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+  """This process's peak resident memory since it started: VmHWM of
+  /proc/self/status, the high-water mark of its own memory map. (On Linux
+  ru_maxrss also counts the map of the process it was forked from, so a
+  child's ru_maxrss is at least its parent's peak at the fork.) ru_maxrss
+  where /proc has no VmHWM (macOS)."""
+  try:
+    with open("/proc/self/status", encoding="utf-8") as f:
+      for line in f:
+        if line.startswith("VmHWM:"):
+          return 1024 * int(line.split()[1])
+  except OSError:
+    pass
+  scale = 1 if sys.platform == "darwin" else 1024
+  return scale * resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def mine_only(args: argparse.Namespace) -> None:
@@ -151,7 +168,7 @@ def mine_only(args: argparse.Namespace) -> None:
   from paraflax.mining import index_build  # pylint: disable=g-import-not-at-top
   from paraflax.mining import pipeline  # pylint: disable=g-import-not-at-top
   from paraflax.mining import sides as sides_lib  # pylint: disable=g-import-not-at-top
-  result = {"threads": _threads(args)}
+  result = {"threads": _threads(args), "peak_rss_measure": PEAK_MEASURE}
   t = time.perf_counter()
   src, tgt = sides_lib.load_sides(
       [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,
@@ -228,7 +245,8 @@ def peer_only(args: argparse.Namespace) -> dict:
   kind, rerank = _variant(args.peer_variant)
   result = {"variant": args.peer_variant,
             "what": PEER_KINDS[kind].format(rerank=rerank),
-            "rerank": rerank, "threads": _threads(args)}
+            "rerank": rerank, "threads": _threads(args),
+            "peak_rss_measure": PEAK_MEASURE}
   t = time.perf_counter()
   src, tgt = sides_lib.load_sides(
       [os.path.join(args.work, s, "part-*.f16") for s in "xy"], None, True,

@@ -29,8 +29,27 @@ def _prf(quality: dict) -> str:
           f"{best['f1']:.1f}")
 
 
-def _ratio(x: float, ours: float) -> str:
-  return f"{x / ours:.2f}x"
+def _ratio(x: float | None, ours: float | None) -> str:
+  return "" if x is None or ours is None else f"{x / ours:.2f}x"
+
+
+def _peak_mib(d: dict, side: dict, key: str = "peak_rss_bytes"
+              ) -> float | None:
+  """A side's own peak (MiB), or None where only a bound is known: a
+  child's ru_maxrss (files without `peak_rss_measure`) is at least the
+  parent's peak at the fork, the generator's, so a figure at or below that
+  says only that the side's own peak was no higher."""
+  mib = side[key] / 2**20 if key == "peak_rss_bytes" else side[key]
+  floor = d.get("generator_peak_rss_bytes")
+  if side.get("peak_rss_measure") or floor is None or mib > floor / 2**20:
+    return mib
+  return None
+
+
+def _mib_cell(d: dict, mib: float | None) -> str:
+  if mib is not None:
+    return _f(mib, 0)
+  return f"at most {_f(d['generator_peak_rss_bytes'] / 2**20, 0)}"
 
 
 def mining_scale_peers() -> list[str]:
@@ -52,11 +71,13 @@ def mining_scale_peers() -> list[str]:
             f"{d['threads']} threads, {load}")
     for rerank, ours in d["runs"].items():
       candidates = f"{rerank}" if rerank != "0" else "none"
-      ours_mib = ours["peak_rss_bytes"] / 2**20
+      ours_mib = _peak_mib(d, {**ours, "peak_rss_measure": d.get(
+          "peak_rss_measure")})
       rows.append((head, "paraflax", candidates, _f(d["index_build_s"], 1),
                    _f(ours["mine_s"], 1), "in search", _f(
-                       ours["total_mining_s"], 1), _f(ours_mib, 0),
-                   _prf(ours["quality"]), "1.00x", "1.00x"))
+                       ours["total_mining_s"], 1), _mib_cell(d, ours_mib),
+                   _prf(ours["quality"]), "1.00x",
+                   "1.00x" if ours_mib else ""))
       head = ""
       variants = (["index"] if rerank == "0" else
                   [f"refine_flat-{rerank}", f"refine_fp16-{rerank}"])
@@ -65,23 +86,24 @@ def mining_scale_peers() -> list[str]:
         if not peer:
           continue
         name = _PEER_NAMES[variant.partition("-")[0]]
-        mib = peer["peak_rss_bytes"] / 2**20
+        mib = _peak_mib(d, peer)
         rows.append(("", f"{name}, paraflax's margin", candidates,
                      _f(peer["index_build_s"], 1), _f(peer["search_s"], 1),
                      _f(peer["margin_s"], 1), _f(peer["total_mining_s"], 1),
-                     _f(mib, 0), _prf(peer["quality"]),
+                     _mib_cell(d, mib), _prf(peer["quality"]),
                      _ratio(peer["total_mining_s"], ours["total_mining_s"]),
                      _ratio(mib, ours_mib)))
         stopes = peer.get("stopes", {})
         if stopes.get("ran"):
           # stopes' margin reads the k-NN files the peer wrote, in a
           # process of its own: its peak is the larger of the two.
-          mib = max(mib, stopes["peak_rss_mib"])
+          theirs = _peak_mib(d, stopes, "peak_rss_mib")
+          mib = None if mib is None or theirs is None else max(mib, theirs)
           margin_s = peer["knn_files_s"] + stopes["mine_s"]
           rows.append(("", f"{name}, stopes' margin", candidates,
                        _f(peer["index_build_s"], 1), _f(peer["search_s"], 1),
                        _f(margin_s, 1), _f(stopes["total_mining_s"], 1),
-                       _f(mib, 0), _prf(stopes["quality"]),
+                       _mib_cell(d, mib), _prf(stopes["quality"]),
                        _ratio(stopes["total_mining_s"],
                               ours["total_mining_s"]),
                        _ratio(mib, ours_mib)))
@@ -108,8 +130,14 @@ def performance_rows() -> list[tuple[str, ...]]:
   stopes = peer.get("stopes", {})
   side, margin_by = (stopes, "stopes'") if stopes.get("ran") else (
       peer, "paraflax's")
-  peer_mib = max(peer["peak_rss_bytes"] / 2**20,
-                 stopes.get("peak_rss_mib", 0) if stopes.get("ran") else 0)
+  ours_mib = _peak_mib(d, {**ours, "peak_rss_measure": d.get(
+      "peak_rss_measure")})
+  peer_mib = _peak_mib(d, peer)
+  if stopes.get("ran") and peer_mib is not None:
+    theirs = _peak_mib(d, stopes, "peak_rss_mib")
+    peer_mib = None if theirs is None else max(peer_mib, theirs)
+  memory = (f", peak memory {ours_mib:,.0f} against {peer_mib:,.0f} MiB"
+            if ours_mib and peer_mib else "")
   return [(
       f"approximate mining, {d['rows_per_side']:,} a side, `{d['index']}`, "
       f"both re-ranking {d['rerank']} candidates",
@@ -118,8 +146,7 @@ def performance_rows() -> list[tuple[str, ...]]:
       f"`{d['hardware']['name']}`",
       f"{side['total_mining_s'] / ours['total_mining_s']:.2f}x, "
       f"planted-pair F1 {ours['quality']['f1_optimal']['f1']:.1f} against "
-      f"{side['quality']['f1_optimal']['f1']:.1f}, peak memory "
-      f"{ours['peak_rss_bytes'] / 2**20:,.0f} against {peer_mib:,.0f} MiB",
+      f"{side['quality']['f1_optimal']['f1']:.1f}{memory}",
       "`mining_scale.py --peer --stopes-python`")]
 
 
