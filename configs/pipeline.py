@@ -33,9 +33,16 @@ about 15 (7,600 and 5,250 steps in 4 minutes measured, the two sharing
 the GPU); back-translating the 29,000 sentences at beam 50, 50-best,
 exact stop about 30 minutes (200 sentences/s measured at beam 5, beam 50
 exact 11.5x slower as measured on CPU); scoring the 1.45M records about 2
-minutes (11,000 records/s on 2 idle CPU cores). On a v5e-8 the pod
-preset's back-translation (batch 512) about 15 minutes, if a chip decodes
-at its memory bandwidth's share of an H100's rate (not measured). A fresh
+minutes (11,000 records/s on 2 idle CPU cores). The pod preset's
+batch sizes and its `seconds_per_unit` of nmt, backtranslate, words, gran
+and bilingual are projected from `paraflax compile` for v5e:2x4 (lower
+bounds), lab/results/compile_pipeline_pod.json
+(lab/benchmarks/compile_pipeline_pod.py: each stage's program at the
+preset's own settings, a roofline step over its updates or sentences;
+tests/test_compile.py pins them to that file): every batch fills the 8
+chips (13 to 100 rows a chip) and fits (at most 3.2 of 14.9 GiB a chip);
+its back-translation of 29,000 sentences at beam 50 projects to about 26
+seconds, nothing of it measured on a TPU. A fresh
 run compiles the NMT step once per batch width: at the default
 data.width_multiple of 8 an H200 reached step 56 after 3 min 30 s; gpu
 and pod set 32 (2 widths), and there an H200 ran the first 1,000 steps in
@@ -188,10 +195,14 @@ def _pod(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   c.bilingual.settings.batch_size = 256
   c.bilingual.settings.train_steps = 5000
   c.backtranslate.batch_size = 512
-  # Guesses, not measured.
-  c.seconds_per_unit = {"nmt": 0.05, "backtranslate": 0.01, "score": 0.0005,
-                        "words": 0.02, "gran": 0.1, "sts": 10.0,
-                        "bilingual": 0.05, "mining": 0.001, "report": 3.0}
+  # nmt, backtranslate, words, gran, bilingual: projected from `paraflax
+  # compile` for v5e:2x4 (lower bounds), lab/results/compile_pipeline_pod.json
+  # (seconds a train step's update, a sentence back-translated); score,
+  # sts, mining and report: guesses, not measured.
+  c.seconds_per_unit = {"nmt": 0.00475, "backtranslate": 0.000904,
+                        "score": 0.0005, "words": 0.00105, "gran": 0.0064,
+                        "sts": 10.0, "bilingual": 0.0102, "mining": 0.001,
+                        "report": 3.0}
   return c
 
 

@@ -189,3 +189,30 @@ def test_hlo_collectives_count_loop_bodies_by_their_trip_count():
   assert found == {("all-reduce", 256 * 4 * 4): 12,
                    ("all-gather", 8 * 16 * 2): 12,
                    ("reduce-scatter", 64 * 4): 1}
+
+
+POD_RESULT = ROOT / "lab" / "results" / "compile_pipeline_pod.json"
+
+
+def test_the_pipelines_pod_preset_is_its_compiled_projection(tmp_path):
+  """configs/pipeline.py:pod's batch sizes and seconds_per_unit are those
+  lab/benchmarks/compile_pipeline_pod.py compiled: a changed preset, or a
+  rerun that disagrees, fails here."""
+  from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
+  rows = {r["stage"]: r for r in json.loads(
+      POD_RESULT.read_text(encoding="utf-8"))["rows"]}
+  assert set(rows) == {"nmt", "words", "gran", "bilingual", "backtranslate"}
+  pod = config_lib.load_file(str(ROOT / "configs" / "pipeline.py") + ":pod")
+  configs = planning.plan(pod, str(tmp_path / "w")).configs
+  for stage, row in rows.items():
+    batch = (pod.backtranslate.batch_size if stage == "backtranslate"
+             else configs[stage].batch_size)
+    assert batch == row["batch_size"], stage
+    # Fills the chips (8 rows a chip or more, split evenly; the words'
+    # batch of 100 pads to 104) and fits.
+    rows_an_update = row["batch_rows"] // (
+        1 if stage == "backtranslate" else row["units_per_step"])
+    assert row["fits"] and rows_an_update % row["chips"] == 0, stage
+    assert rows_an_update >= max(batch, 8 * row["chips"]), stage
+    assert pod.seconds_per_unit[stage] == pytest.approx(
+        row["seconds_per_unit"], rel=0.01), stage

@@ -60,42 +60,75 @@ PRESETS = {
 }
 
 
-def _batch(paper: int, chips: int) -> int:
+# What a row keeps of `paraflax compile`'s report.
+REPORTED = ("chips", "devices", "device_kind", "batch_rows", "fits",
+            "memory_bytes_per_chip", "hbm_bytes_per_chip", "flops_per_step",
+            "bytes_accessed_per_step", "collective_bytes_per_step",
+            "interconnect_bytes_per_chip", "parameter_bytes",
+            "projected_step_seconds", "bound", "compile_seconds", "refusal")
+
+
+def fill(paper: int, chips: int) -> int:
+  """The batch that fills the chips: the paper's (or config's), or 8 rows a
+  chip where that is more, a multiple of the chips."""
   rows = max(paper, 8 * chips)
   return -(-rows // chips) * chips
 
 
-def one(name: str, topology: str) -> dict:
-  config, overrides, program, paper, rows, what = PRESETS[name]
+def compiled(config: str, overrides: list[str], program: str, paper: int,
+             topology: str, rows: int = 1_000_000) -> dict:
+  """`config` (a configs/ path with its overrides) compiled for `topology`
+  at the batch that fills its chips: the row's config, overrides, program
+  and topology, and the report's REPORTED figures (or its error)."""
   from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
-  from paraflax.aot import compile as compile_lib  # pylint: disable=g-import-not-at-top
   from paraflax.aot import topology as topology_lib  # pylint: disable=g-import-not-at-top
   chips = len(topology_lib.target(topology).devices)
-  batch = _batch(paper, chips)
+  batch = fill(paper, chips)
   extra = [] if program != "train" else [f"--config.batch_size={batch}"]
   cfg = config_lib.load(os.path.join(ROOT, config), overrides + extra)
-  options = {"program": program, "batch_size": batch, "beam": 5,
-             "rows": rows if program == "mine" else 1_000_000,
-             "dim": 1024, "fp16": program == "mine"}
+  head = {"config": config, "overrides": overrides + extra,
+          "program": program, "topology": topology}
+  return {**head, **reported(cfg, topology, program=program,
+                             batch_size=batch, beam=5, rows=rows, dim=1024,
+                             fp16=program == "mine")}
+
+
+def reported(cfg, topology: str, **options) -> dict:
+  """A loaded config compiled for `topology` with `paraflax compile`'s
+  options: the report's REPORTED figures, or its error."""
+  from paraflax.aot import compile as compile_lib  # pylint: disable=g-import-not-at-top
   try:
     report = compile_lib.compile_config(cfg, topology, refuse=False,
                                         **options)
   except Exception as e:  # pylint: disable=broad-except
-    return {"preset": name, "topology": topology, "error": str(e)}
-  step = report.get("projected_step_seconds")
-  steps = rows / report["batch_rows"]  # a megabatch's rows, all of them
+    return {"error": str(e)}
+  return {k: report[k] for k in REPORTED if k in report}
+
+
+def one(name: str, topology: str) -> dict:
+  config, overrides, program, paper, rows, what = PRESETS[name]
+  row = compiled(config, overrides, program, paper, topology,
+                 rows if program == "mine" else 1_000_000)
+  if "error" in row:
+    return {"preset": name, **row}
+  step = row.get("projected_step_seconds")
+  steps = rows / row["batch_rows"]  # a megabatch's rows, all of them
   hours = None if step is None else steps * step / 3600
-  return {"preset": name, "config": config, "overrides": overrides + extra,
-          "program": program, "topology": topology, "what": what,
-          "workload_rows": rows, "steps": steps, "hours": hours,
-          "chip_hours": None if hours is None else hours * report["chips"],
-          **{k: report[k] for k in (
-              "chips", "devices", "device_kind", "batch_rows", "fits",
-              "memory_bytes_per_chip", "hbm_bytes_per_chip",
-              "flops_per_step", "bytes_accessed_per_step",
-              "collective_bytes_per_step", "interconnect_bytes_per_chip",
-              "parameter_bytes", "projected_step_seconds", "bound",
-              "compile_seconds", "refusal") if k in report}}
+  return {"preset": name, **row, "what": what, "workload_rows": rows,
+          "steps": steps, "hours": hours,
+          "chip_hours": None if hours is None else hours * row["chips"]}
+
+
+def write(script: str, argv, output: str, rows: list[dict],
+          pending: list | None = None) -> None:
+  """The rows with the run's facts and peak memory, via write_result;
+  `pending`: what the run has still to compile (none: it is complete)."""
+  result = {**children.run_facts(script, argv),
+            "peak_rss_mib": resource.getrusage(
+                resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "rows": rows, **({"pending": pending} if pending else {})}
+  children.write_result(output, result)
+  print(f"wrote {output}")
 
 
 def main(argv=None) -> int:
@@ -107,13 +140,8 @@ def main(argv=None) -> int:
       ROOT, "lab", "results", "compile_presets.json"))
   args = parser.parse_args(argv)
   os.environ.setdefault("JAX_PLATFORMS", "cpu")
-  rows = [one(p, t) for p in args.presets for t in args.topologies]
-  result = {**children.run_facts(__file__, argv),
-            "peak_rss_mib": resource.getrusage(
-                resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "rows": rows}
-  children.write_result(args.output, result)
-  print(f"wrote {args.output}")
+  write(__file__, argv, args.output,
+        [one(p, t) for p in args.presets for t in args.topologies])
   return 0
 
 

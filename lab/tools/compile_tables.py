@@ -1,5 +1,6 @@
-"""docs/pod.md's table: the papers' workloads compiled for TPU slices
-(lab/benchmarks/compile_presets.py), from the JSON it wrote."""
+"""docs/pod.md's tables: the papers' workloads compiled for TPU slices
+(lab/benchmarks/compile_presets.py) and every recipe's train step
+(lab/benchmarks/compile_recipes.py), from the JSON they wrote."""
 from __future__ import annotations
 
 import json
@@ -9,6 +10,8 @@ import markdown_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULT = os.path.join(ROOT, "lab", "results", "compile_presets.json")
+RECIPES = os.path.join(ROOT, "lab", "results", "compile_recipes.json")
+POD = os.path.join(ROOT, "lab", "results", "compile_pipeline_pod.json")
 GIB, MIB = 2**30, 2**20
 
 _f = markdown_table.num
@@ -51,4 +54,57 @@ def compile_presets() -> list[str]:
       [_row(r) for r in rows], 2)
 
 
-TABLES = (compile_presets,)
+def _recipe_row(r: dict) -> list[str]:
+  if "error" in r:
+    return [r["recipe"], r["topology"], "", "", "", "error: " + r["error"]] \
+        + [""] * 5
+  mem = r["memory_bytes_per_chip"]["total"]
+  step = r.get("projected_step_seconds")
+  updates = r["updates_per_step"]
+  head = [r["recipe"], r["topology"], str(r["chips"]), f"{r['batch_rows']:,}",
+          f"{_f(mem / GIB, 2)} / {_f(r['hbm_bytes_per_chip'] / GIB, 1)}",
+          "yes" if r["fits"] else "**no**"]
+  params = _f(r["parameter_bytes"] / MIB, 1) + (
+      f" x {updates} updates" if updates > 1 else "")
+  if not r["fits"]:
+    return head + ["", params, "", "", ""]
+  return head + [
+      _f(r["collective_bytes_per_step"] / MIB, 1), params,
+      _f(r["ratio"], 2), r.get("bound") or "", _f(1 / step, 1) if step else ""]
+
+
+def compile_recipes() -> list[str]:
+  """Recipe x topology: a train step's collective bytes against the
+  parameter bytes data parallelism all-reduces (once an update)."""
+  with open(RECIPES, encoding="utf-8") as f:
+    result = json.load(f)
+  # What a run stopped before compiling (the result's `pending`).
+  left = [[name, topology, "", "", "", "not compiled yet"] + [""] * 5
+          for name, topology in result.get("pending", [])]
+  return markdown_table.table(
+      ["recipe", "topology", "chips", "rows a step",
+       "memory per chip / HBM (GiB)", "fits", "collectives a step (MiB)",
+       "parameters (MiB)", "ratio", "bound", "projected steps/s"],
+      [_recipe_row(r) for r in result["rows"]] + left, 2)
+
+
+def compile_pipeline_pod() -> list[str]:
+  """The pipeline's pod preset, stage by stage, compiled for its slice:
+  the projections configs/pipeline.py:pod takes as seconds_per_unit."""
+  with open(POD, encoding="utf-8") as f:
+    rows = json.load(f)["rows"]
+  return markdown_table.table(
+      ["stage", "program", "topology", "batch", "rows a step",
+       "memory per chip / HBM (GiB)", "fits", "bound", "projected step (ms)",
+       "unit", "units a step", "seconds a unit"],
+      [[r["stage"], r["program"], r["topology"], f"{r['batch_size']:,}",
+        f"{r['batch_rows']:,}",
+        f"{_f(r['memory_bytes_per_chip']['total'] / GIB, 2)} / "
+        f"{_f(r['hbm_bytes_per_chip'] / GIB, 1)}",
+        "yes" if r["fits"] else "**no**", r.get("bound") or "",
+        _f(r["projected_step_seconds"] * 1000, 2), r["unit"],
+        f"{r['units_per_step']:,}", f"{r['seconds_per_unit']:.3g}"]
+       for r in rows], 3)
+
+
+TABLES = (compile_presets, compile_recipes, compile_pipeline_pod)
