@@ -268,7 +268,7 @@ def cpu_cell(hardware: str, cores: int) -> str:
   return (f"{CPU_KINDS.get(hardware, hardware)}, {cores} "
           f"core{'s' if cores > 1 else ''}")
 _NMT_VARIANTS = ("encoder-256", "encoder-128", "encoder-128-repeat",
-                 "encoder-128-1core")
+                 "encoder-128-1core", "encoder-128-1core-repeat")
 
 
 def nmt_train_results() -> list[tuple[str, str, dict]]:

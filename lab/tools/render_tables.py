@@ -101,7 +101,8 @@ def nmt_vs_opennmt() -> list[str]:
   widths = {"encoder-256": "2 x 256 (ours)",
             "encoder-128": "2 x 128 (its `brnn`)",
             "encoder-128-repeat": "2 x 128 (its `brnn`), repeated",
-            "encoder-128-1core": "2 x 128 (its `brnn`)"}
+            "encoder-128-1core": "2 x 128 (its `brnn`)",
+            "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated"}
   for hardware, variant, d in bench_tables.nmt_train_results():
     t, load = d["train"], list(d["load_average_1min"].values())
     if "timing" in t:  # issue 54: the same span on both sides
