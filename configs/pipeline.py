@@ -15,10 +15,10 @@ Command:
   paraflax pipeline --config configs/pipeline.py:tiny --workdir runs/pipe
   (gpu: configs/pipeline.py:gpu on one accelerator host; pod: on a
   single-host TPU pod slice)
-Time (tiny): about 3 min 20 s on 2 idle cores of an AMD EPYC, a
-clean clone (nmt 73 s, backtranslate 15 s, score 1 s, words 22 s, gran
-18 s, sts 4 s, bilingual about 65 s, mining 2 s; the bilingual figure
-estimated from its time relative to nmt's in a run on shared cores).
+Time (tiny): 8 min 51 s for the pipeline (19 min 0 s with the install
+and KenLM's build) on 2 cores of an Intel Xeon shared with other jobs, a
+fresh clone with cold caches (lab/benchmarks/newcomer.py main; the table
+of the README, from lab/results/newcomer.main.intel-xeon-2core.json).
 Result (tiny): NMT dev BLEU 28.76 on Multi30k validation (2,400 steps);
 1,553 1-best pairs kept by the overlap_1 filter; GRAN STS12-15 mean
 53.33, STSb test 57.91; bilingual dev alignment accuracy 51.5 %; mining
@@ -144,8 +144,9 @@ def _tiny() -> ml_collections.ConfigDict:
       "settings": {"k": 4, "margin": "ratio", "retrieval": "max"}})
   # Seconds per unit of work on this preset's hardware (units: train steps,
   # sentences back-translated, records scored, benchmark sentences, one for
-  # sts and report): the time-left estimate. Measured by the idle run of
-  # the header (2 CPU cores, compilation included).
+  # sts and report): the time-left estimate before a stage has measured
+  # its own rate (paraflax/pipeline/progress.py); set from a tiny run on
+  # 2 idle CPU cores, compilation included.
   c.seconds_per_unit = ml_collections.ConfigDict({
       "nmt": 0.030, "backtranslate": 0.005, "score": 0.0001, "words": 0.028,
       "gran": 0.11, "sts": 4.0, "bilingual": 0.11, "mining": 0.0007,

@@ -375,6 +375,16 @@ def _minutes(seconds: float) -> str:
   return f"{m} min {s} s" if m else f"{s} s"
 
 
+def _head(command: str) -> str:
+  """A command's words up to its first option (`-m` kept)."""
+  words = []
+  for word in command.split():
+    if word.startswith("-") and word != "-m":
+      break
+    words.append(word)
+  return " ".join(words)
+
+
 def newcomer_main() -> list[str]:
   """newcomer.py main: the README's main command from a fresh clone with
   cold caches, step by step, on each machine it ran on."""
@@ -384,7 +394,7 @@ def newcomer_main() -> list[str]:
     hw = d["hardware"]
     where = f"{hw['cpu']}, {hw['cores']} cores"
     for step in d["steps"]:
-      rows.append((f"`{step['step'].split(' -')[0].split(' &&')[0]}`", where,
+      rows.append((f"`{_head(step['step'])}`", where,
                    _minutes(step["wall_s"]), _minutes(step["cpu_s"]),
                    f"{step['load_before'][0]:.1f}"))
     rows.append(("the whole command", where, _minutes(d["wall_s"]),
