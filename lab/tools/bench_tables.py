@@ -385,11 +385,11 @@ def _head(command: str) -> str:
   return " ".join(words)
 
 
-def newcomer_main() -> list[str]:
-  """newcomer.py main: the README's main command from a fresh clone with
+def _newcomer(job: str) -> list[str]:
+  """newcomer.py JOB: one of the README's commands from a fresh clone with
   cold caches, step by step, on each machine it ran on."""
   rows = []
-  for path in sorted(glob.glob(os.path.join(BENCH, "newcomer.main.*.json"))):
+  for path in sorted(glob.glob(os.path.join(BENCH, f"newcomer.{job}.*.json"))):
     d = _load(os.path.basename(path))
     hw = d["hardware"]
     where = f"{hw['cpu']}, {hw['cores']} cores"
@@ -403,7 +403,17 @@ def newcomer_main() -> list[str]:
                  "CPU", "load at its start"], rows, numeric_from=2)
 
 
-TABLES = (newcomer_main, performance, encoders_quality, nmt_decoding, nmt_learning, nmt_equal_wall,
+def newcomer_main() -> list[str]:
+  """The README's main command (install, KenLM, the tiny pipeline)."""
+  return _newcomer("main")
+
+
+def newcomer_tests() -> list[str]:
+  """The README's test command (install with the test extra, KenLM, pytest)."""
+  return _newcomer("tests")
+
+
+TABLES = (newcomer_main, newcomer_tests, performance, encoders_quality, nmt_decoding, nmt_learning, nmt_equal_wall,
           nmt_decode_phases, mining_kernel_or_ops, mining_tile_profile,
           mining_devices_product, bilingual_throughput, scoring_throughput,
           domain_throughput, pivot_throughput, compile_cache)
