@@ -10,9 +10,10 @@ keys too, and win over this file):
   paraflax mine --src-emb X.f32 --tgt-emb Y.f32 --dim 512 \
       --src-text X.txt --tgt-text Y.txt --output OUT.tsv
   (= --config configs/mine.py, the default; override with --config.k=8)
-Time: 100k x 100k sentences, d = 512, about 30 s on 2 idle cores of an
-AMD EPYC (faiss IndexFlatIP both ways: 94 s); 50k x 50k in 0.3 s on one
-NVIDIA H100.
+Time: 100k x 100k sentences, d = 512, 30.3 s on 2 idle cores of an AMD
+EPYC (faiss IndexFlatIP both ways and numpy: 94.3 s;
+lab/results/mining_throughput.d512.amd-epyc-2core.json); 50k x 50k in
+0.30 s on one NVIDIA H100 (lab/mining.md).
 Result (1,000 gold newstest pairs among 4,000 other sentences a side,
 F1-optimal dev threshold, ratio margin + max retrieval): test F1 22.1 with
 the de-en bilingual model trained 4 minutes on an H100.
