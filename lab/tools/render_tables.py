@@ -54,24 +54,36 @@ _header = markdown_table.header
 _f = markdown_table.num
 
 
+_CPU_FILES = re.compile(r"mining_throughput\.d\d+\.(amd-epyc|intel-xeon)-2core\.json")
+
+
 def mining_throughput() -> list[str]:
-  """Ours against faiss + numpy and the bare product, AMD EPYC, 2 cores."""
+  """Ours against faiss + numpy and the bare product on 2 CPU cores, each
+  CPU kind measured; ours with and without its first call's compile."""
   lines = _header(
-      ["d", "N", "ours, 1 device (s)", "ours, 8 devices (s)",
-       "faiss IndexFlatIP both ways + numpy (s)", "one product, jax (s)",
-       "faiss / ours", "ours / product"],
-      ["---:"] * 8)
-  for path in ("mining_throughput.d256.amd-epyc-2core.json",
-               "mining_throughput.d512.amd-epyc-2core.json"):
+      ["CPU, 2 cores", "d", "N", "ours, 1 device (s)", "its compile (s)",
+       "ours, 8 devices (s)", "faiss IndexFlatIP both ways + numpy (s)",
+       "one product, jax (s)", "faiss / ours", "faiss / (ours + compile)",
+       "ours / product"],
+      ["---"] + ["---:"] * 10)
+  paths = sorted(p for p in os.listdir(BENCH) if _CPU_FILES.fullmatch(p))
+  for path in sorted(paths, key=lambda p: (_CPU_FILES.fullmatch(p)[1], p)):
     d = _load(os.path.join(BENCH, path))
-    by = {(r["method"], r["n"], r["devices"]): r["total_s"]
-          for r in d["results"] if r.get("status") == "ok"}
+    ok = [r for r in d["results"] if r.get("status") == "ok"]
+    by = {(r["method"], r["n"], r["devices"]): r["total_s"] for r in ok}
+    compile_s = {r["n"]: r.get("compile_s") for r in ok
+                 if r["method"] == "ours" and r["devices"] == 1}
+    cpu = {"amd-epyc": "AMD EPYC", "intel-xeon": "Intel Xeon"}[
+        _CPU_FILES.fullmatch(path)[1]]
     for n in sorted({k[1] for k in by}):
       ours, ours8 = by.get(("ours", n, 1)), by.get(("ours", n, 8))
       faiss, roof = by.get(("faiss", n, 1)), by.get(("roofline_jax", n, 1))
+      comp = compile_s.get(n)
       lines.append(_row([
-          d["dim"], f"{n:,}", _f(ours), _f(ours8), _f(faiss), _f(roof),
-          _f(faiss / ours) + "x" if faiss and ours else "",
+          cpu, d["dim"], f"{n:,}", _f(ours), _f(comp), _f(ours8), _f(faiss),
+          _f(roof), _f(faiss / ours) + "x" if faiss and ours else "",
+          _f(faiss / (ours + comp)) + "x" if faiss and ours and comp is not None
+          else "",
           _f(ours / roof) + "x" if roof and ours else ""]))
   return lines
 
