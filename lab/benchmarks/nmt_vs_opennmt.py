@@ -24,7 +24,7 @@ young writes different lengths on the two sides, so the report gives
 output subwords and decoder steps next to sentences/s. The workdir's trained
 checkpoint is decoded too, as the realistic row for our side.
 
-Training, timed over the same span on both sides (issue 54): the whole
+Training, timed over the same span on both sides: the whole
 training loop, `--train-steps` steps, data loading included on both
 sides, marked every REPORT_EVERY steps: ours by the clock after the
 step's metrics are on the host (it reads each batch from the bucketed
@@ -40,9 +40,9 @@ loop, steps 1..N, on both sides as well, and each side's process wall
 besides. Our steps compile once per padded batch width: before the loop,
 each width of the N batches compiles on a copy of the state (reported as
 `compile_s`, apart from the loop), and `compiles_in_loop` counts any
-that still happened inside it. (Result files written before issue 54
+that still happened inside it. (Result files without a `timing` key
 timed our jitted step alone and OpenNMT-py's report intervals after the
-first: their `timing` is absent.) `--cores N` runs both sides on the
+first.) `--cores N` runs both sides on the
 first N cores with N threads each: on cores other jobs share, OpenNMT-py's
 2 torch threads, which wait for each other at every operation, ran at
 about a fifth of our rate in a 20-step trial at load 8-10 (153 against

@@ -40,7 +40,10 @@ def _import_audio_comparator() -> str | None:
     import stopes.eval.auto_pcp.audio_comparator  # pylint: disable=g-import-not-at-top,unused-import
     return None
   except Exception as e:  # pylint: disable=broad-except
-    why = f"{type(e).__name__}: {e}".splitlines()[0]
+    # The library's path inside the peer's venv is this machine's: the
+    # result keeps the error with the venv's prefix left out.
+    why = f"{type(e).__name__}: {e}".splitlines()[0].replace(
+        sys.prefix + os.sep, "")
   import types  # pylint: disable=g-import-not-at-top
 
   def unavailable(*args, **kwargs):

@@ -117,7 +117,7 @@ def nmt_vs_opennmt() -> list[str]:
             "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated"}
   for hardware, variant, d in bench_tables.nmt_train_results():
     t, load = d["train"], list(d["load_average_1min"].values())
-    if "timing" in t:  # issue 54: the same span on both sides
+    if "timing" in t:  # both sides timed over the same span
       ours, peer = t["ours"], t["opennmt"]
       timed = (f"both: the whole loop, steps {t['warmup_steps']}-"
                f"{ours['steps']}, data loading in")
