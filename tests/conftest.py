@@ -155,6 +155,19 @@ def compilation_cache():
 
 
 @pytest.fixture
+def forbid(monkeypatch):
+  """forbid(why, (obj, name), ...): calling any obj.name raises
+  AssertionError(why) for the test's length (what a test pins is not
+  built: an optimizer, a training recipe)."""
+  def apply(why: str, *targets) -> None:
+    def refuse(*args, **kwargs):
+      raise AssertionError(why)
+    for obj, name in targets:
+      monkeypatch.setattr(obj, name, refuse)
+  return apply
+
+
+@pytest.fixture
 def tiny_overrides():
   return list(TINY)
 

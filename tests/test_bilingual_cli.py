@@ -59,15 +59,13 @@ def test_cosine_scores_are_the_embedding_cosines(workdir, tmp_path):
   np.testing.assert_array_equal(np.loadtxt(out), scores)
 
 
-def test_loading_an_encoder_builds_no_optimizer(workdir, monkeypatch):
+def test_loading_an_encoder_builds_no_optimizer(workdir, forbid):
   """Embedding needs the model and its parameters, restored alone: no
   training recipe, no optimizer is built."""
   from paraflax.recipes import bilingual  # pylint: disable=g-import-not-at-top
   from paraflax.training import optimizers  # pylint: disable=g-import-not-at-top
-  def refuse(*args, **kwargs):
-    raise AssertionError("an optimizer was built to embed")
-  monkeypatch.setattr(optimizers, "make", refuse)
-  monkeypatch.setattr(bilingual, "BilingualRecipe", refuse)
+  forbid("an optimizer was built to embed", (optimizers, "make"),
+         (bilingual, "BilingualRecipe"))
   embed, step = embedders.load(str(workdir), ["de", "en"])
   x = embed(_lines("de", 3), "de")
   assert step > 0 and x.shape[0] == 3 and np.all(np.isfinite(x))

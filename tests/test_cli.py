@@ -103,16 +103,14 @@ def test_embed_keeps_row_order_and_shape(workdir, tmp_path):
   assert first.shape == (2, 32)
 
 
-def test_loading_an_encoder_builds_no_optimizer(workdir, monkeypatch):
+def test_loading_an_encoder_builds_no_optimizer(workdir, forbid):
   """Embedding needs the model and its parameters, restored alone: no
   training recipe, no optimizer is built."""
   from paraflax.inference import embedders  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import paraphrase  # pylint: disable=g-import-not-at-top
   from paraflax.training import optimizers  # pylint: disable=g-import-not-at-top
-  def refuse(*args, **kwargs):
-    raise AssertionError("an optimizer was built to embed")
-  monkeypatch.setattr(optimizers, "make", refuse)
-  monkeypatch.setattr(paraphrase, "ParaphraseRecipe", refuse)
+  forbid("an optimizer was built to embed", (optimizers, "make"),
+         (paraphrase, "ParaphraseRecipe"))
   embed, step = embedders.load(str(workdir), ["en"])
   x = embed(["a dog runs .", "the sky is blue"], "en")
   assert step > 0 and x.shape == (2, 32) and np.all(np.isfinite(x))

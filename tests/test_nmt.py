@@ -134,13 +134,11 @@ def test_wider_source_padding_finds_the_same_translations(workdir):
                                [h.score for h in found[1][i]], atol=1e-5)
 
 
-def test_loading_a_translator_builds_no_optimizer(workdir, monkeypatch):
+def test_loading_a_translator_builds_no_optimizer(workdir, forbid):
   """Translating needs the model and its parameters, restored alone: no
   training recipe, no optimizer is built."""
-  def refuse(*args, **kwargs):
-    raise AssertionError("an optimizer was built to translate")
-  monkeypatch.setattr(nmt.optimizers, "make", refuse)
-  monkeypatch.setattr(nmt, "NMTRecipe", refuse)
+  forbid("an optimizer was built to translate", (nmt.optimizers, "make"),
+         (nmt, "NMTRecipe"))
   translator, params, step = nmt.load_translator(str(workdir))
   assert step > 0 and set(params) >= {"decoder"}
   assert translator.translate_texts(params)(["Ein Hund."], 2).texts[0]

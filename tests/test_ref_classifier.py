@@ -194,13 +194,12 @@ def test_a_resumed_run_ends_where_an_uninterrupted_one_does(workdir, bt,
   assert digests[0] == digests[1]
 
 
-def test_using_a_classifier_builds_no_optimizer(workdir, monkeypatch):
+def test_using_a_classifier_builds_no_optimizer(workdir, forbid):
   """ref_prob and `paraflax eval` need the classifier and its parameters,
   restored alone: no training recipe, no optimizer is built."""
-  def refuse(*args, **kwargs):
-    raise AssertionError("an optimizer was built to use a classifier")
-  monkeypatch.setattr(ref_classifier.optax, "adam", refuse)
-  monkeypatch.setattr(ref_classifier, "RefClassifierRecipe", refuse)
+  forbid("an optimizer was built to use a classifier",
+         (ref_classifier.optax, "adam"),
+         (ref_classifier, "RefClassifierRecipe"))
   prob, params, step = ref_classifier.load_for_inference(str(workdir))
   assert step > 0 and 0 <= prob(params, ["a man rides a bike ."])[0] <= 1
   model, _ = ref_classifier.eval_model(str(workdir))

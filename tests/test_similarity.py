@@ -295,15 +295,13 @@ def test_band_and_random_negatives_come_from_the_noisy_corpus():
     mlp.split(positives, _config(negatives="random"))
 
 
-def test_loading_an_mlp_builds_no_optimizer(tmp_path, monkeypatch):
+def test_loading_an_mlp_builds_no_optimizer(tmp_path, forbid):
   """Scoring needs the head and its parameters, restored alone: no
   training recipe, no optimizer is built."""
   x, y = _pairs(m=30)
   mlp.train((x, y), _config(), str(tmp_path / "w"))
-  def refuse(*args, **kwargs):
-    raise AssertionError("an optimizer was built to score")
-  monkeypatch.setattr(mlp.optax, "adam", refuse)
-  monkeypatch.setattr(mlp, "MLPSimilarityRecipe", refuse)
+  forbid("an optimizer was built to score", (mlp.optax, "adam"),
+         (mlp, "MLPSimilarityRecipe"))
   model, step = mlp.load_for_inference(str(tmp_path / "w"))
   scores = sim.score("mlp", x, y, model=model)
   assert step > 0 and np.all(np.isfinite(scores))
