@@ -78,7 +78,10 @@ def _tiny() -> ml_collections.ConfigDict:
       "dev": "bitext_multi30k_de_en:validation"})
   # nmt: an existing X->en NMT workdir ("" trains one into W/nmt).
   c.nmt = ml_collections.ConfigDict({"workdir": "", "settings": {
-      "train_steps": 2400, "batch_size": 32, "data": {"max_len": 32},
+      # allow_dev_overlap: True trains on data.train even where it holds
+      # pairs of data.dev (the pipeline refuses them by default).
+      "train_steps": 2400, "batch_size": 32,
+      "data": {"max_len": 32, "allow_dev_overlap": False},
       # character_coverage 0.9995 suits scripts of thousands of characters
       # (Japanese, Chinese); the plan says when the size cannot hold them.
       "vocab": {"size": 2000, "character_coverage": 1.0},
@@ -117,7 +120,8 @@ def _tiny() -> ml_collections.ConfigDict:
   # bilingual: an existing bilingual workdir of lang-en ("" trains one
   # into W/bilingual).
   c.bilingual = ml_collections.ConfigDict({"workdir": "", "settings": {
-      "train_steps": 600, "batch_size": 32, "data": {"max_len": 32},
+      "train_steps": 600, "batch_size": 32,
+      "data": {"max_len": 32, "allow_dev_overlap": False},
       "vocab": {"size": 2000, "character_coverage": 1.0},
       # The decoder starts from the embedding itself, and a high learning
       # rate: aligned enough in 600 steps to mine captions.
@@ -160,7 +164,8 @@ def _gpu(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   # Batch widths 32 and 64: 2 compiled steps instead of 8.
   c.nmt.settings = {"train_steps": 6000, "eval_every": 1000,
                     "checkpoint": {"every": 500}, "mesh": {"num_devices": -1},
-                    "data": {"width_multiple": 32},
+                    "data": {"width_multiple": 32,
+                             "allow_dev_overlap": False},
                     "vocab": {"size": 8000, "character_coverage": 1.0}}
   c.backtranslate = {"sentences": 29000, "beam": 50, "nbest": 50,
                      "batch_size": 64, "stop": "exact"}
@@ -172,7 +177,8 @@ def _gpu(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   c.bilingual.settings = {"train_steps": 20000, "eval_every": 1000,
                           "checkpoint": {"every": 1000},
                           "mesh": {"num_devices": -1},
-                          "data": {"width_multiple": 32},
+                          "data": {"width_multiple": 32,
+                                   "allow_dev_overlap": False},
                           "vocab": {"size": 8000, "character_coverage": 1.0}}
   # Dev on news, and the bundled news sets of `lang` to mine.
   c.data.dev = "bitext_newstest_dev_de_en:newstest2013"

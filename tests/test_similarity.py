@@ -332,7 +332,7 @@ def test_errors_say_what_to_fix(toy):
   with pytest.raises(errors.ConfigError, match="noisy"):
     mlp.split((x, x), _config(negatives="worst"))
   with pytest.raises(errors.ConfigError, match="unknown negatives"):
-    mlp.split((x, x), _config(negatives="hard"))
+    mlp.check(_config(negatives="hard"))
   nan = x.copy()
   nan[3, 0] = np.nan
   with pytest.raises(errors.DataError, match="row"):

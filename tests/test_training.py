@@ -16,6 +16,7 @@ from paraflax import errors
 from paraflax.data import pairs as pairs_lib
 from paraflax.data import tasks
 from paraflax.data import words
+from paraflax.recipes import config_check
 from paraflax.recipes import paraphrase
 from paraflax.training import loop
 from paraflax.training import partitioning
@@ -159,4 +160,4 @@ def test_nan_loss_stops_with_a_message(tmp_path, tiny_overrides):
 def test_intervals_must_land_on_megabatches(tiny_overrides):
   config, recipe = _recipe(tiny_overrides + ["--config.train_steps=50"], 1)
   with pytest.raises(errors.ConfigError, match="train_steps"):
-    loop.check_intervals(config, recipe.updates_per_call)
+    config_check.check_intervals(config, recipe.updates_per_call)

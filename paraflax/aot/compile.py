@@ -149,6 +149,12 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
     raise errors.ConfigError(
         f"--program {program!r}: use one of "
         f"{', '.join(programs_lib.PROGRAMS)}.")
+  if program == "train":  # the config as `paraflax train` checks it
+    from paraflax.recipes import config_check  # pylint: disable=g-import-not-at-top
+    from paraflax.recipes import mlp_similarity  # pylint: disable=g-import-not-at-top
+    config_check.check(config, files=False, family=(
+        mlp_similarity if config.get("recipe") == mlp_similarity.RECIPE
+        else None))
   from paraflax.aot import topology as topology_lib  # pylint: disable=g-import-not-at-top
   if topology != topology_lib.LOCAL:
     # The host compiles for the topology's devices, not its own: jax need

@@ -102,7 +102,8 @@ def _encode_rows(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,
 def _report_skipped(name: str, skipped: int, total: int, max_len: int
                     ) -> None:
   batching.warn_longer(skipped, total, max_len, "subwords", "pairs",
-                       "were skipped", name)
+                       "were skipped (a larger data.max_len keeps them)",
+                       name)
 
 
 def encode(pairs: Sequence[tuple[str, str]], src_encode, tgt_encode,

@@ -119,8 +119,11 @@ def check_words(words: Sequence[int]) -> None:
 
 
 def _train_nmt(config: str, overrides: Sequence[str], workdir: str) -> float:
+  """Trains the NMT of one selection: `config` with `overrides`, which
+  `eval_filtering` checked, but for data.train (the selection's TSV)."""
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
   from paraflax.recipes import train  # pylint: disable=g-import-not-at-top
-  train.train(config, workdir, overrides)
+  train.run(config_lib.load(config, overrides), workdir)
   with open(os.path.join(workdir, "metrics.jsonl"), encoding="utf-8") as f:
     bleu = [r["dev/bleu"] for r in map(json.loads, f) if "dev/bleu" in r]
   return bleu[-1]
@@ -177,8 +180,13 @@ def eval_filtering(workdir: str, noisy: str, output: str,
   mlp once trained) and of the file's score columns; rerunning with the
   same inputs and settings resumes (`OUTPUT.meta.json`), other ones are
   refused unless `overwrite`."""
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
   from paraflax.inference import scoring  # pylint: disable=g-import-not-at-top
+  from paraflax.recipes import config_check  # pylint: disable=g-import-not-at-top
   check_words(words)
+  # The NMTs' config, once, before any work (each selection sets its
+  # data.train).
+  config_check.check(config_lib.load(nmt_config, nmt_override), files=False)
   src, tgt, scores, labels = read_noisy(noisy)
   lang, _ = scoring.workdir_languages(workdir)
   labels_path = noisy + ".labels"

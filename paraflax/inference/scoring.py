@@ -29,7 +29,7 @@ from paraflax.evaluation import text_baselines
 from paraflax.inference import embedders
 from paraflax.mining import similarity
 from paraflax.recipes import mlp_similarity
-from paraflax.recipes import settings
+from paraflax.recipes import config_check
 from paraflax.recipes import workdir as workdir_lib
 
 MLP_WORKDIR = "mlp_similarity"
@@ -134,8 +134,8 @@ def train_mlp(enc: bilingual_eval.Encoders,
   train_for_language`: positives from newstest_train_pool, negatives from
   ParaCrawl v3 text or random) and writes a JSON report of the config and
   evaluations beside it. A run replaces the previous one only once it is
-  complete; the embeddings are recomputed anyway, so nothing resumes."""
-  settings.check(config)  # before the sentences are embedded
+  complete; the embeddings are recomputed anyway, so nothing resumes.
+  `config`: one `config_check.check` passed."""
   final = mlp_workdir(enc.workdir)
   partial = final + ".partial"
   shutil.rmtree(partial, ignore_errors=True)  # a killed run's leftovers
@@ -237,7 +237,7 @@ def train_mlp_for_workdir(workdir: str,
   """`paraflax train-mlp`: the workdir's MLP similarity, trained and saved;
   `config` as configs/mlp_similarity.py makes it (None: that file)."""
   config = config or mlp_similarity.default_config()
-  settings.check(config)  # before the workdir's model loads
+  config_check.check(config, family=mlp_similarity)  # before the model loads
   report = train_mlp(_open_both(workdir), config)
   for values in report["evals"]:
     print(", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
@@ -295,7 +295,9 @@ def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
   elif enc.lang in paracrawl.LANGS:
     print("training the MLP similarity first (paraflax train-mlp defaults)",
           file=sys.stderr)
-    train_mlp(enc, mlp_similarity.default_config())
+    config = mlp_similarity.default_config()
+    config_check.check(config, family=mlp_similarity)
+    train_mlp(enc, config)
   else:
     names.remove("mlp")
     print(f"no MLP similarity: {enc.lang}-en has no bundled bitext to train "

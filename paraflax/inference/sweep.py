@@ -83,7 +83,7 @@ def run_point(workdir: str, point: Point) -> dict:
   folder = os.path.join(workdir, point.name)
   print(f"== sweep point {point.index}: {point.name} "
         f"({' '.join(point.overrides) or 'the base config'})", flush=True)
-  train.train(ml_collections.ConfigDict(point.config), folder)
+  train.run(ml_collections.ConfigDict(point.config), folder)  # `points` checked it
   reports = evaluate.evaluate(folder)
   values = dict(itertools.chain.from_iterable(
       _numbers(r.details, name) for name, r in reports.items()))

@@ -16,7 +16,7 @@ import ml_collections
 
 from paraflax import config as config_lib
 from paraflax import errors
-from paraflax.recipes import settings as settings_lib
+from paraflax.recipes import config_check
 
 # The checkout that holds configs/: where a relative `base` is read.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -121,7 +121,7 @@ def points(sweep: ml_collections.ConfigDict) -> list[Point]:
     try:
       config_lib.override(config, [config_lib.PREFIX + o for o in
                                    (*sweep.overrides, *overrides)])
-      settings_lib.check(config)
+      config_check.check(config)
     except errors.ConfigError as e:
       raise errors.ConfigError(f"sweep point {name}: {e}") from e
     same = by_config.setdefault(config.to_json_best_effort(sort_keys=True),

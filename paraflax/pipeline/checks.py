@@ -69,13 +69,13 @@ def _held_out(config: ml_collections.ConfigDict,
   strict = [s for s in stages
             if not found[s].data.get("allow_dev_overlap", False)]
   if config.data.dev and strict:
-    blocks = " and ".join(f"{s}.settings" for s in strict)
+    allow = " ".join(f"--config.{s}.settings.data.allow_dev_overlap=true"
+                     for s in strict)
     sets.append(_HeldOut(
         f"data.dev={config.data.dev}", list(_rows(config.data.dev)),
         "dev figures and the best checkpoint would be chosen on training "
         "data", "Remove them from the training files, or name another dev "
-        f"set: --config.data.dev=SPEC (a config file whose {blocks} set "
-        "data.allow_dev_overlap = True allows them)."))
+        f"set: --config.data.dev=SPEC ({allow} allows them)."))
   if "mining" in config.stages and "bilingual" in stages:
     for split in ("dev", "test"):
       spec = config.mining[split]

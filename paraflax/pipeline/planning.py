@@ -16,10 +16,12 @@ from paraflax.inference import sweep
 from paraflax.pipeline import checks
 from paraflax.pipeline import plan as plan_lib
 from paraflax.pipeline import stages
+from paraflax.recipes import config_check
 from paraflax.recipes import workdir as workdir_lib
 
 LMS = ("", "references")  # score.lm: what the lm_ppl LM is trained on
 # The config files whose keys each stage's `settings` block sets.
+_TRAINED = ("nmt", "words", "gran", "bilingual")  # stages that run a recipe
 BASES = {"nmt": "configs/nmt.py:{lang}", "words": "configs/ppdb_words.py",
          "gran": "configs/paraphrase.py:gran",
          "bilingual": "configs/bilingual.py:{lang}", "mining": "configs/mine.py"}
@@ -219,11 +221,28 @@ def _stage_configs(config: ml_collections.ConfigDict, workdir: str
   return found
 
 
+def _check_trained(config: ml_collections.ConfigDict,
+                   found: dict[str, ml_collections.ConfigDict],
+                   workdir: str) -> None:
+  """Each config a stage trains here, checked once, before any stage
+  (`config_check`): its ranges, intervals and keys, and its folder. Its
+  files are not listed: the earlier stages write some of them, and
+  `_check_data` checks the pipeline's data."""
+  for stage in _TRAINED:
+    if stage in config.stages and not config[stage].get("workdir"):
+      try:
+        config_check.check(found[stage], os.path.join(workdir, stage),
+                           files=False)
+      except errors.ConfigError as e:
+        raise errors.ConfigError(f"{stage}.settings: {e}") from e
+
+
 def plan(config: ml_collections.ConfigDict, workdir: str) -> plan_lib.Plan:
-  """The checked plan: unknown stages, keys or a mismatched NMT workdir stop
-  here, before anything is written."""
+  """The checked plan: unknown stages, keys, settings out of range or a
+  mismatched NMT workdir stop here, before anything is written."""
   _check_stages(config)
   configs = _stage_configs(config, workdir)
+  _check_trained(config, configs, workdir)
   _check_nmt_workdir(config)
   _check_bilingual_workdir(config)
   return plan_lib.Plan(config, workdir, configs)

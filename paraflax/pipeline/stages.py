@@ -43,7 +43,7 @@ def _train(plan: plan_lib.Plan, stage: str) -> dict:
   from paraflax.recipes import train  # pylint: disable=g-import-not-at-top
   config = plan.configs[stage]
   folder = plan.folder(stage)
-  train.train(ml_collections.ConfigDict(config), folder)
+  train.run(ml_collections.ConfigDict(config), folder)  # planning checked it
   return {"workdir": os.path.abspath(folder), "steps": config.train_steps,
           "select": config.select, "best": _best(folder, config.select)}
 

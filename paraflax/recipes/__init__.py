@@ -12,21 +12,20 @@ RECIPES = {"paraphrase": "paraflax.recipes.paraphrase",
            "ref_classifier": "paraflax.recipes.ref_classifier"}
 
 
-def _module(config):
+def family(config):
+  """The module of `config.recipe`: its `build`, `check` and
+  `updates_per_call`."""
   if config.recipe not in RECIPES:
     raise errors.ConfigError(f"unknown recipe {config.recipe!r}; set recipe "
-                             f"to one of {sorted(RECIPES)}.")
+                             f"to one of {sorted(RECIPES)}" + (
+                                 " (an MLP similarity trains with `paraflax "
+                                 "train-mlp --workdir BILINGUAL_WORKDIR`)"
+                                 if config.recipe == "mlp_similarity"
+                                 else "") + ".")
   return importlib.import_module(RECIPES[config.recipe])
 
 
 def build(config, workdir: str, mesh):
-  """The recipe of `config.recipe`, its batches split over `mesh`."""
-  from paraflax.training import loop  # pylint: disable=g-import-not-at-top
-  loop.check_counts(config)  # before the workdir gets any file
-  return _module(config).build(config, workdir, mesh)
-
-
-def updates_per_call(config) -> int:
-  """Optimizer updates one train step of `config.recipe` makes, from the
-  config alone, so that the intervals are checked before any data loads."""
-  return _module(config).updates_per_call(config)
+  """The recipe of `config.recipe`, its batches split over `mesh`; `config`
+  is one `config_check.check` passed."""
+  return family(config).build(config, workdir, mesh)

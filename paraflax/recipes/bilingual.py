@@ -284,6 +284,18 @@ def _sentences(config: ml_collections.ConfigDict, workdir: str,
   return bitext.Chained(data.tgt, mono["tgt"])
 
 
+def check(config: ml_collections.ConfigDict, files: bool) -> None:
+  """`config_check`'s part for this family: its languages, evaluators and
+  data.parts and, with `files`, bitext of the pair that names files."""
+  from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
+  langs = languages(config)
+  if files:
+    _check_tasks(config, langs[1])
+  bitext_parts.unsplit(config, "mono_tasks", "the monolingual text is not "
+                       "split into parts")
+  evaluators.settings_of(config.evals, config.data.dev)
+
+
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> BilingualRecipe:
   """Streams the bitext (and monolingual text) of `config.data` into the
@@ -292,10 +304,6 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
   from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
   langs = languages(config)
-  _check_tasks(config, langs[1])
-  bitext_parts.unsplit(config, "mono_tasks", "the monolingual text is not "
-                       "split into parts")
-  evaluators.settings_of(config.evals, config.data.dev)  # before any work
   multiple = bitext.width_multiple(config)
   dev = _pairs(config, (config.data.dev,) if config.data.dev else (),
                "train")

@@ -35,7 +35,6 @@ from paraflax.evaluation import paracrawl
 from paraflax.mining import knn
 from paraflax.mining import similarity
 from paraflax.models import heads
-from paraflax.recipes import settings
 from paraflax.recipes import workdir as workdir_lib
 from paraflax.training import checkpointing
 from paraflax.training import loop
@@ -181,7 +180,11 @@ def _check_pairs(pairs: Pairs, what: str) -> Pairs:
   return src, tgt
 
 
-def _check_config(config: ml_collections.ConfigDict) -> None:
+def check(config: ml_collections.ConfigDict, files: bool = True) -> None:
+  """`config_check`'s part for this family: known negatives, a held-out
+  share in range and positive sizes (`files`: the embeddings are given to
+  `train`, not named)."""
+  del files
   if config.negatives not in NEGATIVES:
     raise errors.ConfigError(f"unknown negatives {config.negatives!r}; use "
                              f"one of {sorted(NEGATIVES)}.")
@@ -197,7 +200,6 @@ def split(positives: Pairs, config: ml_collections.ConfigDict,
           noisy: Pairs | None = None) -> tuple[Examples, Examples]:
   """(train, held-out) examples: the positives, negatives as the config
   says, shuffled by the seed; `heldout_fraction` of them held out."""
-  _check_config(config)
   positives = _check_pairs(positives, "positive")
   if noisy is not None:
     noisy = _check_pairs(noisy, "noisy")
@@ -230,6 +232,11 @@ def resolve(config: ml_collections.ConfigDict, train: Examples
 
 def init_params(head: heads.MLPHead, dim: int, key: jax.Array) -> Any:
   return head.init(key, jnp.zeros((1, dim)), jnp.zeros((1, dim)))
+
+
+def updates_per_call(config: ml_collections.ConfigDict) -> int:
+  del config  # one update per batch of examples
+  return MLPSimilarityRecipe.updates_per_call
 
 
 class MLPSimilarityRecipe:
@@ -300,7 +307,8 @@ def train(positives: Pairs, config: ml_collections.ConfigDict, workdir: str,
 
   Args:
     positives: (source, target) embeddings of parallel pairs.
-    config: configs/mlp_similarity.py's keys.
+    config: configs/mlp_similarity.py's keys, as `config_check.check`
+      passed them.
     workdir: gets config.json (resolved), checkpoints/ (latest), best/
       (lowest held-out loss; none when nothing is held out) and metrics.
     noisy: (source, target) embeddings of a noisy corpus, for negatives
@@ -309,7 +317,6 @@ def train(positives: Pairs, config: ml_collections.ConfigDict, workdir: str,
   Returns:
     {step, heldout/loss, ...} per evaluation.
   """
-  settings.check(config)
   train_set, held = split(positives, config, noisy)
   config = resolve(config, train_set)
   workdir_lib.check_same_experiment(workdir, config)

@@ -107,6 +107,15 @@ class NMTRecipe:
         dev=self.config.data.dev)
 
 
+def check(config: ml_collections.ConfigDict, files: bool) -> None:
+  """`config_check`'s part for this family: its evaluators and, with
+  `files`, bitext that names files."""
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  if files:
+    specs.train_specs(config.data)
+  evaluators.settings_of(config.evals, config.data.dev)
+
+
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
           ) -> NMTRecipe:
   """Streams the bitext of `config.data.train` into the workdir's subword
@@ -115,8 +124,6 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
   from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
-  specs.train_specs(config.data)  # before any work: a config with no bitext
-  evaluators.settings_of(config.evals, config.data.dev)  # and its evals
   multiple = bitext.width_multiple(config)
   dev = specs.pairs(config.data.dev) if config.data.dev else []
   if bitext_parts.count(config) > 1:  # each process reads its own parts

@@ -219,19 +219,26 @@ def load_for_inference(workdir: str) -> tuple[Embedder, Any, int]:
   return Embedder(model, vocab, config.data.max_len), params, step
 
 
-def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
-          ) -> ParaphraseRecipe:
-  """A recipe ready for the train loop, reading its megabatches from the
-  workdir's encoded cache of `config.data`'s pairs
-  (`paraphrase_data.vocab_and_stream`)."""
+def check(config: ml_collections.ConfigDict, files: bool) -> None:
+  """`config_check`'s part for this family: the pairs it names and, with
+  `files`, that its word vectors exist."""
+  paraphrase_data.check(config)
   vectors = config.model.word_vectors
-  if vectors and not os.path.isfile(vectors):
+  if files and vectors and not os.path.isfile(vectors):
     raise errors.ConfigError(
         f"model.word_vectors={vectors!r}: no such file. Write PPDB vectors "
         "there with `paraflax train --config configs/ppdb_words.py "
         "--workdir runs/ppdb_words && paraflax export-words --workdir "
         "runs/ppdb_words`, or start from random words with "
         "--config.model.word_vectors=''.")
+
+
+def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
+          ) -> ParaphraseRecipe:
+  """A recipe ready for the train loop, reading its megabatches from the
+  workdir's encoded cache of `config.data`'s pairs
+  (`paraphrase_data.vocab_and_stream`)."""
+  vectors = config.model.word_vectors
   vocab, stream = paraphrase_data.vocab_and_stream(config, workdir, mesh,
                                                    VOCAB_FILE)
   return _recipe(config, workdir, vocab, stream, vectors)

@@ -35,11 +35,6 @@ def _task(config: ml_collections.ConfigDict) -> str:
     return tasks.register_backtranslated(
         config.data.task[len(tasks.BACKTRANSLATED):], data_filter, max_pairs,
         config.seed)
-  if data_filter is not None or max_pairs:
-    raise errors.ConfigError(
-        "data.filter and data.max_pairs select back-translated pairs; "
-        f"data.task={config.data.task!r} is not one. Use "
-        "data.task=backtranslated:SCORED.jsonl, or unset them.")
   return config.data.task
 
 
@@ -53,16 +48,28 @@ def _check_task(name: str, key: str) -> None:
         "backtranslated:OUT.jsonl for `paraflax backtranslate` output.")
 
 
-def _members(config: ml_collections.ConfigDict
-             ) -> tuple[tuple[str, float], ...]:
-  """The (Task, rate) members `config.data` names: those of data.mixture,
-  or data.task alone (rate () below: read in passes over all its pairs)."""
+def check(config: ml_collections.ConfigDict) -> None:
+  """The pairs `config.data` names, from the config alone: a Task (with
+  data.filter and data.max_pairs only for back-translated pairs), or a
+  mixture of (Task, rate) members; data.parts and what it cannot split."""
+  from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
+  from paraflax.data import filters  # pylint: disable=g-import-not-at-top
+  from paraflax.data import tasks  # pylint: disable=g-import-not-at-top
   mixture = tuple(tuple(m) for m in config.data.mixture)
+  data_filter = config.data.get("filter")
+  if isinstance(data_filter, ml_collections.ConfigDict):
+    data_filter = data_filter.to_dict()
+  max_pairs = config.data.get("max_pairs", 0)
   if not mixture:
     _check_task(config.data.task, "data.task")
-    return ((_task(config), 1.0),)
-  if config.data.task or config.data.filter is not None \
-      or config.data.max_pairs:
+    if config.data.task.startswith(tasks.BACKTRANSLATED):
+      filters.parse(data_filter, max_pairs)
+    elif data_filter is not None or max_pairs:
+      raise errors.ConfigError(
+          "data.filter and data.max_pairs select back-translated pairs; "
+          f"data.task={config.data.task!r} is not one. Use "
+          "data.task=backtranslated:SCORED.jsonl, or unset them.")
+  elif config.data.task or data_filter is not None or max_pairs:
     raise errors.ConfigError(
         f"data.mixture={mixture!r} names the pairs, and data.task, "
         "data.filter or data.max_pairs is set too: put data.task in "
@@ -76,6 +83,18 @@ def _members(config: ml_collections.ConfigDict
           "a rate > 0, e.g. ((\"paraphrase_en_human\", 0.95), "
           "(\"paraphrase_en_ppdb_lexical\", 0.05)).")
     _check_task(member[0], f"data.mixture[{i}]")
+  bitext_parts.unsplit(config, "cache_dir", "seqio's cache of a Task is "
+                       "read whole")
+
+
+def _members(config: ml_collections.ConfigDict
+             ) -> tuple[tuple[str, float], ...]:
+  """The (Task, rate) members `config.data` names (`check` passed them):
+  those of data.mixture, or data.task alone (rate () below: read in passes
+  over all its pairs)."""
+  mixture = tuple(tuple(m) for m in config.data.mixture)
+  if not mixture:
+    return ((_task(config), 1.0),)
   return tuple((name, float(rate)) for name, rate in mixture)
 
 
@@ -157,9 +176,7 @@ def vocab_and_stream(config: ml_collections.ConfigDict, workdir: str,
   from paraflax import files  # pylint: disable=g-import-not-at-top
   from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
   members = _members(config)
-  parts = bitext_parts.count(config)  # before any work
-  bitext_parts.unsplit(config, "cache_dir", "seqio's cache of a Task is "
-                       "read whole")
+  parts = bitext_parts.count(config)
   vocab_path = os.path.join(workdir, vocab_file)
   # With parts, the vocabulary is counted on part 0, once for the
   # processes that share the workdir (the others wait, then load it).

@@ -134,13 +134,15 @@ def updates_per_call(config: ml_collections.ConfigDict) -> int:
   return 1
 
 
-def _check_config(config: ml_collections.ConfigDict) -> None:
+def check(config: ml_collections.ConfigDict, files: bool = True) -> None:
+  """`config_check`'s part for this family: data.input given (and, with
+  `files`, a file) and a known kind of negative."""
   if not config.data.input:
     raise errors.ConfigError(
         "data.input is not set: give the back-translation JSONL with n-best "
         "lists, --config.data.input=BT.jsonl (from paraflax backtranslate "
         "--nbest 5).")
-  if not os.path.isfile(config.data.input):
+  if files and not os.path.isfile(config.data.input):
     raise errors.ConfigError(
         f"data.input={config.data.input}: no such file. Give the "
         "back-translation JSONL with n-best lists (paraflax backtranslate "
@@ -273,7 +275,6 @@ def read_splits(config: ml_collections.ConfigDict
                 ) -> dict[str, list[nbest.Group]]:
   """The groups of `data.input` split by id, each without the ids that have
   no negative."""
-  _check_config(config)
   parts = nbest.split_by_id(nbest.read_groups(config.data.input),
                             config.data.dev_fraction,
                             config.data.test_fraction, config.seed)
@@ -338,7 +339,9 @@ def eval_model(workdir: str) -> tuple[evaluators.Model, int]:
   """`paraflax eval`: the classifier of a workdir on its own data splits
   (its model and parameters alone: no recipe, no optimizer)."""
   prob, params, step = load_for_inference(workdir)
-  splits = read_splits(workdir_lib.load_config(workdir, RECIPE))
+  config = workdir_lib.load_config(workdir, RECIPE)
+  check(config)  # its data.input may have moved since it trained
+  splits = read_splits(config)
   return classifier_model(prob, params, splits), step
 
 

@@ -8,7 +8,7 @@ import ml_collections
 
 from paraflax import config as config_lib
 from paraflax import files
-from paraflax.recipes import settings
+from paraflax.recipes import config_check
 from paraflax.recipes import workdir as workdir_lib
 
 
@@ -26,14 +26,16 @@ def train(config: str | ml_collections.ConfigDict, workdir: str,
   config = config_lib.load(config, overrides) if isinstance(config, str) \
       else config_lib.override(config, overrides)
   config = workdir_lib.as_current(config)
-  # Every check of the config alone runs before the workdir is touched
-  # (check_same_experiment may replace a start that saved no checkpoint).
-  settings.check(config)
+  config_check.check(config, workdir)  # before the workdir is touched
+  run(config, workdir, **cluster)
+
+
+def run(config: ml_collections.ConfigDict, workdir: str, **cluster: Any
+        ) -> None:
+  """`train` of a config `config_check.check` passed for `workdir` (a
+  pipeline or a sweep checks every config it trains before the first)."""
   from paraflax import recipes  # pylint: disable=g-import-not-at-top
   from paraflax.training import loop  # pylint: disable=g-import-not-at-top
-  loop.check_counts(config)
-  loop.check_intervals(config, recipes.updates_per_call(config))
-  workdir_lib.check_writable(workdir)
   from paraflax.training import distributed as distributed_lib  # pylint: disable=g-import-not-at-top
   distributed_lib.join(**cluster)
   # One run writes a workdir: a second `train` on it stops here, before

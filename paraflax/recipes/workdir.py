@@ -283,28 +283,46 @@ def _remove_start(workdir: str) -> list[str]:
   return removed
 
 
-def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
-                          ) -> None:
-  """Resuming with another config would mix two experiments in one run.
-
-  A workdir whose start stopped before its first checkpoint (a setting
-  that diverged at once, a bad Task) has nothing to resume: another config
-  replaces that start, whose files are removed (they derive from the
-  config it replaces), with a line on stderr saying so."""
+def _differs(workdir: str, config: ml_collections.ConfigDict) -> list[str]:
+  """The keys (but `_MAY_CHANGE`) in which `config` differs from the one
+  `workdir` was started with; none for a new workdir."""
   saved = _read_saved(workdir)
   if saved is None:
-    return
+    return []
   saved = json.loads(json.dumps(saved))  # upgrade()'s tuples as JSON has them
   now = json.loads(config.to_json())
-  diff = sorted(k for k in set(saved) | set(now)
+  return sorted(k for k in set(saved) | set(now)
                 if k not in _MAY_CHANGE and saved.get(k) != now.get(k))
+
+
+def _mixed(workdir: str, diff: list[str]) -> errors.ConfigError:
+  return errors.ConfigError(
+      f"{workdir} holds a run of a different config (differs in: "
+      f"{', '.join(diff)}). Use a new --workdir, or the same config (only "
+      f"{', '.join(_MAY_CHANGE)} may change on resume).")
+
+
+def check_resumable(workdir: str, config: ml_collections.ConfigDict) -> None:
+  """Resuming with another config would mix two experiments in one run: a
+  workdir with a checkpoint of another config stops the run. Reads only."""
+  diff = _differs(workdir, config)
+  if diff and has_checkpoint(workdir):
+    raise _mixed(workdir, diff)
+
+
+def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
+                          ) -> None:
+  """`check_resumable`, under the run's lock (a run that held the lock may
+  have saved a checkpoint since `config_check.check`), then: a workdir
+  whose start stopped before its first checkpoint (a setting that diverged
+  at once, a bad Task) has nothing to resume, so another config replaces
+  that start, whose files are removed (they derive from the config it
+  replaces), with a line on stderr saying so."""
+  diff = _differs(workdir, config)
   if not diff:
     return
   if has_checkpoint(workdir):
-    raise errors.ConfigError(
-        f"{workdir} holds a run of a different config (differs in: "
-        f"{', '.join(diff)}). Use a new --workdir, or the same config (only "
-        f"{', '.join(_MAY_CHANGE)} may change on resume).")
+    raise _mixed(workdir, diff)
   removed = _remove_start(workdir)
   print(f"{workdir}: no checkpoint yet, so this config replaces the one of "
         f"its earlier start (differs in: {', '.join(diff)}); removed that "

@@ -60,37 +60,6 @@ def _check_finite(step: int, values: dict[str, float], last_saved: int | None
         "rerun (it resumes from that checkpoint).")
 
 
-def check_intervals(config: Any, updates_per_call: int) -> None:
-  """Counts that make sense, and steps advance by `updates_per_call`: every
-  interval must land on one."""
-  check_counts(config)
-  named = {"train_steps": config.train_steps, "log_every": config.log_every,
-           "eval_every": config.eval_every,
-           "checkpoint.every": config.checkpoint.every}
-  bad = [k for k, v in named.items() if v % updates_per_call]
-  if bad:
-    raise errors.ConfigError(
-        f"{', '.join(bad)} must be multiples of {updates_per_call} (one "
-        "train step makes that many updates, e.g. a megabatch); now "
-        + ", ".join(f"{k}={named[k]}" for k in bad) + ".")
-
-
-def check_counts(config: Any) -> None:
-  """What a recipe needs not be built to check: at least one step and one
-  kept checkpoint; an interval of 0 means only at the last step."""
-  least = {"train_steps": (config.train_steps, 1),
-           "checkpoint.keep": (config.checkpoint.keep, 1),
-           "log_every": (config.log_every, 0),
-           "eval_every": (config.eval_every, 0),
-           "checkpoint.every": (config.checkpoint.every, 0)}
-  bad = [f"{k}={v} (use >= {low})" for k, (v, low) in least.items()
-         if v < low]
-  if bad:
-    raise errors.ConfigError(
-        f"{', '.join(bad)}: set --config.<key> to a count in range; an "
-        "interval of 0 logs, evaluates or saves only at the last step.")
-
-
 def _every(step: int, interval: int, last: int) -> bool:
   return step == last or (interval > 0 and step % interval == 0)
 
@@ -196,9 +165,10 @@ def train(recipe: Recipe, config: Any, workdir: str,
           on_eval: Callable[[int, dict[str, float]], None] | None = None,
           mesh: Mesh | None = None) -> State:
   """Runs (or resumes) training until `config.train_steps` updates, over
-  `mesh` (default: the config's, `partitioning.config_mesh`)."""
+  `mesh` (default: the config's, `partitioning.config_mesh`). `config` is
+  one `recipes.config_check.check` passed: its counts and intervals are
+  trusted."""
   mesh = partitioning.config_mesh(config) if mesh is None else mesh
-  check_intervals(config, recipe.updates_per_call)
   init_key, train_key = jax.random.split(jax.random.key(config.seed))
   abstract, shardings = state_shardings(recipe, config, mesh)
   ckpt = checkpointing.Checkpoints(workdir, config.checkpoint.keep,

@@ -1,11 +1,17 @@
 """Trains configs/bilingual.py:de and configs/papers/kim2019.py:de cut to
 2 CPU cores (Multi30k de-en only, 64-unit layers, 2,000-piece vocabulary,
-200 steps) and writes their dev
+--steps updates, 200 by default, of batches of 32, or of each preset's own
+batch with --own-batch: 32 and the paper's 120) and writes their dev
 alignment accuracy and Multi30k 2016 alignment errors to a JSON file,
-OUT_DIR/bilingual_cut_<presets>.json (by children.write_result: the run's
-command, commit, hardware, load and seconds, the figures under "presets").
+OUT_DIR/bilingual_cut_<presets>[_<steps>][_own-batch].json (by
+children.write_result: the run's command, commit, hardware, load and
+seconds, the figures under "presets").
 
   python lab/experiments/paper_fidelity/bilingual_cut.py OUT_DIR [PRESET ...]
+      [--steps N] [--own-batch] [--json FILE]
+
+--json FILE writes the result there instead (lab/results/... enters it in
+the manifest).
 """
 import argparse
 import json
@@ -22,18 +28,24 @@ from paraflax.evaluation import alignment
 from paraflax.inference import scoring
 from paraflax.recipes import train
 
-CUT = {"train_steps": 200, "batch_size": 32, "vocab.size": 2000,
-       "model.word_dim": 64, "model.hidden": 64, "eval.sentences": 200,
-       "evals.dev.sentences": 200, "eval_every": 100, "log_every": 50,
-       "checkpoint.every": 100, "mesh.num_devices": 1}
+CUT = {"vocab.size": 2000, "model.word_dim": 64, "model.hidden": 64,
+       "eval.sentences": 200, "evals.dev.sentences": 200, "log_every": 50,
+       "mesh.num_devices": 1}
 PRESETS = {"default": "configs/bilingual.py:de",
            "kim2019": "configs/papers/kim2019.py:de"}
 
 
-def cut(spec: str):
+def cut(spec: str, steps: int, own_batch: bool):
+  """The preset cut: CUT, `steps` updates with a dev evaluation and a
+  checkpoint at each half, batches of 32 unless `own_batch`."""
   config = config_lib.load_file(spec)
   config.unlock()
-  for key, value in CUT.items():
+  every = max(1, steps // 2)
+  keys = {**CUT, "train_steps": steps, "eval_every": every,
+          "checkpoint.every": every}
+  if not own_batch:
+    keys["batch_size"] = 32
+  for key, value in keys.items():
     *path, last = key.split(".")
     block = config
     for p in path:
@@ -44,13 +56,17 @@ def cut(spec: str):
   return config
 
 
-def main(out: str, names=tuple(PRESETS)) -> None:
+def main(out: str, names=tuple(PRESETS), steps: int = 200,
+         own_batch: bool = False, json_path: str | None = None) -> None:
   rows = {}
+  tag = "".join([f"_{steps}" if steps != 200 else "",
+                 "_own-batch" if own_batch else ""])
   for name in names:
     spec = PRESETS[name]
-    workdir = os.path.join(out, f"bi_{name}")
+    workdir = os.path.join(out, f"bi_{name}{tag}")
     start = time.time()
-    train.train(cut(spec), workdir)
+    config = cut(spec, steps, own_batch)
+    train.train(config, workdir)
     seconds = time.time() - start
     with open(os.path.join(workdir, "metrics.jsonl")) as f:
       dev = [r["dev/align_accuracy"] for r in map(json.loads, f)
@@ -61,11 +77,12 @@ def main(out: str, names=tuple(PRESETS)) -> None:
                               sets=["multi30k_test_2016_flickr",
                                     "newstest2012"])
     rows[name] = {"spec": spec, "seconds": round(seconds),
+                  "train_steps": steps, "batch_size": config.batch_size,
                   "dev_align_accuracy": dev,
                   "alignment": errs}
     print(name, json.dumps(rows[name]), flush=True)
   children.write_result(
-      os.path.join(out, f"bilingual_cut_{'_'.join(names)}.json"),
+      json_path or os.path.join(out, f"bilingual_cut_{'_'.join(names)}{tag}.json"),
       {**children.run_facts(__file__, None), "presets": rows})
 
 
@@ -74,7 +91,15 @@ if __name__ == "__main__":
   parser.add_argument("out_dir")
   parser.add_argument("presets", nargs="*", metavar="PRESET",
                       help=f"of {', '.join(PRESETS)} (default: both)")
+  parser.add_argument("--steps", type=int, default=200,
+                      help="updates each (default 200)")
+  parser.add_argument("--own-batch", action="store_true",
+                      help="each preset's own batch (32; the paper's 120) "
+                           "instead of 32 for both")
+  parser.add_argument("--json", dest="json_path", metavar="FILE",
+                      help="the result file (default: in OUT_DIR)")
   args = parser.parse_args()
   if set(args.presets) - set(PRESETS):
     parser.error(f"PRESET: one of {', '.join(PRESETS)}")
-  main(args.out_dir, tuple(args.presets) or tuple(PRESETS))
+  main(args.out_dir, tuple(args.presets) or tuple(PRESETS), args.steps,
+       args.own_batch, args.json_path)
