@@ -38,6 +38,10 @@ TINY = {
                          "--config.data.vocab_max_size=2000")),
     "ref_classifier": ("ref_classifier.py:avg", (
         "--config.batch_size=16", "--config.data.vocab_max_size=2000")),
+    "ref_classifier_lstm": ("ref_classifier.py:lstm", (
+        "--config.batch_size=16", "--config.data.vocab_max_size=2000",
+        "--config.model.word_dim=32", "--config.model.hidden=32",
+        "--config.data.max_len=16")),
     "mlp_similarity": ("mlp_similarity.py", ("--config.batch_size=16",
                                              "--config.hidden=64")),
 }

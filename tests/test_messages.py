@@ -355,20 +355,25 @@ def _pipeline_config(tmp_path, lines: list[str], *extra: str):
       f"--config.mining.test={specs['mining_test']}", *extra])
 
 
-def test_the_pipeline_plans_mining_sizes_against_usable_rows(tmp_path):
-  from paraflax import errors  # pylint: disable=g-import-not-at-top
+def test_the_pipeline_fits_mining_sizes_to_the_usable_rows(tmp_path, caplog):
+  """Benchmark bitext of fewer usable rows than gold + 2 x distractors: both
+  benchmarks draw sizes cut in the same proportion, with a warning; sizes
+  that fit are kept."""
   from paraflax.pipeline import planning  # pylint: disable=g-import-not-at-top
   config = _pipeline_config(tmp_path, [f"猫{i}" for i in range(50)])
-  with pytest.raises(errors.ConfigError, match=(
-      r"mining\.dev: tsv:.*ja-en\.mining_dev\.tsv: a benchmark of 300 gold "
-      r"pairs and 350 distractors a side draws .* 1,000 rows, but only 50 "
-      r"of its 50 are usable.* Set --config\.mining\.gold and "
-      r"--config\.mining\.distractors so that")):
-    planning.plan(config, str(tmp_path / "w"))
+  planning.plan(config, str(tmp_path / "w"))
+  assert (config.mining.gold, config.mining.distractors) == (15, 17)
+  assert re.search(
+      r"mining\.dev: tsv:.*ja-en\.mining_dev\.tsv has 50 usable rows .* "
+      r"fewer than the 1,000 that 300 gold pairs and 350 distractors a side "
+      r"draw: both benchmarks draw 15 gold pairs and 17 distractors a side "
+      r"instead\. --config\.mining\.gold and --config\.mining\.distractors",
+      caplog.text)
   config = _pipeline_config(tmp_path, [f"猫{i}" for i in range(50)],
                             "--config.mining.gold=20",
                             "--config.mining.distractors=15")
   planning.plan(config, str(tmp_path / "w"))
+  assert (config.mining.gold, config.mining.distractors) == (20, 15)
   assert not (tmp_path / "w").exists()
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from paraflax import cli
+from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import bitext
 from paraflax.decoding import translator as translator_lib
@@ -541,5 +542,7 @@ def test_loss_normalize_divides_by_tokens_or_sentences():
   mask = np.arange(4)[None] < batch["tgt_len"][:, None]
   want = np.sum((0.9 * nll + 0.1 * smooth) * mask) / 2  # EOS scored, pad not
   np.testing.assert_allclose(per_sentence, want, rtol=1e-5)
+  config = config_lib.load(f"{ROOT}/configs/nmt.py:de")
+  config.loss.normalize = "words"
   with pytest.raises(errors.ConfigError, match="loss.normalize"):
-    _recipe(normalize="words")
+    nmt.check(config, files=False)

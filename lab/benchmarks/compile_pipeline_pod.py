@@ -43,7 +43,7 @@ def stages(topology: str) -> list[dict]:
   for stage in TRAINED:
     cfg = configs[stage]
     row = compile_presets.reported(cfg, topology, program="train")
-    units = recipes.updates_per_call(cfg)
+    units = recipes.family(cfg).updates_per_call(cfg)
     rows.append({"stage": stage, "program": "train", "unit": "train step",
                  "batch_size": cfg.batch_size, "units_per_step": units,
                  **row})

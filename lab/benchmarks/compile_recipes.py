@@ -51,7 +51,7 @@ def one(name: str, topology: str) -> dict:
     return {"recipe": name, **row}
   loaded = config_lib.load(os.path.join(compile_presets.ROOT, config),
                            row["overrides"])
-  updates = (recipes.updates_per_call(loaded)
+  updates = (recipes.family(loaded).updates_per_call(loaded)
              if loaded.recipe in recipes.RECIPES else 1)
   predicted = updates * row["parameter_bytes"]
   return {"recipe": name, **row, "updates_per_step": updates,

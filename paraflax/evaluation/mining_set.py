@@ -225,21 +225,19 @@ def _eligible(data: str) -> tuple[list[Row], list[Row]]:
                              and r[1].strip()])
 
 
-def check_sizes(data: str, gold: int, distractors: int, where: str,
-                keys: str) -> None:
-  """A ConfigError, before anything is built or trained, when bitext
-  `data` has fewer usable rows than gold + 2 x distractors; `where` names
-  the setting that names `data`, `keys` those of the sizes."""
-  rows, eligible = _eligible(data)
+def usable(data: str) -> int:
+  """How many rows of bitext `data` a benchmark can draw from."""
+  return len(_eligible(data)[1])
+
+
+def fitted_sizes(gold: int, distractors: int, rows: int) -> tuple[int, int]:
+  """(gold, distractors) as asked when gold + 2 x distractors rows fit in
+  `rows`; else both cut in the same proportion to fit."""
   need = gold + 2 * distractors
-  if need > len(eligible):
-    raise errors.ConfigError(
-        f"{where} {data}: a benchmark of {gold} gold pairs and {distractors} "
-        f"distractors a side draws gold + 2 x distractors = {need:,} rows, "
-        f"but only {len(eligible):,} of its {len(rows):,} are usable (both "
-        "sides non-empty, each sentence occurring once). Set "
-        f"{keys} so that gold + 2 x distractors <= {len(eligible):,}, or "
-        "name more bitext.")
+  if need <= rows:
+    return gold, distractors
+  fit_gold = max(1, rows * gold // need)
+  return fit_gold, max(0, (rows - fit_gold) // 2)
 
 
 def build_from_bitext(data: str, *, gold: int = 1000,

@@ -3,6 +3,7 @@ its stages and their order, its data, a given NMT workdir, and each stage's
 config (its file, then the pipeline's `settings` for it)."""
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Sequence
@@ -152,11 +153,34 @@ def _check_data(config: ml_collections.ConfigDict) -> None:
           f"mining.{split}: no bundled news benchmark for {config.lang}-en; "
           f"name a bitext to build it from: --config.mining.{split}=SPEC "
           "(docs/your-data.md).")
-    if config.mining[split]:  # read now: seconds, not after the training
-      mining_set.check_sizes(
-          config.mining[split], config.mining.gold, config.mining.distractors,
-          f"mining.{split}:",
-          "--config.mining.gold and --config.mining.distractors")
+  _fit_mining_sizes(config)
+
+
+def _fit_mining_sizes(config: ml_collections.ConfigDict) -> None:
+  """Benchmarks that fit the bitext named for them (read now: seconds, not
+  after the training): where mining.dev or mining.test has fewer usable
+  rows than gold + 2 x distractors, both benchmarks draw sizes cut in the
+  same proportion to fit the smaller (the same sizes, so that the dev
+  threshold suits the test benchmark), and a warning says so."""
+  from paraflax.evaluation import mining_set  # pylint: disable=g-import-not-at-top
+  named = {s: config.mining[s] for s in ("dev", "test") if config.mining[s]}
+  if not named:
+    return
+  rows = {s: mining_set.usable(spec) for s, spec in named.items()}
+  split = min(rows, key=rows.get)
+  asked = config.mining.gold, config.mining.distractors
+  fitted = mining_set.fitted_sizes(*asked, rows[split])
+  if fitted == asked:
+    return
+  logging.warning(
+      "mining.%s: %s has %s usable rows (both sides non-empty, each sentence "
+      "once), fewer than the %s that %s gold pairs and %s distractors a side "
+      "draw: both benchmarks draw %s gold pairs and %s distractors a side "
+      "instead. --config.mining.gold and --config.mining.distractors choose "
+      "other sizes; more bitext keeps these.", split, named[split],
+      f"{rows[split]:,}", f"{asked[0] + 2 * asked[1]:,}", asked[0], asked[1],
+      *fitted)
+  config.mining.gold, config.mining.distractors = fitted
 
 
 # Pairs of data.train read to check the vocabularies before any stage:

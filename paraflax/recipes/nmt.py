@@ -65,10 +65,6 @@ class NMTRecipe:
     self.config = config
     self.model = make_model(config, src_sp.get_piece_size(),
                             tgt_sp.get_piece_size())
-    if config.loss.normalize not in NORMALIZE:
-      raise errors.ConfigError(
-          f"loss.normalize={config.loss.normalize!r}; use one of "
-          f"{', '.join(NORMALIZE)}.")
     self.tx = optimizers.make(config.optimizer, config.train_steps)
     self.stream = stream
     self.select_metric = config.select
@@ -108,12 +104,16 @@ class NMTRecipe:
 
 
 def check(config: ml_collections.ConfigDict, files: bool) -> None:
-  """`config_check`'s part for this family: its evaluators and, with
-  `files`, bitext that names files."""
+  """`config_check`'s part for this family: its evaluators and loss and,
+  with `files`, bitext that names files."""
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   if files:
     specs.train_specs(config.data)
   evaluators.settings_of(config.evals, config.data.dev)
+  if config.loss.normalize not in NORMALIZE:
+    raise errors.ConfigError(
+        f"loss.normalize={config.loss.normalize!r}; use one of "
+        f"{', '.join(NORMALIZE)}.")
 
 
 def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh

@@ -135,9 +135,13 @@ def updates_per_call(config: ml_collections.ConfigDict) -> int:
 
 
 def check(config: ml_collections.ConfigDict, files: bool = True) -> None:
-  """`config_check`'s part for this family: data.input given (and, with
-  `files`, a file) and a known kind of negative."""
-  if not config.data.input:
+  """`config_check`'s part for this family: a known kind of negative and,
+  with `files`, data.input given and a file."""
+  if config.data.negative not in NEGATIVES:
+    raise errors.ConfigError(
+        f"data.negative={config.data.negative!r}; use one of "
+        f"{', '.join(NEGATIVES)}.")
+  if files and not config.data.input:
     raise errors.ConfigError(
         "data.input is not set: give the back-translation JSONL with n-best "
         "lists, --config.data.input=BT.jsonl (from paraflax backtranslate "
@@ -147,10 +151,6 @@ def check(config: ml_collections.ConfigDict, files: bool = True) -> None:
         f"data.input={config.data.input}: no such file. Give the "
         "back-translation JSONL with n-best lists (paraflax backtranslate "
         "--nbest 5 --output BT.jsonl).")
-  if config.data.negative not in NEGATIVES:
-    raise errors.ConfigError(
-        f"data.negative={config.data.negative!r}; use one of "
-        f"{', '.join(NEGATIVES)}.")
 
 
 def init_params(model: nn.Module, key: jax.Array) -> Any:
