@@ -57,7 +57,7 @@ def _plant(path: pathlib.Path, change) -> None:
 
 def test_a_changed_run_file_makes_its_table_stale(tmp_path, monkeypatch):
   render, results = _results_copy(tmp_path, monkeypatch)
-  pipeline = str(ROOT / "docs" / "pipeline.md")
+  pipeline = str(ROOT / "lab" / "mining.md")  # the pipeline's mined pairs
   assert render.stale([pipeline]) == []
   run = results / "runs" / "pipeline_tiny" / "tiny.json"
   _plant(run, lambda d: d["mining"]["sample"][0].update(src="Planted."))
@@ -68,7 +68,7 @@ def test_a_changed_run_file_makes_its_table_stale(tmp_path, monkeypatch):
   # Collected again (its sha256 in the sidecar): the table is stale.
   _plant(run.with_name("tiny.about.json"), lambda d: d.update(
       sha256=render.run_tables.run_results.sha256(str(run))))
-  assert render.stale([pipeline]) == ["docs/pipeline.md"]
+  assert render.stale([pipeline]) == ["lab/mining.md"]
 
 
 def test_a_changed_table_json_makes_its_table_stale(tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ from paraflax import errors
 from paraflax.data import bitext
 from paraflax.data import bitext_parts
 from paraflax.recipes import bilingual
+from paraflax.recipes import config_check
 from paraflax.recipes import paraphrase
 from paraflax.training import partitioning
 from tests.conftest import BILINGUAL_CONFIG
@@ -320,13 +321,12 @@ def test_resumed_parted_streams_give_the_same_batches(tmp_path, monkeypatch):
      "data.mono_tasks"),
     (GRAN, ("--config.data.cache_dir=/tmp/seqio_cache",), "data.cache_dir"),
 ])
-def test_parts_refuse_data_they_do_not_split(spec, flags, key, tmp_path,
-                                              monkeypatch):
+def test_parts_refuse_data_they_do_not_split(spec, flags, key, tmp_path):
+  """The config's check refuses them, before the workdir is touched."""
   tiny = BILINGUAL if spec == BILINGUAL_CONFIG else GRAN_PARTS
   config = config_lib.load(spec, (*tiny, *flags))
-  build = bilingual.build if spec == BILINGUAL_CONFIG else paraphrase.build
   with pytest.raises(errors.ConfigError, match=(
       rf"data.parts=4 with {key}=.*--config.{key}=.* or set "
       r"--config.data.parts=1")):
-    _built(build, config, tmp_path / "w", (0, 1), monkeypatch)
-  assert not (tmp_path / "w" / "data_cache").exists()
+    config_check.check(config, str(tmp_path / "w"))
+  assert not (tmp_path / "w").exists()

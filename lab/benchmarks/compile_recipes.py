@@ -12,7 +12,7 @@ the `fsdp` rule, parameters and optimizer state split over the chips.
 
     python lab/benchmarks/compile_recipes.py [--topologies v4:2x2x1 v5e:4x4 v5e:16x16]
 
-Writes lab/results/compile_recipes.json (children.write_result); docs/pod.md
+Writes lab/results/compile_recipes.json (children.write_result); lab/scaling.md
 renders it ("Every recipe's train step on three slices").
 """
 from __future__ import annotations

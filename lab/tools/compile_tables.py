@@ -1,6 +1,8 @@
-"""docs/pod.md's tables: the papers' workloads compiled for TPU slices
-(lab/benchmarks/compile_presets.py) and every recipe's train step
-(lab/benchmarks/compile_recipes.py), from the JSON they wrote."""
+"""The tables of TPU compiles, from the JSON their benchmarks wrote: the
+papers' workloads on three slices (lab/benchmarks/compile_presets.py,
+docs/pod.md), every recipe's train step and the pipeline's pod preset
+(lab/benchmarks/compile_recipes.py, compile_pipeline_pod.py;
+lab/scaling.md)."""
 from __future__ import annotations
 
 import json

@@ -81,5 +81,32 @@ def align_baselines_multi30k() -> list[str]:
                               rows, 1)
 
 
+# lab/experiments/paper_fidelity/bilingual_cut.py --own-batch: each preset
+# with its own batch, the same number of updates.
+KIM_EQUAL_STEPS = "bilingual_cut.kim2019-default.3000-own-batch.intel-xeon-2core.json"
+
+
+def _error(rows: list[dict], similarity: str) -> str:
+  """Multi30k 2016's alignment error (%, the mean of both directions)."""
+  found = [r["mean"] for r in rows if r["set"] == "multi30k_test_2016_flickr"
+           and r["similarity"] == similarity]
+  return f"{found[0]:.1f}"
+
+
+def kim_equal_steps() -> list[str]:
+  """Kim et al.'s preset beside configs/bilingual.py:de, cut alike, at
+  equal updates: the dev alignment accuracy at each evaluation and the
+  Multi30k 2016 alignment error of the best checkpoint."""
+  (run,) = _runs((KIM_EQUAL_STEPS,))
+  return markdown_table.table(
+      ["config", "batch", "updates", "time", "dev alignment accuracy %",
+       "Multi30k 2016 error %, cosine", "CSLS"],
+      [[f"`{p['spec']}`", str(p["batch_size"]), f"{p['train_steps']:,}",
+        f"{p['seconds'] // 60} min {p['seconds'] % 60} s",
+        " -> ".join(f"{a:.1f}" for a in p["dev_align_accuracy"]),
+        _error(p["alignment"], "cosine"), _error(p["alignment"], "csls")]
+       for p in run["presets"].values()], numeric_from=1)
+
+
 TABLES = (mlp_negatives_multi30k, mlp_negatives_multi30k_apart,
-          align_baselines_multi30k)
+          align_baselines_multi30k, kim_equal_steps)

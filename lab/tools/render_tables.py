@@ -1,4 +1,4 @@
-"""Renders the results tables of README.md and docs/*.md from JSON.
+"""Renders the results tables of README.md, docs/*.md and lab/*.md from JSON.
 
 A table in a Markdown file sits between two marker comments:
 
@@ -11,7 +11,7 @@ wrote (`lab/results/`; `bench_tables.py`) or the output files of
 the runs behind a table (`lab/results/runs/`, kept by
 `collect_result.py`; `run_tables.py`) and returns the table's lines. Rewrite every table:
 
-    python lab/tools/render_tables.py            # rewrite README.md and docs/*.md
+    python lab/tools/render_tables.py            # rewrite README.md, docs/ and lab/
     python lab/tools/render_tables.py --check    # exit 1 if one is stale
 
 It also writes docs/commands.md from the command table
@@ -30,7 +30,7 @@ from typing import Callable
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
 import bench_tables  # the benchmarks' tables of lab/benchmarks/README.md
-import compile_tables  # docs/pod.md's preset x topology table
+import compile_tables  # the TPU compiles' tables (docs/pod.md, lab/scaling.md)
 import fidelity_tables  # lab/fidelity.md's runs of caption encoders
 import markdown_table  # the lines of a Markdown table
 import mining_peer_tables  # mining_scale.py --peer, both sides re-ranking

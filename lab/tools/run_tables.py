@@ -315,6 +315,57 @@ def _filtering_table(rows: list[tuple[str, list[dict]]], kinds: list[str],
        for name, r in rows], numeric_from=1)
 
 
+# Wieting et al. 2017's grids (configs/sweeps/*.py:<enc>,...,paper): the
+# `paraflax sweep` output of a grid, kept as runs/paper_grids/<score>-avg.
+_DEV, _TEST = "selected", "sts_all/STSb.test/pearson"
+
+
+def _bounds(point: dict) -> tuple[float, float]:
+  """A point's data.filter bounds, from its override."""
+  spec = point["overrides"][0].split("=", 1)[1]
+  lo = float(spec.split("'lo': ")[1].split(",")[0])
+  hi = spec.split("'hi': ")[1].rstrip("}")
+  return lo, float(hi.strip("'"))
+
+
+def _grid_cell(point: dict, best: str) -> str:
+  if point.get("status") != "finished":
+    return "failed"
+  cell = (f"{100 * point[_DEV]:.2f} / "
+          f"{100 * point['columns'][_TEST]:.2f}")
+  return f"**{cell}**" if point["name"] == best else cell
+
+
+def _grid_table(scores: tuple[str, ...]) -> list[str]:
+  """Each grid's points as `STSb dev / STSb test` (Pearson x 100), a row a
+  lower bound, a column an upper bound; the point STSb dev picks in bold."""
+  rows, uppers = [], set()
+  for score in scores:
+    points = run_results.load(f"paper_grids/{score}-avg").data["points"]
+    done = [p for p in points if p.get("status") == "finished"]
+    best = max(done, key=lambda p: p[_DEV])["name"] if done else ""
+    by_bounds = {_bounds(p): p for p in points}
+    uppers |= {hi for _, hi in by_bounds}
+    for lo in sorted({lo for lo, _ in by_bounds}):
+      rows.append((score, lo, {hi: _grid_cell(p, best)
+                               for (l, hi), p in by_bounds.items()
+                               if l == lo}))
+  uppers = sorted(uppers)
+  return markdown_table.table(
+      ["score", "lower bound", *(f"<= {hi:g}" for hi in uppers)],
+      [[score, f"{lo:g}", *(cells.get(hi, "") for hi in uppers)]
+       for score, lo, cells in rows])
+
+
+def paper_grids_overlap() -> list[str]:
+  return _grid_table(("overlap_1", "bleu"))
+
+
+def paper_grids_lm() -> list[str]:
+  return _grid_table(("lm_ppl",))
+
+
 TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
-          filtering_downstream_captions, filtering_downstream_budgets)
+          filtering_downstream_captions, filtering_downstream_budgets,
+          paper_grids_overlap, paper_grids_lm)
