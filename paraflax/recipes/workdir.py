@@ -258,12 +258,17 @@ STARTED = (CONFIG_FILE, "checkpoints", "best", "metrics.jsonl", "tensorboard",
            "vocab.txt", "src.spm.model", "tgt.spm.model")
 
 
-def has_checkpoint(workdir: str) -> bool:
-  """Whether `workdir` holds a committed checkpoint to resume (a step
-  folder of checkpoints/; a save a kill interrupted has another name)."""
+def checkpoint_steps(workdir: str) -> list[int]:
+  """The steps of the committed checkpoints `workdir` holds to resume
+  (the step folders of checkpoints/; a save a kill interrupted has another
+  name), in order."""
   folder = os.path.join(workdir, "checkpoints")
-  return os.path.isdir(folder) and any(
-      name.isdigit() for name in os.listdir(folder))
+  return sorted(int(name) for name in os.listdir(folder)
+                if name.isdigit()) if os.path.isdir(folder) else []
+
+
+def has_checkpoint(workdir: str) -> bool:
+  return bool(checkpoint_steps(workdir))
 
 
 def _remove_start(workdir: str) -> list[str]:
@@ -304,10 +309,18 @@ def _mixed(workdir: str, diff: list[str]) -> errors.ConfigError:
 
 def check_resumable(workdir: str, config: ml_collections.ConfigDict) -> None:
   """Resuming with another config would mix two experiments in one run: a
-  workdir with a checkpoint of another config stops the run. Reads only."""
+  workdir with a checkpoint of another config stops the run, as does one
+  trained past `train_steps`. Reads only."""
   diff = _differs(workdir, config)
   if diff and has_checkpoint(workdir):
     raise _mixed(workdir, diff)
+  steps = checkpoint_steps(workdir)
+  train_steps = config.get("train_steps")
+  if steps and train_steps is not None and steps[-1] > train_steps:
+    raise errors.ConfigError(
+        f"{workdir} is trained to step {steps[-1]}, past "
+        f"train_steps={train_steps}; set train_steps >= {steps[-1]} to "
+        "resume it, or use a new --workdir.")
 
 
 def check_same_experiment(workdir: str, config: ml_collections.ConfigDict

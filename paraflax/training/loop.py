@@ -173,12 +173,6 @@ def train(recipe: Recipe, config: Any, workdir: str,
   abstract, shardings = state_shardings(recipe, config, mesh)
   ckpt = checkpointing.Checkpoints(workdir, config.checkpoint.keep,
                                    recipe.select_metric)
-  if (ckpt.latest_step() or 0) > config.train_steps:
-    ckpt.close()
-    raise errors.ConfigError(
-        f"{workdir} is trained to step {ckpt.latest_step()}, past "
-        f"train_steps={config.train_steps}; set train_steps >= "
-        f"{ckpt.latest_step()} to resume it, or use a new --workdir.")
   if ckpt.latest_step() is not None:
     state = ckpt.restore_latest(jax.tree.map(
         lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
