@@ -10,6 +10,7 @@ from paraflax import config as config_lib
 from paraflax import errors
 from paraflax.data import paths
 from paraflax.recipes import bilingual
+from paraflax.recipes import config_check
 from paraflax.training import partitioning
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -79,9 +80,12 @@ def test_monolingual_text_joins_the_autoencoder_only(tmp_path):
 
 
 def test_monolingual_tasks_must_be_in_the_decoded_language(tmp_path):
+  config = config_lib.load(CONFIG, [
+      *SMALL, "--config.direction=en_xx",
+      "--config.data.mono_tasks=('mono_en_abc_rural',)"])
   with pytest.raises(errors.ConfigError, match="mono_de_"):
-    _recipe(tmp_path, "--config.direction=en_xx",
-            "--config.data.mono_tasks=('mono_en_abc_rural',)")
+    config_check.check(config, str(tmp_path / "w"))
+  assert not (tmp_path / "w").exists()
 
 
 def test_kim2019_preset_lowercases_and_keeps_pairs_of_at_most_max_words(

@@ -5,8 +5,8 @@ config alone, before a workdir gets any file and before any data loads.
 `*batch_size` matches `batch_size` and `eval.batch_size`) and the range its
 value must lie in. The first pattern that matches a key decides; a key no
 pattern matches is not checked here, and a pattern whose key a config lacks
-checks nothing. Every recipe's config goes through `check` (`paraflax train`,
-`paraflax sweep`, `paraflax train-mlp`, `paraflax.train`).
+checks nothing. `config_check.check`, the one check of a config, runs
+`check` first.
 """
 from __future__ import annotations
 
