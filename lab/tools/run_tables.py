@@ -8,6 +8,7 @@ kept (runs longer than a CPU allows), transcribed: `{"from": "cells",
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 from typing import Callable
@@ -322,10 +323,8 @@ _DEV, _TEST = "selected", "sts_all/STSb.test/pearson"
 
 def _bounds(point: dict) -> tuple[float, float]:
   """A point's data.filter bounds, from its override."""
-  spec = point["overrides"][0].split("=", 1)[1]
-  lo = float(spec.split("'lo': ")[1].split(",")[0])
-  hi = spec.split("'hi': ")[1].rstrip("}")
-  return lo, float(hi.strip("'"))
+  spec = ast.literal_eval(point["overrides"][0].split("=", 1)[1])
+  return float(spec["lo"]), float(spec["hi"])
 
 
 def _grid_cell(point: dict, best: str) -> str:

@@ -331,11 +331,10 @@ def check_same_experiment(workdir: str, config: ml_collections.ConfigDict
   at once, a bad Task) has nothing to resume, so another config replaces
   that start, whose files are removed (they derive from the config it
   replaces), with a line on stderr saying so."""
+  check_resumable(workdir, config)
   diff = _differs(workdir, config)
   if not diff:
     return
-  if has_checkpoint(workdir):
-    raise _mixed(workdir, diff)
   removed = _remove_start(workdir)
   print(f"{workdir}: no checkpoint yet, so this config replaces the one of "
         f"its earlier start (differs in: {', '.join(diff)}); removed that "
