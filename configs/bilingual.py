@@ -46,11 +46,11 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   # Extra target-language Tasks (feature `text`) for autoencoding only,
   # e.g. ("mono_en_news",) with direction xx_en.
   c.data.mono_tasks = ()
-  # The training pairs split into this many parts, each process of a run
-  # reading and caching only its own (a multiple of the process count and
-  # a divisor of batch_size; the batches are the same for any process
-  # count, padded to max_len; no data.mono_tasks); 1: every process reads
-  # all of them (docs/scaling-out.md).
+  # The training pairs (and data.mono_tasks) split into this many parts,
+  # each process of a run reading and caching only its own (a multiple of
+  # the process count and a divisor of batch_size; the batches are the same
+  # for any process count, padded to max_len); 1: every process reads all
+  # of them (docs/scaling-out.md).
   c.data.parts = 1
   # joint: one sentencepiece model for both sides. character_coverage: the
   # share of the text's characters that get pieces of their own (1.0:

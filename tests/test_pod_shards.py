@@ -264,6 +264,31 @@ def test_bilingual_processes_read_their_parts_into_the_batches_of_one(
   assert rows == [7250, 7250]  # a quarter of the 29,000 pairs each
 
 
+def test_bilingual_parts_split_the_monolingual_text_too(tmp_path,
+                                                        monkeypatch):
+  """data.mono_tasks with data.parts: each part autoencodes its targets and
+  its part of the monolingual text, each process encoding its own."""
+  config = config_lib.load(BILINGUAL_CONFIG, (
+      *BILINGUAL, "--config.data.mono_tasks=('mono_en_abc_rural',)"))
+  steps = range(0, 600, 97)
+  one, folders = _recipes_blocks(bilingual.build, config, tmp_path, 1, steps,
+                                 0, monkeypatch)
+  assert folders == [{f"{kind}-part{p}of4" for p in range(PARTS)
+                      for kind in ("bitext", "mono")}]
+  # The monolingual lines are autoencoded, not only the batch's targets.
+  assert sum((b["ae_out"] != b["tgt_out"]).any() for b in one) > len(one) / 2
+  many, folders = _recipes_blocks(bilingual.build, config, tmp_path, 2,
+                                  steps, 0, monkeypatch)
+  assert folders == [{f"{kind}-part{p}of4" for p in parts
+                      for kind in ("bitext", "mono")}
+                     for parts in ((0, 1), (2, 3))]
+  _assert_same(many, one)
+  rows = [json.loads((tmp_path / "p1_0" / "data_cache" / f"mono-part{p}of4"
+                      / "settings.json").read_text())["info"]["pairs"]
+          for p in range(PARTS)]
+  assert max(rows) - min(rows) <= 1 and sum(rows) > 4 * 2000
+
+
 def test_paraphrase_processes_read_their_parts_into_the_megabatches_of_one(
     tmp_path, monkeypatch):
   config = config_lib.load(GRAN, GRAN_PARTS)
@@ -316,17 +341,13 @@ def test_resumed_parted_streams_give_the_same_batches(tmp_path, monkeypatch):
         start * (config.get("megabatch", 1))))], whole[start:])
 
 
-@pytest.mark.parametrize("spec,flags,key", [
-    (BILINGUAL_CONFIG, ("--config.data.mono_tasks=('mono_en_news',)",),
-     "data.mono_tasks"),
-    (GRAN, ("--config.data.cache_dir=/tmp/seqio_cache",), "data.cache_dir"),
-])
-def test_parts_refuse_data_they_do_not_split(spec, flags, key, tmp_path):
-  """The config's check refuses them, before the workdir is touched."""
-  tiny = BILINGUAL if spec == BILINGUAL_CONFIG else GRAN_PARTS
-  config = config_lib.load(spec, (*tiny, *flags))
+def test_parts_refuse_data_they_do_not_split(tmp_path):
+  """The config's check refuses seqio's cache of a Task, before the
+  workdir is touched."""
+  config = config_lib.load(GRAN, (
+      *GRAN_PARTS, "--config.data.cache_dir=/tmp/seqio_cache"))
   with pytest.raises(errors.ConfigError, match=(
-      rf"data.parts=4 with {key}=.*--config.{key}=.* or set "
-      r"--config.data.parts=1")):
+      r"data.parts=4 with data.cache_dir=.*--config.data.cache_dir=.* or "
+      r"set --config.data.parts=1")):
     config_check.check(config, str(tmp_path / "w"))
   assert not (tmp_path / "w").exists()

@@ -1,7 +1,8 @@
 """A recipe's training pairs in `data.parts` parts, each process of a run
 reading, encoding and caching only its own: the bitext of the NMT and
-bilingual recipes (here), the pairs of the paraphrase recipe
-(`reader` here, the stream `pairs.PartedMegabatches`).
+bilingual recipes (here), the bilingual recipe's monolingual text and
+the pairs of the paraphrase recipe (`reader` here; the streams
+`bilingual.build`'s and `pairs.PartedMegabatches`).
 
 The training pairs of `data.train` are split into S = `data.parts`
 parts, spec after spec: part p holds the files k with k mod S == p of a

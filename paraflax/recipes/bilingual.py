@@ -267,32 +267,39 @@ def _pairs(config: ml_collections.ConfigDict, names: Sequence[str],
 
 
 def _sentences(config: ml_collections.ConfigDict, workdir: str,
-               data: bitext.EncodedBitext, tgt_sp) -> Sequence[np.ndarray]:
+               data: bitext.EncodedBitext, tgt_sp,
+               part: tuple[int, int] | None = None) -> Sequence[np.ndarray]:
   """The autoencoded sentences: the bitext targets, then the text of
-  `data.mono_tasks` (streamed into the workdir's `data_cache/mono`)."""
+  `data.mono_tasks` (streamed into the workdir's `data_cache/mono`), or
+  with `part` (p, S) the text of that part alone (`bitext_parts.reader`,
+  into `data_cache/mono-part{p}of{S}`)."""
+  from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
   from paraflax.data import encoded_cache  # pylint: disable=g-import-not-at-top
   from paraflax.data import streamed_bitext  # pylint: disable=g-import-not-at-top
   names = tuple(config.data.mono_tasks)
   if not names:
     return data.tgt
+  features = ("text", "text")
+  if part is None:
+    name, read, extra = "mono", streamed_bitext.reader(names, features), {}
+  else:
+    name = f"mono-part{part[0]}of{part[1]}"
+    read, extra = bitext_parts.reader(names, features, *part), {
+        "part": list(part)}
   mono = bitext.cached(
-      encoded_cache.folder(workdir, "mono"),
-      streamed_bitext.cache_settings(config, names, (tgt_sp,)),
-      streamed_bitext.reader(names, ("text", "text")), tgt_sp.encode,
-      tgt_sp.encode, config.data.max_len, config.data.too_long, "mono",
-      sides=("tgt",))
+      encoded_cache.folder(workdir, name),
+      streamed_bitext.cache_settings(config, names, (tgt_sp,), **extra),
+      read, tgt_sp.encode, tgt_sp.encode, config.data.max_len,
+      config.data.too_long, name, sides=("tgt",))
   return bitext.Chained(data.tgt, mono["tgt"])
 
 
 def check(config: ml_collections.ConfigDict, files: bool) -> None:
-  """`config_check`'s part for this family: its languages, evaluators and
-  data.parts and, with `files`, bitext of the pair that names files."""
-  from paraflax.data import bitext_parts  # pylint: disable=g-import-not-at-top
+  """`config_check`'s part for this family: its languages and evaluators
+  and, with `files`, bitext of the pair that names files."""
   langs = languages(config)
   if files:
     _check_tasks(config, langs[1])
-  bitext_parts.unsplit(config, "mono_tasks", "the monolingual text is not "
-                       "split into parts")
   evaluators.settings_of(config.evals, config.data.dev)
 
 
@@ -307,16 +314,19 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   multiple = bitext.width_multiple(config)
   dev = _pairs(config, (config.data.dev,) if config.data.dev else (),
                "train")
-  if bitext_parts.count(config) > 1:  # each process reads its own parts
-    mine = bitext_parts.owned(bitext_parts.count(config),
-                              partitioning.process())
+  parts = bitext_parts.count(config)
+  if parts > 1:  # each process reads its own parts
+    mine = bitext_parts.owned(parts, partitioning.process())
     data, src_sp, tgt_sp = bitext_parts.train_parts(
         config, workdir, DIRECTIONS[config.direction], dev, mine)
-    # Each part's targets in its pairs' order: a batch autoencodes its own.
+    # Each part's autoencoded sentences (without data.mono_tasks its
+    # targets, in its pairs' order: a batch autoencodes its own).
+    sentences = [_sentences(config, workdir, d, tgt_sp, (part, parts))
+                 for d, part in zip(data, mine)]
     stream = MixedStream(*(bitext_parts.parted_stream(
         config, d, mine, mesh.size, partitioning.process(), "target")
-                           for d in (data, [bitext.EncodedBitext(p.tgt, p.tgt)
-                                            for p in data])))
+                           for d in (data, [bitext.EncodedBitext(s, s)
+                                            for s in sentences])))
   else:
     data, src_sp, tgt_sp = streamed_bitext.train_bitext(
         config, workdir, DIRECTIONS[config.direction], dev)
