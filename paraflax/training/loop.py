@@ -85,8 +85,15 @@ def gradient_step(tx: optax.GradientTransformation, loss_fn: Callable,
 
 
 def jit_train_step(recipe: Recipe, mesh, shardings):
-  """`recipe.train_step` jitted with the state and batch shardings."""
-  return jax.jit(recipe.train_step,
+  """`recipe.train_step` jitted with the state and batch shardings, the
+  parameters that an `fsdp` rule splits gathered whole once, before the
+  step reads them: left to itself, the partitioner gathers activations
+  inside the RNNs' position loops instead."""
+  def step(state, batch, key):
+    return recipe.train_step(dict(state, params=partitioning.gathered(
+        state["params"], shardings["params"])), batch, key)
+
+  return jax.jit(step,
                  in_shardings=(shardings,
                                partitioning.batch_sharding(
                                    mesh, recipe.batch_axis), None),

@@ -74,6 +74,23 @@ def state_shardings(abstract_state, mesh: Mesh,
   return jax.tree_util.tree_map_with_path(one, abstract_state)
 
 
+def gathered(tree, shardings):
+  """`tree` with each leaf that `shardings` splits over `data` (an `fsdp`
+  rule) gathered whole, once: the barrier keeps the compiler from moving
+  the gathers into the RNNs' position loops, where they (or gathers of
+  activations in their place) would run at every position."""
+  def whole(x, sharding: NamedSharding):
+    return jax.lax.with_sharding_constraint(x, replicated(sharding.mesh))
+  split = jax.tree.map(lambda s: DATA in s.spec, shardings)
+  if not any(jax.tree.leaves(split)):
+    return tree
+  tree = jax.tree.map(lambda x, s, f: whole(x, s) if f else x, tree,
+                      shardings, split)
+  tree = jax.lax.optimization_barrier(tree)
+  return jax.tree.map(lambda x, s, f: whole(x, s) if f else x, tree,
+                      shardings, split)
+
+
 def replicated(mesh: Mesh) -> NamedSharding:
   return NamedSharding(mesh, P())
 
