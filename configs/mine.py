@@ -5,8 +5,8 @@ neighbours, candidates from both directions. The keys are those of
 
 Command (the flags --k, --margin, --retrieval, --threshold, --dedup,
 --backend, --faiss-index, --nlist, --nprobe, --block, --index, --metric,
---rerank, --train-sample, --seed, --faiss-gpu and --recall-target set these
-keys too, and win over this file):
+--rerank, --train-sample, --seed, --faiss-gpu, --index-on-devices and
+--recall-target set these keys too, and win over this file):
   paraflax mine --src-emb X.f32 --tgt-emb Y.f32 --dim 512 \
       --src-text X.txt --tgt-text Y.txt --output OUT.tsv
   (= --config configs/mine.py, the default; override with --config.k=8)
@@ -49,6 +49,8 @@ def get_config() -> ml_collections.ConfigDict:
   c.train_sample = config_dict.placeholder(int)  # None: 64 per IVF list
   c.seed = 0  # draws the index's training sample
   c.faiss_gpu = config_dict.placeholder(bool)  # None: when faiss has GPUs
+  # index "PQ<M>": its codes searched on the devices instead of by faiss
+  c.index_on_devices = False
   # jax: approximate top-k (lax.approx_max_k) at this recall; None: exact
   c.recall_target = config_dict.placeholder(float)
   return c

@@ -126,6 +126,18 @@ def test_beam_search_and_knn_step_compile(topo):
   assert mine["fits"] and mine["flops_per_step"] > 0
 
 
+def test_pq_codes_hold_the_mining_corpus_in_m_bytes_a_row():
+  mine = config_lib.load(str(ROOT / "configs" / "mine.py"), [])
+  exact, codes = (compile_lib.compile_config(
+      mine, "v5e:2x2", program="mine", rows=20_000, dim=64, fp16=True,
+      pq=pq) for pq in (0, 8))
+  assert codes["fits"] and codes["flops_per_step"] > 0
+  assert codes["parameter_bytes"] * 16 == exact["parameter_bytes"]
+  with pytest.raises(errors.ConfigError, match="does not divide --dim"):
+    compile_lib.compile_config(mine, "v5e:2x2", program="mine", rows=20_000,
+                               dim=64, pq=6)
+
+
 def test_each_width_the_run_pads_to_compiles_with_width_all():
   report = _compile("nmt", width="all")
   assert [p["width"] for p in report["programs"]] == [8, 16]

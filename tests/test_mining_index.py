@@ -210,6 +210,44 @@ def test_bad_index_strings_are_refused(shards, tmp_path, capsys):
                               str(tmp_path / "i")], "shard by shard")
 
 
+def test_pq_codes_on_the_devices_rank_their_decoded_rows_exactly():
+  """8 devices, each a shard of the codes: the ranking of exact cosine
+  search over the decoded rows (`knn`), cosines included."""
+  import faiss  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import device_index  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import index_spec  # pylint: disable=g-import-not-at-top
+  from paraflax.mining import knn  # pylint: disable=g-import-not-at-top
+  x, y = (index_spec.unit(v) for v in _vectors())
+  index = faiss.index_factory(DIM, "PQ4", faiss.METRIC_INNER_PRODUCT)
+  index.train(x)
+  index.add(x)
+  searched = device_index.DeviceIndex(index, "ip", block=64)
+  sims, ids = searched.search(y, 5)
+  decoded = index.pq.decode(
+      faiss.vector_to_array(index.codes).reshape(N, 4))
+  want_sims, want_ids = knn.knn(y, decoded, 5)
+  np.testing.assert_array_equal(ids, want_ids)
+  np.testing.assert_allclose(sims, want_sims, atol=1e-6)
+
+
+def test_mining_with_pq_on_the_devices_equals_faiss_after_rerank(shards,
+                                                                 tmp_path):
+  """The 16 best candidates re-scored exactly from the embeddings: the TSV
+  of faiss's own search of the same index."""
+  assert _mine(shards, tmp_path / "faiss.tsv", "--index", "PQ4") == 0
+  assert _mine(shards, tmp_path / "devices.tsv", "--index", "PQ4",
+               "--index-on-devices") == 0
+  mined = (tmp_path / "devices.tsv").read_bytes()
+  assert mined and mined == (tmp_path / "faiss.tsv").read_bytes()
+
+
+def test_only_a_flat_pq_is_searched_on_the_devices(shards, tmp_path, capsys):
+  _refused(capsys, tmp_path, [
+      "mine", "--src-emb", shards["x"], "--tgt-emb", shards["y"], "--fp16",
+      "--index", IVF, "--index-on-devices", "--output",
+      str(tmp_path / "out.tsv")], "use --index PQ<M>")
+
+
 def test_approximate_top_k_on_the_jax_backend(shards, tmp_path):
   # On the CPU approx_max_k falls back to an exact top-k: the same TSV.
   assert _mine(shards, tmp_path / "exact.tsv") == 0

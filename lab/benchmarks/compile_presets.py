@@ -15,6 +15,9 @@ paper's, counted in the rows a step takes:
                  800k updates of 120 pairs
   mine           exact k-NN both ways of 10^9 x 10^9 float16 embeddings
                  of 1,024 dimensions (a query block a step)
+  mine PQ64      the same over a product quantizer's codes, 64 bytes a
+                 row, decoded on the chips (paraflax mine --index PQ64
+                 --index-on-devices)
 
     python lab/benchmarks/compile_presets.py [--topologies v4:2x2x1 v5e:4x4 v5e:16x16]
 
@@ -57,7 +60,12 @@ PRESETS = {
     "mine": (
         "configs/mine.py", [], "mine", 8192, 10**9,
         "10^9 x 10^9 mined both ways"),
+    "mine PQ64": (
+        "configs/mine.py", [], "mine", 8192, 10**9,
+        "10^9 x 10^9 mined both ways over PQ64 codes"),
 }
+# mine: its corpus held as codes of this many bytes a row (0: float16)
+PQ = {"mine PQ64": 64}
 
 
 # What a row keeps of `paraflax compile`'s report.
@@ -76,7 +84,7 @@ def fill(paper: int, chips: int) -> int:
 
 
 def compiled(config: str, overrides: list[str], program: str, paper: int,
-             topology: str, rows: int = 1_000_000) -> dict:
+             topology: str, rows: int = 1_000_000, pq: int = 0) -> dict:
   """`config` (a configs/ path with its overrides) compiled for `topology`
   at the batch that fills its chips: the row's config, overrides, program
   and topology, and the report's REPORTED figures (or its error)."""
@@ -90,7 +98,7 @@ def compiled(config: str, overrides: list[str], program: str, paper: int,
           "program": program, "topology": topology}
   return {**head, **reported(cfg, topology, program=program,
                              batch_size=batch, beam=5, rows=rows, dim=1024,
-                             fp16=program == "mine")}
+                             fp16=program == "mine", pq=pq)}
 
 
 def reported(cfg, topology: str, **options) -> dict:
@@ -108,7 +116,7 @@ def reported(cfg, topology: str, **options) -> dict:
 def one(name: str, topology: str) -> dict:
   config, overrides, program, paper, rows, what = PRESETS[name]
   row = compiled(config, overrides, program, paper, topology,
-                 rows if program == "mine" else 1_000_000)
+                 rows if program == "mine" else 1_000_000, PQ.get(name, 0))
   if "error" in row:
     return {"preset": name, **row}
   step = row.get("projected_step_seconds")

@@ -76,7 +76,8 @@ def _fix(result: dict[str, Any], config, program: str) -> str:
   if program in ("mine", "monods"):
     hints = ["fewer --rows a chip (a larger topology)", "--fp16",
              "a smaller --dim" if program == "mine" else "fewer --bits",
-             "a compressed faiss index (paraflax mine --index)"]
+             "a product quantizer's codes on the devices (--pq M: "
+             "paraflax mine --index PQ<M> --index-on-devices)"]
   else:
     rules = [tuple(r) for r in config.get("partitioning", {}).get(
         "rules", ())] if "partitioning" in config else []
@@ -136,7 +137,7 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
                    program: str = "train", json_path: str | None = None,
                    width: str = "max", batch_size: int | None = None,
                    beam: int = 5, nbest: int = 0, rows: int = 1_000_000,
-                   dim: int = 1024, fp16: bool = False,
+                   dim: int = 1024, fp16: bool = False, pq: int = 0,
                    words: int = 100_000, measure: int = 0,
                    refuse: bool = True) -> dict[str, Any]:
   """Compiles `program` of `config` for `topology` and reports it; raises
@@ -174,7 +175,7 @@ def compile_config(config: ml_collections.ConfigDict, topology: str,
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
   mesh = Mesh(np.asarray(target.devices), (partitioning.DATA,))
   options = {"width": width, "beam": beam, "nbest": nbest, "rows": rows,
-             "dim": dim, "fp16": fp16,
+             "dim": dim, "fp16": fp16, "pq": pq,
              "batch_size": batch_size or (64 if program != "embed" else 256),
              "assume": {"words": words, "nbest": 5, "dim": dim}}
   chip = target.chip

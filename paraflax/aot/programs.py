@@ -167,12 +167,17 @@ def embed(config, mesh, options: dict) -> list[Program]:
 
 def mine(config, mesh, options: dict) -> list[Program]:
   """One query block of exact k-NN against a sharded corpus, both ways
-  (the block's rows and the corpus rows' top-k over the block)."""
+  (the block's rows and the corpus rows' top-k over the block); with
+  options["pq"] = M the corpus is a product quantizer's codes, M bytes a
+  row, decoded block by block (`paraflax mine --index-on-devices`)."""
   from paraflax.mining import knn  # pylint: disable=g-import-not-at-top
   from paraflax.mining import tile_top_k  # pylint: disable=g-import-not-at-top
   from paraflax.training import partitioning  # pylint: disable=g-import-not-at-top
   k, block = config.get("k", 4), config.get("block", 8192)
-  rows, dim = options["rows"], options["dim"]
+  rows, dim, pq = options["rows"], options["dim"], options.get("pq", 0)
+  if pq and dim % pq:
+    raise errors.ConfigError(f"--pq {pq} does not divide --dim {dim}: a "
+                             "row's M subvectors split its dimension.")
   shard_rows = -(-rows // mesh.size)
   corpus_block = tile_top_k.tile_rows(
       knn._balanced_block(shard_rows, block), k)  # pylint: disable=protected-access
@@ -180,15 +185,21 @@ def mine(config, mesh, options: dict) -> list[Program]:
   query_block = tile_top_k.tile_rows(min(block, rows), k)
   dtype = np.float16 if options["fp16"] else np.float32
   replicated = partitioning.replicated(mesh)
-  fn = knn._searcher(mesh, k, corpus_block, columns=True)  # pylint: disable=protected-access
+  fn = knn._searcher(mesh, k, corpus_block, columns=True,  # pylint: disable=protected-access
+                     recall_target=config.get("recall_target"),
+                     decoded=bool(pq))
   scalar = _struct(np.int32(0), replicated)
+  corpus = ((padded, pq), np.uint8) if pq else ((padded, dim), dtype)
+  books = ((_shaped((pq, 256, dim // pq), np.float32, replicated),)
+           if pq else ())
   return [Program(
-      f"k-NN both ways (k {k}, {rows:,} x {dim} corpus rows)", fn,
+      f"k-NN both ways (k {k}, {rows:,} x {dim} corpus rows"
+      + (f", PQ{pq} codes)" if pq else ")"), fn,
       (_shaped((query_block, dim), dtype, replicated),
-       _shaped((padded, dim), dtype, partitioning.batch_sharding(mesh, 0)),
-       scalar, scalar),
+       _shaped(*corpus, partitioning.batch_sharding(mesh, 0)),
+       scalar, scalar, *books),
       None, "query block", query_block,
-      parameter_bytes=padded * dim * np.dtype(dtype).itemsize,
+      parameter_bytes=math.prod(corpus[0]) * np.dtype(corpus[1]).itemsize,
       resident="the corpus, over all chips")]
 
 

@@ -47,6 +47,10 @@ COMMANDS: dict[str, Command] = {
               "config (default 1024)"),
          flag("--fp16", action="store_true",
               help="mine: the corpus held as float16"),
+         flag("--pq", type=int, default=0, metavar="M",
+              help="mine: the corpus held as product-quantizer codes of M "
+              "bytes a row (paraflax mine --index PQ<M> "
+              "--index-on-devices)"),
          flag("--measure", type=int, default=0, metavar="CALLS",
               help="with --topology local: also run each program CALLS "
               "times on this host's devices and print the measured step "

@@ -91,6 +91,10 @@ MINE_FLAGS = (
     setting("--faiss-gpu", action=argparse.BooleanOptionalAction,
             help="--index: search on every GPU faiss-gpu sees, float16, rows "
             "sharded over them (unset: when there are any)"),
+    setting("--index-on-devices", action=argparse.BooleanOptionalAction,
+            help="--index PQ<M>: its codes split over the devices (M bytes "
+            "a row), each block decoded there and scored exactly; then "
+            "--rerank as with faiss"),
     setting("--recall-target", type=float,
             help="jax: approximate top-k (jax.lax.approx_max_k) at this "
             "recall, TPU-KNN's fast path on TPUs (unset: exact)"),
@@ -130,7 +134,8 @@ COMMANDS: dict[str, Command] = {
         kept="The finished k-NN blocks are kept in OUTPUT.parts/",
         needs=(*((f, "--index") for f in (
             "--metric", "--train-sample", "--seed", "--rerank",
-            "--faiss-gpu", "--src-index", "--tgt-index")),
+            "--faiss-gpu", "--index-on-devices", "--src-index",
+            "--tgt-index")),
                ("--src-lang", "--workdir"), ("--tgt-lang", "--workdir"))),
     "index": Command(
         "paraflax.mining.pipeline:index_files",

@@ -36,13 +36,15 @@ from paraflax.training import partitioning
 
 
 def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
-                 q_valid: jax.Array | None = None, *, k: int, block: int,
+                 q_valid: jax.Array | None = None,
+                 books_MxCxS: jax.Array | None = None, *, k: int, block: int,
                  recall_target: float | None = None
                  ) -> tuple[jax.Array, ...]:
   """Top-k of one query block over this device's corpus shard; with
   `q_valid` (the real query rows) also the top-k of each of the shard's
   corpus rows over the query block (positions in the block), from the same
-  tiles."""
+  tiles. With `books_MxCxS` the shard holds product-quantizer codes [rows,
+  M], each corpus block decoded from them before its product."""
   num_blocks = c_CxD.shape[0] // block
   blocks_BxCxD = c_CxD.reshape(num_blocks, block, c_CxD.shape[1])
   q_QxD = vectors.normalize(q_QxD.astype(jnp.float32))
@@ -53,6 +55,11 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
   def step(carry, xs):
     top_QxK, idx_QxK = carry
     c_block_CxD, b = xs
+    if books_MxCxS is not None:
+      # The barrier keeps the decode in the loop: hoisted, it would
+      # decode (or index) the whole shard at once.
+      c_block_CxD = pq_decode(lax.optimization_barrier(c_block_CxD),
+                              books_MxCxS)
     sims_QxC = jnp.einsum("qd,cd->qc", q_QxD,
                           vectors.normalize(c_block_CxD.astype(jnp.float32)),
                           precision=lax.Precision.HIGHEST)
@@ -79,24 +86,39 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
   return rows + tuple(a.reshape(-1, col_k) for a in columns)
 
 
+def pq_decode(codes_CxM: jax.Array, books_MxCxS: jax.Array) -> jax.Array:
+  """Rows [C, M * S] from their product-quantizer codes: subvector m of a
+  row is centroid codes[m] of codebook m."""
+  m = codes_CxM.shape[1]
+  parts_CxMxS = books_MxCxS[jnp.arange(m)[None], codes_CxM.astype(jnp.int32)]
+  return parts_CxMxS.reshape(codes_CxM.shape[0], -1)
+
+
 @functools.lru_cache(maxsize=16)
 def _searcher(mesh: Mesh, k: int, block: int, columns: bool = False,
-              recall_target: float | None = None):
+              recall_target: float | None = None, decoded: bool = False):
   """One jitted search per (mesh, k, corpus block); jit caches the shapes.
   With `columns` it takes the real query rows too and also returns the
   corpus rows' top-k over the query block, split over `data`; with
-  `recall_target`, approximate tile top-k (`tile_top_k.tile_top_k`)."""
+  `recall_target`, approximate tile top-k (`tile_top_k.tile_top_k`); with
+  `decoded`, the corpus is product-quantizer codes and the codebooks come
+  last (`pq_decode`)."""
+  def shard(q_QxD, c_CxD, n_valid, *extra):
+    return _shard_top_k(q_QxD, c_CxD, n_valid,
+                        extra[0] if columns else None,
+                        extra[-1] if decoded else None, k=k, block=block,
+                        recall_target=recall_target)
+
   per_shard = jax.shard_map(
-      functools.partial(_shard_top_k, k=k, block=block,
-                        recall_target=recall_target), mesh=mesh,
-      in_specs=(P(), P(partitioning.DATA), P()) + ((P(),) if columns else ()),
+      shard, mesh=mesh,
+      in_specs=(P(), P(partitioning.DATA), P()) + (P(),) * (columns + decoded),
       out_specs=(P(partitioning.DATA),) * (4 if columns else 2))
 
-  def search(q_QxD, c_CxD, n_valid, *q_valid):
+  def search(q_QxD, c_CxD, n_valid, *extra):
     # [devices, Q, k] -> [Q, devices * k]: the merge all-gathers k candidates
     # per device. Device order is corpus order, so lower indices stay first
     # on equal similarity.
-    top_SxQxK, idx_SxQxK, *cols = per_shard(q_QxD, c_CxD, n_valid, *q_valid)
+    top_SxQxK, idx_SxQxK, *cols = per_shard(q_QxD, c_CxD, n_valid, *extra)
     top_QxSK, idx_QxSK = (jnp.moveaxis(a, 0, 1).reshape(a.shape[1], -1)
                           for a in (top_SxQxK, idx_SxQxK))
     top_QxK, pos_QxK = lax.top_k(top_QxSK, k)
@@ -144,6 +166,17 @@ def _put_corpus(corpus: np.ndarray, padded_rows: int, mesh: Mesh
   return jax.make_array_from_callback(
       (padded_rows, corpus.shape[1]), partitioning.batch_sharding(mesh, 0),
       shard)
+
+
+def place_corpus(corpus: np.ndarray, k: int, block: int, mesh: Mesh
+                 ) -> tuple[jax.Array, int]:
+  """The corpus rows split over `data`, each device's shard a whole number
+  of corpus blocks, and that block's rows (at most `block`)."""
+  shard_rows = _ceil_div(len(corpus), mesh.size)
+  corpus_block = tile_top_k.tile_rows(_balanced_block(shard_rows, block), k)
+  return _put_corpus(
+      corpus, mesh.size * _ceil_div(shard_rows, corpus_block) * corpus_block,
+      mesh), corpus_block
 
 
 def knn_blocks(queries: np.ndarray | jax.Array,
@@ -206,11 +239,7 @@ def _blocked_search(queries: np.ndarray, corpus: np.ndarray, k: int,
   if not todo:
     return
   mesh = partitioning.make_mesh(-1) if mesh is None else mesh
-  shard_rows = _ceil_div(len(corpus), mesh.size)
-  corpus_block = tile_top_k.tile_rows(_balanced_block(shard_rows, block), k)
-  corpus_dev = _put_corpus(
-      corpus, mesh.size * _ceil_div(shard_rows, corpus_block) * corpus_block,
-      mesh)
+  corpus_dev, corpus_block = place_corpus(corpus, k, block, mesh)
   # lru_cache keys on the arguments as given: one-way calls leave `columns`
   # out, as everywhere else.
   if not columns:

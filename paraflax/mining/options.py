@@ -34,6 +34,8 @@ class Options:
   train_sample: int | None = None  # rows the index trains on; None: auto
   seed: int = 0  # draws that sample
   faiss_gpu: bool | None = None  # None: on GPUs when faiss has them
+  # --index PQ<M>: its codes searched on the devices (`device_index`)
+  index_on_devices: bool = False
   # jax: approximate top-k (`lax.approx_max_k`) at this recall; None: exact
   recall_target: float | None = None
 
@@ -55,6 +57,14 @@ class Options:
             f"--index with --backend {self.backend}: --index names the "
             "search itself (a faiss factory string, or Flat for the exact "
             "jax search); leave --backend out.")
+    if self.index_on_devices:
+      from paraflax.mining import device_index  # pylint: disable=g-import-not-at-top
+      device_index.check_factory(self.faiss_string)
+      if self.faiss_gpu:
+        raise errors.ConfigError(
+            "--index-on-devices with --faiss-gpu: the index is searched "
+            "either on the devices (jax) or by faiss on its GPUs; choose "
+            "one.")
     if self.rerank < 0:
       raise errors.ConfigError(f"--rerank {self.rerank}: use 0 (the "
                                "index's similarities) or a positive count.")

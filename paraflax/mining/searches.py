@@ -14,6 +14,7 @@ import numpy as np
 import tqdm
 
 from paraflax import files
+from paraflax.mining import device_index
 from paraflax.mining import index_build
 from paraflax.mining import index_search
 from paraflax.mining import knn
@@ -183,6 +184,9 @@ def index_both_ways(sides: tuple[sides_lib.Side, sides_lib.Side],
         return iter(())
       index = index_search.load(folders[c], options.nprobe,
                                 gpu=options.faiss_gpu)
+      if options.index_on_devices:
+        index = device_index.DeviceIndex(index, options.metric,
+                                         options.block)
       searched = index_search.search_blocks(
           index, options.metric, views[q], views[c], options.k,
           rerank=options.rerank, block=options.block, todo=todo,
