@@ -6,9 +6,12 @@ compile` for each topology at a batch that fills the chips (the config's
 batch, or 8 rows a chip where that is more, a multiple of the chips:
 compile_presets.fill). Data parallelism predicts one all-reduce of the
 parameter bytes an optimizer update; `ratio` is the step's collective
-bytes over the parameter bytes times the updates a step makes (a
-paraphrase step is a megabatch of updates). One more recipe runs with
-the `fsdp` rule, parameters and optimizer state split over the chips.
+bytes over that prediction times the updates a step makes (a
+paraphrase step is a megabatch of updates). The NMT and the bilingual
+model run once more with the `fsdp` rule, parameters and optimizer
+state split over the chips:
+there the prediction is one gather of the parameters and one sum of
+their gradients an update, twice the parameter bytes.
 
     python lab/benchmarks/compile_recipes.py [--topologies v4:2x2x1 v5e:4x4 v5e:16x16]
 
@@ -31,6 +34,7 @@ RECIPES = {
     "nmt": ("configs/nmt.py:de", []),
     "nmt fsdp": ("configs/nmt.py:de", [FSDP]),
     "bilingual": ("configs/bilingual.py:de", []),
+    "bilingual fsdp": ("configs/bilingual.py:de", [FSDP]),
     "mlp_similarity": ("configs/mlp_similarity.py", []),
     "ref_classifier avg": ("configs/ref_classifier.py:avg", []),
     "paraphrase avg": ("configs/paraphrase.py:avg", []),
@@ -53,8 +57,12 @@ def one(name: str, topology: str) -> dict:
                            row["overrides"])
   updates = (recipes.family(loaded).updates_per_call(loaded)
              if loaded.recipe in recipes.RECIPES else 1)
-  predicted = updates * row["parameter_bytes"]
+  # Data parallelism sums the gradients once an update; fsdp also gathers
+  # the parameters once.
+  predicted = updates * row["parameter_bytes"] * (2 if FSDP in overrides
+                                                  else 1)
   return {"recipe": name, **row, "updates_per_step": updates,
+          "predicted_bytes": predicted,
           "ratio": row["collective_bytes_per_step"] / predicted
           if predicted and "collective_bytes_per_step" in row else None}
 

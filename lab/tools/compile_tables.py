@@ -59,7 +59,7 @@ def compile_presets() -> list[str]:
 def _recipe_row(r: dict) -> list[str]:
   if "error" in r:
     return [r["recipe"], r["topology"], "", "", "", "error: " + r["error"]] \
-        + [""] * 5
+        + [""] * 6
   mem = r["memory_bytes_per_chip"]["total"]
   step = r.get("projected_step_seconds")
   updates = r["updates_per_step"]
@@ -69,24 +69,27 @@ def _recipe_row(r: dict) -> list[str]:
   params = _f(r["parameter_bytes"] / MIB, 1) + (
       f" x {updates} updates" if updates > 1 else "")
   if not r["fits"]:
-    return head + ["", params, "", "", ""]
+    return head + ["", params, "", "", "", ""]
   return head + [
       _f(r["collective_bytes_per_step"] / MIB, 1), params,
-      _f(r["ratio"], 2), r.get("bound") or "", _f(1 / step, 1) if step else ""]
+      _f(r["predicted_bytes"] / MIB, 1), _f(r["ratio"], 2),
+      r.get("bound") or "", _f(1 / step, 1) if step else ""]
 
 
 def compile_recipes() -> list[str]:
-  """Recipe x topology: a train step's collective bytes against the
-  parameter bytes data parallelism all-reduces (once an update)."""
+  """Recipe x topology: a train step's collective bytes against what its
+  rule predicts (data parallelism: the parameter bytes once an update;
+  fsdp: twice)."""
   with open(RECIPES, encoding="utf-8") as f:
     result = json.load(f)
   # What a run stopped before compiling (the result's `pending`).
-  left = [[name, topology, "", "", "", "not compiled yet"] + [""] * 5
+  left = [[name, topology, "", "", "", "not compiled yet"] + [""] * 6
           for name, topology in result.get("pending", [])]
   return markdown_table.table(
       ["recipe", "topology", "chips", "rows a step",
        "memory per chip / HBM (GiB)", "fits", "collectives a step (MiB)",
-       "parameters (MiB)", "ratio", "bound", "projected steps/s"],
+       "parameters (MiB)", "predicted (MiB)", "ratio", "bound",
+       "projected steps/s"],
       [_recipe_row(r) for r in result["rows"]] + left, 2)
 
 

@@ -71,6 +71,11 @@ def state_shardings(recipe: Recipe, config: Any, mesh) -> tuple[Any, Any]:
       abstract, mesh, [tuple(r) for r in config.partitioning.rules])
 
 
+# While `jit_train_step` traces a step whose parameters an fsdp rule
+# splits: their shardings, for `gradient_step` to sum the gradients whole.
+_SPLIT_PARAMS: list[Any] = []
+
+
 def gradient_step(tx: optax.GradientTransformation, loss_fn: Callable,
                   state: State, batch: Any) -> tuple[State, Any, Any, Any]:
   """One optimizer update of `state` ({step, params, opt}) on
@@ -78,6 +83,8 @@ def gradient_step(tx: optax.GradientTransformation, loss_fn: Callable,
   and gradient norm."""
   (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(
       state["params"], batch)
+  for shardings in _SPLIT_PARAMS:
+    grads = partitioning.gathered(grads, shardings)
   updates, opt = tx.update(grads, state["opt"], state["params"])
   return (dict(state, step=state["step"] + 1, opt=opt,
                params=optax.apply_updates(state["params"], updates)),
@@ -85,13 +92,17 @@ def gradient_step(tx: optax.GradientTransformation, loss_fn: Callable,
 
 
 def jit_train_step(recipe: Recipe, mesh, shardings):
-  """`recipe.train_step` jitted with the state and batch shardings, the
-  parameters that an `fsdp` rule splits gathered whole once, before the
-  step reads them: left to itself, the partitioner gathers activations
-  inside the RNNs' position loops instead."""
+  """`recipe.train_step` jitted with the state and batch shardings; the
+  parameters that an `fsdp` rule splits are gathered whole once, before
+  the step reads them, and their gradients summed whole once, before the
+  optimizer splits them (`partitioning.gathered`)."""
   def step(state, batch, key):
-    return recipe.train_step(dict(state, params=partitioning.gathered(
-        state["params"], shardings["params"])), batch, key)
+    _SPLIT_PARAMS.append(shardings["params"])
+    try:
+      return recipe.train_step(dict(state, params=partitioning.gathered(
+          state["params"], shardings["params"])), batch, key)
+    finally:
+      _SPLIT_PARAMS.pop()
 
   return jax.jit(step,
                  in_shardings=(shardings,

@@ -76,9 +76,11 @@ def state_shardings(abstract_state, mesh: Mesh,
 
 def gathered(tree, shardings):
   """`tree` with each leaf that `shardings` splits over `data` (an `fsdp`
-  rule) gathered whole, once: the barrier keeps the compiler from moving
-  the gathers into the RNNs' position loops, where they (or gathers of
-  activations in their place) would run at every position."""
+  rule) whole on every device, behind an optimization barrier: the
+  parameters gathered once before the loss reads them, the gradients
+  summed once before the optimizer splits them. Without the barrier the
+  compiler moves the gathers, and the sharding of the gradients, into the
+  RNNs' position loops, where they run at every position."""
   def whole(x, sharding: NamedSharding):
     return jax.lax.with_sharding_constraint(x, replicated(sharding.mesh))
   split = jax.tree.map(lambda s: DATA in s.spec, shardings)
