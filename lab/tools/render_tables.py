@@ -6,6 +6,10 @@ A table in a Markdown file sits between two marker comments:
     | ... the rendered table ... |
     <!-- /table -->
 
+and a figure that prose quotes from the same files between two others,
+on one line: `<!-- value: NAME -->99.6<!-- /value -->` (NAME in VALUES
+below).
+
 NAME is a function of TABLES below; it reads the JSON that a benchmark
 wrote (`lab/results/`; `bench_tables.py`) or the output files of
 the runs behind a table (`lab/results/runs/`, kept by
@@ -42,6 +46,10 @@ RESULTS = os.path.join(ROOT, "lab", "results")
 MARKER = re.compile(
     r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table -->)",
     re.S)
+
+
+VALUE = re.compile(r"(<!-- value: (?P<name>[\w.-]+) -->)(?P<body>[^<\n]*)"
+                   r"(<!-- /value -->)")
 
 
 def _load(path: str) -> dict:
@@ -344,6 +352,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         mining_vs_sentence_transformers, mining_rerank,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
         *compile_tables.TABLES, *mining_peer_tables.TABLES)}
+VALUES: dict[str, Callable[[], str]] = {**fidelity_tables.VALUES}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
@@ -424,13 +433,19 @@ def markdown_files() -> list[str]:
 
 
 def render(text: str) -> str:
-  """`text` with every marked table rewritten from its JSON."""
+  """`text` with every marked table and value rewritten from its JSON."""
   def one(m: re.Match) -> str:
     name = m.group("name")
     if name not in TABLES:
       raise KeyError(f"no table named {name!r} (lab/tools/render_tables.py)")
     return m.group(1) + "\n".join(TABLES[name]()) + "\n" + m.group(4)
-  return MARKER.sub(one, text)
+
+  def value(m: re.Match) -> str:
+    name = m.group("name")
+    if name not in VALUES:
+      raise KeyError(f"no value named {name!r} (lab/tools/render_tables.py)")
+    return m.group(1) + VALUES[name]() + m.group(4)
+  return VALUE.sub(value, MARKER.sub(one, text))
 
 
 def stale(paths=None) -> list[str]:
