@@ -48,7 +48,7 @@ MARKER = re.compile(
     re.S)
 
 
-VALUE = re.compile(r"(<!-- value: (?P<name>[\w.-]+) -->)(?P<body>[^<\n]*)"
+VALUE = re.compile(r"(<!-- value: (?P<name>[\w./-]+) -->)(?P<body>[^<\n]*)"
                    r"(<!-- /value -->)")
 
 
@@ -352,7 +352,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         mining_vs_sentence_transformers, mining_rerank,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
         *compile_tables.TABLES, *mining_peer_tables.TABLES)}
-VALUES: dict[str, Callable[[], str]] = {**fidelity_tables.VALUES}
+VALUES: dict[str, Callable[[], str]] = {**run_tables.VALUES,
+                                        **fidelity_tables.VALUES}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
