@@ -234,44 +234,50 @@ def training_memory() -> list[str]:
   return lines
 
 
-def _ann(what: str = "recall") -> dict:
-  return _load(os.path.join(BENCH, f"mining_ann.{what}.epyc-2core.json"))
+def _ann(what: str = "recall") -> list[dict]:
+  """mining_ann.py's runs of `what`, one a machine."""
+  return [_load(p) for p in sorted(glob.glob(os.path.join(
+      BENCH, f"mining_ann.{what}.*.json")))]
 
 
 def mining_ann_recall() -> list[str]:
   """Index settings against exact search on synthetic clustered vectors,
-  with faiss driven directly as the peer (AMD EPYC, 2 shared cores)."""
-  d = _ann()
+  with faiss driven directly as the peer, on each machine measured."""
   lines = _header(
-      ["index", "nprobe", "recall@4 src->tgt", "recall@4 tgt->src",
-       "pairs as exact", "bytes / row", "build (s)", "search (s)",
-       "faiss directly: pairs as exact", "faiss directly / ours (time)"],
-      ["---", "---:"] + ["---:"] * 8)
-  for r in d.get("recall", []):
-    if r["nprobe"] is None:
-      lines.append(_row([r["setting"], "", "1.000", "1.000", "1.000", "", "",
-                         _f(r["search_s"]), "", ""]))
-      continue
-    lines.append(_row([
-        f"`{r['setting']}`", r["nprobe"], _f(r["recall_fwd"], 3),
-        _f(r["recall_bwd"], 3), _f(r["same_pairs"], 3),
-        _f(r["bytes_per_row"], 1), _f(r["build_s"]), _f(r["search_s"]),
-        _f(r["peer_same_pairs"], 3), _f(r["peer_over_ours"]) + "x"]))
+      ["hardware", "index", "nprobe", "recall@4 src->tgt",
+       "recall@4 tgt->src", "pairs as exact", "bytes / row", "build (s)",
+       "search (s)", "faiss directly: pairs as exact",
+       "faiss directly / ours (time)"],
+      ["---", "---", "---:"] + ["---:"] * 8)
+  for d in _ann():
+    where = _hardware_name(d)
+    for r in d.get("recall", []):
+      if r["nprobe"] is None:
+        lines.append(_row([where, r["setting"], "", "1.000", "1.000",
+                           "1.000", "", "", _f(r["search_s"]), "", ""]))
+        continue
+      lines.append(_row([
+          where, f"`{r['setting']}`", r["nprobe"], _f(r["recall_fwd"], 3),
+          _f(r["recall_bwd"], 3), _f(r["same_pairs"], 3),
+          _f(r["bytes_per_row"], 1), _f(r["build_s"]), _f(r["search_s"]),
+          _f(r["peer_same_pairs"], 3), _f(r["peer_over_ours"]) + "x"]))
   return lines
 
 
 def mining_ann_quality() -> list[str]:
   """Mining P/R/F1 on the de-en news benchmarks, exact and per index."""
-  d = _ann("quality")
-  lines = _header(["search", "nprobe", "dev threshold", "dev F1", "test P",
-                   "test R", "test F1"],
-                  ["---", "---:", "---:", "---:", "---:", "---:", "---:"])
-  for r in d["quality"]:
-    lines.append(_row([
-        r["setting"] if r["nprobe"] is None else f"`{r['setting']}`",
-        r["nprobe"] or "", _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
-        _f(r["test_precision"], 1), _f(r["test_recall"], 1),
-        _f(r["test_f1"], 1)]))
+  lines = _header(["hardware", "search", "nprobe", "dev threshold", "dev F1",
+                   "test P", "test R", "test F1"],
+                  ["---", "---", "---:", "---:", "---:", "---:", "---:",
+                   "---:"])
+  for d in _ann("quality"):
+    for r in d["quality"]:
+      lines.append(_row([
+          _hardware_name(d),
+          r["setting"] if r["nprobe"] is None else f"`{r['setting']}`",
+          r["nprobe"] or "", _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
+          _f(r["test_precision"], 1), _f(r["test_recall"], 1),
+          _f(r["test_f1"], 1)]))
   return lines
 
 
