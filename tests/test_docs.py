@@ -4,6 +4,7 @@ reads states what holds now (no work-item numbers, run dates or
 machine-local paths)."""
 import importlib.util
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -78,6 +79,22 @@ def test_a_changed_table_json_makes_its_table_stale(tmp_path, monkeypatch):
   _plant(results / "headline.json", lambda d: d["rows"][-1]["cells"].__setitem__(
       -1, "a figure that the README does not show"))
   assert render.stale([readme]) == ["README.md"]
+
+
+def test_a_figure_typed_over_in_prose_is_stale(tmp_path):
+  """A figure that prose quotes from a result file (a value marker) is
+  rendered from that file, like a table: typed over, the page is stale."""
+  render = _renderer()
+  page = tmp_path / "fidelity.md"
+  text = (ROOT / "lab" / "fidelity.md").read_text(encoding="utf-8")
+  marker = "<!-- value: kim_equal_steps.default.cosine -->"
+  assert marker in text
+  page.write_text(text, encoding="utf-8")
+  assert render.stale([str(page)]) == []
+  typed = text.replace(marker, marker + "1", 1)
+  page.write_text(typed, encoding="utf-8")
+  assert render.stale([str(page)]) == [os.path.relpath(page, render.ROOT)]
+  assert render.render(typed) == text
 
 
 def test_transcribed_rows_name_their_command():

@@ -6,6 +6,7 @@ with the baselines), mlp_negatives.multi30k.seed1.<hardware>.json
 positives and the noisy corpus from disjoint halves, --split-at)."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 
@@ -108,5 +109,15 @@ def kim_equal_steps() -> list[str]:
        for p in run["presets"].values()], numeric_from=1)
 
 
+def _kim_error(preset: str, similarity: str) -> str:
+  (run,) = _runs((KIM_EQUAL_STEPS,))
+  return _error(run["presets"][preset]["alignment"], similarity)
+
+
 TABLES = (mlp_negatives_multi30k, mlp_negatives_multi30k_apart,
           align_baselines_multi30k, kim_equal_steps)
+# The figures that prose quotes from the same files (render_tables' values).
+VALUES = {f"kim_equal_steps.{preset}.{similarity}":
+          functools.partial(_kim_error, preset, similarity)
+          for preset in ("kim2019", "default")
+          for similarity in ("cosine", "csls")}

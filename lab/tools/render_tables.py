@@ -6,6 +6,10 @@ A table in a Markdown file sits between two marker comments:
     | ... the rendered table ... |
     <!-- /table -->
 
+and a figure that prose quotes from the same files between two others,
+on one line: `<!-- value: NAME -->99.6<!-- /value -->` (NAME in VALUES
+below).
+
 NAME is a function of TABLES below; it reads the JSON that a benchmark
 wrote (`lab/results/`; `bench_tables.py`) or the output files of
 the runs behind a table (`lab/results/runs/`, kept by
@@ -42,6 +46,10 @@ RESULTS = os.path.join(ROOT, "lab", "results")
 MARKER = re.compile(
     r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table -->)",
     re.S)
+
+
+VALUE = re.compile(r"(<!-- value: (?P<name>[\w./-]+) -->)(?P<body>[^<\n]*)"
+                   r"(<!-- /value -->)")
 
 
 def _load(path: str) -> dict:
@@ -226,44 +234,50 @@ def training_memory() -> list[str]:
   return lines
 
 
-def _ann(what: str = "recall") -> dict:
-  return _load(os.path.join(BENCH, f"mining_ann.{what}.epyc-2core.json"))
+def _ann(what: str = "recall") -> list[dict]:
+  """mining_ann.py's runs of `what`, one a machine."""
+  return [_load(p) for p in sorted(glob.glob(os.path.join(
+      BENCH, f"mining_ann.{what}.*.json")))]
 
 
 def mining_ann_recall() -> list[str]:
   """Index settings against exact search on synthetic clustered vectors,
-  with faiss driven directly as the peer (AMD EPYC, 2 shared cores)."""
-  d = _ann()
+  with faiss driven directly as the peer, on each machine measured."""
   lines = _header(
-      ["index", "nprobe", "recall@4 src->tgt", "recall@4 tgt->src",
-       "pairs as exact", "bytes / row", "build (s)", "search (s)",
-       "faiss directly: pairs as exact", "faiss directly / ours (time)"],
-      ["---", "---:"] + ["---:"] * 8)
-  for r in d.get("recall", []):
-    if r["nprobe"] is None:
-      lines.append(_row([r["setting"], "", "1.000", "1.000", "1.000", "", "",
-                         _f(r["search_s"]), "", ""]))
-      continue
-    lines.append(_row([
-        f"`{r['setting']}`", r["nprobe"], _f(r["recall_fwd"], 3),
-        _f(r["recall_bwd"], 3), _f(r["same_pairs"], 3),
-        _f(r["bytes_per_row"], 1), _f(r["build_s"]), _f(r["search_s"]),
-        _f(r["peer_same_pairs"], 3), _f(r["peer_over_ours"]) + "x"]))
+      ["hardware", "index", "nprobe", "recall@4 src->tgt",
+       "recall@4 tgt->src", "pairs as exact", "bytes / row", "build (s)",
+       "search (s)", "faiss directly: pairs as exact",
+       "faiss directly / ours (time)"],
+      ["---", "---", "---:"] + ["---:"] * 8)
+  for d in _ann():
+    where = _hardware_name(d)
+    for r in d.get("recall", []):
+      if r["nprobe"] is None:
+        lines.append(_row([where, r["setting"], "", "1.000", "1.000",
+                           "1.000", "", "", _f(r["search_s"]), "", ""]))
+        continue
+      lines.append(_row([
+          where, f"`{r['setting']}`", r["nprobe"], _f(r["recall_fwd"], 3),
+          _f(r["recall_bwd"], 3), _f(r["same_pairs"], 3),
+          _f(r["bytes_per_row"], 1), _f(r["build_s"]), _f(r["search_s"]),
+          _f(r["peer_same_pairs"], 3), _f(r["peer_over_ours"]) + "x"]))
   return lines
 
 
 def mining_ann_quality() -> list[str]:
   """Mining P/R/F1 on the de-en news benchmarks, exact and per index."""
-  d = _ann("quality")
-  lines = _header(["search", "nprobe", "dev threshold", "dev F1", "test P",
-                   "test R", "test F1"],
-                  ["---", "---:", "---:", "---:", "---:", "---:", "---:"])
-  for r in d["quality"]:
-    lines.append(_row([
-        r["setting"] if r["nprobe"] is None else f"`{r['setting']}`",
-        r["nprobe"] or "", _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
-        _f(r["test_precision"], 1), _f(r["test_recall"], 1),
-        _f(r["test_f1"], 1)]))
+  lines = _header(["hardware", "search", "nprobe", "dev threshold", "dev F1",
+                   "test P", "test R", "test F1"],
+                  ["---", "---", "---:", "---:", "---:", "---:", "---:",
+                   "---:"])
+  for d in _ann("quality"):
+    for r in d["quality"]:
+      lines.append(_row([
+          _hardware_name(d),
+          r["setting"] if r["nprobe"] is None else f"`{r['setting']}`",
+          r["nprobe"] or "", _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
+          _f(r["test_precision"], 1), _f(r["test_recall"], 1),
+          _f(r["test_f1"], 1)]))
   return lines
 
 
@@ -344,6 +358,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         mining_vs_sentence_transformers, mining_rerank,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
         *compile_tables.TABLES, *mining_peer_tables.TABLES)}
+VALUES: dict[str, Callable[[], str]] = {**run_tables.VALUES,
+                                        **fidelity_tables.VALUES}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
@@ -424,13 +440,19 @@ def markdown_files() -> list[str]:
 
 
 def render(text: str) -> str:
-  """`text` with every marked table rewritten from its JSON."""
+  """`text` with every marked table and value rewritten from its JSON."""
   def one(m: re.Match) -> str:
     name = m.group("name")
     if name not in TABLES:
       raise KeyError(f"no table named {name!r} (lab/tools/render_tables.py)")
     return m.group(1) + "\n".join(TABLES[name]()) + "\n" + m.group(4)
-  return MARKER.sub(one, text)
+
+  def value(m: re.Match) -> str:
+    name = m.group("name")
+    if name not in VALUES:
+      raise KeyError(f"no value named {name!r} (lab/tools/render_tables.py)")
+    return m.group(1) + VALUES[name]() + m.group(4)
+  return VALUE.sub(value, MARKER.sub(one, text))
 
 
 def stale(paths=None) -> list[str]:

@@ -364,6 +364,49 @@ def paper_grids_lm() -> list[str]:
   return _grid_table(("lm_ppl",))
 
 
+# --- figures that prose quotes (render_tables' values) -------------------------
+
+def _tiny_figures() -> dict[str, Callable[[dict], str]]:
+  """The README's words on the tiny pipeline, from its report."""
+  test = lambda r: r["mining"]["benchmarks"]["test"]  # noqa: E731
+  return {
+      "sts12_15": lambda r: _x100(r["sts"]["semeval_2012_2015"]["mean_pearson"]),
+      "stsb_test": lambda r: _x100(r["sts"]["datasets"]["STSb.test"]["pearson"]),
+      "kept_pairs": lambda r: f"{r['score']['pairs']:,}",
+      "nmt_steps": lambda r: f"{r['nmt']['steps']:,}",
+      "bilingual_steps": lambda r: f"{r['bilingual']['steps']:,}",
+      "gold": lambda r: f"{test(r)['gold']:,}",
+      "distractors": lambda r: f"{test(r)['src'] - test(r)['gold']:,}",
+      "precision": lambda r: _x100(r["mining"]["test"]["precision"]),
+      "recall": lambda r: _x100(r["mining"]["test"]["recall"]),
+      "f1": lambda r: _x100(r["mining"]["test"]["f1"]),
+      "shown": lambda r: str(len(r["mining"]["sample"])),
+      "shown_correct": lambda r: str(sum(p["gold"]
+                                         for p in r["mining"]["sample"])),
+  }
+
+
+def _sts_figures() -> dict[str, Callable[[dict], str]]:
+  """An STS evaluation's figures, from its output (eval-sts)."""
+  return {"sts12_15": lambda r: _x100(r["semeval_2012_2015"]["mean_pearson"]),
+          "stsb_test": lambda r: _x100(r["datasets"]["STSb.test"]["pearson"]),
+          "step": lambda r: f"{r['checkpoint_step']:,}"}
+
+
+def _values() -> dict[str, Callable[[], str]]:
+  out = {}
+  for ref, figures in ((PIPELINE, _tiny_figures()),
+                       ("sts_encoders/gran-seed0", _sts_figures()),
+                       ("sts_encoders/gran-seed1", _sts_figures())):
+    for key, figure in figures.items():
+      out[f"{ref}.{key}"] = (lambda ref=ref, figure=figure:
+                             figure(_report(ref)))
+  return out
+
+
+VALUES = _values()
+
+
 TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
           filtering_downstream_captions, filtering_downstream_budgets,
