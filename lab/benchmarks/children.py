@@ -60,10 +60,12 @@ def _git(*args: str) -> str:
 
 
 def commit() -> str:
-  """HEAD, with "+changes" when tracked files differ from it."""
+  """HEAD, with "+changes" when tracked files other than the record
+  (lab/results/, which a benchmark writes as it runs) differ from it."""
   head = _git("rev-parse", "HEAD") or "unknown"
-  return head + ("+changes" if _git("status", "--porcelain",
-                                    "--untracked-files=no") else "")
+  return head + ("+changes" if _git(
+      "status", "--porcelain", "--untracked-files=no", "--", ".",
+      ":(exclude)lab/results") else "")
 
 
 def _cpu_model() -> str:
