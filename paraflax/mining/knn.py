@@ -37,13 +37,13 @@ from paraflax.training import partitioning
 
 def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
                  q_valid: jax.Array | None = None,
-                 books_MxCxS: jax.Array | None = None, *, k: int, block: int,
+                 books_MxKxS: jax.Array | None = None, *, k: int, block: int,
                  recall_target: float | None = None
                  ) -> tuple[jax.Array, ...]:
   """Top-k of one query block over this device's corpus shard; with
   `q_valid` (the real query rows) also the top-k of each of the shard's
   corpus rows over the query block (positions in the block), from the same
-  tiles. With `books_MxCxS` the shard holds product-quantizer codes [rows,
+  tiles. With `books_MxKxS` the shard holds product-quantizer codes [rows,
   M], each corpus block decoded from them before its product."""
   num_blocks = c_CxD.shape[0] // block
   blocks_BxCxD = c_CxD.reshape(num_blocks, block, c_CxD.shape[1])
@@ -55,11 +55,11 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
   def step(carry, xs):
     top_QxK, idx_QxK = carry
     c_block_CxD, b = xs
-    if books_MxCxS is not None:
+    if books_MxKxS is not None:
       # The barrier keeps the decode in the loop: hoisted, it would
       # decode (or index) the whole shard at once.
       c_block_CxD = pq_decode(lax.optimization_barrier(c_block_CxD),
-                              books_MxCxS)
+                              books_MxKxS)
     sims_QxC = jnp.einsum("qd,cd->qc", q_QxD,
                           vectors.normalize(c_block_CxD.astype(jnp.float32)),
                           precision=lax.Precision.HIGHEST)
@@ -86,11 +86,11 @@ def _shard_top_k(q_QxD: jax.Array, c_CxD: jax.Array, n_valid: jax.Array,
   return rows + tuple(a.reshape(-1, col_k) for a in columns)
 
 
-def pq_decode(codes_CxM: jax.Array, books_MxCxS: jax.Array) -> jax.Array:
+def pq_decode(codes_CxM: jax.Array, books_MxKxS: jax.Array) -> jax.Array:
   """Rows [C, M * S] from their product-quantizer codes: subvector m of a
-  row is centroid codes[m] of codebook m."""
+  row is centroid codes[m] of codebook m (K centroids of S dimensions)."""
   m = codes_CxM.shape[1]
-  parts_CxMxS = books_MxCxS[jnp.arange(m)[None], codes_CxM.astype(jnp.int32)]
+  parts_CxMxS = books_MxKxS[jnp.arange(m)[None], codes_CxM.astype(jnp.int32)]
   return parts_CxMxS.reshape(codes_CxM.shape[0], -1)
 
 

@@ -71,8 +71,8 @@ def state_shardings(recipe: Recipe, config: Any, mesh) -> tuple[Any, Any]:
       abstract, mesh, [tuple(r) for r in config.partitioning.rules])
 
 
-# While `jit_train_step` traces a step whose parameters an fsdp rule
-# splits: their shardings, for `gradient_step` to sum the gradients whole.
+# While `jit_train_step` traces a step: its parameters' shardings, for
+# `gradient_step` to sum whole the gradients of those an fsdp rule splits.
 _SPLIT_PARAMS: list[Any] = []
 
 
