@@ -562,7 +562,8 @@ def main() -> None:
   onmt = onmt_versions(args.onmt_bin)
   report = {
       **children.run_facts(__file__, None), "benchmark": "nmt_vs_opennmt",
-      "workdir": children.portable(["--workdir", args.workdir])[1], "trained_checkpoint_step": trained_step,
+      "workdir": children.portable(["--workdir", args.workdir])[1],
+      "trained_checkpoint_step": trained_step,
       "model": config.model.to_dict(), "vocab_size": vocab,
       "train_pairs": len(data), "backend": jax.default_backend(),
       "keep_freed_memory": kept, "torch_threads": onmt.pop("torch_threads"),

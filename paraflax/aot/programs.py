@@ -178,10 +178,7 @@ def mine(config, mesh, options: dict) -> list[Program]:
   if pq and dim % pq:
     raise errors.ConfigError(f"--pq {pq} does not divide --dim {dim}: a "
                              "row's M subvectors split its dimension.")
-  shard_rows = -(-rows // mesh.size)
-  corpus_block = tile_top_k.tile_rows(
-      knn._balanced_block(shard_rows, block), k)  # pylint: disable=protected-access
-  padded = mesh.size * -(-shard_rows // corpus_block) * corpus_block
+  corpus_block, padded = knn.corpus_layout(rows, k, block, mesh.size)
   query_block = tile_top_k.tile_rows(min(block, rows), k)
   dtype = np.float16 if options["fp16"] else np.float32
   replicated = partitioning.replicated(mesh)

@@ -168,15 +168,22 @@ def _put_corpus(corpus: np.ndarray, padded_rows: int, mesh: Mesh
       shard)
 
 
+def corpus_layout(rows: int, k: int, block: int, devices: int
+                  ) -> tuple[int, int]:
+  """The corpus block's rows (at most `block`) and the corpus rows padded
+  so that each device's shard is a whole number of blocks."""
+  shard_rows = _ceil_div(rows, devices)
+  corpus_block = tile_top_k.tile_rows(_balanced_block(shard_rows, block), k)
+  return corpus_block, devices * _ceil_div(shard_rows,
+                                           corpus_block) * corpus_block
+
+
 def place_corpus(corpus: np.ndarray, k: int, block: int, mesh: Mesh
                  ) -> tuple[jax.Array, int]:
-  """The corpus rows split over `data`, each device's shard a whole number
-  of corpus blocks, and that block's rows (at most `block`)."""
-  shard_rows = _ceil_div(len(corpus), mesh.size)
-  corpus_block = tile_top_k.tile_rows(_balanced_block(shard_rows, block), k)
-  return _put_corpus(
-      corpus, mesh.size * _ceil_div(shard_rows, corpus_block) * corpus_block,
-      mesh), corpus_block
+  """The corpus rows split over `data` (`corpus_layout`), and the corpus
+  block's rows."""
+  corpus_block, padded = corpus_layout(len(corpus), k, block, mesh.size)
+  return _put_corpus(corpus, padded, mesh), corpus_block
 
 
 def knn_blocks(queries: np.ndarray | jax.Array,

@@ -81,16 +81,12 @@ def gathered(tree, shardings):
   summed once before the optimizer splits them. Without the barrier the
   compiler moves the gathers, and the sharding of the gradients, into the
   RNNs' position loops, where they run at every position."""
-  def whole(x, sharding: NamedSharding):
-    return jax.lax.with_sharding_constraint(x, replicated(sharding.mesh))
-  split = jax.tree.map(lambda s: DATA in s.spec, shardings)
-  if not any(jax.tree.leaves(split)):
+  def whole(t):
+    return jax.tree.map(lambda x, s: jax.lax.with_sharding_constraint(
+        x, replicated(s.mesh)) if DATA in s.spec else x, t, shardings)
+  if not any(DATA in s.spec for s in jax.tree.leaves(shardings)):
     return tree
-  tree = jax.tree.map(lambda x, s, f: whole(x, s) if f else x, tree,
-                      shardings, split)
-  tree = jax.lax.optimization_barrier(tree)
-  return jax.tree.map(lambda x, s, f: whole(x, s) if f else x, tree,
-                      shardings, split)
+  return whole(jax.lax.optimization_barrier(whole(tree)))
 
 
 def replicated(mesh: Mesh) -> NamedSharding:
