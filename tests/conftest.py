@@ -1,5 +1,7 @@
 """Every test sees 8 simulated CPU devices; TensorFlow stays quiet."""
+import ast
 import functools
+import gc
 import os
 import pathlib
 import shutil
@@ -33,6 +35,22 @@ TINY = ("--config.data.task=paraphrase_en_generaltest2022_cs",
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def parse_python(source: str) -> ast.Module:
+  """ast.parse with the cycle collector held off. CPython 3.11's AST
+  constructor keeps its recursion count per interpreter, and 3.11's traceback
+  module calls ast.parse to place its carets: a finalizer that formats a
+  traceback while a parse runs (orbax's unretrieved asyncio futures log theirs
+  from __del__, left by an earlier test on the worker) makes the outer parse
+  raise "SystemError: AST constructor recursion depth mismatch"."""
+  gc.collect()
+  gc.disable()
+  try:
+    return ast.parse(source)
+  finally:
+    gc.enable()
+
 
 # A de-en attention NMT small enough for CI, on real multi30k pairs; one
 # padded width (max_len 16, pairs past it skipped, sources cut to it), so

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import paraflax
-from tests.conftest import ROOT
+from tests.conftest import ROOT, parse_python
 
 HEAVY = ("jax", "jaxlib", "flax", "tensorflow", "seqio", "orbax", "optax")
 
@@ -207,7 +207,7 @@ def _sources() -> dict[str, str]:
 def _private_uses(code: str) -> list[str]:
   """Imports of paraflax.cli, and private names of paraflax modules."""
   found, aliases = [], set()
-  tree = ast.parse(code)
+  tree = parse_python(code)
   for node in ast.walk(tree):
     if isinstance(node, ast.Import):
       for a in node.names:
@@ -247,7 +247,7 @@ def test_notebooks_and_scripts_use_no_cli_or_private_name():
 def test_notebooks_use_the_top_level_api_only():
   for path, code in _sources().items():
     if path.endswith(".ipynb"):
-      imports = [n for n in ast.walk(ast.parse(code))
+      imports = [n for n in ast.walk(parse_python(code))
                  if isinstance(n, (ast.Import, ast.ImportFrom))]
       names = [a.name for n in imports if isinstance(n, ast.Import)
                for a in n.names] + [n.module for n in imports

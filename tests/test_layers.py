@@ -4,6 +4,9 @@ functions too; no module is longer than 400 lines. `python
 tests/test_layers.py` prints the counts."""
 import ast
 import pathlib
+import traceback
+
+from tests.conftest import parse_python
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "paraflax"
 
@@ -31,7 +34,7 @@ def _room(module: str) -> str:
 
 def _imports(path: pathlib.Path) -> set[str]:
   found = set()
-  for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+  for node in ast.walk(parse_python(path.read_text(encoding="utf-8"))):
     if isinstance(node, ast.Import):
       found |= {a.name for a in node.names}
     elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -94,7 +97,7 @@ def import_graph() -> dict[str, set[str]]:
   for here, path in modules.items():
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     targets = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse_python(path.read_text(encoding="utf-8"))):
       if isinstance(node, ast.Import):
         targets |= {resolve(a.name) for a in node.names}
       elif isinstance(node, ast.ImportFrom):
@@ -171,6 +174,26 @@ def test_no_module_is_longer_than_the_limit():
   print(f"{len(long)} modules over {MAX_LINES} lines")
   assert not long, (f"modules over {MAX_LINES} lines (split them by what "
                     "they do):\n" + "\n".join(long))
+
+
+class _LogsATracebackWhenCollected:
+  def __init__(self):
+    self.cycle = self
+    try:
+      raise KeyError("x")
+    except KeyError as error:
+      self.error = error
+
+  def __del__(self):
+    traceback.format_exception(self.error)
+
+
+def test_the_source_parses_while_garbage_formats_tracebacks():
+  source = (PACKAGE / "cli.py").read_text(encoding="utf-8")
+  for _ in range(5):
+    for _ in range(300):
+      _LogsATracebackWhenCollected()
+    assert parse_python(source).body
 
 
 if __name__ == "__main__":
