@@ -5,13 +5,16 @@ drivers` and, on a machine without a GPU, `failed call to cuInit` straight
 to file descriptor 2 while it loads, before any log level it reads applies.
 A user reads an error where nothing is wrong, so the load runs with the
 descriptor pointed at /dev/null, unless `paraflax --verbose` (which sets
-`VERBOSE_ENV`) asks for everything.
+`VERBOSE_ENV`) asks for everything. On a host with libtpu installed but no
+TPU, jax is kept from starting libtpu, which prints errors of its own.
 """
 from __future__ import annotations
 
 import collections
 import contextlib
 import functools
+import glob
+import importlib.util
 import os
 import sys
 import tempfile
@@ -66,6 +69,31 @@ def quiet_native_logs() -> None:
   paraflax's message of it."""
   if not os.environ.get(VERBOSE_ENV):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  if "JAX_PLATFORMS" not in os.environ and cpu_only_host_with_libtpu():
+    # jax would start libtpu to look for a TPU: it prints init errors
+    # (TPU_WORKER_HOSTNAMES, host bounds) and holds /tmp/libtpu_lockfile
+    # while the command runs. The `tpu` extra brings libtpu to CPU hosts for
+    # `paraflax compile`, whose compile-only client needs neither.
+    os.environ["JAX_PLATFORMS"] = "cpu"
+
+
+# PCI vendor of Google's TPU chips, and the device files of NVIDIA (Linux,
+# containers, WSL2) and AMD GPUs: what jax itself probes (hardware_utils).
+_GOOGLE_PCI_VENDOR = "0x1ae0"
+_GPU_DEVICE_FILES = ("/dev/nvidia0", "/dev/nvidiactl", "/dev/dxg", "/dev/kfd")
+
+
+def cpu_only_host_with_libtpu() -> bool:
+  """libtpu is installed, and this host has no TPU chip and no GPU."""
+  if importlib.util.find_spec("libtpu") is None:
+    return False
+  if any(os.path.exists(f) for f in _GPU_DEVICE_FILES):
+    return False
+  for vendor in glob.glob("/sys/bus/pci/devices/*/vendor"):
+    with open(vendor, encoding="ascii") as f:
+      if f.read().strip() == _GOOGLE_PCI_VENDOR:
+        return False
+  return True
 
 
 @functools.cache

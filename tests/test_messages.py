@@ -171,6 +171,28 @@ except errors.DataError as e:
   assert not done.stderr.strip(), done.stderr
 
 
+def test_a_cpu_host_with_libtpu_installed_starts_jax_without_its_errors():
+  """The `tpu` extra (and the test extra) bring libtpu to CPU hosts for
+  `paraflax compile`; jax left to probe for a TPU would start libtpu,
+  which prints TPU_WORKER_HOSTNAMES and host-bounds errors."""
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  from paraflax import quiet  # pylint: disable=g-import-not-at-top
+  if importlib.util.find_spec("libtpu") is None:
+    pytest.skip("libtpu is not installed (pip install -e '.[tpu]')")
+  if not quiet.cpu_only_host_with_libtpu():
+    pytest.skip("this host has a TPU or a GPU")
+  script = ("from paraflax import quiet\nquiet.quiet_native_logs()\n"
+            "import jax\nprint(jax.devices()[0].platform)")
+  env = {k: v for k, v in os.environ.items()
+         if k not in ("JAX_PLATFORMS", "TF_CPP_MIN_LOG_LEVEL")}
+  done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                        text=True, env=env, timeout=120, check=True)
+  assert done.stdout.strip() == "cpu"
+  assert not done.stderr.strip(), done.stderr
+
+
 @pytest.mark.parametrize("spec, files", [
     ("tsv:{t}/end.tsv", {"end.tsv": "a\tb\nc\td\n\n"}),
     ("lines:{t}/x.de,{t}/x.en", {"x.de": "a\nb\n\n", "x.en": "c\nd\n\n"}),
