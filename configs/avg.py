@@ -7,9 +7,14 @@ the paper's setting is configs/papers/wieting2017.py:avg).
 Command:
   paraflax train --config configs/avg.py --workdir runs/avg
   paraflax eval-sts --workdir runs/avg
-Time: 2 min 34 s of CPU for both commands (2 cores of an AMD EPYC).
-Result (Pearson x 100, best STSb.dev-tuning checkpoint, step 1,600):
-  STS12-15 mean 54.06, STSb dev 65.65, STSb test 59.35, SICK train 60.87.
+Time and result of the run kept as lab/results/runs/sts_encoders/avg,
+on {sts_encoders/avg.hardware=AMD EPYC, 2 cores shared with other jobs}:
+  {sts_encoders/avg.time=7 min 45 s (2 min 34 s of CPU)} for both commands;
+  Pearson x 100 of the best STSb.dev-tuning checkpoint, step {sts_encoders/avg.step=1,600}:
+  STS12-15 mean {sts_encoders/avg.sts12_15=54.06},
+  STSb dev {sts_encoders/avg.stsb_dev=65.65},
+  STSb test {sts_encoders/avg.stsb_test=59.35},
+  SICK train {sts_encoders/avg.sick_train=60.87}.
 Docs: docs/paraphrase-embeddings.md.
 """
 from configs import paraphrase

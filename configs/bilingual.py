@@ -13,9 +13,11 @@ Command (for fr and cs, replace de):
   paraflax eval-bilingual --workdir runs/bi_de_en
 Time and result (2,000 steps; dev alignment accuracy, far from converged):
   de: about 41 min on 2 CPU cores, 4.5 %; fr: 43 min, 6.9 %; cs: 38 min,
-  3.3 %. De-en for 4 min on one NVIDIA H100 (5,000 steps,
-  `--config.train_steps=100000` stopped by time): 12.7 %, still rising;
-  newstest2012 alignment error 61.6 % with CSLS; mining test F1 22.1.
+  3.3 %. De-en for {h100.train_time=4 min} on one NVIDIA H100
+  ({h100.bi_de.step=5,000} steps, `--config.train_steps=100000` stopped by
+  time; lab/results/gpu_session.de-en.nvidia-h100/):
+  {h100.bi_de.dev_align=12.7} %, still rising; newstest2012 alignment error
+  {h100.bi_de.newstest2012_csls=61.6} % with CSLS; mining test F1 {h100.bi_de.mining_f1=22.1}.
 The paper trains larger models far longer; these sizes and steps fit 2
 CPU cores (`--config.train_steps=N` trains longer). The paper's setting
 (SGD, batches of 120, German autoencoded, lowercased BPE text):

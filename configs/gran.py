@@ -11,12 +11,20 @@ Command:
   paraflax export-words --workdir runs/ppdb_words
   paraflax train --config configs/gran.py --workdir runs/gran
   paraflax eval-sts --workdir runs/gran
-Time: 6 min 49 s on 2 idle cores of an AMD EPYC (PPDB stage 104 s,
-export-words 14 s, train 280 s, eval-sts 11 s).
-Result (Pearson x 100, best STSb.dev-tuning checkpoint, that AMD EPYC;
-another CPU gives other last digits):
-  seed 0: step 320, STS12-15 mean 60.89, STSb dev 71.85, STSb test 66.75;
-  seed 1: step 960, STS12-15 mean 61.80, STSb dev 73.05, STSb test 66.27.
+Time and result of the runs kept in lab/results/runs/sts_encoders/, on
+{sts_encoders/gran-seed0.hardware=AMD EPYC, 2 cores shared with other jobs}
+(another CPU gives other last digits; Pearson x 100 of the best
+STSb.dev-tuning checkpoint):
+  seed 0: {sts_encoders/gran-seed0.time=60 min 17 s (22 min 37 s of CPU), the PPDB words included};
+    step {sts_encoders/gran-seed0.step=320},
+    STS12-15 mean {sts_encoders/gran-seed0.sts12_15=60.89},
+    STSb dev {sts_encoders/gran-seed0.stsb_dev=71.85},
+    STSb test {sts_encoders/gran-seed0.stsb_test=66.75};
+  seed 1 (the PPDB words of seed 0): {sts_encoders/gran-seed1.time=40 min 46 s (16 min 51 s of CPU)};
+    step {sts_encoders/gran-seed1.step=960},
+    STS12-15 mean {sts_encoders/gran-seed1.sts12_15=61.80},
+    STSb dev {sts_encoders/gran-seed1.stsb_dev=73.05},
+    STSb test {sts_encoders/gran-seed1.stsb_test=66.27}.
 configs/paraphrase.py:gran (random words, the pairs' vocabulary, the
 human pairs alone, no scrambling, margin 0.4, batches of 100, megabatch
 40, 480 updates) is this file with `--config.model.word_vectors=

@@ -15,8 +15,9 @@ EPYC (faiss IndexFlatIP both ways and numpy: 94.3 s;
 lab/results/mining_throughput.d512.amd-epyc-2core.json); 50k x 50k in
 0.30 s on one NVIDIA H100 (lab/mining.md).
 Result (1,000 gold newstest pairs among 4,000 other sentences a side,
-F1-optimal dev threshold, ratio margin + max retrieval): test F1 22.1 with
-the de-en bilingual model trained 4 minutes on an H100.
+F1-optimal dev threshold, ratio margin + max retrieval): test F1
+{h100.bi_de.mining_f1=22.1} with the de-en bilingual model trained
+{h100.train_time=4 min} on an H100.
 Docs: docs/mining.md, docs/faq-mining.md.
 """
 import ml_collections

@@ -97,6 +97,22 @@ def test_a_figure_typed_over_in_prose_is_stale(tmp_path):
   assert render.render(typed) == text
 
 
+def test_a_figure_typed_over_in_a_config_header_is_stale(tmp_path):
+  """A config header quotes its run's figures as {NAME=VALUE}, rendered
+  from the run's file: a number typed over makes the config stale."""
+  render = _renderer()
+  config = tmp_path / "gran.py"
+  text = (ROOT / "configs" / "gran.py").read_text(encoding="utf-8")
+  marker = "{sts_encoders/gran-seed0.stsb_test="
+  assert marker in text
+  config.write_text(text, encoding="utf-8")
+  assert render.stale([str(config)]) == []
+  typed = text.replace(marker, marker + "1", 1)
+  config.write_text(typed, encoding="utf-8")
+  assert render.stale([str(config)]) == [os.path.relpath(config, render.ROOT)]
+  assert render.render_file(str(config), typed) == text
+
+
 def test_transcribed_rows_name_their_command():
   for path in (ROOT / "lab" / "results").glob("*.json"):
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -23,10 +23,13 @@ Command:
 Time and result of this preset's model and decoder start with
 configs/bilingual.py's training (Adam at 1e-3, batches of 32, unigram
 pieces, cased text, English autoencoded), cut to Multi30k de-en, 64-unit
-layers, 2,000 pieces and 200 steps (AMD EPYC, 2 cores shared with other
-jobs): 3 min 18 s with `paraflax eval`, dev
-alignment accuracy 1.5 %, as configs/bilingual.py:de cut alike (3 min
-36 s, 1.0 %): both still at chance
+layers, 2,000 pieces and {paper_presets/bilingual-kim2019.step=200} steps
+(lab/results/runs/paper_presets/, on {paper_presets/bilingual-kim2019.hardware=AMD EPYC, 2 cores shared with other jobs}):
+  this preset: {paper_presets/bilingual-kim2019.time=3 min 18 s} with `paraflax eval`,
+    dev alignment accuracy {paper_presets/bilingual-kim2019.dev_align=1.5} %;
+  configs/bilingual.py:de cut alike: {paper_presets/bilingual-default.time=3 min 36 s},
+    dev alignment accuracy {paper_presets/bilingual-default.dev_align=1.0} %;
+both still at chance
 (lab/fidelity.md). This preset as it stands, cut alike but with its own
 batches of 120, for 3,000 updates beside configs/bilingual.py:de's 3,000
 (`python lab/experiments/paper_fidelity/bilingual_cut.py OUT kim2019

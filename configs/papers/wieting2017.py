@@ -13,9 +13,15 @@ Command:
   paraflax train --config configs/papers/wieting2017.py:gran --workdir runs/w17_gran
   paraflax eval-sts --workdir runs/w17_gran
 Time and result (Avg cut to 400 updates, `--config.train_steps=400
---config.eval_every=200 --config.checkpoint.every=200`; AMD EPYC, 2 cores
-shared with other jobs): 1 min 28 s for both commands, STS12-15 mean
-52.99, STSb test 57.91, against 1 min 50 s, 53.70 and 58.89 for
+--config.eval_every=200 --config.checkpoint.every=200`; the runs kept in
+lab/results/runs/paper_presets/, on
+{paper_presets/avg-wieting2017.hardware=AMD EPYC, 2 cores shared with other jobs}):
+  this preset: {paper_presets/avg-wieting2017.time=1 min 28 s} for both commands,
+    STS12-15 mean {paper_presets/avg-wieting2017.sts12_15=52.99},
+    STSb test {paper_presets/avg-wieting2017.stsb_test=57.91};
+  against {paper_presets/avg-default.time=1 min 50 s},
+    STS12-15 mean {paper_presets/avg-default.sts12_15=53.70},
+    STSb test {paper_presets/avg-default.stsb_test=58.89} for
 configs/paraphrase.py:avg (the same encoder with in-megabatch negatives)
 cut alike; configs/gran.py is the tuned GRAN (lab/fidelity.md).
 Still differs from the paper, because of data or compute:

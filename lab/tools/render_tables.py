@@ -8,7 +8,7 @@ A table in a Markdown file sits between two marker comments:
 
 and a figure that prose quotes from the same files between two others,
 on one line: `<!-- value: NAME -->99.6<!-- /value -->` (NAME in VALUES
-below).
+below); a config header (configs/) writes it `{NAME=99.6}`.
 
 NAME is a function of TABLES below; it reads the JSON that a benchmark
 wrote (`lab/results/`; `bench_tables.py`) or the output files of
@@ -50,6 +50,9 @@ MARKER = re.compile(
 
 VALUE = re.compile(r"(<!-- value: (?P<name>[\w./-]+) -->)(?P<body>[^<\n]*)"
                    r"(<!-- /value -->)")
+# A config header's figure, in plain text: {NAME=99.6}.
+CONFIG_VALUE = re.compile(r"(\{(?P<name>[\w/-]+\.[\w./-]+)=)(?P<body>[^{}\n]*)"
+                          r"(\})")
 
 
 def _load(path: str) -> dict:
@@ -439,7 +442,13 @@ def markdown_files() -> list[str]:
               + glob.glob(os.path.join(ROOT, "lab", "*.md")))
 
 
-def render(text: str) -> str:
+def rendered_files() -> list[str]:
+  """The Markdown files, and the configs whose headers quote figures."""
+  return markdown_files() + sorted(
+      glob.glob(os.path.join(ROOT, "configs", "**", "*.py"), recursive=True))
+
+
+def render(text: str, values: re.Pattern = VALUE) -> str:
   """`text` with every marked table and value rewritten from its JSON."""
   def one(m: re.Match) -> str:
     name = m.group("name")
@@ -452,7 +461,11 @@ def render(text: str) -> str:
     if name not in VALUES:
       raise KeyError(f"no value named {name!r} (lab/tools/render_tables.py)")
     return m.group(1) + VALUES[name]() + m.group(4)
-  return VALUE.sub(value, MARKER.sub(one, text))
+  return values.sub(value, MARKER.sub(one, text))
+
+
+def render_file(path: str, text: str) -> str:
+  return render(text, CONFIG_VALUE if path.endswith(".py") else VALUE)
 
 
 def stale(paths=None) -> list[str]:
@@ -466,10 +479,10 @@ def stale(paths=None) -> list[str]:
         current = f.read()
     if current != commands_markdown():
       out.append(os.path.relpath(COMMANDS_MD, ROOT))
-  for path in paths or markdown_files():
+  for path in paths or rendered_files():
     with open(path, encoding="utf-8") as f:
       text = f.read()
-    if render(text) != text:
+    if render_file(path, text) != text:
       out.append(os.path.relpath(path, ROOT))
   return out
 
@@ -493,10 +506,10 @@ def main(argv=None) -> int:
   text = commands_markdown()
   with open(COMMANDS_MD, "w", encoding="utf-8") as f:
     f.write(text)
-  for path in markdown_files():
+  for path in rendered_files():
     with open(path, encoding="utf-8") as f:
       text = f.read()
-    new = render(text)
+    new = render_file(path, text)
     if new != text:
       with open(path, "w", encoding="utf-8") as f:
         f.write(new)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 from typing import Callable
 
 import markdown_table
@@ -150,16 +151,30 @@ def _pipeline_headline(spec: dict, columns) -> list:
           run.about["time"], result][:len(columns)]
 
 
+def _mining_eval_row(file: str, margin: str, retrieval: str) -> dict:
+  """The row of one margin and retrieval of a `paraflax mining-eval` output."""
+  with open(os.path.join(run_results.ROOT, file), encoding="utf-8") as f:
+    rows = json.load(f)["rows"]
+  return next(r for r in rows if (r["margin"], r["retrieval"]) ==
+              (margin, retrieval))
+
+
 def _mining_headline(spec: dict, columns) -> list:
   """headline: `paraflax mining-eval`'s row of one margin and retrieval."""
-  with open(os.path.join(run_results.ROOT, spec["file"]),
-            encoding="utf-8") as f:
-    rows = json.load(f)["rows"]
-  row = next(r for r in rows if (r["margin"], r["retrieval"]) ==
-             (spec["margin"], spec["retrieval"]))
+  row = _mining_eval_row(spec["file"], spec["margin"], spec["retrieval"])
   return [spec["method"], spec["config"], spec["hardware"], spec["time"],
           f"test F1 {100 * row['test_f1']:.1f} ({spec['margin']} margin, "
           f"{spec['retrieval']} retrieval)"][:len(columns)]
+
+
+_VALUE_REF = re.compile(r"\{([\w./-]+)\}")
+
+
+def _valued(spec: dict, columns) -> list:
+  """Cells whose {NAME}s are VALUES, read from the files behind them."""
+  del columns
+  return [_VALUE_REF.sub(lambda m: VALUES[m.group(1)](), c)
+          for c in spec["cells"]]
 
 
 def _over_random(run: run_results.Run) -> dict[int, float]:
@@ -228,8 +243,9 @@ ROWS: dict[str, Callable[[dict, list], list]] = {
     "cells": _cells, "sts": _sts_row, "sts-headline": _sts_headline,
     "pipeline-headline": _pipeline_headline,
     "domain-headline": _domain_headline, "domain-preset": _domain_preset,
-    "mining-eval-headline": _mining_headline, "sts-preset": _sts_preset,
-    "bilingual-preset": _bilingual_preset, "mining-eval-preset": _mining_preset}
+    "mining-eval-headline": _mining_headline, "values": _valued,
+    "sts-preset": _sts_preset, "bilingual-preset": _bilingual_preset,
+    "mining-eval-preset": _mining_preset}
 
 
 def listed(name: str) -> list[str]:
@@ -388,19 +404,86 @@ def _tiny_figures() -> dict[str, Callable[[dict], str]]:
 
 def _sts_figures() -> dict[str, Callable[[dict], str]]:
   """An STS evaluation's figures, from its output (eval-sts)."""
+  dataset = lambda name: lambda r: _x100(  # noqa: E731
+      r["datasets"][name]["pearson"])
   return {"sts12_15": lambda r: _x100(r["semeval_2012_2015"]["mean_pearson"]),
-          "stsb_test": lambda r: _x100(r["datasets"]["STSb.test"]["pearson"]),
+          "stsb_dev": dataset("STSb.dev"), "stsb_test": dataset("STSb.test"),
+          "sick_train": dataset("SICK.train"),
           "step": lambda r: f"{r['checkpoint_step']:,}"}
+
+
+def _bilingual_figures() -> dict[str, Callable[[dict], str]]:
+  """A bilingual model's `paraflax eval` figures (its evals.json)."""
+  return {"dev_align": lambda r: f"{r['dev']['align_accuracy']:.1f}",
+          "step": lambda r: f"{r['checkpoint_step']:,}"}
+
+
+# The runs whose figures prose quotes, by what their output holds.
+_QUOTED_RUNS = (
+    (PIPELINE, _tiny_figures()),
+    *((f"sts_encoders/{n}", _sts_figures())
+      for n in ("avg", "lstmavg", "gran-seed0", "gran-seed1")),
+    *((f"paper_presets/{n}", _sts_figures())
+      for n in ("avg-default", "avg-wieting2017")),
+    *((f"paper_presets/{n}", _bilingual_figures())
+      for n in ("bilingual-default", "bilingual-kim2019")))
+
+
+def _minutes(seconds: str) -> str:
+  m, s = divmod(int(seconds), 60)
+  return f"{m} min" + (f" {s} s" if s else "")
+
+
+# Figures read from the logs a GPU session kept (lab/benchmarks/gpu/
+# session.sh writes them): name -> (file in the session folder, the pattern
+# whose first group is the figure, how it is written).
+H100_SESSION = "gpu_session.de-en.nvidia-h100"
+_SESSION_FIGURES = {
+    "train_time": ("session.log", r"train nmt_de and bi_de for (\d+) s each",
+                   _minutes),
+    "nmt_de.bleu": ("nmt_de.eval.log", r"BLEU ([\d.]+) on 3000 pairs", str),
+    "nmt_de.step": ("nmt_de.eval.log", r"checkpoint step (\d+)",
+                    lambda x: f"{int(x):,}"),
+    "bi_de.step": ("bi_de.eval.log", r"checkpoint step (\d+)",
+                   lambda x: f"{int(x):,}"),
+    "bi_de.dev_align": ("bi_de.eval.log", r"alignment accuracy ([\d.]+) %",
+                        lambda x: f"{float(x):.1f}"),
+    "bi_de.newstest2012_csls": (
+        "bi_de.eval.log", r"newstest2012 +de +\d+ +csls +\S+ +\S+ +([\d.]+)",
+        lambda x: f"{float(x):.1f}"),
+}
+
+
+def _session_figure(file: str, pattern: str, write: Callable[[str], str]
+                    ) -> str:
+  path = os.path.join(RESULTS, H100_SESSION, file)
+  with open(path, encoding="utf-8") as f:
+    found = re.search(pattern, f.read())
+  if not found:
+    raise ValueError(f"{os.path.relpath(path, run_results.ROOT)}: no line "
+                     f"matches {pattern!r}")
+  return write(found.group(1))
+
+
+def _h100_mining_f1() -> str:
+  """Test F1 x 100 of the H100 model's mining (ratio margin, max)."""
+  row = _mining_eval_row(
+      f"lab/results/{H100_SESSION}/bi_de.mining_eval.json", "ratio", "max")
+  return f"{100 * row['test_f1']:.1f}"
 
 
 def _values() -> dict[str, Callable[[], str]]:
   out = {}
-  for ref, figures in ((PIPELINE, _tiny_figures()),
-                       ("sts_encoders/gran-seed0", _sts_figures()),
-                       ("sts_encoders/gran-seed1", _sts_figures())):
+  for ref, figures in _QUOTED_RUNS:
     for key, figure in figures.items():
       out[f"{ref}.{key}"] = (lambda ref=ref, figure=figure:
                              figure(_report(ref)))
+    for key in ("time", "hardware"):
+      out[f"{ref}.{key}"] = (lambda ref=ref, key=key:
+                             run_results.load(ref).about[key])
+  for key, how in _SESSION_FIGURES.items():
+    out[f"h100.{key}"] = lambda how=how: _session_figure(*how)
+  out["h100.bi_de.mining_f1"] = _h100_mining_f1
   return out
 
 
