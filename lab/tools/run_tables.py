@@ -113,8 +113,10 @@ def pipeline_tiny_mined() -> list[str]:
 # --- rows computed from a run, by the kind of row ---------------------------
 
 def _cells(spec: dict, columns) -> list:
+  """A row transcribed from an output that is not kept: it says so."""
   del columns
-  return spec["cells"]
+  first, *rest = spec["cells"]
+  return [f"{first} (transcribed)", *rest]
 
 
 def _sts_row(spec: dict, columns) -> list:
@@ -194,6 +196,14 @@ def _domain_headline(spec: dict, columns) -> list:
           ][:len(columns)]
 
 
+def _bleu_headline(spec: dict, columns) -> list:
+  """headline: `paraflax eval --only dev_all` of an NMT workdir."""
+  run = run_results.load(spec["run"])
+  return [spec["method"], _code(run.about["config"]), run.about["hardware"],
+          run.about["time"], f"newstest2013 BLEU "
+          f"{run.data['dev_all']['bleu']:.2f}"][:len(columns)]
+
+
 def _domain_preset(spec: dict, columns) -> list:
   """paper_presets: a selection's curve at its smallest and largest size."""
   run = run_results.load(spec["run"])
@@ -244,6 +254,7 @@ ROWS: dict[str, Callable[[dict, list], list]] = {
     "pipeline-headline": _pipeline_headline,
     "domain-headline": _domain_headline, "domain-preset": _domain_preset,
     "mining-eval-headline": _mining_headline, "values": _valued,
+    "bleu-headline": _bleu_headline,
     "sts-preset": _sts_preset, "bilingual-preset": _bilingual_preset,
     "mining-eval-preset": _mining_preset}
 
@@ -412,6 +423,12 @@ def _sts_figures() -> dict[str, Callable[[dict], str]]:
           "step": lambda r: f"{r['checkpoint_step']:,}"}
 
 
+def _bleu_figures() -> dict[str, Callable[[dict], str]]:
+  """An NMT's `paraflax eval --only dev_all` figures (its evals.json)."""
+  return {"bleu": lambda r: f"{r['dev_all']['bleu']:.2f}",
+          "step": lambda r: f"{r['checkpoint_step']:,}"}
+
+
 def _bilingual_figures() -> dict[str, Callable[[dict], str]]:
   """A bilingual model's `paraflax eval` figures (its evals.json)."""
   return {"dev_align": lambda r: f"{r['dev']['align_accuracy']:.1f}",
@@ -426,7 +443,8 @@ _QUOTED_RUNS = (
     *((f"paper_presets/{n}", _sts_figures())
       for n in ("avg-default", "avg-wieting2017")),
     *((f"paper_presets/{n}", _bilingual_figures())
-      for n in ("bilingual-default", "bilingual-kim2019")))
+      for n in ("bilingual-default", "bilingual-kim2019")),
+    ("headline/nmt-de", _bleu_figures()))
 
 
 def _minutes(seconds: str) -> str:
