@@ -1,4 +1,5 @@
-"""lab/figures.md: every generated table of README.md, docs/ and lab/, with
+"""lab/figures.md: every generated table of README.md, docs/ and lab/, and
+every figure that prose and config headers quote (value markers), with
 the result files it is rendered from and the command behind each (from
 lab/results/manifest.json).
 
@@ -36,13 +37,14 @@ def _watch(event: str, args: tuple) -> None:
 sys.addaudithook(_watch)
 
 
-def sources(name: str) -> list[str]:
-  """The files under lab/results/ that table `name`'s renderer reads,
-  relative to lab/results/, in the order first read."""
+def sources(name: str, renderers: dict | None = None) -> list[str]:
+  """The files under lab/results/ that table `name`'s renderer (or the
+  value's, from `renderers`) reads, relative to lab/results/, in the order
+  first read."""
   global _opened
   _opened = []
   try:
-    render_tables.TABLES[name]()
+    (renderers or render_tables.TABLES)[name]()
     opened = _opened
   finally:
     _opened = None
@@ -60,6 +62,48 @@ def tables_by_page() -> list[tuple[str, str]]:
       for m in render_tables.MARKER.finditer(f.read()):
         out.append((os.path.relpath(path, render_tables.ROOT),
                     m.group("name")))
+  return out
+
+
+def values_by_page() -> list[tuple[str, str]]:
+  """(page, value name) for every value marker of the rendered files."""
+  out = []
+  for path in render_tables.rendered_files():
+    pattern = (render_tables.CONFIG_VALUE if path.endswith(".py")
+               else render_tables.VALUE)
+    with open(path, encoding="utf-8") as f:
+      names = dict.fromkeys(m.group("name") for m in pattern.finditer(f.read()))
+    out += [(os.path.relpath(path, render_tables.ROOT), n) for n in names]
+  return out
+
+
+def _rows(items: list[tuple[str, str]], renderers: dict | None,
+          entries: dict[str, dict]) -> list[str]:
+  out, last_page = [], None
+  for page, name in items:
+    files = sources(name, renderers) or [""]
+    for i, rel in enumerate(files):
+      shown = page if page != last_page else ""
+      last_page = page
+      out.append(f"| {shown} | {'' if i else name} | "
+                 f"{'`' + rel + '`' if rel else '**none**'} | "
+                 f"{_command(rel, entries) if rel else ''} |")
+  return out
+
+
+def _value_rows(entries: dict[str, dict]) -> list[str]:
+  """One row per page and set of files, naming the values read from them."""
+  grouped: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+  for page, name in values_by_page():
+    files = tuple(sources(name, render_tables.VALUES))
+    grouped.setdefault((page, files), []).append(name)
+  out, last_page = [], None
+  for (page, files), names in grouped.items():
+    shown, last_page = (page if page != last_page else ""), page
+    commands = dict.fromkeys(_command(rel, entries) for rel in files)
+    out.append(f"| {shown} | {', '.join(names)} | "
+               f"{'<br>'.join(f'`{rel}`' for rel in files) or '**none**'} | "
+               f"{'<br>'.join(commands)} |")
   return out
 
 
@@ -86,24 +130,27 @@ def markdown() -> str:
          "\"Kept without a command\": a file kept before the record had a "
          "writer that holds no command.", "",
          "| page | table | result file | command |", "|---|---|---|---|"]
-  for page, name in tables_by_page():
-    files = sources(name) or [""]
-    for i, rel in enumerate(files):
-      out.append(f"| {'' if i else page} | {'' if i else name} | "
-                 f"{'`' + rel + '`' if rel else '**none**'} | "
-                 f"{_command(rel, entries) if rel else ''} |")
+  out += _rows(tables_by_page(), None, entries)
+  out += ["", "## Figures quoted in prose and config headers", "",
+          "Each value marker (`<!-- value: NAME -->` in a page, "
+          "`{NAME=...}` in a config header) and the files it is read from.",
+          "", "| page | value | result file | command |", "|---|---|---|---|"]
+  out += _value_rows(entries)
   return "\n".join(out) + "\n"
 
 
 def unsourced() -> list[str]:
   """Tables that read no result file, or a file the manifest lacks."""
   entries, out = manifest.load(), []
-  for page, name in tables_by_page():
-    files = sources(name)
-    if not files:
-      out.append(f"{page}: table {name} reads no file of lab/results/")
-    out += [f"{page}: table {name} reads {rel}, not in the manifest"
-            for rel in files if rel not in entries]
+  for kind, items, renderers in (
+      ("table", tables_by_page(), None),
+      ("value", values_by_page(), render_tables.VALUES)):
+    for page, name in items:
+      files = sources(name, renderers)
+      if not files:
+        out.append(f"{page}: {kind} {name} reads no file of lab/results/")
+      out += [f"{page}: {kind} {name} reads {rel}, not in the manifest"
+              for rel in files if rel not in entries]
   return out
 
 

@@ -21,6 +21,8 @@
 # sentencepiece cache that already holds the de-en model.
 # OUT_DIR gets results.tar.gz (logs, metrics, tables; rewritten after each
 # phase) and the back-translations, <file>.bt.jsonl.gz.
+# lab/results/gpu_session.de-en.nvidia-h100/ is an H100 session's
+# results.tar.gz, unpacked; the tables and config headers read its logs.
 #   bash lab/benchmarks/gpu/session.sh OUT_DIR
 OUT=${1:?usage: session.sh OUT_DIR}
 TRAIN_S=${TRAIN_S:-240}  # seconds of training of each model
