@@ -118,3 +118,24 @@ def test_every_table_names_its_result_files_in_lab_figures_md():
   figures = _module(LAB / "tools" / "figures.py")
   assert figures.unsourced() == []
   assert figures.main(["--check"]) == 0, "python lab/tools/figures.py"
+
+
+def test_the_encoders_and_wieting_s_code_take_turns():
+  """encoders_vs_wieting: the sides alternate, each round's first side
+  swapped, so load that comes and goes falls on both; a side's rate is the
+  median of its rounds."""
+  bench = _module(LAB / "benchmarks" / "encoders_vs_wieting.py")
+  calls, rates = [], {"ours": iter([30.0, 10.0, 20.0]),
+                      "wieting": iter([5.0, 1.0, 3.0])}
+
+  def side(name):
+    def run():
+      calls.append(name)
+      return {"pairs_per_s": next(rates[name])}
+    return run
+  row = bench._interleaved("avg", side("wieting"), side("ours"), 3)  # pylint: disable=protected-access
+  assert calls == ["wieting", "ours", "ours", "wieting", "wieting", "ours"]
+  assert row["ours"]["pairs_per_s"] == 20.0
+  assert row["wieting"]["pairs_per_s"] == 3.0
+  assert row["ours"]["pairs_per_s_by_round"] == [30.0, 10.0, 20.0]
+  assert row["ours_over_wieting"] == pytest.approx(20.0 / 3.0)

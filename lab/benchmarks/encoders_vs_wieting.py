@@ -7,7 +7,11 @@ recipe does, written as the `sent1<TAB>sent2` file their
 their annealing off), word dimension (300), margin (0.4), Adam 1e-3, for
 the same number of megabatches; the first megabatch of each is warm-up
 (our compile, their first allocations) and pairs/s comes from the median of
-the rest. Each side runs in its own child process, one after another:
+the rest. Each side runs in its own child process; the two alternate,
+`--rounds` times each (theirs first in odd rounds, ours first in even
+ones), so that load which comes and goes falls on both, and a side's
+pairs/s is the median of its rounds (each round's, and the load at its
+start, are kept):
 
 - theirs: `lab/benchmarks/wieting_child.py` under the peer's python (torch),
   importing their modules from a checkout of
@@ -46,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -76,6 +81,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                       default=["avg", "lstmavg"])
   parser.add_argument("--megabatches", type=int, default=3,
                       help="per side and model; the first is warm-up")
+  parser.add_argument("--rounds", type=int, default=3,
+                      help="speed runs of each side and model, alternating")
   parser.add_argument("--quality", action="store_true",
                       help="Avg only: also train both for --megabatches "
                       "megabatches and score both on STS with our evaluator")
@@ -123,6 +130,29 @@ def _theirs(args: argparse.Namespace, pairs: str, model: str,
     raise children.ChildFailed(f"Wieting {model} child failed (exit "
                                f"{proc.returncode}); its stderr is above.")
   return json.loads(lines[-1])
+
+
+def _interleaved(model: str, theirs: Callable[[], dict[str, Any]],
+                 ours: Callable[[], dict[str, Any]], rounds: int
+                 ) -> dict[str, Any]:
+  """`rounds` runs of each side, alternating which goes first; each side's
+  last run with pairs/s the median over its runs."""
+  runs: dict[str, list[dict[str, Any]]] = {"ours": [], "wieting": []}
+  for r in range(rounds):
+    order = [("wieting", theirs), ("ours", ours)]
+    for side, run in order if r % 2 == 0 else order[::-1]:
+      load = os.getloadavg()[0]
+      runs[side].append({**run(), "load_average_1min_at_start": load})
+  row = {"model": model, "rounds": rounds}
+  for side, done in runs.items():
+    rates = [d["pairs_per_s"] for d in done]
+    row[side] = {**done[-1], "pairs_per_s": statistics.median(rates),
+                 "pairs_per_s_by_round": rates,
+                 "load_average_1min_by_round": [
+                     d["load_average_1min_at_start"] for d in done]}
+  row["ours_over_wieting"] = (row["ours"]["pairs_per_s"]
+                              / row["wieting"]["pairs_per_s"])
+  return row
 
 
 def _ours(args: argparse.Namespace, model: str) -> dict[str, Any]:
@@ -206,11 +236,10 @@ def main(argv: list[str] | None = None) -> None:
     for ours_name, their_name in _MODELS.items():
       if ours_name not in args.models or args.quality:
         continue
-      theirs = _theirs(args, pairs, their_name, data)
-      ours = _ours(args, ours_name)
-      rows.append({"model": ours_name, "ours": ours, "wieting": theirs,
-                   "ours_over_wieting": ours["pairs_per_s"]
-                   / theirs["pairs_per_s"]})
+      rows.append(_interleaved(
+          ours_name, lambda their_name=their_name: _theirs(
+              args, pairs, their_name, data),
+          lambda ours_name=ours_name: _ours(args, ours_name), args.rounds))
   report = {
       **children.run_facts(__file__, argv),
       "benchmark": "encoders_vs_wieting",
