@@ -267,6 +267,26 @@ def cores_used(d: dict) -> int:
 def cpu_cell(hardware: str, cores: int) -> str:
   return (f"{CPU_KINDS.get(hardware, hardware)}, {cores} "
           f"core{'s' if cores > 1 else ''}")
+def encoder_speed_results() -> list[tuple[str, str, dict]]:
+  """(hardware cell, how the two sides ran, result) of each speed run of
+  encoders_vs_wieting.py, `encoders_vs_wieting.<variant>.<hardware>.json`
+  (the file without a variant ran the sides one after the other)."""
+  out = []
+  for path in sorted(glob.glob(os.path.join(BENCH, "encoders_vs_wieting.*.json"))):
+    d = _load(os.path.basename(path))
+    if any(r.get("updates") for r in d["results"]):  # a --quality run
+      continue
+    if isinstance(d.get("hardware"), dict):
+      hardware = cpu_cell(d["hardware"]["name"], d["hardware"]["cores"])
+    else:
+      hardware = f"{d['cpu_count']} cores (`cpu-2core`)"
+    rounds = d["results"][0].get("rounds")
+    how = (f"taking turns, {rounds} runs a side, median" if rounds
+           else "one after the other")
+    out.append((hardware, how, d))
+  return out
+
+
 _NMT_VARIANTS = ("encoder-256", "encoder-128", "encoder-128-repeat",
                  "encoder-128-1core", "encoder-128-1core-repeat")
 
@@ -339,8 +359,9 @@ def performance() -> list[str]:
   learn = _load("nmt_learning_vs_opennmt.cpu-2core.json")
   feed = next(o for o in learn["ours"] if o["model"]["input_feeding"]
               and o["model"]["bridge"] == "mean_tanh")
-  enc = {r["model"]: r["ours"]["pairs_per_s"] / r["wieting"]["pairs_per_s"]
-         for r in _load("encoders_vs_wieting.cpu-2core.json")["results"]}
+  enc = [(hardware, how, {r["model"]: r["ours_over_wieting"]
+                           for r in d["results"]})
+         for hardware, how, d in encoder_speed_results()]
   qual = _load("encoders_vs_wieting.quality.cpu-2core.json")["results"][0]
   epyc, cpu = "AMD EPYC, 2 cores", "2 cores (`cpu-2core`)"
   rows = [
@@ -377,9 +398,10 @@ def performance() -> list[str]:
        f"{feed['dev_all']['bleu']:.2f} against "
        f"{learn['opennmt']['dev_all']['bleu']:.2f}",
        "`nmt_learning_vs_opennmt.py`"),
-      ("Avg / LSTM-avg training, pairs/s", "Wieting's PyTorch code", cpu,
-       f"{enc['avg']:.1f}x / {enc['lstmavg']:.1f}x",
-       "`encoders_vs_wieting.py`"),
+      *((f"Avg / LSTM-avg training, pairs/s ({how})",
+         "Wieting's PyTorch code", hardware,
+         f"{ratio['avg']:.1f}x / {ratio['lstmavg']:.1f}x",
+         "`encoders_vs_wieting.py`") for hardware, how, ratio in enc),
       (f"the same Avg after {qual['updates']} updates, STSb test",
        "Wieting's PyTorch code", cpu,
        f"{qual['ours']['figures']['STSb test']:.1f} against "

@@ -153,13 +153,19 @@ def nmt_vs_opennmt() -> list[str]:
 
 
 def encoders_vs_wieting() -> list[str]:
-  d = _load(os.path.join(BENCH, "encoders_vs_wieting.cpu-2core.json"))
-  lines = _header(["model", "ours (pairs/s)", "Wieting's PyTorch code (pairs/s)",
-                   "ours / theirs"], ["---", "---:", "---:", "---:"])
-  for r in d["results"]:
-    ours, theirs = r["ours"]["pairs_per_s"], r["wieting"]["pairs_per_s"]
-    lines.append(_row([r["model"], _f(ours, 1), _f(theirs, 1),
-                       _f(ours / theirs, 1) + "x"]))
+  lines = _header(["CPU", "the two sides", "load (1 min)", "model",
+                   "ours (pairs/s)", "Wieting's PyTorch code (pairs/s)",
+                   "ours / theirs"],
+                  ["---", "---", "---:", "---", "---:", "---:", "---:"])
+  for hardware, how, d in bench_tables.encoder_speed_results():
+    for r in d["results"]:
+      ours, theirs = r["ours"]["pairs_per_s"], r["wieting"]["pairs_per_s"]
+      loads = (r["ours"].get("load_average_1min_by_round", [])
+               + r["wieting"].get("load_average_1min_by_round", [])
+               or [d["loadavg_start"][0], d["loadavg_end"][0]])
+      lines.append(_row([hardware, how, f"{min(loads):.1f}-{max(loads):.1f}",
+                         r["model"], _f(ours, 1), _f(theirs, 1),
+                         _f(ours / theirs, 1) + "x"]))
   return lines
 
 
