@@ -462,6 +462,8 @@ _SESSION_FIGURES = {
     "nmt_de.bleu": ("nmt_de.eval.log", r"BLEU ([\d.]+) on 3000 pairs", str),
     "nmt_de.step": ("nmt_de.eval.log", r"checkpoint step (\d+)",
                     lambda x: f"{int(x):,}"),
+    "nmt_de.stopped_at": ("nmt_de.train.log", r"(\d+)/100000 \[",
+                          lambda x: f"{int(x):,}"),
     "bi_de.step": ("bi_de.eval.log", r"checkpoint step (\d+)",
                    lambda x: f"{int(x):,}"),
     "bi_de.dev_align": ("bi_de.eval.log", r"alignment accuracy ([\d.]+) %",
@@ -474,13 +476,24 @@ _SESSION_FIGURES = {
 
 def _session_figure(file: str, pattern: str, write: Callable[[str], str]
                     ) -> str:
+  """The figure of the last match of `pattern` in the session's `file`."""
   path = os.path.join(RESULTS, H100_SESSION, file)
   with open(path, encoding="utf-8") as f:
-    found = re.search(pattern, f.read())
+    found = re.findall(pattern, f.read())
   if not found:
     raise ValueError(f"{os.path.relpath(path, run_results.ROOT)}: no line "
                      f"matches {pattern!r}")
-  return write(found.group(1))
+  return write(found[-1])
+
+
+def _h100_nmt_dev_bleu() -> str:
+  """The H100 NMT's dev BLEU at the checkpoint its evaluation read."""
+  step = int(_session_figure(*_SESSION_FIGURES["nmt_de.step"][:2], str))
+  with open(os.path.join(RESULTS, H100_SESSION, "nmt_de.metrics.jsonl"),
+            encoding="utf-8") as f:
+    found = [json.loads(line) for line in f]
+  return next(f"{m['dev/bleu']:.2f}" for m in found
+              if m.get("step") == step and "dev/bleu" in m)
 
 
 def _h100_mining_f1() -> str:
@@ -502,6 +515,7 @@ def _values() -> dict[str, Callable[[], str]]:
   for key, how in _SESSION_FIGURES.items():
     out[f"h100.{key}"] = lambda how=how: _session_figure(*how)
   out["h100.bi_de.mining_f1"] = _h100_mining_f1
+  out["h100.nmt_de.dev_bleu"] = _h100_nmt_dev_bleu
   return out
 
 
