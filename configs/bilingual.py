@@ -13,7 +13,7 @@ Command (for fr and cs, replace de):
   paraflax eval-bilingual --workdir runs/bi_de_en
 Time and result (2,000 steps; dev alignment accuracy, far from converged):
   de: about 41 min on 2 CPU cores, 4.5 %; fr: 43 min, 6.9 %; cs: 38 min,
-  3.3 %. De-en for {h100.train_time=4 min} on one NVIDIA H100
+  3.3 % (transcribed, their outputs not kept). De-en for {h100.train_time=4 min} on one NVIDIA H100
   ({h100.bi_de.step=5,000} steps, `--config.train_steps=100000` stopped by
   time; lab/results/gpu_session.de-en.nvidia-h100/):
   {h100.bi_de.dev_align=12.7} %, still rising; newstest2012 alignment error

@@ -16,8 +16,10 @@ Time and result (6,000 steps; newstest2013 BLEU, all 3,000 lines, beam 5):
       {h100.train_time=4 min} on one NVIDIA H100, {h100.nmt_de.bleu=13.01} at step
       {h100.nmt_de.step=6,000} (dev flat from step 4,000;
       lab/results/gpu_session.de-en.nvidia-h100/);
-  fr: 32 min 35 s on that AMD EPYC, 10.63 (dev 15.02 at step 5,000);
-  cs: about 33 min on that AMD EPYC, 9.15 (dev 8.96, still rising).
+  fr: 32 min 35 s on 2 idle cores of an AMD EPYC, 10.63 (dev 15.02 at
+      step 5,000; transcribed, its output not kept);
+  cs: about 33 min on that AMD EPYC, 9.15 (dev 8.96, still rising;
+      transcribed, its output not kept).
 The paper's decoder (attention before the update, no input feeding) is
 `--config.model.input_feeding=false`; the paper's sizes (620 / 1000) are
 `--config.model.emb_dim=620 --config.model.hidden=1000`.

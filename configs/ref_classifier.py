@@ -18,11 +18,11 @@ Command:
   paraflax eval --workdir runs/refclf          # dev and test accuracy
   paraflax score-paraphrases --input bt.jsonl --output bt.scored.jsonl \
     --classifier-workdir runs/refclf
-Time: avg, 8,000 train ids of 5-best lists, 2,000 steps: about 1 min on 2
-CPU cores.
-Result (10,000 Multi30k de-en pairs back-translated by the 6,000-step
-NMT): test accuracy Avg 61.4 %, LSTM 62.5 % (random negatives); with a
-6-BLEU NMT the Avg reaches 79.7 %.
+Time and result (transcribed, their outputs not kept): avg, 8,000 train
+ids of 5-best lists, 2,000 steps: about 1 min on 2 CPU cores; on 10,000
+Multi30k de-en pairs back-translated by the 6,000-step NMT, test
+accuracy Avg 61.4 %, LSTM 62.5 % (random negatives); with a 6-BLEU NMT
+the Avg reaches 79.7 %.
 Docs: docs/filtering.md.
 """
 import ml_collections

@@ -103,7 +103,7 @@ def kim_equal_steps() -> list[str]:
       ["config", "batch", "updates", "time", "dev alignment accuracy %",
        "Multi30k 2016 error %, cosine", "CSLS"],
       [[f"`{p['spec']}`", str(p["batch_size"]), f"{p['train_steps']:,}",
-        f"{p['seconds'] // 60} min {p['seconds'] % 60} s",
+        _minutes(p["seconds"]),
         " -> ".join(f"{a:.1f}" for a in p["dev_align_accuracy"]),
         _error(p["alignment"], "cosine"), _error(p["alignment"], "csls")]
        for p in run["presets"].values()], numeric_from=1)
@@ -114,6 +114,15 @@ def _kim_error(preset: str, similarity: str) -> str:
   return _error(run["presets"][preset]["alignment"], similarity)
 
 
+def _minutes(seconds: int) -> str:
+  return f"{seconds // 60} min {seconds % 60} s"
+
+
+def _kim_time(preset: str) -> str:
+  (run,) = _runs((KIM_EQUAL_STEPS,))
+  return _minutes(run["presets"][preset]["seconds"])
+
+
 TABLES = (mlp_negatives_multi30k, mlp_negatives_multi30k_apart,
           align_baselines_multi30k, kim_equal_steps)
 # The figures that prose quotes from the same files (render_tables' values).
@@ -121,3 +130,6 @@ VALUES = {f"kim_equal_steps.{preset}.{similarity}":
           functools.partial(_kim_error, preset, similarity)
           for preset in ("kim2019", "default")
           for similarity in ("cosine", "csls")}
+VALUES.update({f"kim_equal_steps.{preset}.time":
+               functools.partial(_kim_time, preset)
+               for preset in ("kim2019", "default")})
