@@ -43,8 +43,9 @@ def parse_python(source: str) -> ast.Module:
   module calls ast.parse to place its carets: a finalizer that formats a
   traceback while a parse runs (orbax's unretrieved asyncio futures log theirs
   from __del__, left by an earlier test on the worker) makes the outer parse
-  raise "SystemError: AST constructor recursion depth mismatch"."""
-  gc.collect()
+  raise "SystemError: AST constructor recursion depth mismatch". (No
+  gc.collect() first: in a worker holding jax's heap one takes about a
+  second, and the garbage is finalised later, outside any parse.)"""
   gc.disable()
   try:
     return ast.parse(source)
