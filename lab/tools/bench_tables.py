@@ -287,6 +287,30 @@ def encoder_speed_results() -> list[tuple[str, str, dict]]:
   return out
 
 
+# The encoders' speed run that prose quotes: the two sides taking turns.
+ENCODERS_TAKING_TURNS = "encoders_vs_wieting.interleaved.intel-xeon-2core.json"
+
+
+def _encoder_ratio(model: str) -> str:
+  row = next(r for r in _load(ENCODERS_TAKING_TURNS)["results"]
+             if r["model"] == model)
+  return f"{row['ours_over_wieting']:.1f}"
+
+
+# The figures that prose quotes from the benchmarks (render_tables' values).
+def _encoder_quality(side: str) -> str:
+  """STSb test x 100 of one side's Avg in the --quality run."""
+  row = _load("encoders_vs_wieting.quality.cpu-2core.json")["results"][0]
+  return f"{row[side]['figures']['STSb test']:.1f}"
+
+
+VALUES = {f"encoders_vs_wieting.{model}": (lambda model=model:
+                                           _encoder_ratio(model))
+          for model in ("avg", "lstmavg")}
+VALUES.update({f"encoders_vs_wieting.quality.{side}": (
+    lambda side=side: _encoder_quality(side)) for side in ("ours", "wieting")})
+
+
 _NMT_VARIANTS = ("encoder-256", "encoder-128", "encoder-128-repeat",
                  "encoder-128-1core", "encoder-128-1core-repeat")
 

@@ -368,7 +368,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
         *compile_tables.TABLES, *mining_peer_tables.TABLES)}
 VALUES: dict[str, Callable[[], str]] = {**run_tables.VALUES,
-                                        **fidelity_tables.VALUES}
+                                        **fidelity_tables.VALUES,
+                                        **bench_tables.VALUES}
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
