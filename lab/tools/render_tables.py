@@ -125,7 +125,8 @@ def nmt_vs_opennmt() -> list[str]:
             "encoder-128": "2 x 128 (its `brnn`)",
             "encoder-128-repeat": "2 x 128 (its `brnn`), repeated",
             "encoder-128-1core": "2 x 128 (its `brnn`)",
-            "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated"}
+            "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated",
+            "encoder-128-2core": "2 x 128 (its `brnn`)"}
   for hardware, variant, d in bench_tables.nmt_train_results():
     t, load = d["train"], list(d["load_average_1min"].values())
     if "timing" in t:  # both sides timed over the same span
