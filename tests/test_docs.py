@@ -81,36 +81,24 @@ def test_a_changed_table_json_makes_its_table_stale(tmp_path, monkeypatch):
   assert render.stale([readme]) == ["README.md"]
 
 
-def test_a_figure_typed_over_in_prose_is_stale(tmp_path):
-  """A figure that prose quotes from a result file (a value marker) is
-  rendered from that file, like a table: typed over, the page is stale."""
+@pytest.mark.parametrize("source, marker", [
+    ("lab/fidelity.md", "<!-- value: kim_equal_steps.default.cosine -->"),
+    ("configs/gran.py", "{sts_encoders/gran-seed0.stsb_test="),
+])
+def test_a_figure_typed_over_is_stale(tmp_path, source, marker):
+  """A figure that prose (a value marker) or a config header ({NAME=VALUE})
+  quotes from a result file is rendered from that file, like a table:
+  typed over, the page or config is stale."""
   render = _renderer()
-  page = tmp_path / "fidelity.md"
-  text = (ROOT / "lab" / "fidelity.md").read_text(encoding="utf-8")
-  marker = "<!-- value: kim_equal_steps.default.cosine -->"
+  copy = tmp_path / pathlib.Path(source).name
+  text = (ROOT / source).read_text(encoding="utf-8")
   assert marker in text
-  page.write_text(text, encoding="utf-8")
-  assert render.stale([str(page)]) == []
+  copy.write_text(text, encoding="utf-8")
+  assert render.stale([str(copy)]) == []
   typed = text.replace(marker, marker + "1", 1)
-  page.write_text(typed, encoding="utf-8")
-  assert render.stale([str(page)]) == [os.path.relpath(page, render.ROOT)]
-  assert render.render(typed) == text
-
-
-def test_a_figure_typed_over_in_a_config_header_is_stale(tmp_path):
-  """A config header quotes its run's figures as {NAME=VALUE}, rendered
-  from the run's file: a number typed over makes the config stale."""
-  render = _renderer()
-  config = tmp_path / "gran.py"
-  text = (ROOT / "configs" / "gran.py").read_text(encoding="utf-8")
-  marker = "{sts_encoders/gran-seed0.stsb_test="
-  assert marker in text
-  config.write_text(text, encoding="utf-8")
-  assert render.stale([str(config)]) == []
-  typed = text.replace(marker, marker + "1", 1)
-  config.write_text(typed, encoding="utf-8")
-  assert render.stale([str(config)]) == [os.path.relpath(config, render.ROOT)]
-  assert render.render_file(str(config), typed) == text
+  copy.write_text(typed, encoding="utf-8")
+  assert render.stale([str(copy)]) == [os.path.relpath(copy, render.ROOT)]
+  assert render.render_file(str(copy), typed) == text
 
 
 def test_transcribed_rows_name_their_command():
