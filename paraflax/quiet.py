@@ -78,7 +78,9 @@ def quiet_native_logs() -> None:
 
 
 # PCI vendor of Google's TPU chips, and the device files of NVIDIA (Linux,
-# containers, WSL2) and AMD GPUs: what jax itself probes (hardware_utils).
+# containers, WSL2) and AMD GPUs: what jax itself probes (hardware_utils),
+# read here because importing jax's module would import jax on every
+# command, --help's and the data commands' too.
 _GOOGLE_PCI_VENDOR = "0x1ae0"
 _GPU_DEVICE_FILES = ("/dev/nvidia0", "/dev/nvidiactl", "/dev/dxg", "/dev/kfd")
 
