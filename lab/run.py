@@ -49,7 +49,9 @@ def command_of(name: str, entries: dict[str, dict]) -> list[str]:
   for pattern, repl in _MOVED:
     text = pattern.sub(repl, text)
   argv = shlex.split(text)
-  if "--output" in argv[:-1]:
+  # A collected run's --output is its command's own output folder, which
+  # collect_result.py then copies: only a benchmark's names NAME.
+  if "--output" in argv[:-1] and not name.startswith("runs/"):
     argv[argv.index("--output") + 1] = os.path.join("lab", "results", name)
   return argv
 

@@ -40,11 +40,15 @@ def test_tables_match_their_json():
 
 
 def _results_copy(tmp_path, monkeypatch):
-  """The renderer, reading a copy of lab/results/ (runs included)."""
+  """The renderer, reading a copy of lab/results/ (runs included) and of
+  lab/tables/ beside it."""
   render = _renderer()
   results = tmp_path / "results"
   shutil.copytree(ROOT / "lab" / "results", results)
+  shutil.copytree(ROOT / "lab" / "tables", tmp_path / "tables")
   monkeypatch.setattr(render.run_tables, "RESULTS", str(results))
+  monkeypatch.setattr(render.run_tables, "DEFINITIONS",
+                      str(tmp_path / "tables"))
   monkeypatch.setattr(render.run_tables.run_results, "RUNS",
                       str(results / "runs"))
   return render, results
@@ -76,7 +80,7 @@ def test_a_changed_table_json_makes_its_table_stale(tmp_path, monkeypatch):
   render, results = _results_copy(tmp_path, monkeypatch)
   readme = str(ROOT / "README.md")
   assert render.stale([readme]) == []
-  _plant(results / "headline.json", lambda d: d["rows"][-1]["cells"].__setitem__(
+  _plant(results.parent / "tables" / "headline.json", lambda d: d["rows"][-1]["cells"].__setitem__(
       -1, "a figure that the README does not show"))
   assert render.stale([readme]) == ["README.md"]
 

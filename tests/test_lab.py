@@ -3,8 +3,10 @@ entered in lab/results/manifest.json, in every folder; a benchmark's
 writer records how to rerun it; lab/run.py reruns a file by its name."""
 import importlib.util
 import json
+import os
 import pathlib
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -53,9 +55,10 @@ def test_a_hand_edited_result_file_fails_the_check(manifest, results, rel):
 
 def test_an_unlisted_or_missing_file_fails_the_check(manifest, results):
   (results / "pasted.json").write_text("{}")
-  (results / "headline.json").unlink()
+  (results / "compile_presets.json").unlink()
   found = manifest.problems(str(results))
-  assert [f.split(":")[0] for f in found] == ["pasted.json", "headline.json"]
+  assert [f.split(":")[0] for f in found] == ["pasted.json",
+                                              "compile_presets.json"]
 
 
 def test_write_result_records_how_to_rerun_and_its_hash(manifest, results,
@@ -107,6 +110,19 @@ def test_run_gives_a_files_command_in_todays_layout():
     run._resolved(run.command_of("m.json", entries))  # pylint: disable=protected-access
 
 
+def test_a_collected_run_s_command_keeps_its_own_output():
+  """A collected run's command writes its own output, which is then
+  collected: pointing its --output at the kept file would overwrite it."""
+  run = _module(LAB / "run.py")
+  entries = {"runs/t/x.json": {
+      "command": "paraflax noise-bitext --output noisy.tsv && paraflax "
+                 "eval-filtering --output runs/filt",
+      "written_by": "lab/tools/collect_result.py"}}
+  argv = run.command_of("runs/t/x.json", entries)
+  assert argv[argv.index("--output") + 1] == "noisy.tsv"
+  assert "lab/results/runs/t/x.json" not in argv
+
+
 def test_run_lists_every_file_of_the_manifest(manifest, capsys):
   run = _module(LAB / "run.py")
   assert run.main(["--list"]) == 0
@@ -139,3 +155,16 @@ def test_the_encoders_and_wieting_s_code_take_turns():
   assert row["wieting"]["pairs_per_s"] == 3.0
   assert row["ours"]["pairs_per_s_by_round"] == [30.0, 10.0, 20.0]
   assert row["ours_over_wieting"] == pytest.approx(20.0 / 3.0)
+
+
+def test_a_benchmark_keeps_jax_off_libtpu_on_a_cpu_only_host():
+  """Benchmarks import jax themselves: children.py quiets it as the CLI
+  does, so a CPU host with libtpu installed gets the CPU backend."""
+  from paraflax import quiet  # pylint: disable=import-outside-toplevel
+  env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+  out = subprocess.run(
+      [sys.executable, "-c", "import os, sys; sys.path.insert(0, sys.argv[1]);"
+       " import children; print(os.environ.get('JAX_PLATFORMS'))",
+       str(LAB / "benchmarks")], env=env, capture_output=True, text=True,
+      check=True).stdout.split()[-1]
+  assert out == ("cpu" if quiet.cpu_only_host_with_libtpu() else "None")

@@ -18,7 +18,14 @@ import sys
 import time
 from typing import Any
 
+from paraflax import quiet
+
 COUNT_FLAG = "--xla_force_host_platform_device_count"
+
+# A benchmark imports jax itself, not through the CLI that quiets it: on a
+# CPU host with libtpu installed, jax would start libtpu, which prints its
+# init errors and holds /tmp/libtpu_lockfile for the whole measurement.
+quiet.quiet_native_logs()
 
 
 class ChildFailed(RuntimeError):

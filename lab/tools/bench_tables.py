@@ -313,7 +313,7 @@ VALUES.update({f"encoders_vs_wieting.quality.{side}": (
 
 _NMT_VARIANTS = ("encoder-256", "encoder-128", "encoder-128-repeat",
                  "encoder-128-1core", "encoder-128-1core-repeat",
-                 "encoder-128-2core")
+                 "encoder-128-1core-idle", "encoder-128-2core")
 
 
 def nmt_train_results() -> list[tuple[str, str, dict]]:

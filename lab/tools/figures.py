@@ -6,9 +6,9 @@ lab/results/manifest.json).
     python lab/tools/figures.py            # rewrite lab/figures.md
     python lab/tools/figures.py --check    # exit 1 if it is stale
 
-A table's files are the ones its renderer opens under lab/results/ (an
-audit hook watches `open` while the renderer runs), so the list follows
-the code, not a hand-kept mapping.
+A table's files are the ones its renderer opens under lab/results/ and
+lab/tables/ (an audit hook watches `open` while the renderer runs), so
+the list follows the code, not a hand-kept mapping.
 """
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ sys.addaudithook(_watch)
 
 
 def sources(name: str, renderers: dict | None = None) -> list[str]:
-  """The files under lab/results/ that table `name`'s renderer (or the
-  value's, from `renderers`) reads, relative to lab/results/, in the order
-  first read."""
+  """The files that table `name`'s renderer (or the value's, from
+  `renderers`) reads, in the order first read: result files relative to
+  lab/results/, table definitions as lab/tables/NAME.json."""
   global _opened
   _opened = []
   try:
@@ -49,9 +49,18 @@ def sources(name: str, renderers: dict | None = None) -> list[str]:
   finally:
     _opened = None
   results = os.path.abspath(manifest.RESULTS) + os.sep
+  tables = os.path.abspath(render_tables.run_tables.DEFINITIONS) + os.sep
   return list(dict.fromkeys(
-      p[len(results):] for p in opened
-      if p.startswith(results) and not p.endswith(manifest.NAME)))
+      p[len(results):] if p.startswith(results)
+      else os.path.relpath(p, render_tables.ROOT) for p in opened
+      if p.startswith(tables)
+      or (p.startswith(results) and not p.endswith(manifest.NAME))))
+
+
+def _is_definition(rel: str) -> bool:
+  """Whether `rel` (from `sources`) is a table's hand-written definition
+  under lab/tables/ rather than a result file."""
+  return rel.startswith("lab/tables/")
 
 
 def tables_by_page() -> list[tuple[str, str]]:
@@ -108,6 +117,8 @@ def _value_rows(entries: dict[str, dict]) -> list[str]:
 
 
 def _command(rel: str, entries: dict[str, dict]) -> str:
+  if _is_definition(rel):
+    return "the table's rows, written by hand (a transcribed row says so)"
   if rel not in entries:
     return "**not in the manifest**"
   try:
@@ -128,7 +139,8 @@ def markdown() -> str:
          "command that reruns each (`python lab/run.py FILE`; a command "
          "with placeholders such as WORK reads them from the environment). "
          "\"Kept without a command\": a file kept before the record had a "
-         "writer that holds no command.", "",
+         "writer that holds no command. `lab/tables/`: a table's "
+         "definition, the rows it shows and the runs behind them.", "",
          "| page | table | result file | command |", "|---|---|---|---|"]
   out += _rows(tables_by_page(), None, entries)
   out += ["", "## Figures quoted in prose and config headers", "",
@@ -150,7 +162,8 @@ def unsourced() -> list[str]:
       if not files:
         out.append(f"{page}: {kind} {name} reads no file of lab/results/")
       out += [f"{page}: {kind} {name} reads {rel}, not in the manifest"
-              for rel in files if rel not in entries]
+              for rel in files
+              if rel not in entries and not _is_definition(rel)]
   return out
 
 

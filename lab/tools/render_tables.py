@@ -13,7 +13,8 @@ below); a config header (configs/) writes it `{NAME=99.6}`.
 NAME is a function of TABLES below; it reads the JSON that a benchmark
 wrote (`lab/results/`; `bench_tables.py`) or the output files of
 the runs behind a table (`lab/results/runs/`, kept by
-`collect_result.py`; `run_tables.py`) and returns the table's lines. Rewrite every table:
+`collect_result.py`, and listed by the table's definition in
+`lab/tables/`; `run_tables.py`) and returns the table's lines. Rewrite every table:
 
     python lab/tools/render_tables.py            # rewrite README.md, docs/ and lab/
     python lab/tools/render_tables.py --check    # exit 1 if one is stale
@@ -126,6 +127,7 @@ def nmt_vs_opennmt() -> list[str]:
             "encoder-128-repeat": "2 x 128 (its `brnn`), repeated",
             "encoder-128-1core": "2 x 128 (its `brnn`)",
             "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated",
+            "encoder-128-1core-idle": "2 x 128 (its `brnn`), idle cores",
             "encoder-128-2core": "2 x 128 (its `brnn`)"}
   for hardware, variant, d in bench_tables.nmt_train_results():
     t, load = d["train"], list(d["load_average_1min"].values())

@@ -1,10 +1,12 @@
 """Results tables computed from the runs' own output files
 (`lab/tools/run_results.py`: lab/results/runs/<table>/<name>.json).
 
-A table's lab/results/<table>.json lists its rows; each row is computed
-from a run (`"from"`: a key of ROWS) or, where the run's output is not
-kept (runs longer than a CPU allows), transcribed: `{"from": "cells",
-"cells": [...], "command": "..."}`, the command naming how it was made.
+A table's definition, lab/tables/<table>.json, lists its rows; each row
+is computed from a run (`"from"`: a key of ROWS) or, where the run's
+output is not kept (runs longer than a CPU allows), transcribed:
+`{"from": "cells", "cells": [...], "command": "..."}`, the command naming
+how it was made. Definitions are written by hand, so they sit apart from
+lab/results/, whose files only scripts write.
 """
 from __future__ import annotations
 
@@ -18,10 +20,12 @@ import markdown_table
 import run_results
 
 RESULTS = os.path.join(run_results.ROOT, "lab", "results")
+DEFINITIONS = os.path.join(run_results.ROOT, "lab", "tables")
 
 
 def _table(name: str) -> dict:
-  with open(os.path.join(RESULTS, name + ".json"), encoding="utf-8") as f:
+  with open(os.path.join(DEFINITIONS, name + ".json"),
+            encoding="utf-8") as f:
     return json.load(f)
 
 
@@ -260,7 +264,7 @@ ROWS: dict[str, Callable[[dict, list], list]] = {
 
 
 def listed(name: str) -> list[str]:
-  """lab/results/NAME.json: its columns, each row from ROWS."""
+  """lab/tables/NAME.json: its columns, each row from ROWS."""
   d = _table(name)
   return markdown_table.table(
       d["columns"], [ROWS[r["from"]](r, d["columns"]) for r in d["rows"]])
