@@ -439,6 +439,13 @@ def _bilingual_figures() -> dict[str, Callable[[dict], str]]:
           "step": lambda r: f"{r['checkpoint_step']:,}"}
 
 
+def _classifier_figures() -> dict[str, Callable[[dict], str]]:
+  """A reference classifier's `paraflax eval` figures (its evals.json)."""
+  return {"dev_accuracy": lambda r: f"{r['dev']['accuracy']:.1f}",
+          "test_accuracy": lambda r: f"{r['test']['accuracy']:.1f}",
+          "step": lambda r: f"{r['checkpoint_step']:,}"}
+
+
 # The runs whose figures prose quotes, by what their output holds.
 _QUOTED_RUNS = (
     (PIPELINE, _tiny_figures()),
@@ -448,7 +455,10 @@ _QUOTED_RUNS = (
       for n in ("avg-default", "avg-wieting2017")),
     *((f"paper_presets/{n}", _bilingual_figures())
       for n in ("bilingual-default", "bilingual-kim2019")),
-    ("headline/nmt-de", _bleu_figures()))
+    ("headline/nmt-de", _bleu_figures()),
+    *((f"config_runs/refclf-{n}", _classifier_figures())
+      for n in ("avg-random", "avg-hardest", "lstm-random", "lstm-hardest")),
+    ("config_runs/bilingual-de", _bilingual_figures()))
 
 
 def _minutes(seconds: str) -> str:
