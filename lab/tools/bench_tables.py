@@ -248,25 +248,11 @@ def _span(ratios, digits=2) -> str:
       else f"{lo:.{digits}f}-{hi:.{digits}f}x"
 
 
-def slower(ratio_cell: str, ratios) -> str:
-  """A cell of ours / peer that says so where ours is the slower."""
-  if max(ratios) < 1:
-    return ratio_cell + " (ours slower)"
-  return ratio_cell + (" (ours slower in some)" if min(ratios) < 1 else "")
-
-
-# The CPU of a hardware name of lab/benchmarks/README.md.
-CPU_KINDS = {"amd-epyc-2core": "AMD EPYC", "intel-xeon-2core": "Intel Xeon"}
-
-
 def cores_used(d: dict) -> int:
   """The cores a result ran on: `cores` (its affinity) or all."""
   return len(d.get("cores") or range(d["cpu_count"]))
 
 
-def cpu_cell(hardware: str, cores: int) -> str:
-  return (f"{CPU_KINDS.get(hardware, hardware)}, {cores} "
-          f"core{'s' if cores > 1 else ''}")
 def encoder_speed_results() -> list[tuple[str, str, dict]]:
   """(hardware cell, how the two sides ran, result) of each speed run of
   encoders_vs_wieting.py, `encoders_vs_wieting.<variant>.<hardware>.json`
@@ -277,7 +263,8 @@ def encoder_speed_results() -> list[tuple[str, str, dict]]:
     if any(r.get("updates") for r in d["results"]):  # a --quality run
       continue
     if isinstance(d.get("hardware"), dict):
-      hardware = cpu_cell(d["hardware"]["name"], d["hardware"]["cores"])
+      hardware = markdown_table.cpu_cell(d["hardware"]["name"],
+                                         d["hardware"]["cores"])
     else:
       hardware = f"{d['cpu_count']} cores (`cpu-2core`)"
     rounds = d["results"][0].get("rounds")
@@ -396,9 +383,12 @@ def performance() -> list[str]:
       (f"approximate mining, {scale['rows_per_side']:,} a side, "
        f"`{scale['index']}`", "faiss directly, same index string, sample "
        "and nprobe", "AMD EPYC, 1 core",
-       f"{plain['peer_over_ours_time']:.2f}x with no re-ranking, side by "
-       f"side (the same pairs); {reranked['peer_over_ours_time']:.2f}x "
-       "re-ranking "
+       markdown_table.slower(f"{plain['peer_over_ours_time']:.2f}x",
+                             [plain["peer_over_ours_time"]])
+       + " with no re-ranking, side by side (the same pairs); "
+       + markdown_table.slower(f"{reranked['peer_over_ours_time']:.2f}x",
+                               [reranked["peer_over_ours_time"]])
+       + " re-ranking "
        f"{scale['rerank']} candidates against faiss re-ranking none, "
        "planted-pair F1 "
        f"{reranked['quality']['f1_optimal']['f1']:.1f} against "
@@ -406,7 +396,8 @@ def performance() -> list[str]:
        "`mining_scale.py --peer`"),
       *mining_peer_tables.performance_rows(),
       *(("NMT training, target tokens/s", "OpenNMT-py 3.0.4",
-         cpu_cell(hardware, cores), slower(_span(r), r) + (
+         markdown_table.cpu_cell(hardware, cores),
+         markdown_table.slower(_span(r), r) + (
              ", whole loop to whole loop" if fair
              else ", ours timed on its jitted step alone"),
          "`nmt_vs_opennmt.py`")

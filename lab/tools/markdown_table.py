@@ -22,3 +22,19 @@ def table(columns, rows, numeric_from: int | None = None) -> list[str]:
 
 def num(x, digits: int = 2) -> str:
   return "" if x is None else f"{x:,.{digits}f}"
+
+
+def slower(ratio_cell: str, ratios) -> str:
+  """A cell of ours / peer that says so where ours is the slower."""
+  if max(ratios) < 1:
+    return ratio_cell + " (ours slower)"
+  return ratio_cell + (" (ours slower in some)" if min(ratios) < 1 else "")
+
+
+# The CPU of a hardware name of lab/benchmarks/README.md.
+CPU_KINDS = {"amd-epyc-2core": "AMD EPYC", "intel-xeon-2core": "Intel Xeon"}
+
+
+def cpu_cell(hardware: str, cores: int) -> str:
+  return (f"{CPU_KINDS.get(hardware, hardware)}, {cores} "
+          f"core{'s' if cores > 1 else ''}")

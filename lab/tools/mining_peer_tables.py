@@ -136,6 +136,7 @@ def performance_rows() -> list[tuple[str, ...]]:
   if stopes.get("ran") and peer_mib is not None:
     theirs = _peak_mib(d, stopes, "peak_rss_mib")
     peer_mib = None if theirs is None else max(peer_mib, theirs)
+  ratio = side["total_mining_s"] / ours["total_mining_s"]
   memory = (f", peak memory {ours_mib:,.0f} against {peer_mib:,.0f} MiB"
             if ours_mib and peer_mib else "")
   return [(
@@ -143,8 +144,8 @@ def performance_rows() -> list[tuple[str, ...]]:
       f"both re-ranking {d['rerank']} candidates",
       f"faiss `IndexRefineFlat` over the same index string, sample, nprobe "
       f"and threads; margin by {margin_by} code",
-      f"`{d['hardware']['name']}`",
-      f"{side['total_mining_s'] / ours['total_mining_s']:.2f}x, "
+      markdown_table.cpu_cell(d["hardware"]["name"], d["threads"]),
+      markdown_table.slower(f"{ratio:.2f}x", [ratio]) + ", "
       f"planted-pair F1 {ours['quality']['f1_optimal']['f1']:.1f} against "
       f"{side['quality']['f1_optimal']['f1']:.1f}{memory}",
       "`mining_scale.py --peer --stopes-python`")]

@@ -146,12 +146,12 @@ def nmt_vs_opennmt() -> list[str]:
       whole = ""
     ratio = t["target_tokens_per_s_ratio_ours_over_opennmt"]
     lines.append(_row([
-        bench_tables.cpu_cell(hardware, bench_tables.cores_used(d)),
+        markdown_table.cpu_cell(hardware, bench_tables.cores_used(d)),
         widths[variant], d["torch_threads"], timed,
         f"{min(load):.1f}-{max(load):.1f}",
         _f(t["ours"]["target_tokens_per_s"], 0),
         _f(t["opennmt"]["target_tokens_per_s"], 0),
-        bench_tables.slower(_f(ratio) + "x", [ratio]), whole]))
+        markdown_table.slower(_f(ratio) + "x", [ratio]), whole]))
   return lines
 
 
