@@ -12,8 +12,12 @@ Command (for fr and cs, replace de):
   paraflax embed --workdir runs/bi_de_en --input F --output OUT --lang de
   paraflax eval-bilingual --workdir runs/bi_de_en
 Time and result (2,000 steps; dev alignment accuracy, far from converged):
-  de: about 41 min on 2 CPU cores, 4.5 %; fr: 43 min, 6.9 %; cs: 38 min,
-  3.3 % (transcribed, their outputs not kept). De-en for {h100.train_time=4 min} on one NVIDIA H100
+  de on {config_runs/bilingual-de.hardware=Intel Xeon, 2 cores}:
+  {config_runs/bilingual-de.time=29 min 35 s (train 28 min 57 s, eval 38 s)},
+  {config_runs/bilingual-de.dev_align=6.0} %
+  (lab/results/runs/config_runs/bilingual-de.json); fr: 43 min, 6.9 %; cs:
+  38 min, 3.3 % on an AMD EPYC's 2 cores (transcribed, their outputs not
+  kept). De-en for {h100.train_time=4 min} on one NVIDIA H100
   ({h100.bi_de.step=5,000} steps, `--config.train_steps=100000` stopped by
   time; lab/results/gpu_session.de-en.nvidia-h100/):
   {h100.bi_de.dev_align=12.7} %, still rising; newstest2012 alignment error

@@ -45,8 +45,10 @@ configs/pipeline.py:tiny's bilingual settings (Multi30k, 64-unit layers,
 EPYC's shared cores, dev alignment accuracy
 78.1 %, Multi30k 2016 alignment error 18.2 % (cosine) and 9.0 % (CSLS);
 the command and the MLP table on it: lab/fidelity.md. At full size a
-step does about 4x the work of configs/bilingual.py's (41 min per 2,000
-steps on 2 idle cores; an estimate, not measured): train it on an
+step does about 4x the work of configs/bilingual.py's (an estimate, not
+measured; configs/bilingual.py:de's 2,000 steps take
+{config_runs/bilingual-de.time=29 min 35 s (train 28 min 57 s, eval 38 s)} on
+{config_runs/bilingual-de.hardware=Intel Xeon, 2 cores}): train it on an
 accelerator.
 Still differs from the paper, because of data or compute:
   - the data: the bundled de-en bitext (Multi30k, newstest pool, a 10k WMT

@@ -24,16 +24,32 @@ def _table(columns, rows, numeric_from=1) -> list[str]:
   return markdown_table.table(columns, rows, numeric_from)
 
 
+# encoders_vs_wieting.py --quality, the run the prose and performance.md
+# quote (the others of ENCODERS_QUALITY_RUNS are rows of its table).
+ENCODERS_QUALITY = "encoders_vs_wieting.quality.intel-xeon-2core.json"
+ENCODERS_QUALITY_RUNS = ("encoders_vs_wieting.quality.cpu-2core.json",
+                         ENCODERS_QUALITY)
+
+
 def encoders_quality() -> list[str]:
-  """encoders_vs_wieting.py --quality: the same Avg after the same updates."""
-  r = _load("encoders_vs_wieting.quality.cpu-2core.json")["results"][0]
-  ours, theirs = r["ours"], r["wieting"]
-  rows = [(k, _f(ours["figures"][k]), _f(theirs["figures"][k]))
-          for k in ("STSb dev", "STSb test", "STS12-15 mean")]
-  rows.append(("training wall time (s)", _f(ours["train_s"], 1),
-               _f(theirs["train_s"], 1)))
-  return _table([f"Avg, {r['updates']} updates", "ours",
-                 "Wieting's code"], rows)
+  """encoders_vs_wieting.py --quality: the same Avg after the same updates,
+  ours / Wieting's, a row per run."""
+  rows = []
+  for name in ENCODERS_QUALITY_RUNS:
+    d = _load(name)
+    r = d["results"][0]
+    hardware = d.get("hardware")
+    where = (markdown_table.cpu_cell(hardware["name"], hardware["cores"])
+             if isinstance(hardware, dict) else "2 cores (`cpu-2core`)")
+    ours, theirs = r["ours"], r["wieting"]
+    rows.append((where, r["updates"], *(
+        f"{_f(ours['figures'][k])} / {_f(theirs['figures'][k])}"
+        for k in ("STSb dev", "STSb test", "STS12-15 mean")),
+                 f"{_f(ours['train_s'], 1)} / {_f(theirs['train_s'], 1)}"))
+  return _table(["CPU", "Avg updates"] + [
+      f"{k}: ours / Wieting's" for k in (
+          "STSb dev", "STSb test", "STS12-15 mean",
+          "training wall time (s)")], rows, numeric_from=1)
 
 
 _RULES = ("exact", "k_finished", "best_ended", "best_ended_k")
@@ -287,7 +303,7 @@ def _encoder_ratio(model: str) -> str:
 # The figures that prose quotes from the benchmarks (render_tables' values).
 def _encoder_quality(side: str) -> str:
   """STSb test x 100 of one side's Avg in the --quality run."""
-  row = _load("encoders_vs_wieting.quality.cpu-2core.json")["results"][0]
+  row = _load(ENCODERS_QUALITY)["results"][0]
   return f"{row[side]['figures']['STSb test']:.1f}"
 
 
@@ -374,7 +390,8 @@ def performance() -> list[str]:
   enc = [(hardware, how, {r["model"]: r["ours_over_wieting"]
                            for r in d["results"]})
          for hardware, how, d in encoder_speed_results()]
-  qual = _load("encoders_vs_wieting.quality.cpu-2core.json")["results"][0]
+  qual_run = _load(ENCODERS_QUALITY)
+  qual = qual_run["results"][0]
   epyc, cpu = "AMD EPYC, 2 cores", "2 cores (`cpu-2core`)"
   rows = [
       _exact_mining_row("amd-epyc-2core", epyc),
@@ -419,7 +436,9 @@ def performance() -> list[str]:
          f"{ratio['avg']:.1f}x / {ratio['lstmavg']:.1f}x",
          "`encoders_vs_wieting.py`") for hardware, how, ratio in enc),
       (f"the same Avg after {qual['updates']} updates, STSb test",
-       "Wieting's PyTorch code", cpu,
+       "Wieting's PyTorch code",
+       markdown_table.cpu_cell(qual_run["hardware"]["name"],
+                               qual_run["hardware"]["cores"]),
        f"{qual['ours']['figures']['STSb test']:.1f} against "
        f"{qual['wieting']['figures']['STSb test']:.1f}",
        "`encoders_vs_wieting.py --quality`"),

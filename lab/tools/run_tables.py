@@ -517,6 +517,27 @@ def _h100_mining_f1() -> str:
   return f"{100 * row['test_f1']:.1f}"
 
 
+def bilingual_alignment() -> list[str]:
+  """Alignment recovery error %, mean of the two directions, of the H100
+  model (its session's eval log) beside the 2,000-step CPU run (its
+  evals.json), per test set."""
+  path = os.path.join(RESULTS, H100_SESSION, "bi_de.eval.log")
+  with open(path, encoding="utf-8") as f:
+    h100 = {(m[0], m[2]): (int(m[1]), float(m[3])) for m in re.findall(
+        r"^(\S+) +de +(\d+) +(cosine|csls) +\S+ +\S+ +([\d.]+)$",
+        f.read(), re.M)}
+  cpu = {(r["set"], r["similarity"]): r["mean"]
+         for r in _report("config_runs/bilingual-de")["tests"]["rows"]}
+  sets = dict.fromkeys(name for name, _ in h100)
+  return markdown_table.table(
+      ["test set", "n", "cosine (H100)", "CSLS (H100)", "cosine (CPU)",
+       "CSLS (CPU)"],
+      [(name, f"{h100[name, 'csls'][0]:,}", *(
+          f"{h100[name, sim][1]:.1f}" for sim in ("cosine", "csls")), *(
+              f"{cpu[name, sim]:.1f}" for sim in ("cosine", "csls")))
+       for name in sets], numeric_from=1)
+
+
 def _values() -> dict[str, Callable[[], str]]:
   out = {}
   for ref, figures in _QUOTED_RUNS:
@@ -539,4 +560,4 @@ VALUES = _values()
 TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
           filtering_downstream_captions, filtering_downstream_budgets,
-          paper_grids_overlap, paper_grids_lm)
+          paper_grids_overlap, paper_grids_lm, bilingual_alignment)
