@@ -159,12 +159,16 @@ def test_the_encoders_and_wieting_s_code_take_turns():
 
 def test_a_benchmark_keeps_jax_off_libtpu_on_a_cpu_only_host():
   """Benchmarks import jax themselves: children.py quiets it as the CLI
-  does, so a CPU host with libtpu installed gets the CPU backend."""
+  does, so a CPU host with libtpu installed gets the CPU backend; the
+  user's own environment, which newcomer.py hands its steps, stays as it
+  was."""
   from paraflax import quiet  # pylint: disable=import-outside-toplevel
   env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
   out = subprocess.run(
       [sys.executable, "-c", "import os, sys; sys.path.insert(0, sys.argv[1]);"
-       " import children; print(os.environ.get('JAX_PLATFORMS'))",
+       " import children; print(os.environ.get('JAX_PLATFORMS'),"
+       " children.USER_ENV.get('JAX_PLATFORMS'))",
        str(LAB / "benchmarks")], env=env, capture_output=True, text=True,
-      check=True).stdout.split()[-1]
-  assert out == ("cpu" if quiet.cpu_only_host_with_libtpu() else "None")
+      check=True).stdout.split()[-2:]
+  assert out == ["cpu" if quiet.cpu_only_host_with_libtpu() else "None",
+                 "None"]

@@ -22,6 +22,9 @@ from paraflax import quiet
 
 COUNT_FLAG = "--xla_force_host_platform_device_count"
 
+# The environment the benchmark was started in, for commands that must run
+# as a user runs them (newcomer.py), before quieting changes it.
+USER_ENV = dict(os.environ)
 # A benchmark imports jax itself, not through the CLI that quiets it: on a
 # CPU host with libtpu installed, jax would start libtpu, which prints its
 # init errors and holds /tmp/libtpu_lockfile for the whole measurement.

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
   scratch = tempfile.mkdtemp(prefix="newcomer.")
   try:
     clone = _clone(scratch)
-    env = {k: v for k, v in os.environ.items()
+    env = {k: v for k, v in children.USER_ENV.items()
            if not k.startswith(("VIRTUAL_ENV", "PYTHON", "PARAFLAX_"))}
     env.update(PIP_CACHE_DIR=os.path.join(scratch, "pip-cache"),
                XDG_CACHE_HOME=os.path.join(scratch, "cache"),

@@ -312,6 +312,9 @@ VALUES = {f"encoders_vs_wieting.{model}": (lambda model=model:
           for model in ("avg", "lstmavg")}
 VALUES.update({f"encoders_vs_wieting.quality.{side}": (
     lambda side=side: _encoder_quality(side)) for side in ("ours", "wieting")})
+VALUES["newcomer.tests.pytest"] = lambda: _minutes(next(
+    s["wall_s"] for s in _load("newcomer.tests.intel-xeon-2core.json")["steps"]
+    if "-m pytest" in s["step"]))
 
 
 _NMT_VARIANTS = ("encoder-256", "encoder-128", "encoder-128-repeat",

@@ -124,7 +124,7 @@ def performance_rows() -> list[tuple[str, ...]]:
            if f"refine_flat-{d['rerank']}" in d.get("peers", {})]
   if not found:
     return []
-  d = max(found, key=lambda d: d["rows_per_side"])
+  d = max(found, key=lambda d: (d["rows_per_side"], d["date"]))  # newest
   ours = d["runs"][str(d["rerank"])]
   peer = d["peers"][f"refine_flat-{d['rerank']}"]
   stopes = peer.get("stopes", {})
