@@ -526,6 +526,9 @@ def bilingual_alignment() -> list[str]:
     h100 = {(m[0], m[2]): (int(m[1]), float(m[3])) for m in re.findall(
         r"^(\S+) +de +(\d+) +(cosine|csls) +\S+ +\S+ +([\d.]+)$",
         f.read(), re.M)}
+  if not h100:
+    raise ValueError(f"{os.path.relpath(path, run_results.ROOT)}: no "
+                     "alignment rows of de (set, n, similarity, errors)")
   cpu = {(r["set"], r["similarity"]): r["mean"]
          for r in _report("config_runs/bilingual-de")["tests"]["rows"]}
   sets = dict.fromkeys(name for name, _ in h100)
