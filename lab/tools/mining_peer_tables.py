@@ -67,8 +67,9 @@ def mining_scale_peers() -> list[str]:
     d = _load(path)
     load = (f"load {d['load_average'][0]:.1f} to "
             f"{d['run']['load_average_at_end'][0]:.1f}")
-    head = (f"{d['rows_per_side']:,}, `{d['hardware']['name']}`, "
-            f"{d['threads']} threads, {load}")
+    cpu = markdown_table.cpu_cell(d["hardware"]["name"],
+                                  d["hardware"]["cores"])
+    head = f"{d['rows_per_side']:,}, {cpu}, {d['threads']} threads, {load}"
     for rerank, ours in d["runs"].items():
       candidates = f"{rerank}" if rerank != "0" else "none"
       ours_mib = _peak_mib(d, {**ours, "peak_rss_measure": d.get(
