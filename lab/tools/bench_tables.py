@@ -317,22 +317,28 @@ VALUES["newcomer.tests.pytest"] = lambda: _minutes(next(
     if "-m pytest" in s["step"]))
 
 
-_NMT_VARIANTS = ("encoder-256", "encoder-128", "encoder-128-repeat",
-                 "encoder-128-1core", "encoder-128-1core-repeat",
-                 "encoder-128-1core-idle", "encoder-128-2core")
+# nmt_vs_opennmt.py's variants in table order, each with our encoder's
+# width as the table shows it.
+NMT_VARIANTS = {"encoder-256": "2 x 256 (ours)",
+                "encoder-128": "2 x 128 (its `brnn`)",
+                "encoder-128-repeat": "2 x 128 (its `brnn`), repeated",
+                "encoder-128-1core": "2 x 128 (its `brnn`)",
+                "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated",
+                "encoder-128-1core-idle": "2 x 128 (its `brnn`), idle cores",
+                "encoder-128-2core": "2 x 128 (its `brnn`)"}
 
 
 def nmt_train_results() -> list[tuple[str, str, dict]]:
   """(hardware, variant, result) of each training side by side of
   nmt_vs_opennmt.py, `nmt_vs_opennmt.<variant>.<hardware>.json` for the
-  variants of _NMT_VARIANTS, by hardware, then variant."""
+  variants of NMT_VARIANTS, by hardware, then variant."""
   found = []
   for path in glob.glob(os.path.join(BENCH, "nmt_vs_opennmt.encoder-*.json")):
     variant, hardware = os.path.basename(path)[
         len("nmt_vs_opennmt."):-len(".json")].rsplit(".", 1)
-    if variant in _NMT_VARIANTS:
+    if variant in NMT_VARIANTS:
       found.append((hardware, variant, _load(os.path.basename(path))))
-  return sorted(found, key=lambda f: (f[0], _NMT_VARIANTS.index(f[1])))
+  return sorted(found, key=lambda f: (f[0], list(NMT_VARIANTS).index(f[1])))
 
 
 def _mining_ratios(hardware: str, with_compile: bool) -> list[float]:

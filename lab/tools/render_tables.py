@@ -122,13 +122,6 @@ def nmt_vs_opennmt() -> list[str]:
                    "OpenNMT-py 3.0.4 (tokens/s)", "ours / OpenNMT-py",
                    "whole loop from step 0: ours / OpenNMT-py"],
                   ["---"] * 4 + ["---:"] * 5)
-  widths = {"encoder-256": "2 x 256 (ours)",
-            "encoder-128": "2 x 128 (its `brnn`)",
-            "encoder-128-repeat": "2 x 128 (its `brnn`), repeated",
-            "encoder-128-1core": "2 x 128 (its `brnn`)",
-            "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated",
-            "encoder-128-1core-idle": "2 x 128 (its `brnn`), idle cores",
-            "encoder-128-2core": "2 x 128 (its `brnn`)"}
   for hardware, variant, d in bench_tables.nmt_train_results():
     t, load = d["train"], list(d["load_average_1min"].values())
     if "timing" in t:  # both sides timed over the same span
@@ -147,7 +140,7 @@ def nmt_vs_opennmt() -> list[str]:
     ratio = t["target_tokens_per_s_ratio_ours_over_opennmt"]
     lines.append(_row([
         markdown_table.cpu_cell(hardware, bench_tables.cores_used(d)),
-        widths[variant], d["torch_threads"], timed,
+        bench_tables.NMT_VARIANTS[variant], d["torch_threads"], timed,
         f"{min(load):.1f}-{max(load):.1f}",
         _f(t["ours"]["target_tokens_per_s"], 0),
         _f(t["opennmt"]["target_tokens_per_s"], 0),
