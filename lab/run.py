@@ -56,6 +56,12 @@ def command_of(name: str, entries: dict[str, dict]) -> list[str]:
   return argv
 
 
+def shell_line(argv: list[str]) -> str:
+  """`argv` as a line to paste into a shell: every word quoted where it
+  needs it, the `&&` that joins a collected run's commands left bare."""
+  return " ".join(a if a == "&&" else shlex.quote(a) for a in argv)
+
+
 def _resolved(argv: list[str]) -> list[str]:
   """Placeholders and $VARS from the environment; SystemExit naming the
   ones it lacks."""
@@ -103,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"run: {e}", file=sys.stderr)
     return 2
   if args.name.startswith("runs/") or args.print:
-    print(shlex.join(command))
+    print(shell_line(command))
     if args.name.startswith("runs/"):
       print("then: python lab/tools/collect_result.py OUTPUT --table "
             f"{args.name.split('/')[1]} --name "

@@ -123,6 +123,12 @@ def test_a_collected_run_s_command_keeps_its_own_output():
   assert "lab/results/runs/t/x.json" not in argv
 
 
+def test_a_collected_run_s_commands_print_as_a_shell_line():
+  run = _module(LAB / "run.py")
+  assert run.shell_line(["paraflax", "train", "--x=a b", "&&", "paraflax",
+                         "eval"]) == "paraflax train '--x=a b' && paraflax eval"
+
+
 def test_run_lists_every_file_of_the_manifest(manifest, capsys):
   run = _module(LAB / "run.py")
   assert run.main(["--list"]) == 0

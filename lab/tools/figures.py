@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -122,7 +121,7 @@ def _command(rel: str, entries: dict[str, dict]) -> str:
   if rel not in entries:
     return "**not in the manifest**"
   try:
-    command = shlex.join(run.command_of(rel, entries))
+    command = run.shell_line(run.command_of(rel, entries))
   except ValueError:
     command = entries[rel]["command"]
   if not command:
