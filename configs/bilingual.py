@@ -39,7 +39,7 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   c.seed = 0
   # 2,000 steps of 32 pairs (under one epoch of de-en) fit the 30-40 min
   # budget of 2 CPU cores: a step decodes 64 sentences at about the cost of
-  # an NMT step (configs/nmt.py, measured 1.2 s).
+  # an NMT step (configs/nmt.py).
   c.train_steps = 2000
   c.batch_size = 32  # bitext pairs; as many target sentences are autoencoded
   c.lang = lang  # the language paired with English

@@ -31,7 +31,7 @@ def bitext_data(lang: str) -> ml_collections.ConfigDict:
       "max_len": 64,  # subwords incl. EOS
       # Train batches, and the inputs the model decodes or embeds, are
       # padded to a multiple of this: one compiled step (or search) per
-      # width. On an accelerator, where a compile takes 20-60 s, 32 (2
+      # width. On an accelerator, where a compile takes tens of seconds, 32 (2
       # widths) or max_len (1) trade padding for compiles.
       "width_multiple": 8,
       "too_long": "skip",  # skip | truncate | error (pairs over max_len)

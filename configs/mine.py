@@ -10,10 +10,13 @@ Command (the flags --k, --margin, --retrieval, --threshold, --dedup,
   paraflax mine --src-emb X.f32 --tgt-emb Y.f32 --dim 512 \
       --src-text X.txt --tgt-text Y.txt --output OUT.tsv
   (= --config configs/mine.py, the default; override with --config.k=8)
-Time: 100k x 100k sentences, d = 512, 30.3 s on 2 idle cores of an AMD
-EPYC (faiss IndexFlatIP both ways and numpy: 94.3 s;
-lab/results/mining_throughput.d512.amd-epyc-2core.json); 50k x 50k in
-0.30 s on one NVIDIA H100 (lab/mining.md).
+Time: 100k x 100k sentences, d = 512, on 2 idle cores of an AMD EPYC
+{mining_throughput.d512.amd-epyc-2core.json:results/5/total_s:.1f=30.3} s
+(faiss IndexFlatIP both ways and numpy:
+{mining_throughput.d512.amd-epyc-2core.json:results/7/total_s:.1f=94.3} s;
+lab/results/mining_throughput.d512.amd-epyc-2core.json); on one NVIDIA H200
+{mining_throughput.d512.device-merge.nvidia-h200.json:results/0/total_s:.2f=0.69} s
+(lab/mining.md).
 Result (1,000 gold newstest pairs among 4,000 other sentences a side,
 F1-optimal dev threshold, ratio margin + max retrieval): test F1
 {h100.bi_de.mining_f1=22.1} with the de-en bilingual model trained

@@ -9,10 +9,15 @@ argument is the encoder: avg, lstmavg or gran.
 Command:
   paraflax train --config configs/paraphrase.py:gran --workdir runs/gran
   paraflax eval-sts --workdir runs/gran
-Time and result (2 CPU cores; STS12-15 mean / STSb test, Pearson x 100):
-  avg 154 s, 54.06 / 59.35; lstmavg 339 s, 51.85 / 55.66; gran 447 s,
+Time (train and eval-sts) and result (STS12-15 mean / STSb test, Pearson
+x 100) of the runs kept in lab/results/runs/sts_encoders/ (avg and lstmavg
+as configs/avg.py and configs/lstmavg.py, the same settings), on
+{sts_encoders/avg.hardware=AMD EPYC, 2 cores shared with other jobs}:
+  avg {sts_encoders/avg.time=7 min 45 s (2 min 34 s of CPU)}, 54.06 / 59.35;
+  lstmavg {sts_encoders/lstmavg.time=26 min 24 s (10 min 28 s of CPU)}, 51.85 / 55.66;
+  gran {runs/sts_encoders/gran-random.about.json:time:str=26 min 50 s (12 min 54 s of CPU)},
   53.50 / 59.14 (docs/paraphrase-embeddings.md has each run's table).
-  configs/gran.py is the faster, better GRAN.
+  configs/gran.py is the better GRAN.
 Docs: docs/paraphrase-embeddings.md.
 """
 import ml_collections
@@ -30,10 +35,14 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   c.seed = 0
   # Batch 100 and margin 0.4 as Wieting et al. 2017; megabatch 40 and
   # Adam 1e-3 paraflax's choice (the paper's negatives come from the
-  # mini-batch: configs/papers/wieting2017.py). Steps: an
-  # LSTM over 300-d words costs ~35 s per megabatch on 2 CPU cores, so it
-  # gets 12 megabatches (480 updates, ~2.5 passes over the 19.4k pairs, ~8
-  # min); Avg 50.
+  # mini-batch: configs/papers/wieting2017.py). Steps: a megabatch (4,000
+  # pairs, each encoder at its length_groups below) costs LSTM-avg
+  # {train_throughput.cpu-2core.json:results/3/median_call_s:duration=10 s},
+  # GRAN {train_throughput.cpu-2core.json:results/1/median_call_s:duration=11 s}
+  # and Avg {train_throughput.cpu-2core.json:results/4/median_call_s:duration=0.9 s}
+  # on 2 cores of an AMD EPYC (lab/benchmarks/README.md), so LSTM-avg and
+  # GRAN get 12 megabatches (480 updates, ~2.5 passes over the 19.4k
+  # pairs); Avg 50.
   steps, every = (2000, 400) if encoder == "avg" else (480, 160)
   c.train_steps = steps  # optimizer updates; a multiple of megabatch
   c.batch_size = 100
@@ -42,8 +51,14 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   # in this many groups, each padded only to its own longest (a multiple of
   # 8 words): the same embeddings, negatives and updates as padding all to
   # the longest (1), with less work (mean length 21 of max_len 40 here):
-  # GRAN 1.65x, LSTM-avg 2.48x pairs/s (lab/benchmarks/README.md). Avg's mean
-  # costs less than the sorting: 0.83x, so it keeps 1.
+  # pairs/s with 8 groups against 1 on the same cores, GRAN
+  # {train_throughput.cpu-2core.json:results/1/pairs_per_s:,.0f=356} against
+  # {train_throughput.cpu-2core.json:results/0/pairs_per_s:,.0f=254}, LSTM-avg
+  # {train_throughput.cpu-2core.json:results/3/pairs_per_s:,.0f=382} against
+  # {train_throughput.cpu-2core.json:results/2/pairs_per_s:,.0f=338}. Avg's mean
+  # costs less than the sorting:
+  # {train_throughput.cpu-2core.json:results/5/pairs_per_s:,.0f=3,933} against
+  # {train_throughput.cpu-2core.json:results/4/pairs_per_s:,.0f=4,335}, so it keeps 1.
   c.length_groups = 1 if encoder == "avg" else 8
 
   c.data = ml_collections.ConfigDict()

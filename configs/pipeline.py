@@ -15,32 +15,46 @@ Command:
   paraflax pipeline --config configs/pipeline.py:tiny --workdir runs/pipe
   (gpu: configs/pipeline.py:gpu on one accelerator host; pod: on a
   single-host TPU pod slice)
-Time (tiny): 8 min 51 s for the pipeline (19 min 0 s with the install
-and KenLM's build) on 2 cores of an Intel Xeon shared with other jobs, a
-fresh clone with cold caches (lab/benchmarks/newcomer.py main; the table
-of the README, from lab/results/newcomer.main.intel-xeon-2core.json).
-Result (tiny): NMT dev BLEU 28.76 on Multi30k validation (2,400 steps);
-1,553 1-best pairs kept by the overlap_1 filter; GRAN STS12-15 mean
-53.33, STSb test 57.91; bilingual dev alignment accuracy 51.5 %; mining
-Multi30k test captions (300 gold pairs among 350 distractors a side):
-F1 53.6 at the dev threshold, the 10 best-scored pairs all correct. The
-tiny preset shows every stage working, not the papers' numbers; gpu has
-the configs' own sizes.
+Time (tiny):
+{newcomer.main.intel-xeon-2core.json:steps/3/wall_s:duration=8 min 51 s}
+for the pipeline
+({newcomer.main.intel-xeon-2core.json:wall_s:duration=19 min 0 s} with
+the install and KenLM's build) on 2 cores of an Intel Xeon shared with
+other jobs, a fresh clone with cold caches (lab/benchmarks/newcomer.py
+main; the table of the README, from
+lab/results/newcomer.main.intel-xeon-2core.json).
+Result (tiny, lab/results/runs/pipeline_tiny/tiny.json): NMT dev BLEU
+{runs/pipeline_tiny/tiny.json:nmt/best:.2f=28.76} on Multi30k validation
+({pipeline_tiny/tiny.nmt_steps=2,400} steps);
+{pipeline_tiny/tiny.kept_pairs=1,553} 1-best pairs kept by the overlap_1
+filter; GRAN STS12-15 mean {pipeline_tiny/tiny.sts12_15=53.33}, STSb test
+{pipeline_tiny/tiny.stsb_test=57.91}; bilingual dev alignment accuracy
+{runs/pipeline_tiny/tiny.json:bilingual/best:.1f=51.5} %; mining Multi30k
+test captions (300 gold pairs among 350 distractors a side): F1
+{runs/pipeline_tiny/tiny.json:mining/test/f1:pct=53.6} at the dev
+threshold, the 10 best-scored pairs all correct. The tiny preset shows
+every stage working, not the papers' numbers; gpu has the configs' own
+sizes.
 Time (gpu, pod): projections from measured per-device rates, not runs of
 these presets (docs/scaling-out.md, "At ParaNMT's size"). On one H100:
 the NMT's 6,000 steps about 3 minutes and the bilingual model's 20,000
-about 15 (7,600 and 5,250 steps in 4 minutes measured, the two sharing
-the GPU); back-translating the 29,000 sentences at beam 50, 50-best,
-exact stop about 30 minutes (200 sentences/s measured at beam 5, beam 50
-exact 11.5x slower as measured on CPU); scoring the 1.45M records about 2
-minutes (11,000 records/s on 2 idle CPU cores). The pod preset's
-batch sizes and its `seconds_per_unit` of nmt, backtranslate, words, gran
-and bilingual are projected from `paraflax compile` for v5e:2x4 (lower
-bounds), lab/results/compile_pipeline_pod.json
+about 15 ({h100.nmt_de.stopped_at=7,259} and 5,250 steps in
+{h100.train_time=4 min} measured, the two sharing the GPU);
+back-translating the 29,000 sentences at beam 50, 50-best, exact stop
+about 30 minutes (200 sentences/s measured at beam 5, beam 50 exact
+11.5x slower as measured on CPU); scoring the 1.45M records about 2
+minutes (the scores but lm_ppl at
+{scoring_throughput.cpu-2core.json:sizes/1/measures/command_base/records_per_s:,.0f=10,905}
+records/s over 100,000 records on 2 AMD EPYC cores shared with other
+jobs). The pod preset's batch sizes and its `seconds_per_unit` of nmt,
+backtranslate, words, gran and bilingual are projected from `paraflax
+compile` for v5e:2x4 (lower bounds), lab/results/compile_pipeline_pod.json
 (lab/benchmarks/compile_pipeline_pod.py: each stage's program at the
 preset's own settings, a roofline step over its updates or sentences;
 tests/test_compile.py pins them to that file): every batch fills the 8
-chips (13 to 100 rows a chip) and fits (at most 3.2 of 14.9 GiB a chip);
+chips (13 to 100 rows a chip) and fits (the largest, gran's,
+{compile_pipeline_pod.json:rows/2/memory_bytes_per_chip/total:gib=3.2} of
+{compile_pipeline_pod.json:rows/2/hbm_bytes_per_chip:gib=14.9} GiB a chip);
 its back-translation of 29,000 sentences at beam 50 projects to about 26
 seconds, nothing of it measured on a TPU. A fresh
 run compiles the NMT step once per batch width: at the default

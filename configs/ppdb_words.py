@@ -8,7 +8,10 @@ configs/paraphrase.py's "avg".
 Command:
   paraflax train --config configs/ppdb_words.py --workdir runs/ppdb_words
   paraflax export-words --workdir runs/ppdb_words
-Time: 104 s and 14 s on 2 idle cores of an AMD EPYC.
+Time: part of the configs/gran.py run kept in
+lab/results/runs/sts_encoders/ (all four commands of its header, this
+stage included): {sts_encoders/gran-seed0.time=60 min 17 s (22 min 37 s of CPU), the PPDB words included}
+on {sts_encoders/gran-seed0.hardware=AMD EPYC, 2 cores shared with other jobs}.
 Result: STSb dev 59.1 as an Avg encoder (2,000 updates at Adam 1e-2).
 Docs: docs/paraphrase-embeddings.md.
 """

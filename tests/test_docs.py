@@ -88,6 +88,10 @@ def test_a_changed_table_json_makes_its_table_stale(tmp_path, monkeypatch):
 @pytest.mark.parametrize("source, marker", [
     ("lab/fidelity.md", "<!-- value: kim_equal_steps.default.cosine -->"),
     ("configs/gran.py", "{sts_encoders/gran-seed0.stsb_test="),
+    ("docs/install.md", "<!-- value: newcomer.tests.intel-xeon-2core.json:"
+     "steps/2/wall_s:duration -->"),
+    ("configs/mine.py",
+     "{mining_throughput.d512.amd-epyc-2core.json:results/5/total_s:.1f="),
 ])
 def test_a_figure_typed_over_is_stale(tmp_path, source, marker):
   """A figure that prose (a value marker) or a config header ({NAME=VALUE})
@@ -103,6 +107,43 @@ def test_a_figure_typed_over_is_stale(tmp_path, source, marker):
   copy.write_text(typed, encoding="utf-8")
   assert render.stale([str(copy)]) == [os.path.relpath(copy, render.ROOT)]
   assert render.render_file(str(copy), typed) == text
+
+
+def test_a_quoted_field_renders_from_its_file_and_a_bad_path_names_it(
+    tmp_path, monkeypatch):
+  """A value named FILE:PATH:FORMAT quotes one field of a result file."""
+  render = _renderer()
+  monkeypatch.setattr(render.quoted, "RESULTS", str(tmp_path))
+  (tmp_path / "b.json").write_text(json.dumps(
+      {"runs": [{"name": "a", "wall_s": 770.4, "share": 0.0691}]}))
+  assert render.VALUES["b.json:runs/name=a/wall_s:duration"]() == "12 min 50 s"
+  assert render.VALUES["b.json:runs/0/share:pct"]() == "6.9"
+  assert render.VALUES["b.json:runs/0/wall_s:,.0f"]() == "770"
+  page = "took <!-- value: b.json:runs/0/wall_s:duration -->13 min<!-- /value -->"
+  assert render.render(page) == page.replace("13 min", "12 min 50 s")
+  with pytest.raises(KeyError, match="b.json: no item with name = 'z'"):
+    render.VALUES["b.json:runs/name=z/wall_s:.1f"]()
+  with pytest.raises(KeyError, match="no value named 'no_such_value'"):
+    render.VALUES["no_such_value"]()
+
+
+def test_a_typed_figure_is_found_and_a_rendered_or_quoted_one_is_not():
+  typed = _tool("typed_figures")
+  text = ("took 12 min 50 s at 6.9 % and 1.64x faiss's speed, on 2 x 4\n"
+          "devices; `3 s` in code, <!-- value: b.json:c:.1f -->4.5"
+          "<!-- /value --> s rendered, 217k events/s\n```\n9 s\n```\n"
+          "and 30\ns over a line break")
+  assert typed.figures(text) == [(1, "12 min"), (1, "50 s"), (1, "6.9 %"),
+                                 (1, "1.64x"), (2, "217k events/s"),
+                                 (6, "30 s")]
+
+
+def test_every_typed_figure_is_listed_with_why_it_is_typed():
+  """README.md, docs/ and the config headers render their measured
+  figures; the few typed ones (settings, transcriptions) are listed in
+  lab/tables/typed_figures.json, and lab/figures.md shows the list."""
+  problems = _tool("typed_figures").problems()
+  assert problems == [], "\n".join(problems)
 
 
 def test_transcribed_rows_name_their_command():

@@ -16,9 +16,12 @@ Command:
       --in-domain D/biomed.train.en --general-src D/general.mul \
       --general-tgt D/general.en --src-lang mul --output D/select
   paraflax eval-domain --select-dir D/select --test D/biomed.test.en --output D/eval
-Time and result (AMD EPYC, 2 cores shared with other jobs): select-domain
-108 s, eval-domain 272 s; top diffCE / random test perplexity 0.503 at
-2,000 sentences, 0.794 at 32,000, against 0.495 and 0.800 for
+Time and result, on
+{runs/paper_presets/domain-paraphrasing-select.about.json:hardware:str=AMD EPYC, 2 cores shared with other jobs}:
+select-domain and eval-domain together
+{runs/paper_presets/domain-paraphrasing-select.about.json:time:str=1 min 10 s}; top diffCE /
+random test perplexity 0.503 at 2,000 sentences, 0.794 at 32,000, against
+0.495 and 0.800 for
 configs/domain.py's 2-gram LMs (chosen on the dev text; lab/fidelity.md).
 The pivot block reads only the French-English pairs of the bitexts it is
 given (`paraflax pivot --bitext bitext_multi30k_fr_en --bitext

@@ -43,10 +43,15 @@ start, with configs/bilingual.py's embedding fed at every step, at
 configs/pipeline.py:tiny's bilingual settings (Multi30k, 64-unit layers,
 2,000 pieces, learning rate 6e-3) for 4,000 steps: 30 min on the AMD
 EPYC's shared cores, dev alignment accuracy
-78.1 %, Multi30k 2016 alignment error 18.2 % (cosine) and 9.0 % (CSLS);
-the command and the MLP table on it: lab/fidelity.md. At full size a
-step does about 4x the work of configs/bilingual.py's (an estimate, not
-measured; configs/bilingual.py:de's 2,000 steps take
+78.1 %, Multi30k 2016 alignment error
+{mlp_negatives.multi30k.amd-epyc-2core.json:rows/0/align_error:.1f=18.2} % (cosine) and
+{mlp_negatives.multi30k.amd-epyc-2core.json:rows/1/align_error:.1f=9.0} % (CSLS;
+lab/results/mlp_negatives.multi30k.amd-epyc-2core.json); the command and
+the MLP table on it: lab/fidelity.md. At full size a step does several
+times the work of configs/bilingual.py's (not measured: 512-unit encoder
+layers against 256, a decoder of 1,024 units against 256, 20k pieces
+against 8k, 120 pairs against 32; configs/bilingual.py:de's 2,000 steps
+take
 {config_runs/bilingual-de.time=29 min 35 s (train 28 min 57 s, eval 38 s)} on
 {config_runs/bilingual-de.hardware=Intel Xeon, 2 cores}): train it on an
 accelerator.

@@ -9,10 +9,10 @@ paraflax's choice.
 Command (scale and overrides: configs/sweeps/common.py):
   paraflax sweep --config configs/sweeps/cost.py:gran --workdir runs/sweep_cost_gran \
     --config.scored=runs/bt.scored.jsonl [--config.max_pairs=24000]
-Time: 10 points; GRAN ~2.5 min each on 2 CPU cores at N = 2,000. A weak
-NMT model's costs are high: a bound that keeps fewer than N pairs fails
-alone (the table says so); widen the grid with
---config.points=... or a copy of this file.
+Time: 10 points of 160 steps at N = 2,000 (GRAN's and Avg's steps/s on 2
+CPU cores: configs/sweeps/common.py). A weak NMT model's costs are high: a
+bound that keeps fewer than N pairs fails alone (the table says so); widen
+the grid with --config.points=... or a copy of this file.
 """
 from configs import common
 

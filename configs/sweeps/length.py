@@ -5,9 +5,9 @@ encoder (avg, lstmavg, gran).
 Command (scale and overrides: configs/sweeps/common.py):
   paraflax sweep --config configs/sweeps/length.py:gran --workdir runs/sweep_length_gran \
     --config.scored=runs/bt.scored.jsonl [--config.max_pairs=24000]
-Time: 14 points; GRAN ~2.5 min each on 2 CPU cores at N = 2,000 (Avg
-~15 s). A range that keeps fewer than N pairs (long sentences in caption
-data) fails alone; the table says so.
+Time: 14 points of 160 steps at N = 2,000 (GRAN's and Avg's steps/s on 2
+CPU cores: configs/sweeps/common.py). A range that keeps fewer than N
+pairs (long sentences in caption data) fails alone; the table says so.
 """
 from configs import common
 

@@ -19,8 +19,9 @@ the distribution: set --config.points or copy this file.
 Command (scale and overrides: configs/sweeps/common.py):
   paraflax sweep --config configs/sweeps/lm_ppl.py:gran --workdir runs/sweep_lm_ppl_gran \
     --config.scored=runs/bt.scored.jsonl [--config.max_pairs=24000]
-Time: 11 points; GRAN ~2.5 min each on 2 CPU cores at N = 2,000. A bound
-that keeps fewer than N pairs fails alone (the table says so).
+Time: 11 points of 160 steps at N = 2,000 (GRAN's and Avg's steps/s on 2
+CPU cores: configs/sweeps/common.py). A bound that keeps fewer than N
+pairs fails alone (the table says so).
 Docs: docs/filtering.md, docs/configs.md (sweeps).
 """
 from configs import common

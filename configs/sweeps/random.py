@@ -5,7 +5,8 @@ the argument is the encoder (avg, lstmavg, gran).
 Command (scale and overrides: configs/sweeps/common.py):
   paraflax sweep --config configs/sweeps/random.py:gran --workdir runs/sweep_random_gran \
     --config.scored=runs/bt.scored.jsonl [--config.max_pairs=24000]
-Time: 3 points; GRAN ~2.5 min each on 2 CPU cores at N = 2,000.
+Time: 3 points of 160 steps at N = 2,000 (GRAN's and Avg's steps/s on 2
+CPU cores: configs/sweeps/common.py).
 """
 from configs import common
 

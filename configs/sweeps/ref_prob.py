@@ -7,9 +7,10 @@ encoder (avg, lstmavg, gran).
 Command (scale and overrides: configs/sweeps/common.py):
   paraflax sweep --config configs/sweeps/ref_prob.py:gran --workdir runs/sweep_ref_prob_gran \
     --config.scored=runs/bt.scored.jsonl [--config.max_pairs=24000]
-Time: 10 points; GRAN ~2.5 min each on 2 CPU cores at N = 2,000. A bound
-that keeps fewer than N pairs (high ones, with a weak NMT whose output the
-classifier tells apart easily) fails alone; the table says so.
+Time: 10 points of 160 steps at N = 2,000 (GRAN's and Avg's steps/s on 2
+CPU cores: configs/sweeps/common.py). A bound that keeps fewer than N
+pairs (high ones, with a weak NMT whose output the classifier tells apart
+easily) fails alone; the table says so.
 """
 from configs import common
 

@@ -97,6 +97,35 @@ def nmt_learning() -> list[str]:
                  "newstest2013 BLEU (all 3,000)"], rows)
 
 
+def _decoder_change(side: dict, paper: dict) -> str:
+  """The overrides that turn the paper's decoder (`paper`) into `side`."""
+  changes = [f"`{group}.{key}={json.dumps(value).strip(chr(34))}`"
+             for group in ("model", "loss")
+             for key, value in side[group].items()
+             if paper[group].get(key) != value]
+  return " + ".join(changes) or "none (the paper's decoder)"
+
+
+def nmt_decoder_changes() -> list[str]:
+  """nmt_learning_vs_opennmt.py: each difference from the paper's decoder
+  trained alone, with the length of its outputs
+  (docs/nmt-backtranslation.md)."""
+  d = _load("nmt_learning_vs_opennmt.cpu-2core.json")
+  paper = d["ours"][0]
+  sides = [(_decoder_change(o, paper), o) for o in d["ours"]] + [
+      ("OpenNMT-py 3.0.4, same pairs, subwords and sizes", d["opennmt"])]
+  steps = sorted(paper["dev"], key=int)
+  rows = []
+  for name, side in sides:
+    last = side["dev"][steps[-1]]
+    rows.append((name, " / ".join(_f(side["dev"][s]["bleu"]) for s in steps),
+                 _f(last["length_ratio"]), f"{last['hit_max_output']:.1f} %",
+                 _f((side.get("dev_all") or {}).get("bleu"))))
+  return _table(["change", "dev BLEU at " + " / ".join(steps),
+                 f"hyp:ref at {steps[-1]}", "at the output limit",
+                 "newstest2013 BLEU"], rows, numeric_from=2)
+
+
 def nmt_equal_wall() -> list[str]:
   """nmt_equal_wall.py: newstest2013 BLEU after the same 30 minutes."""
   rows = []
@@ -499,7 +528,8 @@ def newcomer_tests() -> list[str]:
   return _newcomer("tests")
 
 
-TABLES = (newcomer_main, newcomer_tests, performance, encoders_quality, nmt_decoding, nmt_learning, nmt_equal_wall,
+TABLES = (newcomer_main, newcomer_tests, performance, encoders_quality,
+          nmt_decoding, nmt_learning, nmt_decoder_changes, nmt_equal_wall,
           nmt_decode_phases, mining_kernel_or_ops, mining_tile_profile,
           mining_devices_product, bilingual_throughput, scoring_throughput,
           domain_throughput, pivot_throughput, compile_cache)

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
 import manifest
 import render_tables
+import typed_figures
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import run  # lab/run.py: a file's command as today's checkout runs it
@@ -129,6 +130,16 @@ def _command(rel: str, entries: dict[str, dict]) -> str:
   return "`" + command.replace("|", "\\|") + "`"
 
 
+def _typed_rows() -> list[str]:
+  """One row per figure typed rather than rendered, with why."""
+  out = []
+  for page, entries in typed_figures.listed().items():
+    for i, (figure, why) in enumerate(entries.items()):
+      out.append(f"| {'' if i else page} | {figure} | "
+                 f"{why.replace('|', chr(92) + '|')} |")
+  return out
+
+
 def markdown() -> str:
   entries = manifest.load()
   out = ["# Figures and their sources", "",
@@ -147,6 +158,14 @@ def markdown() -> str:
           "`{NAME=...}` in a config header) and the files it is read from.",
           "", "| page | value | result file | command |", "|---|---|---|---|"]
   out += _value_rows(entries)
+  out += ["", "## Figures typed, not rendered", "",
+          "The figures that README.md, docs/ and the config headers type "
+          "instead of rendering from a result file, each with why: a "
+          "setting, a size computed from a shape, or a transcription of a "
+          "run whose output was not kept (`lab/tables/typed_figures.json`; "
+          "`python lab/tools/typed_figures.py` fails on one not listed).",
+          "", "| page | figure | why typed |", "|---|---|---|"]
+  out += _typed_rows()
   return "\n".join(out) + "\n"
 
 

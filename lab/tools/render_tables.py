@@ -8,7 +8,8 @@ A table in a Markdown file sits between two marker comments:
 
 and a figure that prose quotes from the same files between two others,
 on one line: `<!-- value: NAME -->99.6<!-- /value -->` (NAME in VALUES
-below); a config header (configs/) writes it `{NAME=99.6}`.
+below, or FILE:PATH:FORMAT, one field of a result file: quoted.py); a
+config header (configs/) writes it `{NAME=99.6}`.
 
 NAME is a function of TABLES below; it reads the JSON that a benchmark
 wrote (`lab/results/`; `bench_tables.py`) or the output files of
@@ -39,6 +40,7 @@ import compile_tables  # the TPU compiles' tables (docs/pod.md, lab/scaling.md)
 import fidelity_tables  # lab/fidelity.md's runs of caption encoders
 import markdown_table  # the lines of a Markdown table
 import mining_peer_tables  # mining_scale.py --peer, both sides re-ranking
+import quoted  # a figure quoted from one field of a result file
 import run_tables  # tables computed from the runs' own output files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -49,10 +51,10 @@ MARKER = re.compile(
     re.S)
 
 
-VALUE = re.compile(r"(<!-- value: (?P<name>[\w./-]+) -->)(?P<body>[^<\n]*)"
+VALUE = re.compile(r"(<!-- value: (?P<name>[\w./:=, -]+?) -->)(?P<body>[^<\n]*)"
                    r"(<!-- /value -->)")
 # A config header's figure, in plain text: {NAME=99.6}.
-CONFIG_VALUE = re.compile(r"(\{(?P<name>[\w/-]+\.[\w./-]+)=)(?P<body>[^{}\n]*)"
+CONFIG_VALUE = re.compile(r"(\{(?P<name>[\w/-]+\.[\w./:,-]+)=)(?P<body>[^{}\n]*)"
                           r"(\})")
 
 
@@ -363,9 +365,19 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         mining_vs_sentence_transformers, mining_rerank,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
         *compile_tables.TABLES, *mining_peer_tables.TABLES)}
-VALUES: dict[str, Callable[[], str]] = {**run_tables.VALUES,
-                                        **fidelity_tables.VALUES,
-                                        **bench_tables.VALUES}
+class _Values(dict):
+  """The named figures, and a quote of one field (quoted.py) for any
+  name that reads FILE:PATH:FORMAT."""
+
+  def __missing__(self, name: str) -> Callable[[], str]:
+    if quoted.is_quote(name):
+      return lambda: quoted.render(name)
+    raise KeyError(f"no value named {name!r} (lab/tools/render_tables.py)")
+
+
+VALUES: dict[str, Callable[[], str]] = _Values({**run_tables.VALUES,
+                                                **fidelity_tables.VALUES,
+                                                **bench_tables.VALUES})
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
@@ -460,10 +472,7 @@ def render(text: str, values: re.Pattern = VALUE) -> str:
     return m.group(1) + "\n".join(TABLES[name]()) + "\n" + m.group(4)
 
   def value(m: re.Match) -> str:
-    name = m.group("name")
-    if name not in VALUES:
-      raise KeyError(f"no value named {name!r} (lab/tools/render_tables.py)")
-    return m.group(1) + VALUES[name]() + m.group(4)
+    return m.group(1) + VALUES[m.group("name")]() + m.group(4)
   return values.sub(value, MARKER.sub(one, text))
 
 

@@ -46,6 +46,12 @@ KINDS: dict[str, Kind] = {
         {"k", "dev", "test", "embeddings", "rows"})),
     "eval-filtering": Kind("paraflax eval-filtering", "eval_filtering.json",
                            frozenset({"config", "overrides", "seed", "rows"})),
+    "eval-ppdb": Kind("paraflax eval-ppdb", "", frozenset(
+        {"table", "table_e1", "words", "precision"})),
+    "pivot": Kind("paraflax pivot", "", frozenset(
+        {"languages", "lines", "e1", "english_phrases"})),
+    "monods": Kind("paraflax monods", "", frozenset(
+        {"events", "events_per_s", "phrases", "rerank_s"})),
 }
 
 

@@ -433,6 +433,127 @@ def _bleu_figures() -> dict[str, Callable[[dict], str]]:
           "step": lambda r: f"{r['checkpoint_step']:,}"}
 
 
+DOMAIN = "headline/domain-selection"
+_METHODS = ("moore_lewis", "random", "ngram_overlap")
+
+
+def _perplexities(r: dict) -> dict[tuple[str, int], dict]:
+  """(method, sentences) -> its row of `paraflax eval-domain`'s results."""
+  return {(row["method"], row["size"]): row for row in r["rows"]}
+
+
+def domain_selection() -> list[str]:
+  """Biomedical test perplexity of an LM on each selection, per size (the
+  lowest bold), with the perplexity without unseen tokens in brackets."""
+  by = _perplexities(_report(DOMAIN))
+  out = []
+  for size in sorted({size for _, size in by}):
+    ppl = {m: by[m, size]["perplexity"] for m in _METHODS}
+    out.append((f"{size:,}", *(
+        ("**{:.1f}**" if ppl[m] == min(ppl.values()) else "{:.1f}").format(
+            ppl[m]) + f" ({by[m, size]['perplexity_no_oov']:.1f})"
+        for m in _METHODS),
+                f"{ppl['moore_lewis'] / ppl['random']:.3f}",
+                " / ".join(f"{100 * by[m, size]['oov_rate']:.1f}"
+                           for m in _METHODS[:2])))
+  return markdown_table.table(
+      ["sentences", "top diffCE", "random", "n-gram overlap",
+       "top diffCE / random",
+       "tokens unseen by the LM, % (top diffCE / random)"], out,
+      numeric_from=1)
+
+
+def _domain_figures() -> dict[str, Callable[[dict], str]]:
+  """eval-domain's figures at 2,000 selected sentences."""
+  def at(r: dict, method: str, key: str = "perplexity") -> float:
+    return _perplexities(r)[method, 2000][key]
+  return {"ratio_2000": lambda r: (
+      f"{at(r, 'moore_lewis') / at(r, 'random'):.3f}"),
+          **{f"{m}_2000": (lambda r, m=m: f"{at(r, m):.1f}")
+             for m in _METHODS},
+          **{f"{m}_2000_no_oov": (
+              lambda r, m=m: f"{at(r, m, 'perplexity_no_oov'):.1f}")
+             for m in _METHODS}}
+
+
+PIVOT = "headline/pivot-monods"
+# eval-ppdb's rankings of a MonoDS-reranked table, as docs/domain.md names them.
+_RANKINGS = {"p": "pivot p(e2|e1) alone", "monods": "MonoDS alone",
+             "score": "pivot + MonoDS (w = 0.5)"}
+
+
+def ppdb_agreement() -> list[str]:
+  """PPDB agreement x 100 of each ranking of the general MonoDS table."""
+  precision = _report(PIVOT)["precision"]
+  best = {k: max(p[k] for p in precision.values()) for k in ("p@1", "p@5")}
+  return markdown_table.table(["ranking", "P@1", "P@5"], [
+      (label.replace("|", "\\|"), *(
+          ("**{:.1f}**" if precision[name][k] == best[k] else "{:.1f}")
+          .format(100 * precision[name][k]) for k in ("p@1", "p@5")))
+      for name, label in _RANKINGS.items()], numeric_from=1)
+
+
+PIVOT_GENERAL, MONODS_GENERAL = "domain/pivot-general", "domain/monods-general"
+
+
+def pivot_general() -> list[str]:
+  """The general pivot table's steps (pivot's and monods' summaries) with
+  their rates, and each whole command's time (the runs' sidecars)."""
+  langs = _report(PIVOT_GENERAL)["languages"]
+  monods = _report(MONODS_GENERAL)
+  names = sorted(langs)
+
+  def each(key: str, fmt: str) -> str:
+    return " / ".join(fmt.format(langs[n][key]) for n in names)
+  slash = " / ".join(names)
+  return markdown_table.table(["step", "work", "time", "rate"], [
+      (f"eflomal both ways + grow-diag-final-and, {slash}",
+       each("pairs", "{:,}") + " pairs", each("align_s", "{:.0f}") + " s",
+       each("pairs_per_s", "{:,.0f}") + " pairs/s"),
+      (f"phrase extraction, {slash}",
+       each("phrase_pairs", "{:,}") + " phrase pairs",
+       each("extract_s", "{:.1f}") + " s",
+       each("phrase_pairs_per_s", "{:,.0f}") + " phrase pairs/s"),
+      ("the whole `pivot` command (reading, alignment, extraction, table)",
+       "", run_results.load(PIVOT_GENERAL).about["time"], ""),
+      (f"`monods` signatures ({monods['events']:,} events of "
+       f"{monods['phrases_seen']:,} phrases)",
+       f"{monods['devices']} CPU device, B = 256",
+       f"{monods['seconds']:.1f} s", f"{monods['events_per_s']:,.0f} events/s"),
+      ("the whole `monods` command (signatures, then the reranked table)",
+       "", run_results.load(MONODS_GENERAL).about["time"], "")])
+
+
+def _pivot_figures() -> dict[str, Callable[[dict], str]]:
+  """pivot's summary: pairs per language, the table's size."""
+  return {**{f"{lang}.pairs": (lambda r, lang=lang:
+                               f"{r['languages'][lang]['pairs']:,}")
+             for lang in ("de", "fr", "cs")},
+          "skipped": lambda r: (
+              f"{sum(side['skipped'] for side in r['languages'].values()):,}"),
+          "lines": lambda r: f"{r['lines']:,}",
+          "e1": lambda r: f"{r['e1']:,}"}
+
+
+def _ppdb_figures() -> dict[str, Callable[[dict], str]]:
+  """eval-ppdb's counts, precisions and coverage of its one --coverage text."""
+  def coverage(r: dict, n: str) -> str:
+    (cov,) = r["coverage"].values()
+    return f"{100 * cov[n]['tokens']:.1f}"
+
+  def lift(r: dict, k: str) -> str:  # MonoDS's lift over pivoting alone
+    p = r["precision"]
+    return f"{100 * (p['score'][k] - p['p'][k]):.1f}"
+  return {"words": lambda r: f"{r['words']:,}",
+          "lift.p1": lambda r: lift(r, "p@1"),
+          "lift.p5": lambda r: lift(r, "p@5"),
+          **{f"{name}.p{k[2:]}": (lambda r, name=name, k=k:
+                             f"{100 * r['precision'][name][k]:.1f}")
+             for name in _RANKINGS for k in ("p@1", "p@5")},
+          **{f"coverage.{n}": (lambda r, n=n: coverage(r, n))
+             for n in ("1", "2", "3", "4", "all")}}
+
+
 def _bilingual_figures() -> dict[str, Callable[[dict], str]]:
   """A bilingual model's `paraflax eval` figures (its evals.json)."""
   return {"dev_align": lambda r: f"{r['dev']['align_accuracy']:.1f}",
@@ -458,7 +579,10 @@ _QUOTED_RUNS = (
     ("headline/nmt-de", _bleu_figures()),
     *((f"config_runs/refclf-{n}", _classifier_figures())
       for n in ("avg-random", "avg-hardest", "lstm-random", "lstm-hardest")),
-    ("config_runs/bilingual-de", _bilingual_figures()))
+    ("config_runs/bilingual-de", _bilingual_figures()),
+    (DOMAIN, _domain_figures()),
+    (PIVOT, _ppdb_figures()),
+    (PIVOT_GENERAL, _pivot_figures()))
 
 
 def _minutes(seconds: str) -> str:
@@ -563,4 +687,5 @@ VALUES = _values()
 TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
           filtering_downstream_captions, filtering_downstream_budgets,
-          paper_grids_overlap, paper_grids_lm, bilingual_alignment)
+          paper_grids_overlap, paper_grids_lm, bilingual_alignment,
+          domain_selection, ppdb_agreement, pivot_general)

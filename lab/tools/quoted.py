@@ -1,0 +1,77 @@
+"""A figure that prose quotes straight from one field of a result file.
+
+A value marker whose name reads FILE:PATH:FORMAT renders one field:
+
+    <!-- value: pivot_throughput.cpu-2core.json:stages/pivot/wall_s:duration -->12 min 50 s<!-- /value -->
+
+FILE is a result file under lab/results/ (a benchmark's JSON, or a
+collected run's under runs/). PATH's segments, split on "/", are a dict
+key, a list position, or KEY=VALUE: the list item whose KEY reads VALUE.
+FORMAT is a Python format spec (".1f", ",", ",.0f") or one of FORMATS.
+A figure that needs arithmetic over several fields has a named renderer
+instead (render_tables.VALUES).
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable
+
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))), "results")
+
+
+def duration(seconds: float) -> str:
+  """`seconds` as a person reads it: "41.9 s", "12 min 50 s", "1 h 12 min"."""
+  if seconds < 10:
+    return f"{seconds:.1f} s"
+  m, s = divmod(round(seconds), 60)
+  h, m = divmod(m, 60)
+  if h:
+    return f"{h} h {m} min"
+  return f"{m} min {s} s" if m else f"{s} s"
+
+
+FORMATS: dict[str, Callable[[Any], str]] = {
+    "duration": duration,
+    "mib": lambda b: f"{b / 2**20:,.0f}",  # bytes, in MiB
+    "gib": lambda b: f"{b / 2**30:.1f}",  # bytes, in GiB
+    "gb": lambda b: f"{b / 1e9:.1f}",  # bytes, in GB (10^9)
+    "pct": lambda f: f"{100 * f:.1f}",  # a fraction, in per cent
+    "str": str,
+}
+
+
+def is_quote(name: str) -> bool:
+  return name.count(":") == 2
+
+
+def _step(node: Any, segment: str, where: str) -> Any:
+  if isinstance(node, list):
+    if "=" in segment:
+      key, want = segment.split("=", 1)
+      for item in node:
+        if isinstance(item, dict) and str(item.get(key)) == want:
+          return item
+      raise KeyError(f"{where}: no item with {key} = {want!r}")
+    return node[int(segment)]
+  if segment not in node:
+    raise KeyError(f"{where}: no key {segment!r} (has {sorted(node)[:12]})")
+  return node[segment]
+
+
+def field(name: str) -> Any:
+  """The raw field that the quote `name` (FILE:PATH:FORMAT) points at."""
+  rel, path, _ = name.split(":")
+  with open(os.path.join(RESULTS, rel), encoding="utf-8") as f:
+    node = json.load(f)
+  for segment in path.split("/"):
+    node = _step(node, segment, f"lab/results/{rel}")
+  return node
+
+
+def render(name: str) -> str:
+  """The quote `name` rendered by its FORMAT."""
+  spec = name.rsplit(":", 1)[1]
+  value = field(name)
+  return FORMATS[spec](value) if spec in FORMATS else format(value, spec)

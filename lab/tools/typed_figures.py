@@ -1,0 +1,112 @@
+"""The measured-looking figures that README.md, docs/ and the config
+headers type instead of rendering from a result file.
+
+A figure is a number with a unit of measure: a time ("12 min 50 s"), a
+share ("6.9 %"), a speed ratio ("1.64x"), a size ("2.1 GB"), a rate
+("217k events/s") or "BLEU" / "F1" / "points". Rendered figures (value
+and table markers), code blocks and `code` spans are skipped. Every
+figure left must be listed, per page, in lab/tables/typed_figures.json
+with why it is typed: a setting rather than a measurement, or a
+transcription (the run it comes from, and why its output is not kept).
+
+    python lab/tools/typed_figures.py        # unlisted ones; exit 1 if any
+    python lab/tools/typed_figures.py --all  # every typed figure, listed or not
+
+`tests/test_docs.py` runs the check, and lab/figures.md lists the
+transcriptions.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# pylint: disable=wrong-import-position
+import render_tables
+
+LISTED = os.path.join(render_tables.ROOT, "lab", "tables",
+                      "typed_figures.json")
+_UNIT = (r"%|min(?:utes?)?|ms|s|seconds?|h|hours?|MiB|GiB|TiB|MB|GB|TB"
+         r"|BLEU|F1|points?|[a-z]+/s")
+# A number and a unit; "1.64x" (no space) a ratio, "2 x 4" a product; the
+# end of a range ("35-41 s") counts, a flag's or a name's digits do not.
+FIGURE = re.compile(
+    r"(?<![\w.^/=])(?<![A-Za-z_-]-)\d[\d,]*(?:\.\d+)?(?:k|M)?"
+    r"(?:x(?![\w^])|\s?(?:" + _UNIT + r")(?![\w^]))")
+_RENDERED = (render_tables.MARKER, render_tables.VALUE,
+             render_tables.CONFIG_VALUE)
+_CODE = re.compile(r"^```.*?^```|`[^`\n]*`", re.S | re.M)
+
+
+def _pages() -> list[str]:
+  return [p for p in render_tables.rendered_files()
+          if not os.path.relpath(p, render_tables.ROOT).startswith("lab")]
+
+
+def _blank(m: re.Match) -> str:
+  """`m`'s text as blanks, newlines kept (line numbers stay right)."""
+  return re.sub(r"[^\n]", " ", m.group(0))
+
+
+def figures(text: str) -> list[tuple[int, str]]:
+  """(line, figure) of every typed figure in a page's `text`."""
+  for pattern in (*_RENDERED, _CODE):
+    text = pattern.sub(_blank, text)
+  return [(text.count("\n", 0, m.start()) + 1, " ".join(m.group(0).split()))
+          for m in FIGURE.finditer(text)]
+
+
+def listed() -> dict[str, dict[str, str]]:
+  """page -> {figure: why it is typed}."""
+  with open(LISTED, encoding="utf-8") as f:
+    return json.load(f)["pages"]
+
+
+def found() -> dict[str, list[tuple[int, str]]]:
+  out = {}
+  for path in _pages():
+    with open(path, encoding="utf-8") as f:
+      hits = figures(f.read())
+    if hits:
+      out[os.path.relpath(path, render_tables.ROOT)] = hits
+  return out
+
+
+def problems() -> list[str]:
+  """Figures typed but not listed, and listed figures no page types."""
+  known, seen, out = listed(), found(), []
+  for page, hits in seen.items():
+    out += [f"{page}:{line}: {figure!r} is typed; render it from its "
+            "result file (a value marker), or list it with why in "
+            "lab/tables/typed_figures.json"
+            for line, figure in hits if figure not in known.get(page, {})]
+  for page, entries in known.items():
+    typed = {figure for _, figure in seen.get(page, [])}
+    out += [f"lab/tables/typed_figures.json: {page} no longer types "
+            f"{figure!r}; remove the entry" for figure in entries
+            if figure not in typed]
+  return out
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("--all", action="store_true",
+                      help="print every typed figure, listed or not")
+  args = parser.parse_args(argv)
+  if args.all:
+    known = listed()
+    for page, hits in found().items():
+      for line, figure in hits:
+        why = known.get(page, {}).get(figure, "NOT LISTED")
+        print(f"{page}:{line}: {figure}  ({why})")
+    return 0
+  bad = problems()
+  print("\n".join(bad) or "every typed figure is listed", file=sys.stderr)
+  return 1 if bad else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
