@@ -482,25 +482,32 @@ _RANKINGS = {"p": "pivot p(e2|e1) alone", "monods": "MonoDS alone",
              "score": "pivot + MonoDS (w = 0.5)"}
 
 
+PIVOT_1024 = "domain/pivot-monods-1024"  # the same table, B = 1024
+
+
 def ppdb_agreement() -> list[str]:
-  """PPDB agreement x 100 of each ranking of the general MonoDS table."""
-  precision = _report(PIVOT)["precision"]
-  best = {k: max(p[k] for p in precision.values()) for k in ("p@1", "p@5")}
+  """PPDB agreement x 100 of each ranking of the general table reranked
+  with B = 256 and B = 1024 signatures (pivoting alone: one row)."""
+  runs = {256: _report(PIVOT)["precision"],
+          1024: _report(PIVOT_1024)["precision"]}
+  rows = [(_RANKINGS["p"], runs[256]["p"])] + [
+      (f"{_RANKINGS[name]}, B = {bits}", runs[bits][name])
+      for name in ("monods", "score") for bits in runs]
+  best = {k: max(p[k] for _, p in rows) for k in ("p@1", "p@5")}
   return markdown_table.table(["ranking", "P@1", "P@5"], [
       (label.replace("|", "\\|"), *(
-          ("**{:.1f}**" if precision[name][k] == best[k] else "{:.1f}")
-          .format(100 * precision[name][k]) for k in ("p@1", "p@5")))
-      for name, label in _RANKINGS.items()], numeric_from=1)
+          ("**{:.1f}**" if p[k] == best[k] else "{:.1f}").format(100 * p[k])
+          for k in ("p@1", "p@5"))) for label, p in rows], numeric_from=1)
 
 
-PIVOT_GENERAL, MONODS_GENERAL = "domain/pivot-general", "domain/monods-general"
+PIVOT_GENERAL = "domain/pivot-general"
+MONODS_GENERAL = {256: "domain/monods-general", 1024: "domain/monods-general-1024"}
 
 
 def pivot_general() -> list[str]:
   """The general pivot table's steps (pivot's and monods' summaries) with
   their rates, and each whole command's time (the runs' sidecars)."""
   langs = _report(PIVOT_GENERAL)["languages"]
-  monods = _report(MONODS_GENERAL)
   names = sorted(langs)
 
   def each(key: str, fmt: str) -> str:
@@ -516,12 +523,18 @@ def pivot_general() -> list[str]:
        each("phrase_pairs_per_s", "{:,.0f}") + " phrase pairs/s"),
       ("the whole `pivot` command (reading, alignment, extraction, table)",
        "", run_results.load(PIVOT_GENERAL).about["time"], ""),
-      (f"`monods` signatures ({monods['events']:,} events of "
-       f"{monods['phrases_seen']:,} phrases)",
-       f"{monods['devices']} CPU device, B = 256",
-       f"{monods['seconds']:.1f} s", f"{monods['events_per_s']:,.0f} events/s"),
-      ("the whole `monods` command (signatures, then the reranked table)",
-       "", run_results.load(MONODS_GENERAL).about["time"], "")])
+      *(row for bits, ref in MONODS_GENERAL.items()
+        for row in _monods_rows(bits, run_results.load(ref)))])
+
+
+def _monods_rows(bits: int, run: run_results.Run) -> list[tuple]:
+  d = run.data
+  return [(f"`monods` signatures ({d['events']:,} events of "
+           f"{d['phrases_seen']:,} phrases)",
+           f"{d['devices']} CPU device, B = {bits:,}", f"{d['seconds']:.1f} s",
+           f"{d['events_per_s']:,.0f} events/s"),
+          (f"the whole `monods` command, B = {bits:,} (signatures, then the "
+           "reranked table)", "", run.about["time"], "")]
 
 
 def _pivot_figures() -> dict[str, Callable[[dict], str]]:
@@ -582,6 +595,7 @@ _QUOTED_RUNS = (
     ("config_runs/bilingual-de", _bilingual_figures()),
     (DOMAIN, _domain_figures()),
     (PIVOT, _ppdb_figures()),
+    (PIVOT_1024, _ppdb_figures()),
     (PIVOT_GENERAL, _pivot_figures()))
 
 
