@@ -20,6 +20,11 @@ def table(columns, rows, numeric_from: int | None = None) -> list[str]:
       row(r) for r in rows]
 
 
+def bold_if(cell: str, best: bool) -> str:
+  """`cell`, in bold where it is the best of its row or column."""
+  return f"**{cell}**" if best else cell
+
+
 def num(x, digits: int = 2) -> str:
   return "" if x is None else f"{x:,.{digits}f}"
 

@@ -2,7 +2,7 @@
 
 A value marker whose name reads FILE:PATH:FORMAT renders one field:
 
-    <!-- value: pivot_throughput.cpu-2core.json:stages/pivot/wall_s:duration -->12 min 50 s<!-- /value -->
+    <!-- value: newcomer.tests.intel-xeon-2core.json:steps/2/wall_s:duration -->54 s<!-- /value -->
 
 FILE is a result file under lab/results/ (a benchmark's JSON, or a
 collected run's under runs/). PATH's segments, split on "/", are a dict

@@ -363,7 +363,7 @@ def _grid_cell(point: dict, best: str) -> str:
     return "failed"
   cell = (f"{100 * point[_DEV]:.2f} / "
           f"{100 * point['columns'][_TEST]:.2f}")
-  return f"**{cell}**" if point["name"] == best else cell
+  return markdown_table.bold_if(cell, point["name"] == best)
 
 
 def _grid_table(scores: tuple[str, ...]) -> list[str]:
@@ -450,9 +450,8 @@ def domain_selection() -> list[str]:
   for size in sorted({size for _, size in by}):
     ppl = {m: by[m, size]["perplexity"] for m in _METHODS}
     out.append((f"{size:,}", *(
-        ("**{:.1f}**" if ppl[m] == min(ppl.values()) else "{:.1f}").format(
-            ppl[m]) + f" ({by[m, size]['perplexity_no_oov']:.1f})"
-        for m in _METHODS),
+        markdown_table.bold_if(f"{ppl[m]:.1f}", ppl[m] == min(ppl.values()))
+        + f" ({by[m, size]['perplexity_no_oov']:.1f})" for m in _METHODS),
                 f"{ppl['moore_lewis'] / ppl['random']:.3f}",
                 " / ".join(f"{100 * by[m, size]['oov_rate']:.1f}"
                            for m in _METHODS[:2])))
@@ -477,12 +476,10 @@ def _domain_figures() -> dict[str, Callable[[dict], str]]:
 
 
 PIVOT = "headline/pivot-monods"
+PIVOT_1024 = "domain/pivot-monods-1024"  # the same table, B = 1024
 # eval-ppdb's rankings of a MonoDS-reranked table, as docs/domain.md names them.
 _RANKINGS = {"p": "pivot p(e2|e1) alone", "monods": "MonoDS alone",
              "score": "pivot + MonoDS (w = 0.5)"}
-
-
-PIVOT_1024 = "domain/pivot-monods-1024"  # the same table, B = 1024
 
 
 def ppdb_agreement() -> list[str]:
@@ -496,7 +493,7 @@ def ppdb_agreement() -> list[str]:
   best = {k: max(p[k] for _, p in rows) for k in ("p@1", "p@5")}
   return markdown_table.table(["ranking", "P@1", "P@5"], [
       (label.replace("|", "\\|"), *(
-          ("**{:.1f}**" if p[k] == best[k] else "{:.1f}").format(100 * p[k])
+          markdown_table.bold_if(f"{100 * p[k]:.1f}", p[k] == best[k])
           for k in ("p@1", "p@5"))) for label, p in rows], numeric_from=1)
 
 
