@@ -43,3 +43,18 @@ def test_cli_writes_json_and_names_a_bad_record(tmp_path, capsys):
   path.write_text(json.dumps({"id": 0, "reference": "a"}) + "\n")
   assert cli.main(["pair-stats", str(path)]) == cli.EXIT_BAD_INPUT
   assert f"{path}:1: record lacks" in capsys.readouterr().err
+
+
+def test_scores_of_a_scored_file_are_described_with_their_percentiles():
+  records = _records()
+  for r, ppl in zip(records, (10.0, 20.0, float("inf"), 5.0)):
+    r["scores"] = {"lm_ppl": ppl, "overlap_1": 0.5, "label": "x"}
+  stats = pair_stats.summarize(records)
+  assert set(stats["scores"]) == {"lm_ppl", "overlap_1"}
+  ppl = stats["scores"]["lm_ppl"]
+  assert (ppl["non_finite"], ppl["min"], ppl["max"], ppl["p50"]) == (
+      1, 10.0, 20.0, 15.0)
+  assert ppl["p10"] == 11.0 and ppl["p90"] == 19.0
+  text = pair_stats.format_report(stats, [])
+  assert "lm_ppl" in text and "(1 not finite)" in text
+  assert pair_stats.summarize(_records())["scores"] == {}

@@ -9,12 +9,15 @@ training (configs/papers/wieting2017.py: mini-batches of 100 as their own
 negatives, margin 0.4): `lm_ppl.py:gran,paper`.
 
 Why these bounds: perplexity has no fixed scale, so the grid follows the
-measured distribution. On the 10,000 1-best Multi30k de-en translations of
-a 1,500-step de-en NMT under a 3-gram of the 18,994 other Multi30k train
-captions, the quantiles were 10 % 8.8, 25 % 13.2, 50 % 22.4, 75 % 40.5,
-90 % 75, 99 % 275: the bounds keep from about 13 % (10) to 99.7 % (500) of
-the pairs, dense where most of them lie. A stronger NMT or another LM moves
-the distribution: set --config.points or copy this file.
+measured distribution. The {runs/bt_analysis/multi30k-stats.json:pairs:,=10,000} 1-best Multi30k de-en translations of the
+README's 6,000-step de-en NMT, under a 3-gram of 5,000 held-apart
+Multi30k train captions (lab/experiments/filter_tables/language.sh), have
+percentiles 10: {runs/bt_analysis/multi30k-stats.json:scores/lm_ppl/p10:.1f=10.6}, 25: {runs/bt_analysis/multi30k-stats.json:scores/lm_ppl/p25:.1f=17.5}, 50: {runs/bt_analysis/multi30k-stats.json:scores/lm_ppl/p50:.1f=31.2}, 75: {runs/bt_analysis/multi30k-stats.json:scores/lm_ppl/p75:.1f=61.0},
+90: {runs/bt_analysis/multi30k-stats.json:scores/lm_ppl/p90:.1f=114.8} and 99: {runs/bt_analysis/multi30k-stats.json:scores/lm_ppl/p99:.1f=427.2} (`paraflax pair-stats --json`:
+lab/results/runs/bt_analysis/multi30k-stats.json): the bounds span them,
+dense where most pairs lie. A stronger NMT or another LM moves the
+distribution: `paraflax pair-stats SCORED.jsonl` prints it; set
+--config.points or copy this file.
 
 Command (scale and overrides: configs/sweeps/common.py):
   paraflax sweep --config configs/sweeps/lm_ppl.py:gran --workdir runs/sweep_lm_ppl_gran \

@@ -52,6 +52,11 @@ KINDS: dict[str, Kind] = {
         {"languages", "lines", "e1", "english_phrases"})),
     "monods": Kind("paraflax monods", "", frozenset(
         {"events", "events_per_s", "phrases", "rerank_s"})),
+    "pair-stats": Kind("paraflax pair-stats", "", frozenset(
+        {"records", "pairs", "translation_words", "identical", "scores"})),
+    "analyze-backtranslations": Kind(
+        "paraflax analyze-backtranslations", "",
+        frozenset({"input", "pairs", "table9", "table10"})),
 }
 
 

@@ -72,11 +72,13 @@ COMMANDS: dict[str, Command] = {
     "pair-stats": Command(
         "paraflax.evaluation.pair_stats:report_file",
         "statistics and random examples of a back-translated corpus",
-        "Length and cost statistics of the 1-best pairs of a `paraflax "
-        "backtranslate` JSONL, and random examples (the same for the same "
-        "--seed).",
-        (flag("input", help="OUT.jsonl from paraflax backtranslate, or its "
-              "shards (a glob, a folder)"),
+        "Length, cost and score statistics of the 1-best pairs of a "
+        "`paraflax backtranslate` JSONL (or of its `paraflax "
+        "score-paraphrases` output: each score's too), and random examples "
+        "(the same for the same --seed). --json also holds the 1, 10, 25, "
+        "75, 90 and 99th percentiles.",
+        (flag("input", help="OUT.jsonl from paraflax backtranslate or "
+              "score-paraphrases, or its shards (a glob, a folder)"),
          flag("--examples", type=int, default=10),
          flag("--seed", type=int, default=0),
          flag("--json", dest="json_path",

@@ -1,6 +1,7 @@
-"""Length and cost statistics and random examples of a back-translated
-paraphrase corpus (`paraflax backtranslate` JSONL), for a first look before
-filtering."""
+"""Length, cost and score statistics and random examples of a
+back-translated paraphrase corpus (`paraflax backtranslate` JSONL, or its
+`paraflax score-paraphrases` output), for a first look before filtering and
+to set a filter's bounds from the measured distribution."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,10 @@ import numpy as np
 from paraflax import files
 from paraflax.data import shards
 
-_PERCENTILES = (5, 50, 95)
+# Written to --json; the printed table shows _SHOWN. The deciles and
+# quartiles are what a filter grid's bounds are read from.
+_PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
+_SHOWN = (5, 50, 95)
 KEYS = ("id", "reference", "translation", "rank", "cost", "source")
 
 
@@ -21,6 +25,24 @@ def _describe(values: Sequence[float]) -> dict[str, float]:
   return {"mean": float(a.mean()),
           **{f"p{q}": float(np.percentile(a, q)) for q in _PERCENTILES},
           "min": float(a.min()), "max": float(a.max())}
+
+
+def _scores(best: Sequence[dict]) -> dict[str, dict[str, float]]:
+  """The statistics of each numeric `scores` field (score-paraphrases) that
+  every 1-best record holds, over its finite values; `non_finite` counts the
+  others (an empty translation's inf perplexity). None in a backtranslate
+  JSONL."""
+  names = set.intersection(*(set(r.get("scores") or ()) for r in best))
+  stats = {}
+  for name in sorted(names):
+    values = [r["scores"][name] for r in best]
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+               for x in values):
+      continue  # not a score to describe (a label, a list)
+    finite = [x for x in values if np.isfinite(x)]
+    stats[name] = {**(_describe(finite) if finite else {}),
+                   "non_finite": len(values) - len(finite)}
+  return stats
 
 
 def summarize(records: Sequence[dict]) -> dict:
@@ -37,7 +59,8 @@ def summarize(records: Sequence[dict]) -> dict:
       "cost": _describe([r["cost"] for r in best]),
       "identical": sum(r["reference"] == r["translation"] for r in best),
       "distinct_translations": len({r["translation"] for r in best}),
-      "distinct_sources": len({r["source"] for r in best})}
+      "distinct_sources": len({r["source"] for r in best}),
+      "scores": _scores(best)}
 
 
 def sample(records: Sequence[dict], n: int, seed: int) -> list[dict]:
@@ -50,14 +73,15 @@ def sample(records: Sequence[dict], n: int, seed: int) -> list[dict]:
 def format_report(stats: dict, examples: Sequence[dict]) -> str:
   lines = [f"{stats['pairs']} pairs (rank 0) of {stats['records']} records"]
   if stats["pairs"]:
-    lines.append(f"{'':<18}{'mean':>8}" + "".join(
-        f"{f'p{q}':>8}" for q in _PERCENTILES) + f"{'min':>8}{'max':>8}")
-    for key in ("reference_words", "translation_words", "length_ratio",
-                "cost"):
-      d = stats[key]
+    shown = ("mean", *(f"p{q}" for q in _SHOWN), "min", "max")
+    lines.append(f"{'':<18}" + "".join(f"{k:>8}" for k in shown))
+    rows = {k: stats[k] for k in ("reference_words", "translation_words",
+                                  "length_ratio", "cost")}
+    for key, d in {**rows, **stats["scores"]}.items():
       lines.append(f"{key:<18}" + "".join(
-          f"{d[k]:>8.2f}" for k in ("mean", "p5", "p50", "p95", "min",
-                                    "max")))
+          f"{d[k]:>8.2f}" if k in d else f"{'-':>8}" for k in shown)
+          + (f"  ({d['non_finite']} not finite)" if d.get("non_finite")
+             else ""))
     lines.append(f"identical to the reference: {stats['identical']}; "
                  f"distinct translations: {stats['distinct_translations']}; "
                  f"distinct sources: {stats['distinct_sources']}")
