@@ -41,8 +41,9 @@ the NMT's 6,000 steps about 3 minutes and the bilingual model's 20,000
 about 15 ({h100.nmt_de.stopped_at=7,259} and 5,250 steps in
 {h100.train_time=4 min} measured, the two sharing the GPU);
 back-translating the 29,000 sentences at beam 50, 50-best, exact stop
-about 30 minutes (200 sentences/s measured at beam 5, beam 50 exact
-11.5x slower as measured on CPU); scoring the 1.45M records about 2
+about {gpu.bt_beam50_projection=19 min} ({h100.bt_wmt.rate=208} sentences/s at beam 5 on the H100, from its
+session's WMT back-translation log; beam 50 exact {decode.beam50_slowdown=8.4}x slower than beam 5
+on 2 AMD EPYC cores: lab/results/nmt_vs_opennmt.trained.amd-epyc-2core.json); scoring the 1.45M records about 2
 minutes (the scores but lm_ppl at
 {scoring_throughput.cpu-2core.json:sizes/1/measures/command_base/records_per_s:,.0f=10,905}
 records/s over 100,000 records on 2 AMD EPYC cores shared with other
@@ -58,15 +59,16 @@ chips (13 to 100 rows a chip) and fits (the largest, gran's,
 its back-translation of 29,000 sentences at beam 50 projects to about 26
 seconds, nothing of it measured on a TPU. A fresh
 run compiles the NMT step once per batch width: at the default
-data.width_multiple of 8 an H200 reached step 56 after 3 min 30 s; gpu
+data.width_multiple of 8 an H200 reached step 56 after {h200.nmt_compile.step56=3 min 30 s}; gpu
 and pod set 32 (2 widths), and there an H200 ran the first 1,000 steps in
-2 min 20 s (two compiles, then about 69 steps a second), decoding at
+{h200.width32.step1000=2 min 20 s} (two compiles, then about 69 steps a second), decoding at
 widths of 8 (docs/scaling-out.md); decoding follows data.width_multiple,
 and no GPU run measures it at 32. PARAFLAX_COMPILATION_CACHE keeps the
 compiled steps for a rerun. Of the gpu preset's `seconds_per_unit` (the
-time-left estimate), nmt's 0.05 agrees with that run (about 2 min of
-compiles and 6,000 steps at 69 a second, 0.035 s a step, before the
-evaluations); the others are guesses.
+time-left estimate), nmt's 0.05 agrees with that run ({h200.width32.step34=2 min 6 s} to
+step 34, the compiles, then 6,000 steps at 69 a second, 0.035 s a step,
+before the evaluations; the logs: lab/results/pipeline_gpu_preset.*.log);
+the others are guesses.
 Docs: docs/pipeline.md.
 """
 import ml_collections

@@ -14,9 +14,11 @@ import ast
 import json
 import os
 import re
+import sys
 from typing import Callable
 
 import markdown_table
+import quoted
 import run_results
 
 RESULTS = os.path.join(run_results.ROOT, "lab", "results")
@@ -524,6 +526,48 @@ def pivot_general() -> list[str]:
         for row in _monods_rows(bits, run_results.load(ref)))])
 
 
+# The domain-adapted tables (docs/domain.md): label -> pivot's summary, the
+# table's eval-ppdb on the biomedical test text, its MonoDS-reranked one's.
+DOMAIN_BINS = {
+    "top diffCE (bins 1-2)": ("domain/pivot-top", "domain/ppdb-top",
+                              "domain/monods-top"),
+    "random, same size (bins r1-r2)": ("domain/pivot-random",
+                                       "domain/ppdb-random",
+                                       "domain/monods-random"),
+    "bottom diffCE (bins 7-8)": ("domain/pivot-bottom", "domain/ppdb-bottom",
+                                 None),
+    "general (all the bitext)": (PIVOT_GENERAL, "domain/ppdb-general-biomed",
+                                 PIVOT),
+}
+
+
+def _p1_p5(precision: dict) -> str:
+  return " / ".join(f"{100 * precision[k]:.1f}" for k in ("p@1", "p@5"))
+
+
+def domain_bins() -> list[str]:
+  """Per table: pairs per language and paraphrase pairs (pivot's summary),
+  coverage of the biomedical test n-grams and PPDB agreement (eval-ppdb),
+  and the agreement after MonoDS reranking."""
+  rows = []
+  for label, (pivot, ppdb, monods) in DOMAIN_BINS.items():
+    langs, report = _report(pivot)["languages"], _report(ppdb)
+    (cov,) = report["coverage"].values()
+    rows.append((
+        label, " / ".join(f"{langs[n]['pairs']:,}" if n in langs else "0"
+                          for n in ("de", "fr", "cs")),
+        f"{_report(pivot)['lines']:,}",
+        " / ".join(f"{100 * cov[n]['tokens']:.1f}" for n in "1234"),
+        f"{100 * cov['all']['tokens']:.1f}", f"{report['words']:,}",
+        _p1_p5(report["precision"]["score"]),
+        _p1_p5(_report(monods)["precision"]["score"]) if monods else ""))
+  return markdown_table.table(
+      ["table", "pairs (de / fr / cs)", "paraphrase pairs",
+       "coverage of the test 1- / 2- / 3- / 4-grams, % of occurrences",
+       "all 1-4-grams, %", "PPDB words", "P@1 / P@5 pivot",
+       "P@1 / P@5 pivot + MonoDS (w = 0.5, B = 256)"], rows, numeric_from=1)
+
+
 def _monods_rows(bits: int, run: run_results.Run) -> list[tuple]:
   d = run.data
   return [(f"`monods` signatures ({d['events']:,} events of "
@@ -593,7 +637,12 @@ _QUOTED_RUNS = (
     (DOMAIN, _domain_figures()),
     (PIVOT, _ppdb_figures()),
     (PIVOT_1024, _ppdb_figures()),
-    (PIVOT_GENERAL, _pivot_figures()))
+    (PIVOT_GENERAL, _pivot_figures()),
+    *((f"config_runs/bilingual-{n}", _bilingual_figures())
+      for n in ("fr", "cs", "de-500-initial", "de-500-feed")),
+    ("domain/pivot-bin1", _pivot_figures()),
+    ("domain/monods-bin1", {}),
+    ("domain/ppdb-bin1", _ppdb_figures()))
 
 
 def _minutes(seconds: str) -> str:
@@ -635,6 +684,71 @@ def _session_figure(file: str, pattern: str, write: Callable[[str], str]
   return write(found[-1])
 
 
+def _bar_seconds(path: str, done: str) -> int:
+  """Elapsed seconds of the first progress bar of the log at `path` (under
+  lab/results/) that reads `done` steps ("56/1000", or "N/N" for a
+  finished bar)."""
+  full = os.path.join(RESULTS, path)
+  with open(full, encoding="utf-8") as f:
+    pattern = (r"(\d+)/\1" if done == "N/N" else re.escape(done)) + \
+        r" \[(?:(\d+):)?(\d+):(\d+)"
+    found = re.search(r"(?<![\d/])" + pattern, f.read())
+  if not found:
+    raise ValueError(f"{os.path.relpath(full, run_results.ROOT)}: no "
+                     f"progress bar at {done}")
+  h, m, sec = (int(x or 0) for x in found.groups()[-3:])
+  return 3600 * h + 60 * m + sec
+
+
+H200_LOGS = {"nmt_compile": "pipeline_gpu_preset.nmt-compile.nvidia-h200.log",
+             "width32": "pipeline_gpu_preset.width32.nvidia-h200.log"}
+# Beam 50, 50-best, exact stop against beam 5 on 2 CPU cores (the trained
+# de-en NMT's decode rows), and the H100's beam-5 back-translation of the
+# session's 5,000 WMT sources: the gpu preset's beam-50 projection.
+_DECODE = "nmt_vs_opennmt.trained.amd-epyc-2core.json"
+_H100_WMT_BT = f"{H100_SESSION}/opennmt_wmt_de_en.bt.log"
+
+
+def _beam50_slowdown() -> float:
+  with open(os.path.join(RESULTS, _DECODE), encoding="utf-8") as f:
+    rate = {row["beam"]: row["ours_trained"]["exact"]["sentences_per_s"]
+            for row in json.load(f)["decode"]}
+  return rate[5] / rate[50]
+
+
+def _h100_bt_rate() -> float:
+  """Sentences per second of the H100's beam-5 WMT back-translation (its
+  finished progress bar: 5,000 sentences over the bar's seconds)."""
+  with open(os.path.join(RESULTS, _H100_WMT_BT), encoding="utf-8") as f:
+    done = int(re.search(r"(\d+)/\1 \[", f.read()).group(1))
+  return done / _bar_seconds(_H100_WMT_BT, "N/N")
+
+
+def _gpu_bt_sentences() -> int:
+  """The gpu preset's back-translated sentences (configs/pipeline.py)."""
+  if run_results.ROOT not in sys.path:
+    sys.path.insert(0, run_results.ROOT)
+  from paraflax import config  # pylint: disable=import-outside-toplevel
+  return config.load(os.path.join(run_results.ROOT, "configs", "pipeline.py")
+                     + ":gpu").backtranslate.sentences
+
+
+def _log_values() -> dict[str, Callable[[], str]]:
+  """Figures of the GPU runs' logs: elapsed times read off progress bars,
+  and the beam-50 back-translation projection built from them."""
+  bars = {"h200.nmt_compile.step56": ("nmt_compile", "56/1000"),
+          "h200.width32.step34": ("width32", "34/1000"),
+          "h200.width32.step1000": ("width32", "1000/1000")}
+  out = {name: (lambda log=log, done=done: quoted.duration(
+      _bar_seconds(H200_LOGS[log], done))) for name, (log, done) in bars.items()}
+  out["h100.bt_wmt.rate"] = lambda: f"{_h100_bt_rate():.0f}"
+  out["decode.beam50_slowdown"] = lambda: f"{_beam50_slowdown():.1f}"
+  out["gpu.bt_beam50_projection"] = lambda: (  # a projection: whole minutes
+      f"{_gpu_bt_sentences() * _beam50_slowdown() / _h100_bt_rate() / 60:.0f}"
+      " min")
+  return out
+
+
 def _h100_nmt_dev_bleu() -> str:
   """The H100 NMT's dev BLEU at the checkpoint its evaluation read."""
   step = int(_session_figure(*_SESSION_FIGURES["nmt_de.step"][:2], str))
@@ -650,6 +764,25 @@ def _h100_mining_f1() -> str:
   row = _mining_eval_row(
       f"lab/results/{H100_SESSION}/bi_de.mining_eval.json", "ratio", "max")
   return f"{100 * row['test_f1']:.1f}"
+
+
+# The mining tables that docs/faq-mining.md's advice on retrieval reads.
+_RETRIEVAL_TABLES = (f"lab/results/{H100_SESSION}/bi_de.mining_eval.json",
+                     f"lab/results/runs/{PIPELINE}.json")
+
+
+def _max_retrieval_best() -> str:
+  """For how many (table, margin) of _RETRIEVAL_TABLES `max` retrieval has
+  the best test F1 (ties count), as "N of M"."""
+  best = []
+  for file in _RETRIEVAL_TABLES:
+    with open(os.path.join(run_results.ROOT, file), encoding="utf-8") as f:
+      data = json.load(f)
+    rows = data.get("mining", data)["rows"]  # a pipeline report nests them
+    for margin in {r["margin"] for r in rows}:
+      f1 = {r["retrieval"]: r["test_f1"] for r in rows if r["margin"] == margin}
+      best.append(f1["max"] == max(f1.values()))
+  return f"{sum(best)} of {len(best)}"
 
 
 def bilingual_alignment() -> list[str]:
@@ -689,7 +822,8 @@ def _values() -> dict[str, Callable[[], str]]:
     out[f"h100.{key}"] = lambda how=how: _session_figure(*how)
   out["h100.bi_de.mining_f1"] = _h100_mining_f1
   out["h100.nmt_de.dev_bleu"] = _h100_nmt_dev_bleu
-  return out
+  out["mining.max_retrieval_best"] = _max_retrieval_best
+  return {**out, **_log_values()}
 
 
 VALUES = _values()
