@@ -742,11 +742,25 @@ def _log_values() -> dict[str, Callable[[], str]]:
   out = {name: (lambda log=log, done=done: quoted.duration(
       _bar_seconds(H200_LOGS[log], done))) for name, (log, done) in bars.items()}
   out["h100.bt_wmt.rate"] = lambda: f"{_h100_bt_rate():.0f}"
+  out["h100.bt_wmt.time"] = lambda: quoted.duration(
+      _bar_seconds(_H100_WMT_BT, "N/N"))
   out["decode.beam50_slowdown"] = lambda: f"{_beam50_slowdown():.1f}"
   out["gpu.bt_beam50_projection"] = lambda: (  # a projection: whole minutes
       f"{_gpu_bt_sentences() * _beam50_slowdown() / _h100_bt_rate() / 60:.0f}"
       " min")
   return out
+
+
+def _h100_nmt_peak_rate() -> str:
+  """The H100 NMT's fastest steps/s between two readings of its progress
+  bar (nmt_de.train.log; evaluations inside a stretch count)."""
+  path = os.path.join(RESULTS, H100_SESSION, "nmt_de.train.log")
+  with open(path, encoding="utf-8") as f:
+    bars = [(int(n), 60 * int(m) + int(sec)) for n, m, sec in re.findall(
+        r"(\d+)/\d+ \[(\d+):(\d+)<", f.read())]
+  rates = [(n2 - n1) / (t2 - t1) for (n1, t1), (n2, t2) in zip(bars, bars[1:])
+           if t2 > t1]
+  return f"{max(rates):.0f}"
 
 
 def _h100_nmt_dev_bleu() -> str:
@@ -822,6 +836,7 @@ def _values() -> dict[str, Callable[[], str]]:
     out[f"h100.{key}"] = lambda how=how: _session_figure(*how)
   out["h100.bi_de.mining_f1"] = _h100_mining_f1
   out["h100.nmt_de.dev_bleu"] = _h100_nmt_dev_bleu
+  out["h100.nmt_de.peak_steps_per_s"] = _h100_nmt_peak_rate
   out["mining.max_retrieval_best"] = _max_retrieval_best
   return {**out, **_log_values()}
 
