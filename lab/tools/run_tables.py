@@ -823,6 +823,34 @@ def bilingual_alignment() -> list[str]:
        for name in sets], numeric_from=1)
 
 
+def bilingual_paracrawl() -> list[str]:
+  """ParaCrawl de-en ROC-AUC x 100 and precision at the top 25 % of each
+  scorer: the H100 model (its session's eval log) beside the 2,000-step
+  CPU run (its evals.json); the baselines score without embeddings."""
+  path = os.path.join(RESULTS, H100_SESSION, "bi_de.eval.log")
+  with open(path, encoding="utf-8") as f:
+    h100 = {(m[0], m[1]): (m[2], float(m[3]), float(m[4])) for m in re.findall(
+        r"^(v\d+) +de +(\w+) +(similarity|baseline) +\d+ +[\d.]+ +([\d.]+)"
+        r" +([\d.]+)$", f.read(), re.M)}
+  if not h100:
+    raise ValueError(f"{os.path.relpath(path, run_results.ROOT)}: no "
+                     "ParaCrawl rows of de")
+  cpu = {(r["release"], r["scorer"]): r
+         for r in _report("config_runs/bilingual-de")["paracrawl"]["rows"]}
+
+  def cells(release: str, scorer: str) -> tuple[str, str]:
+    r = cpu.get((release, scorer))
+    return (f"{100 * r['auc']:.1f}", f"{100 * r['precision']:.1f}") \
+        if r else ("", "")
+  return markdown_table.table(
+      ["release", "scorer", "kind", "AUC (H100)", "P@25% (H100)",
+       "AUC (CPU)", "P@25% (CPU)"],
+      [(release, scorer, kind, f"{auc:.1f}", f"{p25:.1f}",
+        *cells(release, scorer))
+       for (release, scorer), (kind, auc, p25) in h100.items()],
+      numeric_from=3)
+
+
 def _values() -> dict[str, Callable[[], str]]:
   out = {}
   for ref, figures in _QUOTED_RUNS:
@@ -848,4 +876,4 @@ TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
           filtering_downstream_captions, filtering_downstream_budgets,
           paper_grids_overlap, paper_grids_lm, bilingual_alignment,
-          domain_selection, ppdb_agreement, pivot_general)
+          domain_selection, ppdb_agreement, pivot_general, bilingual_paracrawl)
