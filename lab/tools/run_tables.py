@@ -763,6 +763,15 @@ def _h100_nmt_peak_rate() -> str:
   return f"{max(rates):.0f}"
 
 
+def _h100_nmt_late_bleu() -> str:
+  """The range of the H100 NMT's dev BLEU from step 4,000 on."""
+  with open(os.path.join(RESULTS, H100_SESSION, "nmt_de.metrics.jsonl"),
+            encoding="utf-8") as f:
+    bleu = [m["dev/bleu"] for m in map(json.loads, f)
+            if "dev/bleu" in m and m["step"] >= 4000]
+  return f"{min(bleu):.1f}-{max(bleu):.1f}"
+
+
 def _h100_nmt_dev_bleu() -> str:
   """The H100 NMT's dev BLEU at the checkpoint its evaluation read."""
   step = int(_session_figure(*_SESSION_FIGURES["nmt_de.step"][:2], str))
@@ -864,6 +873,7 @@ def _values() -> dict[str, Callable[[], str]]:
     out[f"h100.{key}"] = lambda how=how: _session_figure(*how)
   out["h100.bi_de.mining_f1"] = _h100_mining_f1
   out["h100.nmt_de.dev_bleu"] = _h100_nmt_dev_bleu
+  out["h100.nmt_de.dev_bleu_from_4000"] = _h100_nmt_late_bleu
   out["h100.nmt_de.peak_steps_per_s"] = _h100_nmt_peak_rate
   out["mining.max_retrieval_best"] = _max_retrieval_best
   return {**out, **_log_values()}
