@@ -178,3 +178,25 @@ def test_a_benchmark_keeps_jax_off_libtpu_on_a_cpu_only_host():
       check=True).stdout.split()[-2:]
   assert out == ["cpu" if quiet.cpu_only_host_with_libtpu() else "None",
                  "None"]
+
+
+def test_the_monods_weight_sweep_ranks_as_monods_would(tmp_path):
+  from paraflax.domain import table
+  weights = _module(LAB / "benchmarks" / "monods_weights.py")
+  entry = table.Entry("big", "large", 0.0, {"p": 0.5, "monods": 0.001})
+  # w = 0: log p; w = 1: log of MonoDS floored at the config's floor.
+  assert weights.reweighted(entry, 0.0, 0.01).score == pytest.approx(
+      -0.6931, abs=1e-4)
+  assert weights.reweighted(entry, 1.0, 0.01).score == pytest.approx(
+      -4.6052, abs=1e-4)
+  gold = tmp_path / "ppdb.tsv"
+  gold.write_text("big\tlarge\n")
+  path = tmp_path / "t.txt"
+  path.write_text(  # p prefers huge (not PPDB's), MonoDS prefers large
+      table.format_line("big", "huge", -1.0, [("p", 0.7), ("monods", 0.1)])
+      + table.format_line("big", "large", -2.0, [("p", 0.3), ("monods", 0.9)]))
+  from paraflax.evaluation import ppdb
+  sweep = weights.sweep(str(path), (0.0, 1.0),
+                        gold=ppdb.load_ppdb(str(gold)))
+  assert [r["p@1"] for r in sweep["rows"]] == [0.0, 100.0]
+  assert sweep["written_score"]["p@1"] == 0.0
