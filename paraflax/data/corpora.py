@@ -75,6 +75,9 @@ class Split:
   # which the other corpora hold as they are; escaped, the word tokenizer
   # splits them into "&", "apos", ";".
   unescape: bool = False
+  # Sets kept apart from this split (dev and test sets): a row equal to one
+  # of theirs is dropped, and the log counts it.
+  held_out: tuple[Part, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,6 +142,29 @@ def _iter_part(part: Part, root: pathlib.Path, empty: readers.EmptyPolicy
     yield from _read_part(part, root, empty)
 
 
+class _HeldOut:
+  """The rows of a split's held-out sets: `keep` drops a row equal to one
+  of theirs, `report` logs how many it dropped."""
+
+  def __init__(self, corpus: Corpus, split: str, root: pathlib.Path):
+    self.where = f"{corpus.name}/{split}"
+    self.held_out = _split(corpus, split).held_out
+    self.rows = {r for p in self.held_out for r in _read_part(p, root, "error")}
+    self.dropped = 0
+
+  def keep(self, row: tuple) -> bool:
+    if row in self.rows:
+      self.dropped += 1
+      return False
+    return True
+
+  def report(self) -> None:
+    if self.dropped:
+      logging.warning("%s: dropped %d row(s) that a held-out dev or test "
+                      "set holds (%s)", self.where, self.dropped, ", ".join(
+                          f for p in self.held_out for f in _names(p)))
+
+
 def iter_rows(corpus: Corpus, split: str, root: pathlib.Path | None = None
               ) -> Iterator[tuple]:
   """`read`'s rows, in its order, one at a time: memory flat in the
@@ -149,9 +175,13 @@ def iter_rows(corpus: Corpus, split: str, root: pathlib.Path | None = None
     yield from zip(*read(corpus, split, root).values())
     return
   root = root or paths.data_dir()
+  held = _HeldOut(corpus, split, root)
   for part in spec.parts:
     for row in _iter_part(part, root, spec.empty):
-      yield tuple(html.unescape(v) for v in row) if spec.unescape else row
+      row = tuple(html.unescape(v) for v in row) if spec.unescape else row
+      if held.keep(row):
+        yield row
+  held.report()
 
 
 def read(corpus: Corpus, split: str, root: pathlib.Path | None = None
@@ -165,6 +195,9 @@ def read(corpus: Corpus, split: str, root: pathlib.Path | None = None
   rows = [r for p in spec.parts for r in _read_part(p, root, spec.empty)]
   if spec.unescape:
     rows = [tuple(html.unescape(v) for v in r) for r in rows]
+  held = _HeldOut(corpus, split, root)
+  rows = [r for r in rows if held.keep(r)]
+  held.report()
   if spec.dedup:
     unique = list(dict.fromkeys(rows))
     logging.info("%s/%s: dropped %d repeated row(s)", corpus.name, split,
@@ -174,18 +207,22 @@ def read(corpus: Corpus, split: str, root: pathlib.Path | None = None
   return {f: list(c) for f, c in zip(corpus.features, columns)}
 
 
+def _names(part: Part) -> tuple[str, ...]:
+  """The files of a part, where it reads files."""
+  return part.files if isinstance(part, Lines) else \
+      (part.file,) if isinstance(part, Tsv) else ()
+
+
 def files(corpus: Corpus, split: str, root: pathlib.Path | None = None
           ) -> list[str]:
-  """The files one split reads, where they are paths (a TFDS dataset or an
-  STS set is named instead): what a cache of the split is checked
-  against."""
+  """The files one split reads (its held-out sets' too), where they are
+  paths (a TFDS dataset or an STS set is named instead): what a cache of
+  the split is checked against."""
   root = root or paths.data_dir()
-  out = []
-  for part in corpus.splits[split].parts:
-    names = part.files if isinstance(part, Lines) else \
-        (part.file,) if isinstance(part, Tsv) else ()
-    out += [str(_where(root, f)) for f in names] or [repr(part)]
-  return out
+  spec = corpus.splits[split]
+  return [name for part in (*spec.parts, *spec.held_out)
+          for name in ([str(_where(root, f)) for f in _names(part)]
+                       or [repr(part)])]
 
 
 def _bitext(corpus: str, lang: str, splits: Mapping[str, Split]) -> Corpus:
@@ -230,15 +267,24 @@ def _pool_files(lang: str) -> list[tuple[str, str]]:
 def _newstest_pool(lang: str) -> Corpus:
   parts = tuple(Lines((f"newstest_train_pool/{x}", f"newstest_train_pool/{e}"))
                 for x, e in _pool_files(lang))
-  return _bitext("newstest_pool", lang, {"train": Split(parts)})
+  # A pair newstest2012 or 2013 (the dev and alignment sets) also holds:
+  # cs-en's "Ano." / "Yes.", once.
+  held_out = tuple(_newstest_dev_part(lang, y) for y in _DEV_YEARS)
+  return _bitext("newstest_pool", lang, {"train": Split(parts,
+                                                        held_out=held_out)})
+
+
+_DEV_YEARS = ("newstest2012", "newstest2013")
+
+
+def _newstest_dev_part(lang: str, year: str) -> Lines:
+  code = _ISO3[lang]
+  return Lines((f"newstest_dev/{year}.{code}", f"newstest_dev/{year}.eng"))
 
 
 def _newstest_dev(lang: str) -> Corpus:
-  code = _ISO3[lang]
   return _bitext("newstest_dev", lang, {
-      year: Split((Lines((f"newstest_dev/{year}.{code}",
-                          f"newstest_dev/{year}.eng")),))
-      for year in ("newstest2012", "newstest2013")})
+      year: Split((_newstest_dev_part(lang, year),)) for year in _DEV_YEARS})
 
 
 def _opennmt_wmt() -> Corpus:

@@ -157,3 +157,26 @@ def test_only_paraphrase_tasks_are_exported(tmp_path):
   with pytest.raises(errors.ConfigError, match="not a paraphrase Task"):
     tasks.export_pairs("bitext_multi30k_de_en", str(tmp_path / "x.jsonl"))
   assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_a_split_drops_the_rows_its_held_out_sets_hold(tmp_path, caplog):
+  for name, lines in {"t.de": "Ja.\nHaus\n", "t.en": "Yes.\nhouse\n",
+                      "d.de": "Ja.\n", "d.en": "Yes.\n"}.items():
+    (tmp_path / name).write_text(lines)
+  corpus = corpora.Corpus("bitext_x_de_en", ("source", "target"), {
+      "train": corpora.Split((corpora.Lines(("t.de", "t.en")),),
+                             held_out=(corpora.Lines(("d.de", "d.en")),))})
+  read = corpora.read(corpus, "train", tmp_path)
+  assert read == {"source": ["Haus"], "target": ["house"]}
+  assert list(corpora.iter_rows(corpus, "train", tmp_path)) == [
+      ("Haus", "house")]
+  assert "bitext_x_de_en/train: dropped 1 row(s)" in caplog.text
+  assert corpora.files(corpus, "train", tmp_path)[-1].endswith("d.en")
+
+
+def test_the_newstest_pool_holds_no_pair_of_the_dev_sets():
+  pool = corpora.read(corpora.get("bitext_newstest_pool_cs_en"), "train")
+  pairs = set(zip(pool["source"], pool["target"]))
+  for year in ("newstest2012", "newstest2013"):
+    dev = corpora.read(corpora.get("bitext_newstest_dev_cs_en"), year)
+    assert not pairs & set(zip(dev["source"], dev["target"]))
