@@ -640,9 +640,12 @@ _QUOTED_RUNS = (
     (PIVOT_GENERAL, _pivot_figures()),
     *((f"config_runs/bilingual-{n}", _bilingual_figures())
       for n in ("fr", "cs", "de-500-initial", "de-500-feed")),
-    ("domain/pivot-bin1", _pivot_figures()),
-    ("domain/monods-bin1", {}),
-    ("domain/ppdb-bin1", _ppdb_figures()))
+    *((f"domain/pivot-{n}", _pivot_figures())
+      for n in ("top", "random", "bottom", "bin1")),
+    *((f"domain/ppdb-{n}", _ppdb_figures())
+      for n in ("top", "random", "bottom", "general-biomed", "bin1")),
+    *((f"domain/monods-{n}", _ppdb_figures()) for n in ("top", "random")),
+    ("domain/monods-bin1", {}))
 
 
 def _minutes(seconds: str) -> str:
@@ -886,4 +889,5 @@ TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
           filtering_downstream_captions, filtering_downstream_budgets,
           paper_grids_overlap, paper_grids_lm, bilingual_alignment,
-          domain_selection, ppdb_agreement, pivot_general, bilingual_paracrawl)
+          domain_selection, ppdb_agreement, pivot_general, bilingual_paracrawl,
+          domain_bins)
