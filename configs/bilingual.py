@@ -15,9 +15,10 @@ Time and result (2,000 steps; dev alignment accuracy, far from converged):
   de on {config_runs/bilingual-de.hardware=Intel Xeon, 2 cores}:
   {config_runs/bilingual-de.time=29 min 35 s (train 28 min 57 s, eval 38 s)},
   {config_runs/bilingual-de.dev_align=6.0} %
-  (lab/results/runs/config_runs/bilingual-de.json); fr: 43 min, 6.9 %; cs:
-  38 min, 3.3 % on an AMD EPYC's 2 cores (transcribed, their outputs not
-  kept). De-en for {h100.train_time=4 min} on one NVIDIA H100
+  (lab/results/runs/config_runs/bilingual-de.json); fr on
+  {config_runs/bilingual-fr.hardware=Intel Xeon, 2 cores}: {config_runs/bilingual-fr.time=25 min 26 s (train 24 min 56 s, eval 30 s; niced test runs of a few minutes beside the training)},
+  {config_runs/bilingual-fr.dev_align=6.4} %; cs: {config_runs/bilingual-cs.time=24 min 13 s (train 23 min 47 s, eval 26 s; niced test runs of a few minutes beside the training)},
+  {config_runs/bilingual-cs.dev_align=2.7} % (bilingual-fr.json, bilingual-cs.json beside it). De-en for {h100.train_time=4 min} on one NVIDIA H100
   ({h100.bi_de.step=5,000} steps, `--config.train_steps=100000` stopped by
   time; lab/results/gpu_session.de-en.nvidia-h100/):
   {h100.bi_de.dev_align=12.7} %, still rising; newstest2012 alignment error

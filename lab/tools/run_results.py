@@ -54,6 +54,10 @@ KINDS: dict[str, Kind] = {
         {"events", "events_per_s", "phrases", "rerank_s"})),
     "pair-stats": Kind("paraflax pair-stats", "", frozenset(
         {"records", "pairs", "translation_words", "identical", "scores"})),
+    "eval-bilingual": Kind(
+        "paraflax eval-bilingual", "bilingual_eval.json",
+        frozenset({"lang", "checkpoint_step", "similarities", "alignment",
+                   "paracrawl"})),
     "analyze-backtranslations": Kind(
         "paraflax analyze-backtranslations", "",
         frozenset({"input", "pairs", "table9", "table10"})),
