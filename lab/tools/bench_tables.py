@@ -272,6 +272,21 @@ def pivot_throughput() -> list[str]:
   return _table(["part", "rate", "peak RSS (MiB)"], rows)
 
 
+MONODS_WEIGHTS = "monods_weights.general-256.intel-xeon-2core.json"
+
+
+def monods_weights() -> list[str]:
+  """monods_weights.py: PPDB agreement x 100 of the general table reranked
+  with B = 256 signatures at each weight w (w = 0: pivoting alone, 1:
+  MonoDS alone), recomputed from its p= and monods= columns."""
+  rows = _load(MONODS_WEIGHTS)["sweep"]["rows"]
+  best = {k: max(r[k] for r in rows) for k in ("p@1", "p@5")}
+  return _table(["w", "P@1", "P@5"], [
+      (f"{r['weight']:g}", *(markdown_table.bold_if(f"{r[k]:.1f}",
+                                                   r[k] == best[k])
+                             for k in ("p@1", "p@5"))) for r in rows])
+
+
 def compile_cache() -> list[str]:
   runs = _load("compile_cache.nmt.cpu-2core.json")["runs"]
   rows = [(name.replace("_", ", "), _f(r["seconds"], 1),
@@ -532,4 +547,4 @@ TABLES = (newcomer_main, newcomer_tests, performance, encoders_quality,
           nmt_decoding, nmt_learning, nmt_decoder_changes, nmt_equal_wall,
           nmt_decode_phases, mining_kernel_or_ops, mining_tile_profile,
           mining_devices_product, bilingual_throughput, scoring_throughput,
-          domain_throughput, pivot_throughput, compile_cache)
+          domain_throughput, pivot_throughput, compile_cache, monods_weights)
