@@ -621,6 +621,18 @@ def _classifier_figures() -> dict[str, Callable[[dict], str]]:
           "step": lambda r: f"{r['checkpoint_step']:,}"}
 
 
+def _mining_figures() -> dict[str, Callable[[dict], str]]:
+  """A `paraflax mining-eval` output's test F1 x 100 at the dev threshold,
+  per margin and retrieval ("ratio.max")."""
+  def f1(r: dict, margin: str, retrieval: str) -> str:
+    row = next(x for x in r["rows"]
+               if (x["margin"], x["retrieval"]) == (margin, retrieval))
+    return f"{100 * row['test_f1']:.1f}"
+  return {f"{m}.{k}": (lambda r, m=m, k=k: f1(r, m, k))
+          for m in ("absolute", "distance", "ratio")
+          for k in ("fwd", "bwd", "intersect", "max")}
+
+
 # The runs whose figures prose quotes, by what their output holds.
 _QUOTED_RUNS = (
     (PIPELINE, _tiny_figures()),
@@ -632,7 +644,9 @@ _QUOTED_RUNS = (
       for n in ("bilingual-default", "bilingual-kim2019")),
     ("headline/nmt-de", _bleu_figures()),
     *((f"config_runs/refclf-{n}", _classifier_figures())
-      for n in ("avg-random", "avg-hardest", "lstm-random", "lstm-hardest")),
+      for n in ("avg-random", "avg-hardest", "lstm-random", "lstm-hardest",
+                "avg-random-nmt1500")),
+    ("config_runs/nmt-de-1500", _bleu_figures()),
     ("config_runs/bilingual-de", _bilingual_figures()),
     (DOMAIN, _domain_figures()),
     (PIVOT, _ppdb_figures()),
@@ -645,7 +659,8 @@ _QUOTED_RUNS = (
     *((f"domain/ppdb-{n}", _ppdb_figures())
       for n in ("top", "random", "bottom", "general-biomed", "bin1")),
     *((f"domain/monods-{n}", _ppdb_figures()) for n in ("top", "random")),
-    ("domain/monods-bin1", {}))
+    ("domain/monods-bin1", {}),
+    *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")))
 
 
 def _minutes(seconds: str) -> str:
