@@ -16,12 +16,14 @@ and win over this file and --config.key=value; the run goes to
 W/mlp_similarity/, its encoders are W's; `paraflax eval-bilingual` trains it
 first if the workdir has none):
   paraflax train-mlp --workdir runs/bi_de_en [--negatives random]
-Time: 35-41 s for a de-en workdir on 2 idle cores of an AMD EPYC.
-Result (de-en model of 2,000 steps): alignment recovery error 99.7-100 %,
-chance: news positives against web negatives teach it which pairs look
-like news; ParaCrawl ROC-AUC v3 / v6 .537 / .620, the best of the four
-similarities. The positives re-paired (`--negatives shuffled`): alignment
-error 86.5-89.5 % (CSLS 26.7-84.2 %), ParaCrawl .500 / .530.
+Time and result on the fr-en model of 2,000 steps (configs/bilingual.py:fr),
+on {config_runs/mlp-fr-worst.hardware=Intel Xeon, 2 cores}: {config_runs/mlp-fr-worst.time=train-mlp 35 s, eval-bilingual 1 min 36 s}
+(lab/results/runs/config_runs/mlp-fr-worst.json): alignment recovery
+error {config_runs/mlp-fr-worst.mlp.align=99.6-100.0} %, chance: news positives against web negatives teach it
+which pairs look like news; ParaCrawl ROC-AUC x 100 v3 / v6
+{config_runs/mlp-fr-worst.mlp.v3=48.3} / {config_runs/mlp-fr-worst.mlp.v6=59.9} (cosine {config_runs/mlp-fr-worst.cosine.v3=46.1} / {config_runs/mlp-fr-worst.cosine.v6=49.3}, CSLS {config_runs/mlp-fr-worst.csls.v3=50.8} / {config_runs/mlp-fr-worst.csls.v6=50.9}). The positives re-paired
+(`--negatives shuffled`, mlp-fr-shuffled.json): alignment error
+{config_runs/mlp-fr-shuffled.mlp.align=81.8-93.4} % (CSLS {config_runs/mlp-fr-shuffled.csls.align=7.9-85.5} %), ParaCrawl {config_runs/mlp-fr-shuffled.mlp.v3=58.4} / {config_runs/mlp-fr-shuffled.mlp.v6=49.7}.
 Docs: docs/bilingual.md.
 """
 import ml_collections

@@ -633,6 +633,24 @@ def _mining_figures() -> dict[str, Callable[[dict], str]]:
           for k in ("fwd", "bwd", "intersect", "max")}
 
 
+def _bilingual_eval_figures() -> dict[str, Callable[[dict], str]]:
+  """An `eval-bilingual` report's alignment error range of a similarity
+  over its test sets ("mlp.align"), and a similarity's ParaCrawl ROC-AUC x
+  100 per release ("mlp.v3")."""
+  def align(r: dict, sim: str) -> str:
+    errors = [x["mean"] for x in r["alignment"] if x["similarity"] == sim]
+    return f"{min(errors):.1f}-{max(errors):.1f}"
+
+  def auc(r: dict, sim: str, release: str) -> str:
+    row = next(x for x in r["paracrawl"]
+               if (x["scorer"], x["release"]) == (sim, release))
+    return f"{100 * row['auc']:.1f}"
+  sims = ("cosine", "csls", "mlp")
+  return {**{f"{s}.align": (lambda r, s=s: align(r, s)) for s in sims},
+          **{f"{s}.{v}": (lambda r, s=s, v=v: auc(r, s, v))
+             for s in sims for v in ("v3", "v6")}}
+
+
 # The runs whose figures prose quotes, by what their output holds.
 _QUOTED_RUNS = (
     (PIPELINE, _tiny_figures()),
@@ -660,7 +678,9 @@ _QUOTED_RUNS = (
       for n in ("top", "random", "bottom", "general-biomed", "bin1")),
     *((f"domain/monods-{n}", _ppdb_figures()) for n in ("top", "random")),
     ("domain/monods-bin1", {}),
-    *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")))
+    *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")),
+    *((f"config_runs/mlp-fr-{n}", _bilingual_eval_figures())
+      for n in ("worst", "shuffled")))
 
 
 def _minutes(seconds: str) -> str:
