@@ -665,7 +665,8 @@ _QUOTED_RUNS = (
       for n in ("avg-random", "avg-hardest", "lstm-random", "lstm-hardest",
                 "avg-random-nmt1500")),
     ("config_runs/nmt-de-1500", _bleu_figures()),
-    ("config_runs/bilingual-de", _bilingual_figures()),
+    *((f"config_runs/bilingual-{n}", _bilingual_figures())
+      for n in ("de", "captions")),
     (DOMAIN, _domain_figures()),
     (PIVOT, _ppdb_figures()),
     (PIVOT_1024, _ppdb_figures()),
