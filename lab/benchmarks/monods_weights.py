@@ -30,9 +30,9 @@ WEIGHTS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
 def reweighted(entry, weight: float, floor: float):
   """`entry` scored as monods scores it at `weight` (from its features,
   written to 6 significant digits)."""
-  p, cos = entry.features["p"], entry.features["monods"]
-  score = ((1 - weight) * np.log(max(p, 1e-300))
-           + weight * np.log(max(cos, floor)))
+  from paraflax.domain import monods  # pylint: disable=g-import-not-at-top
+  score = monods.combined_score(entry.features["p"], entry.features["monods"],
+                                weight, floor)
   return dataclasses.replace(entry, score=float(score))
 
 

@@ -159,12 +159,16 @@ def _pipeline_headline(spec: dict, columns) -> list:
           run.about["time"], result][:len(columns)]
 
 
+def _mining_row(rows: list[dict], margin: str, retrieval: str) -> dict:
+  """The row of one margin and retrieval among a mining table's rows."""
+  return next(r for r in rows if (r["margin"], r["retrieval"]) ==
+              (margin, retrieval))
+
+
 def _mining_eval_row(file: str, margin: str, retrieval: str) -> dict:
   """The row of one margin and retrieval of a `paraflax mining-eval` output."""
   with open(os.path.join(run_results.ROOT, file), encoding="utf-8") as f:
-    rows = json.load(f)["rows"]
-  return next(r for r in rows if (r["margin"], r["retrieval"]) ==
-              (margin, retrieval))
+    return _mining_row(json.load(f)["rows"], margin, retrieval)
 
 
 def _mining_headline(spec: dict, columns) -> list:
@@ -624,11 +628,8 @@ def _classifier_figures() -> dict[str, Callable[[dict], str]]:
 def _mining_figures() -> dict[str, Callable[[dict], str]]:
   """A `paraflax mining-eval` output's test F1 x 100 at the dev threshold,
   per margin and retrieval ("ratio.max")."""
-  def f1(r: dict, margin: str, retrieval: str) -> str:
-    row = next(x for x in r["rows"]
-               if (x["margin"], x["retrieval"]) == (margin, retrieval))
-    return f"{100 * row['test_f1']:.1f}"
-  return {f"{m}.{k}": (lambda r, m=m, k=k: f1(r, m, k))
+  return {f"{m}.{k}": (lambda r, m=m, k=k:
+                       f"{100 * _mining_row(r['rows'], m, k)['test_f1']:.1f}")
           for m in ("absolute", "distance", "ratio")
           for k in ("fwd", "bwd", "intersect", "max")}
 
@@ -666,13 +667,12 @@ _QUOTED_RUNS = (
                 "avg-random-nmt1500")),
     ("config_runs/nmt-de-1500", _bleu_figures()),
     *((f"config_runs/bilingual-{n}", _bilingual_figures())
-      for n in ("de", "captions")),
+      for n in ("de", "fr", "cs", "de-500-initial", "de-500-feed",
+                "captions")),
     (DOMAIN, _domain_figures()),
     (PIVOT, _ppdb_figures()),
     (PIVOT_1024, _ppdb_figures()),
     (PIVOT_GENERAL, _pivot_figures()),
-    *((f"config_runs/bilingual-{n}", _bilingual_figures())
-      for n in ("fr", "cs", "de-500-initial", "de-500-feed")),
     *((f"domain/pivot-{n}", _pivot_figures())
       for n in ("top", "random", "bottom", "bin1")),
     *((f"domain/ppdb-{n}", _ppdb_figures())
@@ -723,20 +723,21 @@ def _session_figure(file: str, pattern: str, write: Callable[[str], str]
   return write(found[-1])
 
 
-def _bar_seconds(path: str, done: str) -> int:
-  """Elapsed seconds of the first progress bar of the log at `path` (under
-  lab/results/) that reads `done` steps ("56/1000", or "N/N" for a
-  finished bar)."""
+def _bar(path: str, done: str) -> tuple[int, int]:
+  """(steps, elapsed seconds) of the first progress bar of the log at
+  `path` (under lab/results/) that reads `done` ("56/1000", or "N/N" for
+  the first finished bar)."""
   full = os.path.join(RESULTS, path)
+  steps = (r"(\d+)/\1" if done == "N/N" else
+           "({})/{}".format(*map(re.escape, done.split("/"))))
   with open(full, encoding="utf-8") as f:
-    pattern = (r"(\d+)/\1" if done == "N/N" else re.escape(done)) + \
-        r" \[(?:(\d+):)?(\d+):(\d+)"
-    found = re.search(r"(?<![\d/])" + pattern, f.read())
+    found = re.search(r"(?<![\d/])" + steps + r" \[(?:(\d+):)?(\d+):(\d+)",
+                      f.read())
   if not found:
     raise ValueError(f"{os.path.relpath(full, run_results.ROOT)}: no "
                      f"progress bar at {done}")
-  h, m, sec = (int(x or 0) for x in found.groups()[-3:])
-  return 3600 * h + 60 * m + sec
+  n, h, m, sec = (int(x or 0) for x in found.groups())
+  return n, 3600 * h + 60 * m + sec
 
 
 H200_LOGS = {"nmt_compile": "pipeline_gpu_preset.nmt-compile.nvidia-h200.log",
@@ -757,10 +758,9 @@ def _beam50_slowdown() -> float:
 
 def _h100_bt_rate() -> float:
   """Sentences per second of the H100's beam-5 WMT back-translation (its
-  finished progress bar: 5,000 sentences over the bar's seconds)."""
-  with open(os.path.join(RESULTS, _H100_WMT_BT), encoding="utf-8") as f:
-    done = int(re.search(r"(\d+)/\1 \[", f.read()).group(1))
-  return done / _bar_seconds(_H100_WMT_BT, "N/N")
+  finished progress bar: the sentences over the bar's seconds)."""
+  sentences, seconds = _bar(_H100_WMT_BT, "N/N")
+  return sentences / seconds
 
 
 def _gpu_bt_sentences() -> int:
@@ -779,10 +779,10 @@ def _log_values() -> dict[str, Callable[[], str]]:
           "h200.width32.step34": ("width32", "34/1000"),
           "h200.width32.step1000": ("width32", "1000/1000")}
   out = {name: (lambda log=log, done=done: quoted.duration(
-      _bar_seconds(H200_LOGS[log], done))) for name, (log, done) in bars.items()}
+      _bar(H200_LOGS[log], done)[1])) for name, (log, done) in bars.items()}
   out["h100.bt_wmt.rate"] = lambda: f"{_h100_bt_rate():.0f}"
   out["h100.bt_wmt.time"] = lambda: quoted.duration(
-      _bar_seconds(_H100_WMT_BT, "N/N"))
+      _bar(_H100_WMT_BT, "N/N")[1])
   out["decode.beam50_slowdown"] = lambda: f"{_beam50_slowdown():.1f}"
   out["gpu.bt_beam50_projection"] = lambda: (  # a projection: whole minutes
       f"{_gpu_bt_sentences() * _beam50_slowdown() / _h100_bt_rate() / 60:.0f}"

@@ -123,6 +123,12 @@ def _phrases(table_path: str) -> list[str]:
   return sorted(found)
 
 
+def combined_score(p, cos, weight: float, floor: float) -> np.ndarray:
+  """(1 - weight) log p + weight log max(cos, floor): RERANKED's score."""
+  return ((1 - weight) * np.log(np.maximum(p, 1e-300))
+          + weight * np.log(np.maximum(cos, floor)))
+
+
 def _reranked_lines(groups: list[list[table.Entry]], index: dict[str, int],
                     packed: np.ndarray, seen: np.ndarray, m) -> str:
   """The lines of some e1 groups, each group sorted by the new score."""
@@ -132,8 +138,7 @@ def _reranked_lines(groups: list[list[table.Entry]], index: dict[str, int],
   cos = np.where((seen[a] > 0) & (seen[b] > 0),
                  lsh.cosine(packed[a], packed[b], m.bits), 0.0)
   p = np.asarray([e.score for e in entries])
-  score = ((1 - m.weight) * np.log(np.maximum(p, 1e-300))
-           + m.weight * np.log(np.maximum(cos, m.floor)))
+  score = combined_score(p, cos, m.weight, m.floor)
   group_of = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
   e2_rank = np.asarray([index[e.e2] for e in entries])  # index is sorted
   order = np.lexsort((e2_rank, -score, group_of))
