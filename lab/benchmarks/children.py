@@ -171,11 +171,11 @@ def child_env(num_devices: int, platform: str = "cpu") -> dict[str, str]:
 
 
 def run_child(argv: list[str], num_devices: int,
-              timeout: float | None = None, platform: str = "cpu"
-              ) -> dict[str, Any]:
+              timeout: float | None = None, platform: str = "cpu",
+              python: str = sys.executable) -> dict[str, Any]:
   """Runs `python argv...` on `num_devices` devices (`child_env`) and
   returns its result; raises ChildFailed, or subprocess.TimeoutExpired."""
-  proc = subprocess.run([sys.executable, *argv],
+  proc = subprocess.run([python, *argv],
                         env=child_env(num_devices, platform),
                         stdout=subprocess.PIPE, text=True, check=False,
                         timeout=timeout)

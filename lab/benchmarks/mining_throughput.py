@@ -9,6 +9,15 @@ scores, `max` retrieval. Methods, each size of each in its own child process:
                  on each of `--devices` simulated CPU devices;
   faiss          what a LASER user writes: `faiss.normalize_L2`, exact
                  `IndexFlatIP` search both ways, margin and max in numpy;
+  sentence_transformers
+                 what a sentence-transformers user writes on --platform's
+                 device (torch): the embeddings normalised once,
+                 `util.semantic_search` both ways (exact, dot product,
+                 float32) at each query chunk of --peer-chunks, the margin
+                 and max of the faiss row; the fastest chunk is the row's
+                 time. On a GPU this is the peer on the same device where
+                 faiss-gpu does not install; its child runs under
+                 --peer-python;
   roofline_jax   the one N x N x d product alone, as [block, d] x [d, block]
                  tiles with the `einsum` of `knn` (1 device);
   roofline_blas  the same tiles through numpy's BLAS (`np.matmul`).
@@ -37,13 +46,19 @@ from typing import Any
 
 import numpy as np
 
-import children  # lab/benchmarks/children.py, beside this script
-
-_DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                               "results", "mining_throughput.json")
-METHODS = ("ours", "faiss", "roofline_jax", "roofline_blas")
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+# The peer's python (--peer-python) has paraflax on no path of its own.
+sys.path.append(_REPO)
+import children  # pylint: disable=g-import-not-at-top,wrong-import-position
+_DEFAULT_OUTPUT = os.path.join(_REPO, "lab", "results",
+                               "mining_throughput.json")
+METHODS = ("ours", "faiss", "sentence_transformers", "roofline_jax",
+           "roofline_blas")
+_PEERS = ("faiss", "sentence_transformers")  # the first run is the reference
 _ROOFLINES = ("roofline_jax", "roofline_blas")
-_ON_JAX = ("ours", "roofline_jax")  # on --platform; the others on the CPU
+# On --platform's devices; the others on the CPU.
+_ON_DEVICE = ("ours", "roofline_jax", "sentence_transformers")
 _MARGIN, _RETRIEVAL = "ratio", "max"
 _EMBEDDINGS = "random normal, seed 0"
 
@@ -62,9 +77,18 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
   parser.add_argument("--platform", default="cpu",
                       help="jax platform of ours and roofline_jax: cpu "
                       "(simulated devices), or cuda / tpu (the real ones, "
-                      "--devices of them); faiss and BLAS stay on the CPU")
+                      "--devices of them); sentence_transformers runs on "
+                      "the same device (torch's cuda for cuda); faiss and "
+                      "BLAS stay on the CPU")
   parser.add_argument("--methods", nargs="+", choices=METHODS,
                       default=list(METHODS))
+  parser.add_argument("--peer-python", default=sys.executable,
+                      help="the python of the sentence_transformers child "
+                      "(torch and sentence-transformers installed)")
+  parser.add_argument("--peer-chunks", type=int, nargs="+",
+                      default=[100, 1_000, 10_000],
+                      help="semantic_search query_chunk_size values tried "
+                      "(100 is the library's default)")
   parser.add_argument("--block", type=int, default=None,
                       help="k-NN and roofline tile rows (default: knn.knn's)")
   parser.add_argument("--max-seconds", type=float, default=1800,
@@ -122,9 +146,12 @@ def _ours(x: np.ndarray, y: np.ndarray, k: int, block: int,
   pairs = margin.select(margin.from_neighbours(fwd, bwd, margin=_MARGIN),
                         _RETRIEVAL)
   times.append(time.perf_counter())
+  # The device's peak, where it keeps one (GPUs, TPUs; not the CPU).
+  peak = (mesh.devices.flat[0].memory_stats() or {}).get("peak_bytes_in_use")
   return {"devices": mesh.size, "warmup_s": warmup,
           "compile_s": warmup[0] - warmup[1],
           **_phases(times), "jax": jax.__version__,
+          "device_peak_mib": None if peak is None else peak / 2**20,
           # The tiles' top-k by our kernel, or by XLA's ops where it is not
           # built (PARAFLAX_NATIVE_CACHE=off); a first build is in compile_s.
           "native_kernel": native.available(),
@@ -182,6 +209,53 @@ def _faiss(x: np.ndarray, y: np.ndarray, k: int) -> tuple[Result, np.ndarray]:
           "omp_threads": faiss.omp_get_max_threads()}, pairs
 
 
+def _sentence_transformers(x: np.ndarray, y: np.ndarray, k: int,
+                           platform: str, chunks: list[int]
+                           ) -> tuple[Result, np.ndarray]:
+  import sentence_transformers  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  from sentence_transformers import util  # pylint: disable=g-import-not-at-top
+  device = "cpu" if platform == "cpu" else "cuda"
+
+  def search(queries, corpus, chunk: int):
+    hits = util.semantic_search(queries, corpus, query_chunk_size=chunk,
+                                top_k=k, score_function=util.dot_score)
+    return (np.array([[h["score"] for h in row] for row in hits], np.float32),
+            np.array([[h["corpus_id"] for h in row] for row in hits],
+                     np.int64))
+
+  def mine(chunk: int) -> tuple[Result, np.ndarray]:
+    times = [time.perf_counter()]
+    xt, yt = (torch.nn.functional.normalize(torch.from_numpy(a).to(device),
+                                            dim=1) for a in (x, y))
+    fwd = search(xt, yt, chunk)
+    times.append(time.perf_counter())
+    bwd = search(yt, xt, chunk)
+    times.append(time.perf_counter())
+    pairs = _margin_max(fwd, bwd)
+    times.append(time.perf_counter())
+    return _phases(times), pairs
+
+  # The first call starts CUDA and cuBLAS (or torch's threads): untimed.
+  start = time.perf_counter()
+  mine(max(chunks))
+  warmup = time.perf_counter() - start
+  if device == "cuda":
+    torch.cuda.reset_peak_memory_stats()
+  runs = {chunk: mine(chunk) for chunk in chunks}
+  best = min(runs, key=lambda c: runs[c][0]["total_s"])
+  return {"devices": 1, "warmup_s": warmup, "compile_s": 0.0,
+          **runs[best][0], "query_chunk_size": best,
+          "chunk_total_s": {str(c): r[0]["total_s"] for c, r in runs.items()},
+          "device_peak_mib": (torch.cuda.max_memory_allocated() / 2**20
+                              if device == "cuda" else None),
+          "tf32": torch.backends.cuda.matmul.allow_tf32,
+          "sentence_transformers": sentence_transformers.__version__,
+          "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+          "device_kind": (torch.cuda.get_device_name() if device == "cuda"
+                          else "cpu")}, runs[best][1]
+
+
 def _roofline(x: np.ndarray, y: np.ndarray, block: int, backend: str
               ) -> Result:
   """The N x N x d product, tile by tile, each tile waited for."""
@@ -235,14 +309,17 @@ def _measure(args: argparse.Namespace) -> Result:
     result, pairs = _ours(x, y, args.k, args.block, args.child_devices)
   elif args.child == "faiss":
     result, pairs = _faiss(x, y, args.k)
+  elif args.child == "sentence_transformers":
+    result, pairs = _sentence_transformers(x, y, args.k, args.platform,
+                                           args.peer_chunks)
   else:
     result = _roofline(x, y, args.block, args.child.split("_")[1])
   if pairs is not None:
     np.save(args.child_pairs, pairs)
   return {"method": args.child, "n": args.child_size, "status": "ok",
           "keep_freed_memory": kept, **result, "pairs": None if pairs is None else len(pairs),
-          # faiss multiplies twice (once per direction), the others once.
-          "gflop_per_s": (4 if args.child == "faiss" else 2)
+          # The peers multiply twice (once per direction), the others once.
+          "gflop_per_s": (4 if args.child in _PEERS else 2)
                          * args.child_size**2 * args.dim
                          / result["total_s"] / 1e9,
           "inputs_rss_mib": inputs_rss, "peak_rss_mib": children.peak_rss_mib()}
@@ -265,12 +342,16 @@ def _run_child(args: argparse.Namespace, method: str, devices: int, n: int,
   cmd = [os.path.abspath(__file__), "--child", method,
          "--child-size", str(n), "--child-devices", str(devices),
          "--child-pairs", pairs_path, "--dim", str(args.dim),
-         "--k", str(args.k), "--block", str(args.block)]
+         "--k", str(args.k), "--block", str(args.block),
+         "--platform", args.platform,
+         "--peer-chunks", *map(str, args.peer_chunks)]
   row = {"method": method, "devices": devices, "n": n}
   try:
     return children.run_child(
         cmd, devices, timeout=args.max_seconds,
-        platform=args.platform if method in _ON_JAX else "cpu")
+        platform=args.platform if method in _ON_DEVICE else "cpu",
+        python=(args.peer_python if method == "sentence_transformers"
+                else sys.executable))
   except subprocess.TimeoutExpired:
     return {**row, "status": "timeout",
             "reason": f"stopped after --max-seconds {args.max_seconds:g}"}
@@ -281,12 +362,13 @@ def _run_child(args: argparse.Namespace, method: str, devices: int, n: int,
 
 def _agreement(rows: list[Result], pair_files: dict[tuple[str, int], str]
                ) -> None:
-  """Each ours row of one size against faiss: not asserted, as equal
-  similarities may be ordered differently."""
-  faiss_file = pair_files.get(("faiss", 1))
-  if faiss_file is None or not os.path.exists(faiss_file):
+  """Each ours row of one size against the first peer of _PEERS that ran:
+  not asserted, as equal similarities may be ordered differently."""
+  peer_file = next((pair_files[(p, 1)] for p in _PEERS if (p, 1) in pair_files
+                    and os.path.exists(pair_files[(p, 1)])), None)
+  if peer_file is None:
     return
-  theirs = np.load(faiss_file)
+  theirs = np.load(peer_file)
   for row in rows:
     if row["method"] != "ours" or row["status"] != "ok":
       continue
@@ -294,19 +376,21 @@ def _agreement(rows: list[Result], pair_files: dict[tuple[str, int], str]
     # Each source is used once under `max`: (src, tgt) codes are unique.
     same = np.intersect1d(ours[:, 0] * row["n"] + ours[:, 1],
                           theirs[:, 0] * row["n"] + theirs[:, 1]).size
-    row.update(faiss_pairs=len(theirs), same_pairs=int(same),
+    row.update(same_pairs_peer=os.path.basename(peer_file).split("-")[0],
+               peer_pairs=len(theirs), same_pairs=int(same),
                same_pairs_fraction=same / max(len(ours), len(theirs), 1))
 
 
 def _ratios(rows: list[Result]) -> None:
-  """Each row against faiss and the roofline of its size."""
+  """Each ours row over each peer, and each row over the roofline, of its
+  size."""
   ok = [r for r in rows if r["status"] == "ok"]
-  faiss_s = next((r["total_s"] for r in ok if r["method"] == "faiss"), None)
+  peers = {r["method"]: r["total_s"] for r in ok if r["method"] in _PEERS}
   roofs = [r for r in ok if r["method"] in _ROOFLINES]
   roof = min(roofs, key=lambda r: r["total_s"], default=None)
   for r in ok:
-    if r["method"] == "ours" and faiss_s:
-      r["ours_over_faiss"] = r["total_s"] / faiss_s
+    if r["method"] == "ours":
+      r.update({f"ours_over_{p}": r["total_s"] / s for p, s in peers.items()})
     if roof is not None:
       r.update(roofline=roof["method"], roofline_s=roof["total_s"],
                over_roofline=r["total_s"] / roof["total_s"])
@@ -330,9 +414,14 @@ def _fmt(value: Any, spec: str) -> str:
   return "-" if value is None else format(value, spec)
 
 
+def _over_peer(row: Result) -> float | None:
+  return next((row[f"ours_over_{p}"] for p in _PEERS
+               if f"ours_over_{p}" in row), None)
+
+
 def _table(results: list[Result]) -> str:
   head = (f"{'method':<13} {'dev':>3} {'N':>7} {'total s':>8} {'knn s':>8} "
-          f"{'score s':>7} {'compile s':>9} {'RSS MiB':>7} {'/faiss':>6} "
+          f"{'score s':>7} {'compile s':>9} {'RSS MiB':>7} {'/peer':>6} "
           f"{'/roof':>6} {'same pairs':>10} {'N^2 x':>5} {'t x':>6} "
           f"{'RSS x':>5}")
   rows = [head]
@@ -348,14 +437,14 @@ def _table(results: list[Result]) -> str:
         f"{r['total_s']:>8.2f} {_fmt(knn_s, '8.2f'):>8} "
         f"{_fmt(r.get('score_s'), '7.2f'):>7} "
         f"{_fmt(r.get('compile_s'), '9.2f'):>9} {r['peak_rss_mib']:>7.0f} "
-        f"{_fmt(r.get('ours_over_faiss'), '6.2f'):>6} "
+        f"{_fmt(_over_peer(r), '6.2f'):>6} "
         f"{_fmt(r.get('over_roofline'), '6.2f'):>6} "
         f"{_fmt(r.get('same_pairs_fraction'), '10.4f'):>10} "
         f"{_fmt(n_sq, '5.0f'):>5} {_fmt(r.get('time_growth'), '6.2f'):>6} "
         f"{_fmt(r.get('rss_growth'), '5.2f'):>5}")
-  rows.append("/faiss, /roof: total time over faiss's and over the faster "
-              "roofline at that N; same pairs: ours vs faiss; x: over the "
-              "previous N.")
+  rows.append("/peer, /roof: total time over the first peer's of "
+              f"{', '.join(_PEERS)} and over the faster roofline at that N; "
+              "same pairs: ours vs that peer; x: over the previous N.")
   return "\n".join(rows)
 
 
@@ -403,6 +492,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{method} {devices} dev N={n}: {row['status']} "
               f"{row.get('total_s', 0):.2f} s", file=sys.stderr, flush=True)
         rows.append(row)
+        if method == "sentence_transformers" and row["status"] == "ok":
+          peers.update({"sentence-transformers": row["sentence_transformers"],
+                        "torch": row["torch"]})
         # After every child: a run stopped later keeps what it measured
         # (the comparisons come once its size is done).
         children.write_result(args.output,

@@ -10,7 +10,9 @@
 #     batches and decoding, every stage cut short (below), for each
 #     stage's rate on this device;
 #  3. lab/benchmarks/mining_throughput.py on the GPU: exact margin mining of
-#     N x N random embeddings (d 512), product, merge and scoring apart;
+#     N x N random embeddings (d 512), product, merge and scoring apart,
+#     beside sentence-transformers' semantic_search on the same GPU (torch;
+#     faiss-gpu has no wheel for this CUDA) and the bare product;
 #  4. `paraflax compile --topology local --measure`: each train step of the
 #     gpu preset's models (nmt, gran, bilingual), the beam search and the
 #     k-NN block compiled for this device and run, the measured step time
@@ -24,10 +26,12 @@
 # PLATFORM=cpu SMALL=1 PYTHON=.venv/bin/python runs every phase at toy
 # sizes on a CPU (a check of this script before a GPU is spent on it).
 # PHASES="pipeline mining" runs only those phases (of util, pipeline,
-# mining); LIMIT=SECONDS is the pipeline phase's time limit (240);
-# METHODS="ours" the mining methods (ours roofline_jax). KEEP=1 keeps the
-# pipeline's workdir of an earlier call on the same (warm) machine: the
-# pipeline resumes at the stage it was stopped in.
+# mining, compile); LIMIT=SECONDS is the pipeline phase's time limit (240),
+# COMPILE_S each compiled program's (240);
+# METHODS="ours" the mining methods (ours sentence_transformers
+# roofline_jax; PEER_PYTHON the peer's python, PYTHON's by default). KEEP=1
+# keeps the pipeline's workdir of an earlier call on the same (warm)
+# machine: the pipeline resumes at the stage it was stopped in.
 OUT=${1:?usage: scale.sh OUT}
 T0=$(date +%s)
 say() { echo "== $(( $(date +%s) - T0 )) s: $*"; }
@@ -78,9 +82,12 @@ fi
 
 if run mining; then
 say "mining on the device"
-timeout 150 $PY lab/benchmarks/mining_throughput.py --platform $PLATFORM \
-  --devices 1 --dim 512 --sizes $SIZES --methods ${METHODS:-ours roofline_jax} \
-  --max-seconds 60 --output $S/mining_throughput.d512.json 2>&1 | tail -n6
+# Each child starts jax or torch on the GPU (15-20 s), 3 methods a size.
+timeout 240 $PY lab/benchmarks/mining_throughput.py --platform $PLATFORM \
+  --devices 1 --dim 512 --sizes $SIZES \
+  --methods ${METHODS:-ours sentence_transformers roofline_jax} \
+  --peer-python ${PEER_PYTHON:-$PY} --max-seconds 60 \
+  --output $S/mining_throughput.d512.json 2>&1 | tail -n8
 pack
 fi
 if run compile; then
@@ -102,7 +109,7 @@ for spec in "nmt train configs/nmt.py:de $NMTC" \
             "search backtranslate configs/nmt.py:de $NMTC --batch-size 64" \
             "mine mine configs/mine.py --rows $ROWS --dim 512"; do
   set -- $spec; name=$1 program=$2 config=$3; shift 3
-  timeout 240 $PF compile --config $config --topology local \
+  timeout ${COMPILE_S:-240} $PF compile --config $config --topology local \
     --program $program --measure $CALLS --json $S/compile_$name.json "$@" \
     2>&1 | tail -n8
   pack
