@@ -60,11 +60,15 @@ its back-translation of 29,000 sentences at beam 50 projects to about 26
 seconds, nothing of it measured on a TPU. A fresh
 run compiles the NMT step once per batch width: at the default
 data.width_multiple of 8 an H200 reached step 56 after {h200.nmt_compile.step56=3 min 30 s}; gpu
-and pod set 32 (2 widths), and there an H200 ran the first 1,000 steps in
-{h200.width32.step1000=2 min 20 s} (two compiles, then about 69 steps a second), decoding at
-widths of 8 (docs/scaling-out.md); decoding follows data.width_multiple,
-and no GPU run measures it at 32. PARAFLAX_COMPILATION_CACHE keeps the
-compiled steps for a rerun. Of the gpu preset's `seconds_per_unit` (the
+and pod set 32 (2 widths), for training and decoding. A run of this
+preset on one H200 (lab/benchmarks/gpu/scale.sh's pipeline phase, its
+log in lab/results/gpu_scale.pipeline.nvidia-h200/) reached NMT step 1
+after {h200.preset.step1=1 min 10 s}, step 34 after {h200.preset.step34=1 min 53 s} and step 1,000 after
+{h200.preset.step1000=2 min 10 s}; the dev evaluation at step 1,000 then took {h200.preset.dev_eval=1 min 29 s}, against
+{h200.width32.dev_eval=3 min 10 s} in a run that decoded at widths of 8; the beam-50
+back-translation's first 64 sentences came {h200.preset.bt64=1 min 10 s} after it started (the
+search compiling), 576 of its 600 by {h200.preset.bt576=1 min 11 s} (docs/scaling-out.md).
+PARAFLAX_COMPILATION_CACHE keeps the compiled steps for a rerun. Of the gpu preset's `seconds_per_unit` (the
 time-left estimate), nmt's 0.05 agrees with that run ({h200.width32.step34=2 min 6 s} to
 step 34, the compiles, then 6,000 steps at 69 a second, 0.035 s a step,
 before the evaluations; the logs: lab/results/pipeline_gpu_preset.*.log);

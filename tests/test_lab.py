@@ -200,3 +200,29 @@ def test_the_monods_weight_sweep_ranks_as_monods_would(tmp_path):
                         gold=ppdb.load_ppdb(str(gold)))
   assert [r["p@1"] for r in sweep["rows"]] == [0.0, 100.0]
   assert sweep["written_score"]["p@1"] == 0.0
+
+
+def test_mining_throughput_compares_ours_with_the_peer_that_ran(tmp_path):
+  """On a GPU, where faiss does not run, ours is timed and matched against
+  sentence-transformers' rows of the same size; faiss comes first where
+  both ran."""
+  bench = _module(LAB / "benchmarks" / "mining_throughput.py")
+  pairs = {}
+  for method, found in (("ours", [[0, 1], [1, 0]]),
+                        ("sentence_transformers", [[0, 1], [1, 2]])):
+    pairs[(method, 1)] = str(tmp_path / f"{method}-1-3.npy")
+    bench.np.save(pairs[(method, 1)], bench.np.array(found))
+  rows = [{"method": "ours", "devices": 1, "n": 3, "status": "ok",
+           "total_s": 1.0},
+          {"method": "sentence_transformers", "devices": 1, "n": 3,
+           "status": "ok", "total_s": 4.0}]
+  bench._agreement(rows, pairs)  # pylint: disable=protected-access
+  bench._ratios(rows)  # pylint: disable=protected-access
+  assert rows[0]["same_pairs_peer"] == "sentence_transformers"
+  assert rows[0]["same_pairs"] == 1 and rows[0]["same_pairs_fraction"] == 0.5
+  assert rows[0]["ours_over_sentence_transformers"] == 0.25
+  assert "ours_over_faiss" not in rows[0]
+  rows.append({"method": "faiss", "devices": 1, "n": 3, "status": "ok",
+               "total_s": 2.0})
+  bench._ratios(rows)  # pylint: disable=protected-access
+  assert bench._over_peer(rows[0]) == 0.5  # pylint: disable=protected-access

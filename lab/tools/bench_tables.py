@@ -176,6 +176,36 @@ def mining_kernel_or_ops() -> list[str]:
                 numeric_from=0)
 
 
+# One lent H200's mining and compiled programs (lab/benchmarks/gpu/scale.sh).
+GPU_SCALE = "gpu_scale.mining-compile.nvidia-h200"
+
+
+def mining_same_gpu() -> list[str]:
+  """mining_throughput.py on one GPU: ours against sentence-transformers'
+  semantic_search on the same GPU, with each side's start-up apart."""
+  d = _load(f"{GPU_SCALE}/mining_throughput.d512.json")
+  ok = {(r["method"], r["n"]): r for r in d["results"]
+        if r.get("status") == "ok"}
+  rows = []
+  for n in sorted({n for _, n in ok}):
+    ours, theirs = ok[("ours", n)], ok[("sentence_transformers", n)]
+    roof = ok.get(("roofline_jax", n))
+    rows.append((
+        f"{n:,}", _f(ours["total_s"]), _f(ours["compile_s"], 1),
+        _f(ours["device_peak_mib"] / 1024, 1), _f(theirs["total_s"]),
+        f"{theirs['query_chunk_size']:,}", _f(theirs["warmup_s"], 1),
+        _f(theirs["device_peak_mib"] / 1024, 1),
+        f"{ours['pairs']:,} / {theirs['pairs']:,}",
+        _f(theirs["total_s"] / ours["total_s"]) + "x",
+        _f(roof["total_s"]) if roof else "not run"))
+  return _table(["N", "ours (s)", "ours' first call compiling (s)",
+                 "ours' device peak (GiB)", "semantic_search both ways + "
+                 "margin (s)", "its best query chunk",
+                 "its first call (s)", "its device peak (GiB)",
+                 "pairs (ours / theirs)", "theirs / ours",
+                 "one product, jax (s)"], rows, numeric_from=0)
+
+
 _PIECES = ("product", "row_top_k", "column_top_k", "step", "kernel_top_k",
            "step_kernel")
 
@@ -414,6 +444,34 @@ def _exact_mining_row(hardware: str, cpu: str) -> tuple:
           + " with our first call's compile", "`mining_throughput.py`")
 
 
+def _same_gpu_mining_row() -> tuple:
+  """mining_same_gpu's speed-ups as one row of the peers' table: warm
+  calls, and each side's first call (ours compiling, theirs starting CUDA
+  and cuBLAS) as a one-off run pays it."""
+  d = _load(f"{GPU_SCALE}/mining_throughput.d512.json")
+  ok = {(r["method"], r["n"]): r for r in d["results"]
+        if r.get("status") == "ok"}
+  sizes = sorted({n for _, n in ok})
+  ours = [ok[("ours", n)] for n in sizes]
+  theirs = [ok[("sentence_transformers", n)] for n in sizes]
+  warm = [t["total_s"] / o["total_s"] for o, t in zip(ours, theirs)]
+  first = [t["warmup_s"] / (o["total_s"] + o["compile_s"])
+           for o, t in zip(ours, theirs)]
+  peers = d["run"]["peers"]
+  return (f"exact margin mining, {sizes[0] // 1000}k-{sizes[-1] // 1000}k, "
+          f"d = {d['dim']}",
+          f"sentence-transformers {peers['sentence-transformers']} "
+          f"`semantic_search` (torch {peers['torch']}) on the same GPU",
+          "NVIDIA H200",
+          markdown_table.slower(" / ".join(f"{r:.2f}x" for r in warm), warm)
+          + " faster, first calls left out; "
+          + markdown_table.slower(" / ".join(f"{r:.2f}x" for r in first),
+                                  first)
+          + " with each side's first call (ours compiling "
+          + "-".join(f"{o['compile_s']:.0f}" for o in ours) + " s)",
+          "`mining_throughput.py` (`gpu/scale.sh`)")
+
+
 def performance() -> list[str]:
   """lab/performance.md: ours against each peer, one row per benchmark."""
   def largest(kind: str) -> dict:
@@ -450,6 +508,7 @@ def performance() -> list[str]:
       _exact_mining_row("amd-epyc-2core", epyc),
       *([_exact_mining_row("intel-xeon-2core", "Intel Xeon, 2 cores")]
         if _mining_ratios("intel-xeon-2core", False) else []),
+      _same_gpu_mining_row(),
       (f"approximate mining, {scale['rows_per_side']:,} a side, "
        f"`{scale['index']}`", "faiss directly, same index string, sample "
        "and nprobe", "AMD EPYC, 1 core",
@@ -547,4 +606,5 @@ TABLES = (newcomer_main, newcomer_tests, performance, encoders_quality,
           nmt_decoding, nmt_learning, nmt_decoder_changes, nmt_equal_wall,
           nmt_decode_phases, mining_kernel_or_ops, mining_tile_profile,
           mining_devices_product, bilingual_throughput, scoring_throughput,
-          domain_throughput, pivot_throughput, compile_cache, monods_weights)
+          domain_throughput, pivot_throughput, compile_cache, monods_weights,
+          mining_same_gpu)

@@ -2,7 +2,8 @@
 papers' workloads on three slices (lab/benchmarks/compile_presets.py,
 docs/pod.md), every recipe's train step and the pipeline's pod preset
 (lab/benchmarks/compile_recipes.py, compile_pipeline_pod.py;
-lab/scaling.md)."""
+lab/scaling.md), and the programs compiled for a lent GPU and run there
+beside their projection (lab/benchmarks/gpu/scale.sh; docs/pod.md)."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RESULT = os.path.join(ROOT, "lab", "results", "compile_presets.json")
 RECIPES = os.path.join(ROOT, "lab", "results", "compile_recipes.json")
 POD = os.path.join(ROOT, "lab", "results", "compile_pipeline_pod.json")
+GPU = os.path.join(ROOT, "lab", "results", "gpu_scale.mining-compile.nvidia-h200")
+GPU_PROGRAMS = ("nmt", "gran", "bilingual", "search", "mine")
 GIB, MIB = 2**30, 2**20
 
 _f = markdown_table.num
@@ -112,4 +115,30 @@ def compile_pipeline_pod() -> list[str]:
        for r in rows], 3)
 
 
-TABLES = (compile_presets, compile_recipes, compile_pipeline_pod)
+def gpu_measured() -> list[str]:
+  """Each program of scale.sh's compile phase on the GPU: the projection
+  for the chip beside the step measured on it (`--measure`)."""
+  rows = []
+  for program in GPU_PROGRAMS:
+    with open(os.path.join(GPU, f"compile_{program}.json"),
+              encoding="utf-8") as f:
+      r = json.load(f)
+    rows.append([
+        r["name"], f"{r['batch_rows']:,}", str(r["width"] or ""),
+        _f(r["compile_seconds"], 1),
+        _f(r["memory_bytes_per_chip"]["total"] / GIB, 2),
+        f"{r['flops_per_step']:.2e}", r["bound"],
+        _f(r["projected_step_seconds"] * 1000, 2),
+        _f(r["measured_step_seconds"] * 1000, 2),
+        _f(r["measured_steps_per_second"], 1),
+        _f(r["achieved_flops_per_second_per_chip"] / 1e12, 2),
+        _f(r["measured_over_projected"], 2) + "x"])
+  return markdown_table.table(
+      ["program", "rows a step", "width", "compile (s)", "memory (GiB)",
+       "FLOPs a step", "bound", "projected step (ms)", "measured step (ms)",
+       "measured steps/s", "achieved TFLOP/s", "measured / projected"],
+      rows, 1)
+
+
+TABLES = (compile_presets, compile_recipes, compile_pipeline_pod,
+          gpu_measured)

@@ -723,25 +723,28 @@ def _session_figure(file: str, pattern: str, write: Callable[[str], str]
   return write(found[-1])
 
 
-def _bar(path: str, done: str) -> tuple[int, int]:
-  """(steps, elapsed seconds) of the first progress bar of the log at
-  `path` (under lab/results/) that reads `done` ("56/1000", or "N/N" for
-  the first finished bar)."""
+def _bar(path: str, done: str, last: bool = False) -> tuple[int, int]:
+  """(steps, elapsed seconds) of the first (or `last`) progress bar of the
+  log at `path` (under lab/results/) that reads `done` ("56/1000", or
+  "N/N" for a finished bar). A training's bar is drawn again, finished,
+  when its last evaluation ends."""
   full = os.path.join(RESULTS, path)
   steps = (r"(\d+)/\1" if done == "N/N" else
            "({})/{}".format(*map(re.escape, done.split("/"))))
   with open(full, encoding="utf-8") as f:
-    found = re.search(r"(?<![\d/])" + steps + r" \[(?:(\d+):)?(\d+):(\d+)",
-                      f.read())
+    found = list(re.finditer(
+        r"(?<![\d/])" + steps + r" \[(?:(\d+):)?(\d+):(\d+)", f.read()))
   if not found:
     raise ValueError(f"{os.path.relpath(full, run_results.ROOT)}: no "
                      f"progress bar at {done}")
-  n, h, m, sec = (int(x or 0) for x in found.groups())
+  n, h, m, sec = (int(x or 0) for x in found[-1 if last else 0].groups())
   return n, 3600 * h + 60 * m + sec
 
 
 H200_LOGS = {"nmt_compile": "pipeline_gpu_preset.nmt-compile.nvidia-h200.log",
-             "width32": "pipeline_gpu_preset.width32.nvidia-h200.log"}
+             "width32": "pipeline_gpu_preset.width32.nvidia-h200.log",
+             # The preset as it is (decoding at width 32 too): scale.sh.
+             "preset": "gpu_scale.pipeline.nvidia-h200/pipeline.log"}
 # Beam 50, 50-best, exact stop against beam 5 on 2 CPU cores (the trained
 # de-en NMT's decode rows), and the H100's beam-5 back-translation of the
 # session's 5,000 WMT sources: the gpu preset's beam-50 projection.
@@ -777,9 +780,18 @@ def _log_values() -> dict[str, Callable[[], str]]:
   and the beam-50 back-translation projection built from them."""
   bars = {"h200.nmt_compile.step56": ("nmt_compile", "56/1000"),
           "h200.width32.step34": ("width32", "34/1000"),
-          "h200.width32.step1000": ("width32", "1000/1000")}
+          "h200.width32.step1000": ("width32", "1000/1000"),
+          "h200.preset.step1": ("preset", "1/1000"),
+          "h200.preset.step34": ("preset", "34/1000"),
+          "h200.preset.step1000": ("preset", "1000/1000"),
+          "h200.preset.bt64": ("preset", "64/600"),
+          "h200.preset.bt576": ("preset", "576/600")}
   out = {name: (lambda log=log, done=done: quoted.duration(
       _bar(H200_LOGS[log], done)[1])) for name, (log, done) in bars.items()}
+  for log in ("width32", "preset"):  # the evaluations after step 1,000
+    out[f"h200.{log}.dev_eval"] = lambda log=log: quoted.duration(
+        _bar(H200_LOGS[log], "1000/1000", last=True)[1]
+        - _bar(H200_LOGS[log], "1000/1000")[1])
   out["h100.bt_wmt.rate"] = lambda: f"{_h100_bt_rate():.0f}"
   out["h100.bt_wmt.time"] = lambda: quoted.duration(
       _bar(_H100_WMT_BT, "N/N")[1])
