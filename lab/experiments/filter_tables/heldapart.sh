@@ -7,7 +7,7 @@ ROOT=$(cd "$(dirname "$0")/../../.." && pwd); IN=${RUN_DIR:-$ROOT/runs/filter_ta
 lang=$1; nmt=$(realpath "$2"); P=${P:-paraflax}; PY=${PY:-python3}
 f=multi30k_${lang}_en; clf=refclf_heldapart_$lang
 step() { echo "== $lang $1 start $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"; }
-step prep; $PY $ROOT/experiments/filter_tables/prep_heldapart.py $f
+step prep; $PY $ROOT/lab/experiments/filter_tables/prep_heldapart.py $f
 step backtranslate
 [ -s $f.clf.bt.jsonl ] || { time $P backtranslate --workdir $nmt --src $f.clf.src --ref $f.clf.ref \
   --output $f.clf.bt.jsonl --beam 5 --nbest 5 --stop best_ended; } 2>&1 | tail -5 > $f.clf.bt.log
@@ -15,7 +15,7 @@ step classifier
 [ -d $clf/best ] || { time $P train --config $ROOT/configs/ref_classifier.py:avg --workdir $clf \
   --config.data.input=$f.clf.bt.jsonl; } > $clf.log 2>&1
 { time $P eval --workdir $clf; } > $clf.eval.log 2>&1; grep accuracy $clf.eval.log
-$PY $ROOT/experiments/filter_tables/clf_accuracy.py $clf $IN/$f.bt.jsonl
+$PY $ROOT/lab/experiments/filter_tables/clf_accuracy.py $clf $IN/$f.bt.jsonl
 step score
 [ -s $f.heldclf.scored.jsonl ] || { time $P score-paraphrases --input $IN/$f.bt.jsonl --output $f.heldclf.scored.jsonl \
   --lm $IN/$f.lm --classifier-workdir $clf; } > $f.heldclf.score.log 2>&1

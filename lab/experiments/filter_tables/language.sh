@@ -9,12 +9,14 @@
 # Steps whose output exists are skipped.
 #   [ENC=avg|gran] lab/experiments/filter_tables/language.sh LANG NMT_WORKDIR [FILE...]
 #   (e.g. cs runs/nmt_cs; FILE... defaults to multi30k_LANG_en newstest_pool_LANG_en)
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd); cd "${RUN_DIR:-$ROOT/runs/filter_tables}"
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+# The NMT workdir as given from where the script was started.
 lang=$1; nmt=$(realpath "$2"); shift 2; P=${P:-paraflax}; PY=${PY:-python3}; enc=${ENC:-avg}
+R=${RUN_DIR:-$ROOT/runs/filter_tables}; mkdir -p "$R"; cd "$R"
 step() { echo "== $lang $1 start $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"; }
 files=("$@"); [ ${#files[@]} -gt 0 ] || files=(multi30k_${lang}_en newstest_pool_${lang}_en)
 step prep
-for f in "${files[@]}"; do [ -s $f.held.en ] || $PY $ROOT/experiments/filter_tables/prep.py $f; done
+for f in "${files[@]}"; do [ -s $f.held.en ] || $PY $ROOT/lab/experiments/filter_tables/prep.py $f; done
 for f in "${files[@]}"; do
   step "backtranslate $f"
   [ -s $f.bt.jsonl ] || { /usr/bin/time -v $P backtranslate --workdir $nmt --src $f.src --ref $f.ref \
@@ -38,9 +40,9 @@ if r.get('rank', 0) == 0); sys.exit(c[len(c) // 10] <= 1.0)" $1.scored.jsonl
 step sweeps
 sweeps=(random length overlap overlap,bleu lm_ppl ref_prob)
 for f in "${files[@]}"; do
-  { P=$P bash $ROOT/experiments/filter_tables/sweeps.sh $f $enc "${sweeps[@]}"
-    if high_costs $f; then P=$P ENC=$enc bash $ROOT/experiments/filter_tables/cost_news.sh $f
-    else P=$P bash $ROOT/experiments/filter_tables/sweeps.sh $f $enc cost; fi; } &
+  { P=$P bash $ROOT/lab/experiments/filter_tables/sweeps.sh $f $enc "${sweeps[@]}"
+    if high_costs $f; then P=$P ENC=$enc bash $ROOT/lab/experiments/filter_tables/cost_news.sh $f
+    else P=$P bash $ROOT/lab/experiments/filter_tables/sweeps.sh $f $enc cost; fi; } &
 done
 wait
 step done
