@@ -226,3 +226,25 @@ def test_mining_throughput_compares_ours_with_the_peer_that_ran(tmp_path):
                "total_s": 2.0})
   bench._ratios(rows)  # pylint: disable=protected-access
   assert bench._over_peer(rows[0]) == 0.5  # pylint: disable=protected-access
+
+
+def test_a_filter_table_cell_is_the_point_sts_dev_picks():
+  """docs/filtering.md's filter tables: the finished point with the best
+  STSb dev gives `[lo, hi]: STSb test / STS12-15 mean`; a grid with
+  points neither finished nor failed says how many ran; random is the
+  seeds' mean."""
+  tables = _module(LAB / "tools" / "run_tables.py")
+
+  def point(lo, hi, dev, test, sts, status="finished"):
+    return {"overrides": [f"data.filter={{'score': 'bleu', 'lo': {lo}, "
+                          f"'hi': {hi}}}"], "status": status,
+            "selected": dev, "columns": {
+                "sts_all/STSb.test/pearson": test,
+                "sts_all/semeval_2012_2015/mean_pearson": sts}}
+  grid = [point(0, 1, 0.40, 0.41, 0.30), point(0.2, 0.6, 0.45, 0.43, 0.31),
+          point(0.4, 1, 0.0, 0.0, 0.0, status="failed: kept 10 pairs")]
+  assert tables.filter_cell(grid, False) == "[0.2, 0.6]: 43.00 / 31.00"
+  grid[2]["status"] = "pending"
+  assert tables.filter_cell(grid, False).endswith("(2 of 3 run)")
+  assert tables.filter_cell(grid[:2], True) == "42.00 / 30.50"
+  assert tables.filter_cell(grid[2:], False) == "none of 1 kept N"

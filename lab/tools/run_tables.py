@@ -259,16 +259,6 @@ def _mining_preset(spec: dict, columns) -> list:
           ][:len(columns)]
 
 
-ROWS: dict[str, Callable[[dict, list], list]] = {
-    "cells": _cells, "sts": _sts_row, "sts-headline": _sts_headline,
-    "pipeline-headline": _pipeline_headline,
-    "domain-headline": _domain_headline, "domain-preset": _domain_preset,
-    "mining-eval-headline": _mining_headline, "values": _valued,
-    "bleu-headline": _bleu_headline,
-    "sts-preset": _sts_preset, "bilingual-preset": _bilingual_preset,
-    "mining-eval-preset": _mining_preset}
-
-
 def listed(name: str) -> list[str]:
   """lab/tables/NAME.json: its columns, each row from ROWS."""
   d = _table(name)
@@ -393,12 +383,60 @@ def _grid_table(scores: tuple[str, ...]) -> list[str]:
        for score, lo, cells in rows])
 
 
+# The filter tables (lab/experiments/filter_tables/sweeps.sh): each column
+# a `paraflax sweep` output, kept as runs/<row's runs>-<sweep>, the sweep
+# named as sweeps.sh names its workdir.
+_STS = "sts_all/semeval_2012_2015/mean_pearson"
+FILTER_SWEEPS = {"random": "random", "length": "length", "cost": "cost",
+                 "overlap_1": "overlap", "bleu": "bleu", "lm_ppl": "lm_ppl",
+                 "ref_prob": "ref_prob", "overlap_1 ranges": "overlap_1_ranges",
+                 "bleu ranges": "bleu_ranges"}
+
+
+def filter_cell(points: list[dict], random: bool) -> str:
+  """`[lo, hi]: STSb test / STS12-15 mean` (Pearson x 100) of the point
+  STSb dev picks; of a random grid, its seeds' means."""
+  done = [p for p in points if p.get("status") == "finished"]
+  if not done:
+    return f"none of {len(points)} kept N"
+  if random:
+    return " / ".join(
+        f"{100 * sum(p['columns'][k] for p in done) / len(done):.2f}"
+        for k in (_TEST, _STS))
+  best = max(done, key=lambda p: p[_DEV])
+  failed = sum(p["status"].startswith("failed") for p in points)
+  part = ("" if len(done) + failed == len(points)
+          else f" ({len(done)} of {len(points)} run)")
+  lo, hi = _bounds(best)
+  return (f"[{lo:g}, {hi:g}]: {100 * best['columns'][_TEST]:.2f} / "
+          f"{100 * best['columns'][_STS]:.2f}{part}")
+
+
+def _filter_row(spec: dict, columns) -> list:
+  """filter_tables: one file's sweeps for one encoder, a column each."""
+  return [spec["data"], spec["encoder"], *(
+      filter_cell(run_results.load(
+          f"{spec['runs']}-{FILTER_SWEEPS[c]}").data["points"],
+                  c == "random") for c in columns[2:])]
+
+
 def paper_grids_overlap() -> list[str]:
   return _grid_table(("overlap_1", "bleu"))
 
 
 def paper_grids_lm() -> list[str]:
   return _grid_table(("lm_ppl",))
+
+
+# A listed table's row kinds (lab/tables/<table>.json's "from").
+ROWS: dict[str, Callable[[dict, list], list]] = {
+    "cells": _cells, "sts": _sts_row, "sts-headline": _sts_headline,
+    "pipeline-headline": _pipeline_headline,
+    "domain-headline": _domain_headline, "domain-preset": _domain_preset,
+    "mining-eval-headline": _mining_headline, "values": _valued,
+    "bleu-headline": _bleu_headline,
+    "sts-preset": _sts_preset, "bilingual-preset": _bilingual_preset,
+    "mining-eval-preset": _mining_preset, "filter-sweeps": _filter_row}
 
 
 # --- figures that prose quotes (render_tables' values) -------------------------

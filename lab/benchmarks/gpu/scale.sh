@@ -82,8 +82,9 @@ fi
 
 if run mining; then
 say "mining on the device"
-# Each child starts jax or torch on the GPU (15-20 s), 3 methods a size.
-timeout 240 $PY lab/benchmarks/mining_throughput.py --platform $PLATFORM \
+# Each child starts jax or torch on the GPU (15-20 s), 3 methods a size:
+# 240 s stopped an H200 before the last child of N = 200,000.
+timeout 330 $PY lab/benchmarks/mining_throughput.py --platform $PLATFORM \
   --devices 1 --dim 512 --sizes $SIZES \
   --methods ${METHODS:-ours sentence_transformers roofline_jax} \
   --peer-python ${PEER_PYTHON:-$PY} --max-seconds 60 \

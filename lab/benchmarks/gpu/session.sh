@@ -5,11 +5,12 @@
 # score is kept), then at once: the NMT's newstest2013 BLEU (all lines,
 # beam 5) and the back-translations of the filtering tables (beam 5, 5-best); the
 # bilingual model's alignment-recovery and ParaCrawl tables and its mining
-# P/R/F1; last, alone on the GPU, the mining benchmark against faiss on the
-# machine's CPU cores, then 8 simulated CPU devices against 1 on them. On
+# P/R/F1; last, alone on the GPU, the mining benchmark against
+# sentence-transformers' search on the same GPU (mining_throughput.py),
+# then 8 simulated CPU devices against 1 on the machine's CPU cores. On
 # an H100 machine: training 246 s, evaluations and
-# back-translations 148 s more; the mining benchmark then needs up to 7
-# minutes more (faiss at N = 100,000 on the CPU): give it a call of its own
+# back-translations 148 s more; the mining benchmark then needs a few
+# minutes more (each child starts jax or torch): give it a call of its own
 # where device time is short.
 #
 # The GPU image has jax (CUDA) but no TensorFlow, so paraflax runs through
@@ -91,13 +92,15 @@ after() { timeout -s KILL $AFTER_S "$@"; }
 wait
 pack
 
-# Each child starts jax on the GPU (15-20 s on the H100 machine); faiss
-# took 12 s (d 256) and 25 s (d 512) at N = 50,000 on its 16 cores.
+# Each child starts jax or torch on the GPU (15-20 s on the H100 machine).
+# faiss-gpu has no wheel for the lent machine's CUDA, and faiss on its CPU
+# cores would be no comparison: the peer is torch on the same GPU.
 say "mining benchmark"
 for spec in "256 50000" "512 50000" "512 100000"; do
   set -- $spec
   timeout 150 python3 lab/benchmarks/mining_throughput.py --platform $PLATFORM \
     --devices 1 --dim $1 --sizes $2 --max-seconds 100 \
+    --methods ours sentence_transformers roofline_jax \
     --output $S/mining_throughput_gpu_d$1_n$2.json 2>&1 | tail -n6
   pack
 done

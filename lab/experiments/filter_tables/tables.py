@@ -1,5 +1,7 @@
 """Markdown filter tables (the paper's shape) from sweeps/<name>/<score>_<enc>/results.json."""
 import json, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import run_tables  # lab/tools/run_tables.py
 FILTERS = ["random", "length", "cost", "overlap_1", "bleu", "lm_ppl", "ref_prob",
            "overlap_1 ranges", "bleu ranges"]
 # sweeps.sh names overlap.py:avg (overlap_1) "overlap"; the ranges grids
@@ -40,15 +42,8 @@ def cell(name, f, enc="avg"):
   path = f"sweeps/{name}/{DIRS.get(f, f)}_{enc}/results.json"
   if not os.path.exists(path):
     return "n/a (no NMT cost)" if (name, f) == ("wikiauto", "cost") else "not run"
-  pts = json.load(open(path))["points"]
-  done = [p for p in pts if p["status"] == "finished"]
-  if not done: return f"none of {len(pts)} kept N"
-  if f == "random":
-    m = lambda k: sum(p["columns"][k] for p in done) / len(done)
-    return f"{100*m(TEST):.2f} / {100*m(STS):.2f}"
-  b = max(done, key=lambda p: p["selected"])
-  part = "" if len(done) + sum(p["status"].startswith("failed") for p in pts) == len(pts) else f" ({len(done)} of {len(pts)} run)"
-  return f"{setting(b)}: {100*b['columns'][TEST]:.2f} / {100*b['columns'][STS]:.2f}{part}"
+  # The docs' table computes its cells from the kept sweeps the same way.
+  return run_tables.filter_cell(json.load(open(path))["points"], f == "random")
 
 def paired(names):
   """The paper's Tables 5-7 shape: filter x {Avg, GRAN}, one column pair per file."""
