@@ -719,7 +719,8 @@ _QUOTED_RUNS = (
     ("domain/monods-bin1", {}),
     *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")),
     *((f"config_runs/mlp-fr-{n}", _bilingual_eval_figures())
-      for n in ("worst", "shuffled")))
+      for n in ("worst", "shuffled")),
+    ("filter_tables/de-multi30k-avg-random", {}))
 
 
 def _minutes(seconds: str) -> str:
