@@ -393,17 +393,31 @@ FILTER_SWEEPS = {"random": "random", "length": "length", "cost": "cost",
                  "bleu ranges": "bleu_ranges"}
 
 
+def _finished(points: list[dict]) -> list[dict]:
+  return [p for p in points if p.get("status") == "finished"]
+
+
+def _best_point(points: list[dict]) -> dict:
+  """The finished point of a sweep that STSb dev picks."""
+  return max(_finished(points), key=lambda p: p[_DEV])
+
+
+def _seeds_mean(points: list[dict], column: str = _TEST) -> float:
+  """A random grid's mean of `column` over its finished seeds."""
+  done = _finished(points)
+  return sum(p["columns"][column] for p in done) / len(done)
+
+
 def filter_cell(points: list[dict], random: bool) -> str:
   """`[lo, hi]: STSb test / STS12-15 mean` (Pearson x 100) of the point
   STSb dev picks; of a random grid, its seeds' means."""
-  done = [p for p in points if p.get("status") == "finished"]
+  done = _finished(points)
   if not done:
     return f"none of {len(points)} kept N"
   if random:
-    return " / ".join(
-        f"{100 * sum(p['columns'][k] for p in done) / len(done):.2f}"
-        for k in (_TEST, _STS))
-  best = max(done, key=lambda p: p[_DEV])
+    return " / ".join(f"{100 * _seeds_mean(points, k):.2f}"
+                      for k in (_TEST, _STS))
+  best = _best_point(points)
   failed = sum(p["status"].startswith("failed") for p in points)
   part = ("" if len(done) + failed == len(points)
           else f" ({len(done)} of {len(points)} run)")
@@ -418,6 +432,31 @@ def _filter_row(spec: dict, columns) -> list:
       filter_cell(run_results.load(
           f"{spec['runs']}-{FILTER_SWEEPS[c]}").data["points"],
                   c == "random") for c in columns[2:])]
+
+
+def _sweep_figures() -> dict[str, Callable[[dict], str]]:
+  """A kept sweep's point STSb dev picks ("best.bounds", "best.stsb_test",
+  Pearson x 100), or a random grid's seeds' mean STSb test."""
+  return {"best.bounds": lambda r: "[{:g}, {:g}]".format(
+              *_bounds(_best_point(r["points"]))),
+          "best.stsb_test": lambda r: (
+              f"{100 * _best_point(r['points'])['columns'][_TEST]:.2f}"),
+          "mean.stsb_test": lambda r: f"{100 * _seeds_mean(r['points']):.2f}"}
+
+
+def _filter_headline(spec: dict, columns) -> list:
+  """headline: the point STSb dev picks of one kept filter sweep, its STSb
+  test against the mean of the kept random seeds'."""
+  del columns
+  run = run_results.load(spec["run"])
+  figures = _sweep_figures()
+  random = run_results.load(spec["random"]).data
+  return [spec["method"], f"`{spec['config']}`", run.about["hardware"],
+          run.about["time"],
+          f"`{spec['score']}` in {figures['best.bounds'](run.data)}: STSb "
+          f"test {figures['best.stsb_test'](run.data)} against "
+          f"{figures['mean.stsb_test'](random)} for random pairs "
+          f"(N = {spec['pairs']:,})"]
 
 
 def paper_grids_overlap() -> list[str]:
@@ -436,7 +475,8 @@ ROWS: dict[str, Callable[[dict, list], list]] = {
     "mining-eval-headline": _mining_headline, "values": _valued,
     "bleu-headline": _bleu_headline,
     "sts-preset": _sts_preset, "bilingual-preset": _bilingual_preset,
-    "mining-eval-preset": _mining_preset, "filter-sweeps": _filter_row}
+    "mining-eval-preset": _mining_preset, "filter-sweeps": _filter_row,
+    "filter-headline": _filter_headline}
 
 
 # --- figures that prose quotes (render_tables' values) -------------------------
@@ -720,7 +760,9 @@ _QUOTED_RUNS = (
     *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")),
     *((f"config_runs/mlp-fr-{n}", _bilingual_eval_figures())
       for n in ("worst", "shuffled")),
-    ("filter_tables/de-multi30k-avg-random", {}))
+    ("filter_tables/de-multi30k-avg-random", {}),
+    *((f"filter_tables/de-wmt-gran-{n}", _sweep_figures())
+      for n in ("random", "overlap_1_ranges")))
 
 
 def _minutes(seconds: str) -> str:
