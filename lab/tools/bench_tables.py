@@ -180,14 +180,20 @@ def mining_kernel_or_ops() -> list[str]:
 GPU_SCALE = "gpu_scale.mining-compile.nvidia-h200"
 
 
-def mining_same_gpu() -> list[str]:
-  """mining_throughput.py on one GPU: ours against sentence-transformers'
-  semantic_search on the same GPU, with each side's start-up apart."""
+def _same_gpu() -> tuple[dict, dict[tuple[str, int], dict], list[int]]:
+  """The GPU mining file, its finished rows by (method, N), and its Ns."""
   d = _load(f"{GPU_SCALE}/mining_throughput.d512.json")
   ok = {(r["method"], r["n"]): r for r in d["results"]
         if r.get("status") == "ok"}
+  return d, ok, sorted({n for _, n in ok})
+
+
+def mining_same_gpu() -> list[str]:
+  """mining_throughput.py on one GPU: ours against sentence-transformers'
+  semantic_search on the same GPU, with each side's start-up apart."""
+  _, ok, sizes = _same_gpu()
   rows = []
-  for n in sorted({n for _, n in ok}):
+  for n in sizes:
     ours, theirs = ok[("ours", n)], ok[("sentence_transformers", n)]
     roof = ok.get(("roofline_jax", n))
     rows.append((
@@ -448,10 +454,7 @@ def _same_gpu_mining_row() -> tuple:
   """mining_same_gpu's speed-ups as one row of the peers' table: warm
   calls, and each side's first call (ours compiling, theirs starting CUDA
   and cuBLAS) as a one-off run pays it."""
-  d = _load(f"{GPU_SCALE}/mining_throughput.d512.json")
-  ok = {(r["method"], r["n"]): r for r in d["results"]
-        if r.get("status") == "ok"}
-  sizes = sorted({n for _, n in ok})
+  d, ok, sizes = _same_gpu()
   ours = [ok[("ours", n)] for n in sizes]
   theirs = [ok[("sentence_transformers", n)] for n in sizes]
   warm = [t["total_s"] / o["total_s"] for o, t in zip(ours, theirs)]
