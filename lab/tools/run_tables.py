@@ -348,7 +348,7 @@ def _filtering_table(rows: list[tuple[str, list[dict]]], kinds: list[str],
 _DEV, _TEST = "selected", "sts_all/STSb.test/pearson"
 
 
-def _bounds(point: dict) -> tuple[float, float]:
+def bounds(point: dict) -> tuple[float, float]:
   """A point's data.filter bounds, from its override."""
   spec = ast.literal_eval(point["overrides"][0].split("=", 1)[1])
   return float(spec["lo"]), float(spec["hi"])
@@ -368,9 +368,8 @@ def _grid_table(scores: tuple[str, ...]) -> list[str]:
   rows, uppers = [], set()
   for score in scores:
     points = run_results.load(f"paper_grids/{score}-avg").data["points"]
-    done = [p for p in points if p.get("status") == "finished"]
-    best = max(done, key=lambda p: p[_DEV])["name"] if done else ""
-    by_bounds = {_bounds(p): p for p in points}
+    best = best_point(points)["name"] if _finished(points) else ""
+    by_bounds = {bounds(p): p for p in points}
     uppers |= {hi for _, hi in by_bounds}
     for lo in sorted({lo for lo, _ in by_bounds}):
       rows.append((score, lo, {hi: _grid_cell(p, best)
@@ -397,12 +396,12 @@ def _finished(points: list[dict]) -> list[dict]:
   return [p for p in points if p.get("status") == "finished"]
 
 
-def _best_point(points: list[dict]) -> dict:
+def best_point(points: list[dict]) -> dict:
   """The finished point of a sweep that STSb dev picks."""
   return max(_finished(points), key=lambda p: p[_DEV])
 
 
-def _seeds_mean(points: list[dict], column: str = _TEST) -> float:
+def seeds_mean(points: list[dict], column: str = _TEST) -> float:
   """A random grid's mean of `column` over its finished seeds."""
   done = _finished(points)
   return sum(p["columns"][column] for p in done) / len(done)
@@ -415,13 +414,13 @@ def filter_cell(points: list[dict], random: bool) -> str:
   if not done:
     return f"none of {len(points)} kept N"
   if random:
-    return " / ".join(f"{100 * _seeds_mean(points, k):.2f}"
+    return " / ".join(f"{100 * seeds_mean(points, k):.2f}"
                       for k in (_TEST, _STS))
-  best = _best_point(points)
+  best = best_point(points)
   failed = sum(p["status"].startswith("failed") for p in points)
   part = ("" if len(done) + failed == len(points)
           else f" ({len(done)} of {len(points)} run)")
-  lo, hi = _bounds(best)
+  lo, hi = bounds(best)
   return (f"[{lo:g}, {hi:g}]: {100 * best['columns'][_TEST]:.2f} / "
           f"{100 * best['columns'][_STS]:.2f}{part}")
 
@@ -438,10 +437,10 @@ def _sweep_figures() -> dict[str, Callable[[dict], str]]:
   """A kept sweep's point STSb dev picks ("best.bounds", "best.stsb_test",
   Pearson x 100), or a random grid's seeds' mean STSb test."""
   return {"best.bounds": lambda r: "[{:g}, {:g}]".format(
-              *_bounds(_best_point(r["points"]))),
+              *bounds(best_point(r["points"]))),
           "best.stsb_test": lambda r: (
-              f"{100 * _best_point(r['points'])['columns'][_TEST]:.2f}"),
-          "mean.stsb_test": lambda r: f"{100 * _seeds_mean(r['points']):.2f}"}
+              f"{100 * best_point(r['points'])['columns'][_TEST]:.2f}"),
+          "mean.stsb_test": lambda r: f"{100 * seeds_mean(r['points']):.2f}"}
 
 
 def _filter_headline(spec: dict, columns) -> list:

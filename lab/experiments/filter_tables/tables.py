@@ -10,11 +10,6 @@ DIRS = {"overlap_1": "overlap", "overlap_1 ranges": "overlap_1_ranges",
         "bleu ranges": "bleu_ranges"}
 TEST, STS = "sts_all/STSb.test/pearson", "sts_all/semeval_2012_2015/mean_pearson"
 
-def setting(p):
-  o = p["overrides"][0]
-  if "random" in o: return "-"
-  f = eval(o.split("=", 1)[1]); return f"[{f['lo']:g}, {f['hi']:g}]"
-
 def table(name, enc="avg"):
   rows = [f"| filter | best setting (dev) | STSb dev | STSb test | STS12-15 mean | points run / failed / grid |",
           "|---|---|---:|---:|---:|---|"]
@@ -29,12 +24,14 @@ def table(name, enc="avg"):
     if not done:
       rows.append(f"| {f} | none kept N pairs | | | | {count} |"); continue
     if f == "random":
-      m = lambda k: sum(p[k] if k == "selected" else p["columns"][k] for p in done) / len(done)
+      dev = sum(p["selected"] for p in done) / len(done)
+      m = lambda k: run_tables.seeds_mean(pts, k)
       rng = lambda k: f"{100*min(p['columns'][k] for p in done):.2f}-{100*max(p['columns'][k] for p in done):.2f}"
-      rows.append(f"| random (mean of {len(done)} seeds; range) | - | {100*m('selected'):.2f} | {100*m(TEST):.2f} ({rng(TEST)}) | {100*m(STS):.2f} ({rng(STS)}) | {count} |")
+      rows.append(f"| random (mean of {len(done)} seeds; range) | - | {100*dev:.2f} | {100*m(TEST):.2f} ({rng(TEST)}) | {100*m(STS):.2f} ({rng(STS)}) | {count} |")
       continue
-    b = max(done, key=lambda p: p["selected"])
-    rows.append(f"| {f} | {setting(b)} | {100*b['selected']:.2f} | {100*b['columns'][TEST]:.2f} | {100*b['columns'][STS]:.2f} | {count} |")
+    b = run_tables.best_point(pts)
+    setting = "[{:g}, {:g}]".format(*run_tables.bounds(b))
+    rows.append(f"| {f} | {setting} | {100*b['selected']:.2f} | {100*b['columns'][TEST]:.2f} | {100*b['columns'][STS]:.2f} | {count} |")
   return "\n".join(rows)
 
 
