@@ -433,10 +433,19 @@ def _filter_row(spec: dict, columns) -> list:
                   c == "random") for c in columns[2:])]
 
 
+def _seeds_spread(points: list[dict]) -> float:
+  """A random grid's highest minus lowest STSb test over its seeds."""
+  tests = [p["columns"][_TEST] for p in _finished(points)]
+  return max(tests) - min(tests)
+
+
 def _sweep_figures() -> dict[str, Callable[[dict], str]]:
   """A kept sweep's point STSb dev picks ("best.bounds", "best.stsb_test",
-  Pearson x 100), or a random grid's seeds' mean STSb test."""
-  return {"best.bounds": lambda r: "[{:g}, {:g}]".format(
+  Pearson x 100), or a random grid's seeds' mean STSb test and their
+  spread (points)."""
+  return {"spread.stsb_test": lambda r: (
+              f"{100 * _seeds_spread(r['points']):.1f}"),
+          "best.bounds": lambda r: "[{:g}, {:g}]".format(
               *bounds(best_point(r["points"]))),
           "best.stsb_test": lambda r: (
               f"{100 * best_point(r['points'])['columns'][_TEST]:.2f}"),
@@ -759,7 +768,8 @@ _QUOTED_RUNS = (
     *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")),
     *((f"config_runs/mlp-fr-{n}", _bilingual_eval_figures())
       for n in ("worst", "shuffled")),
-    ("filter_tables/de-multi30k-avg-random", {}),
+    *((f"filter_tables/de-{n}-avg-random", _sweep_figures())
+      for n in ("multi30k", "wmt")),
     *((f"filter_tables/de-wmt-gran-{n}", _sweep_figures())
       for n in ("random", "overlap_1_ranges")))
 
