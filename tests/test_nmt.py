@@ -421,6 +421,44 @@ def test_eval_gives_the_bleu_the_train_loop_logged(workdir, capsys):
   assert saved["dev"]["n"] == 20
 
 
+def _eval(workdir, output, *extra):
+  return cli.main(["eval", "--workdir", str(workdir), "--only", "dev",
+                   "--output", str(output), *extra])
+
+
+def test_eval_decode_settings_change_that_evaluation_only(workdir,
+                                                           tmp_path):
+  config = (workdir / "config.json").read_bytes()
+  assert _eval(workdir, tmp_path / "default.json") == 0
+  assert _eval(workdir, tmp_path / "cut.json", "--decode",
+               "max_output=2") == 0
+  default, cut = (json.loads((tmp_path / f).read_text())
+                  for f in ("default.json", "cut.json"))
+  assert "decode" not in default and cut["decode"] == ["max_output=2"]
+  assert cut["dev"]["length_ratio"] < default["dev"]["length_ratio"]
+  assert cut["dev"]["hit_max_output"] == 100
+  assert (workdir / "config.json").read_bytes() == config
+
+
+@pytest.mark.parametrize("setting, says", [
+    ("no_such_key=1", "KEY one of alpha, max_output"),
+    ("max_output=two", "max_output takes a whole number"),
+    ("max_output", "give KEY=VALUE")])
+def test_a_bad_decode_setting_stops_before_any_work(workdir, tmp_path,
+                                                    capsys, setting, says):
+  assert _eval(workdir, tmp_path / "e.json", "--decode",
+               setting) == cli.EXIT_BAD_INPUT
+  assert says in capsys.readouterr().err
+  assert not (tmp_path / "e.json").exists()
+
+
+def test_eval_never_writes_over_a_file_it_did_not_write(workdir, capsys):
+  config = (workdir / "config.json").read_bytes()
+  assert _eval(workdir, workdir / "config.json") == cli.EXIT_BAD_INPUT
+  assert "not the output of an evaluation" in capsys.readouterr().err
+  assert (workdir / "config.json").read_bytes() == config
+
+
 # ------------------------------------ OpenNMT-py's choices, keys
 
 

@@ -37,6 +37,8 @@ KINDS: dict[str, Kind] = {
         {"datasets", "groups", "semeval_2012_2015", "checkpoint_step"})),
     "eval": Kind("paraflax eval", "evals.json",
                  frozenset({"checkpoint_step"})),
+    "eval-decode": Kind("paraflax eval --decode", "",
+                        frozenset({"checkpoint_step", "decode"})),
     "sweep": Kind("paraflax sweep", "results.json",
                   frozenset({"base", "columns", "points"})),
     "eval-domain": Kind("paraflax eval-domain", "results.json",

@@ -24,10 +24,18 @@ COMMANDS: dict[str, Command] = {
         "run the evaluators of a trained workdir's config",
         "Runs the evaluators its config names (config.evals: STS, dev BLEU, "
         "alignment accuracy, ...) on the workdir's best checkpoint, prints "
-        "their tables and writes them to <workdir>/evals.json.",
+        "their tables and writes them to <workdir>/evals.json (or "
+        "--output).",
         (WORKDIR, flag("--only", action="append",
                        help="an evaluator of config.evals; repeat for "
-                       "several (default: all)"))),
+                       "several (default: all)"),
+         flag("--decode", action="append", metavar="KEY=VALUE",
+              help="an NMT's decoding setting of config.decode for this "
+              "evaluation only, e.g. max_output_ratio=0 (no output limit "
+              "from the source length); repeatable; the output records "
+              "them"),
+         flag("--output", metavar="FILE",
+              help="where the reports go (default: <workdir>/evals.json)"))),
     "eval-sts": Command(
         "paraflax.inference.evaluate:eval_sts", "STS table of a trained model",
         "Prints the STS table and writes it to <workdir>/sts.json.",

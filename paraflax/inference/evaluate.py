@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
+from paraflax import errors
 from paraflax import files
 from paraflax.evaluation import evaluators
 from paraflax.recipes import workdir as workdir_lib
@@ -20,9 +21,10 @@ def _embedder(workdir: str) -> tuple[evaluators.Model, int]:
   return evaluators.Model(embed=embed), step
 
 
-def _translator(workdir: str) -> tuple[evaluators.Model, int]:
+def _translator(workdir: str, decode: Sequence[str] = ()
+                ) -> tuple[evaluators.Model, int]:
   from paraflax.recipes import nmt  # pylint: disable=g-import-not-at-top
-  translator, params, step = nmt.load_translator(workdir)
+  translator, params, step = nmt.load_translator(workdir, decode=decode)
   return evaluators.Model(translate=translator.translate_texts(params)), step
 
 
@@ -37,26 +39,54 @@ MODELS: dict[str, Callable[[str], tuple[evaluators.Model, int]]] = {
     "ref_classifier": _classifier}
 
 
-def _write(path: str, step: int, reports: dict[str, evaluators.Report]
-           ) -> None:
+def _claim(path: str) -> None:
+  """Stops before any work unless `path` can take the reports: a new file
+  or an earlier evaluation's output, never another file."""
+  files.check_output(path)
+  if not os.path.exists(path):
+    return
+  try:
+    with open(path, encoding="utf-8") as f:
+      ours = "checkpoint_step" in json.load(f)
+  except (OSError, ValueError, TypeError):
+    ours = False
+  if not ours:
+    raise errors.ConfigError(
+        f"{path} exists and is not the output of an evaluation; write the "
+        "reports to another --output.")
+
+
+def _write(path: str, step: int, reports: dict[str, evaluators.Report],
+           decode: Sequence[str]) -> None:
   details = {name: r.details for name, r in reports.items()}
+  settings = {"decode": list(decode)} if decode else {}
   files.write_text_atomic(path, json.dumps(
-      {"checkpoint_step": step, **details}, indent=2) + "\n")
+      {"checkpoint_step": step, **settings, **details}, indent=2) + "\n")
 
 
-def evaluate(workdir: str, only: Sequence[str] | None = None
+def evaluate(workdir: str, only: Sequence[str] | None = None,
+             decode: Sequence[str] | None = None, output: str | None = None
              ) -> dict[str, evaluators.Report]:
   """Runs `config.evals` (or those named in `only`) on the workdir's best
-  checkpoint, prints their tables and writes them to `<workdir>/evals.json`.
-  """
+  checkpoint, prints their tables and writes them to `output` (default
+  `<workdir>/evals.json`). An NMT's `decode` settings (`KEY=VALUE`) change
+  its decoding for this evaluation only; the output records them."""
   config = workdir_lib.read_config(workdir)
+  output = output or os.path.join(workdir, EVALS_FILE)
+  _claim(output)
+  decode = decode or ()
+  if decode and config.recipe != "nmt":
+    raise errors.ConfigError(
+        f"--decode: {workdir} holds a {config.recipe!r} model; only an NMT "
+        "decodes.")
   evals = config.get("evals") or {}
-  model, step = MODELS[config.recipe](workdir)
+  load = MODELS[config.recipe]
+  model, step = load(workdir, decode) if decode else load(workdir)
   reports = evaluators.run(evals, model, only,
                            dev=config.get("data", {}).get("dev", ""))
   for name, report in reports.items():
     print(f"== {name} (checkpoint step {step} of {workdir})\n{report.table}")
-  _write(os.path.join(workdir, EVALS_FILE), step, reports)
+  _write(output, step, reports, decode)
   return reports
 
 

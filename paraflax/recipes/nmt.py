@@ -9,7 +9,7 @@ workdir's encoded cache and batches read their rows from there
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jax
@@ -141,17 +141,41 @@ def build(config: ml_collections.ConfigDict, workdir: str, mesh: Mesh
   return NMTRecipe(config, src_sp, tgt_sp, stream, mesh)
 
 
+def with_decode(config: ml_collections.ConfigDict,
+                settings: Sequence[str]) -> ml_collections.ConfigDict:
+  """`config` with `KEY=VALUE` settings of its `decode` block (e.g.
+  max_output_ratio=0), each value of the type the key holds."""
+  for item in settings:
+    key, _, value = item.partition("=")
+    if key not in config.decode or not value:
+      raise errors.ConfigError(
+          f"--decode {item!r}: give KEY=VALUE, KEY one of "
+          f"{', '.join(sorted(config.decode))}.")
+    kind = type(config.decode[key])
+    try:
+      config.decode[key] = kind(value)
+    except ValueError:
+      what = {int: "a whole number", float: "a number"}.get(kind,
+                                                             kind.__name__)
+      raise errors.ConfigError(
+          f"--decode {item!r}: {key} takes {what} (it is "
+          f"{config.decode[key]!r} in the workdir's config).") from None
+  return config
+
+
 def load_translator(workdir: str, mesh: Mesh | None = None,
-                    max_len: int | None = None
+                    max_len: int | None = None, decode: Sequence[str] = ()
                     ) -> tuple[translator_lib.Translator, Any, int]:
   """The best checkpoint's translator, decoding over `mesh` (default: the
   config's), its parameters and their step. Sources over `max_len`
   subwords (default: the config's data.max_len, the longest it trained
-  on) are cut to it; the attention reads sources of any length."""
+  on) are cut to it; the attention reads sources of any length. `decode`
+  (`KEY=VALUE`, see `with_decode`) changes the config's decoding settings
+  for this translator only; the workdir keeps its config."""
   if max_len is not None and max_len < 2:
     raise errors.ConfigError(f"--max-len {max_len}: give at least 2 "
                              "subwords (one and the EOS).")
-  config = workdir_lib.load_config(workdir, "nmt")
+  config = with_decode(workdir_lib.load_config(workdir, "nmt"), decode)
   src_sp, tgt_sp = sentencepiece_vocab.load_pair(workdir)
   # The model and its parameters only: no recipe, no optimizer.
   model = make_model(config, src_sp.get_piece_size(), tgt_sp.get_piece_size())
