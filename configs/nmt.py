@@ -19,8 +19,9 @@ Time and result (6,000 steps; newstest2013 BLEU, all 3,000 lines, beam 5):
       {h100.train_time=4 min} on one NVIDIA H100, {h100.nmt_de.bleu=13.01} at step
       {h100.nmt_de.step=6,000} (dev flat from step 4,000;
       lab/results/gpu_session.de-en.nvidia-h100/);
-  fr: 32 min 35 s on 2 idle cores of an AMD EPYC, 10.63 (dev 15.02 at
-      step 5,000; transcribed, its output not kept);
+  fr: {config_runs/nmt-fr.time=44 min 35 s: train 43 min 33 s (72 min 26 s of CPU; niced test runs of a few minutes beside it), eval 1 min 2 s (dev and dev_all, after a dev_all eval of 1 min 19 s)}
+      on {config_runs/nmt-fr.hardware=Intel Xeon, 2 cores}, {config_runs/nmt-fr.bleu=10.02} at step {config_runs/nmt-fr.step=5,000} (dev {config_runs/nmt-fr.dev_bleu=14.17}; the run kept as
+      lab/results/runs/config_runs/nmt-fr);
   cs: about 33 min on that AMD EPYC, 9.15 (dev 8.96, still rising;
       transcribed, its output not kept).
 The paper's decoder (attention before the update, no input feeding) is
@@ -97,11 +98,12 @@ def get_config(lang: str) -> ml_collections.ConfigDict:
   # An input's output stops at ceil(max_output_ratio * source subwords) +
   # max_output_plus subwords (EOS counted on both sides), at most
   # max_output (fairseq's max_len_a / max_len_b); ratio 0 is off. A looping
-  # input otherwise keeps its decode phase stepping to max_output. De-en at
-  # step 1,500, all of newstest2013, beam 5: BLEU 6.448 with 1.5 + 10 as
-  # without, {nmt_learning_vs_opennmt.cpu-2core.json:ours/1/dev_all/bleu:.3f=6.448},
-  # and faster; 0.57 % of outputs cut against
-  # {nmt_learning_vs_opennmt.cpu-2core.json:ours/1/dev_all/hit_max_output:.2f=0.43} % without.
+  # input otherwise keeps its decode phase stepping to max_output. Fr-en
+  # at its best step, all of newstest2013, beam 5: BLEU {config_runs/nmt-fr.bleu=10.02} with
+  # 1.5 + 10, {config_runs/nmt-fr-nolimit.bleu=10.02} without (`paraflax eval --decode
+  # max_output_ratio=0`: lab/results/runs/config_runs/nmt-fr-nolimit);
+  # {config_runs/nmt-fr.cut=0.33} % of outputs cut at the limit, {config_runs/nmt-fr-nolimit.cut=0.27} % at max_output
+  # without it.
   # Workdirs made before it keep ratio 0 (recipes/workdir.py).
   c.decode.max_output_ratio = 1.5
   c.decode.max_output_plus = 10

@@ -520,8 +520,11 @@ def _sts_figures() -> dict[str, Callable[[dict], str]]:
 
 
 def _bleu_figures() -> dict[str, Callable[[dict], str]]:
-  """An NMT's `paraflax eval --only dev_all` figures (its evals.json)."""
+  """An NMT's `paraflax eval` figures (its evals.json): dev_all's BLEU and
+  share of outputs cut at their limit (%), dev's BLEU where it ran."""
   return {"bleu": lambda r: f"{r['dev_all']['bleu']:.2f}",
+          "cut": lambda r: f"{r['dev_all']['hit_max_output']:.2f}",
+          "dev_bleu": lambda r: f"{r['dev']['bleu']:.2f}",
           "step": lambda r: f"{r['checkpoint_step']:,}"}
 
 
@@ -748,6 +751,7 @@ _QUOTED_RUNS = (
     *((f"paper_presets/{n}", _bilingual_figures())
       for n in ("bilingual-default", "bilingual-kim2019")),
     ("headline/nmt-de", _bleu_figures()),
+    *((f"config_runs/nmt-fr{n}", _bleu_figures()) for n in ("", "-nolimit")),
     *((f"config_runs/refclf-{n}", _classifier_figures())
       for n in ("avg-random", "avg-hardest", "lstm-random", "lstm-hardest",
                 "avg-random-nmt1500")),
