@@ -772,10 +772,12 @@ _QUOTED_RUNS = (
     *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")),
     *((f"config_runs/mlp-fr-{n}", _bilingual_eval_figures())
       for n in ("worst", "shuffled")),
-    *((f"filter_tables/de-{n}-avg-random", _sweep_figures())
-      for n in ("multi30k", "wmt")),
+    *((f"filter_tables/{n}-avg-random", _sweep_figures())
+      for n in ("de-multi30k", "de-wmt", "fr-multi30k", "fr-news")),
     *((f"filter_tables/de-wmt-gran-{n}", _sweep_figures())
-      for n in ("random", "overlap_1_ranges")))
+      for n in ("random", "overlap_1_ranges")),
+    *((f"filter_tables/fr-news-avg-{n}", _sweep_figures())
+      for n in ("length", "ref_prob", "overlap_1_ranges")))
 
 
 def _minutes(seconds: str) -> str:
