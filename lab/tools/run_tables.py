@@ -751,7 +751,8 @@ _QUOTED_RUNS = (
     *((f"paper_presets/{n}", _bilingual_figures())
       for n in ("bilingual-default", "bilingual-kim2019")),
     ("headline/nmt-de", _bleu_figures()),
-    *((f"config_runs/nmt-fr{n}", _bleu_figures()) for n in ("", "-nolimit")),
+    *((f"config_runs/nmt-{n}", _bleu_figures())
+      for n in ("fr", "fr-nolimit", "cs")),
     *((f"config_runs/refclf-{n}", _classifier_figures())
       for n in ("avg-random", "avg-hardest", "lstm-random", "lstm-hardest",
                 "avg-random-nmt1500")),
