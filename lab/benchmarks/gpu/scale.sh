@@ -32,6 +32,8 @@
 # roofline_jax; PEER_PYTHON the peer's python, PYTHON's by default). KEEP=1
 # keeps the pipeline's workdir of an earlier call on the same (warm)
 # machine: the pipeline resumes at the stage it was stopped in.
+# NMT_WIDTH=8 pads the pipeline phase's NMT batches (training and decoding)
+# to multiples of 8 instead of the preset's 32: a compiled step per width.
 OUT=${1:?usage: scale.sh OUT}
 T0=$(date +%s)
 say() { echo "== $(( $(date +%s) - T0 )) s: $*"; }
@@ -68,6 +70,7 @@ timeout -s KILL $LIMIT $PF pipeline --config configs/pipeline.py:gpu \
   "--config.stages=('nmt','backtranslate','score','gran','sts','bilingual','mining','report')" \
   --config.nmt.settings.train_steps=$NMT --config.nmt.settings.eval_every=$EVAL \
   --config.nmt.settings.checkpoint.every=$EVAL \
+  ${NMT_WIDTH:+--config.nmt.settings.data.width_multiple=$NMT_WIDTH} \
   --config.backtranslate.sentences=$BT --config.backtranslate.beam=$BEAM \
   --config.backtranslate.nbest=$BEAM \
   --config.gran.settings.train_steps=$GRAN --config.gran.settings.eval_every=$GRAN \
