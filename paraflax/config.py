@@ -65,20 +65,15 @@ def _configs_package(folder: str) -> Iterator[None]:
     sys.modules.update(saved)
 
 
-def _shown(path: str) -> str:
-  relative = os.path.relpath(path)
-  return path if relative.startswith("..") else relative
-
-
 def _failure(spec: str, folder: str, e: BaseException) -> errors.ConfigError:
   """The file and line of the config code that raised `e` (or exited)."""
   if isinstance(e, SyntaxError) and e.filename:
-    where = f"{_shown(e.filename)}:{e.lineno}"
+    where = f"{errors.shown_path(e.filename)}:{e.lineno}"
   else:
     frames = [f for f in traceback.extract_tb(e.__traceback__)
               if os.path.dirname(os.path.abspath(f.filename)) == folder]
-    where = (f"{_shown(frames[-1].filename)}:{frames[-1].lineno}" if frames
-             else spec)
+    where = (f"{errors.shown_path(frames[-1].filename)}:"
+             f"{frames[-1].lineno}" if frames else spec)
   if isinstance(e, SystemExit):
     return errors.ConfigError(
         f"{where}: the config exits (sys.exit({e.code!r})) while loading "

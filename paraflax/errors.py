@@ -1,9 +1,10 @@
 """Every error paraflax raises on purpose, in one place.
 
 `USER_ERRORS` mean 'fix your input or config': the command line reports
-them as one message, without a traceback. Imports nothing, so any module
-and the command line can catch them without loading a framework.
+them as one message, without a traceback. Imports no framework, so any
+module and the command line can catch them without loading one.
 """
+import os
 
 
 class ConfigError(ValueError):
@@ -24,3 +25,10 @@ class TrainingDiverged(RuntimeError):
 
 
 USER_ERRORS = (ConfigError, DataError, NoCheckpointError, TrainingDiverged)
+
+
+def shown_path(path: str) -> str:
+  """`path` as a message names it: relative to the working directory when
+  inside it (as the user typed it), else as it is."""
+  relative = os.path.relpath(path)
+  return path if relative.startswith("..") else relative

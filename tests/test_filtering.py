@@ -349,6 +349,13 @@ def test_too_few_pairs_says_how_many_the_filter_kept(scored):
     _pairs(dict(score="length", lo=0, hi=4), scored, kept + 1)
 
 
+def test_a_filter_error_names_the_file_as_it_was_given(scored, monkeypatch):
+  monkeypatch.chdir(scored.parent)  # a sweep's scored file, named relative
+  with pytest.raises(errors.DataError) as e:
+    _pairs(dict(score="length", lo=0, hi=4), pathlib.Path(scored.name), 10**6)
+  assert str(e.value).startswith(f"{scored.name}: data.filter length")
+
+
 def test_a_filter_needs_a_scored_file(tmp_path):
   unscored = _write_bt(tmp_path / "bt.jsonl", 3)
   with pytest.raises(errors.DataError,

@@ -118,6 +118,7 @@ def draw(count: int, *, n: int, seed: int, what: str) -> np.ndarray:
 
 def described(spec: Filter | None, source: str) -> str:
   """What a filter of the pairs of `source` is called in its errors."""
+  source = errors.shown_path(source)
   return f"{source}: data.filter {spec}" if spec else source
 
 
