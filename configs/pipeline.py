@@ -58,20 +58,20 @@ chips (13 to 100 rows a chip) and fits (the largest, gran's,
 {compile_pipeline_pod.json:rows/2/hbm_bytes_per_chip:gib=14.9} GiB a chip);
 its back-translation of 29,000 sentences at beam 50 projects to about 26
 seconds, nothing of it measured on a TPU. A fresh
-run compiles the NMT step once per batch width: at the default
-data.width_multiple of 8 an H200 reached step 56 after {h200.nmt_compile.step56=3 min 30 s}; gpu
+run compiles the NMT step once per batch width: at data.width_multiple=8
+(7 widths) an H200 reached step 56 after {h200.width8.step56=3 min 50 s} and step 1,000 after
+{h200.width8.step1000=6 min 50 s} (lab/results/gpu_scale.pipeline-width8.nvidia-h200/); gpu
 and pod set 32 (2 widths), for training and decoding. A run of this
 preset on one H200 (lab/benchmarks/gpu/scale.sh's pipeline phase, its
 log in lab/results/gpu_scale.pipeline.nvidia-h200/) reached NMT step 1
 after {h200.preset.step1=1 min 10 s}, step 34 after {h200.preset.step34=1 min 53 s} and step 1,000 after
-{h200.preset.step1000=2 min 10 s}; the dev evaluation at step 1,000 then took {h200.preset.dev_eval=1 min 29 s}, against
-{h200.width32.dev_eval=3 min 10 s} in a run that decoded at widths of 8; the beam-50
+{h200.preset.step1000=2 min 10 s}; the dev evaluation at step 1,000 then took {h200.preset.dev_eval=1 min 29 s}; the beam-50
 back-translation's first 64 sentences came {h200.preset.bt64=1 min 10 s} after it started (the
 search compiling), 576 of its 600 by {h200.preset.bt576=1 min 11 s} (docs/scaling-out.md).
 PARAFLAX_COMPILATION_CACHE keeps the compiled steps for a rerun. Of the gpu preset's `seconds_per_unit` (the
-time-left estimate), nmt's 0.05 agrees with that run ({h200.width32.step34=2 min 6 s} to
-step 34, the compiles, then 6,000 steps at 69 a second, 0.035 s a step,
-before the evaluations; the logs: lab/results/pipeline_gpu_preset.*.log);
+time-left estimate), nmt's 0.05 allows for the evaluations: that run's
+steps take {h200.preset.nmt_step_s=0.036} s each over 6,000 (step 34 reached, both widths
+compiled, then the rate of steps 34-1,000) before them;
 the others are guesses.
 Docs: docs/pipeline.md.
 """

@@ -15,7 +15,7 @@ import json
 import os
 import re
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 import markdown_table
 import quoted
@@ -838,8 +838,8 @@ def _bar(path: str, done: str, last: bool = False) -> tuple[int, int]:
   return n, 3600 * h + 60 * m + sec
 
 
-H200_LOGS = {"nmt_compile": "pipeline_gpu_preset.nmt-compile.nvidia-h200.log",
-             "width32": "pipeline_gpu_preset.width32.nvidia-h200.log",
+H200_LOGS = {  # The preset's NMT at data.width_multiple=8: scale.sh NMT_WIDTH=8.
+             "width8": "gpu_scale.pipeline-width8.nvidia-h200/pipeline.log",
              # The preset as it is (decoding at width 32 too): scale.sh.
              "preset": "gpu_scale.pipeline.nvidia-h200/pipeline.log"}
 # Beam 50, 50-best, exact stop against beam 5 on 2 CPU cores (the trained
@@ -863,21 +863,38 @@ def _h100_bt_rate() -> float:
   return sentences / seconds
 
 
-def _gpu_bt_sentences() -> int:
-  """The gpu preset's back-translated sentences (configs/pipeline.py)."""
+def _gpu_preset() -> Any:
+  """configs/pipeline.py:gpu, loaded."""
   if run_results.ROOT not in sys.path:
     sys.path.insert(0, run_results.ROOT)
   from paraflax import config  # pylint: disable=import-outside-toplevel
   return config.load(os.path.join(run_results.ROOT, "configs", "pipeline.py")
-                     + ":gpu").backtranslate.sentences
+                     + ":gpu")
+
+
+def _bt_projection_s() -> float:
+  """The gpu preset's beam-50 back-translation at the H100's beam-5 rate."""
+  return (_gpu_preset().backtranslate.sentences * _beam50_slowdown()
+          / _h100_bt_rate())
+
+
+def _gpu_nmt_step_s() -> float:
+  """Seconds a step of the gpu preset's NMT training (configs/pipeline.py)
+  on the H200, evaluations left out: the time to step 34 (both widths
+  compiled), then the rest of its steps at the rate of steps 34-1,000."""
+  steps = _gpu_preset().nmt.settings.train_steps
+  _, t34 = _bar(H200_LOGS["preset"], "34/1000")
+  _, t1000 = _bar(H200_LOGS["preset"], "1000/1000")
+  return (t34 + (steps - 34) * (t1000 - t34) / (1000 - 34)) / steps
 
 
 def _log_values() -> dict[str, Callable[[], str]]:
   """Figures of the GPU runs' logs: elapsed times read off progress bars,
   and the beam-50 back-translation projection built from them."""
-  bars = {"h200.nmt_compile.step56": ("nmt_compile", "56/1000"),
-          "h200.width32.step34": ("width32", "34/1000"),
-          "h200.width32.step1000": ("width32", "1000/1000"),
+  bars = {"h200.width8.step1": ("width8", "1/1000"),
+          "h200.width8.step34": ("width8", "34/1000"),
+          "h200.width8.step56": ("width8", "56/1000"),
+          "h200.width8.step1000": ("width8", "1000/1000"),
           "h200.preset.step1": ("preset", "1/1000"),
           "h200.preset.step34": ("preset", "34/1000"),
           "h200.preset.step1000": ("preset", "1000/1000"),
@@ -885,17 +902,16 @@ def _log_values() -> dict[str, Callable[[], str]]:
           "h200.preset.bt576": ("preset", "576/600")}
   out = {name: (lambda log=log, done=done: quoted.duration(
       _bar(H200_LOGS[log], done)[1])) for name, (log, done) in bars.items()}
-  for log in ("width32", "preset"):  # the evaluations after step 1,000
-    out[f"h200.{log}.dev_eval"] = lambda log=log: quoted.duration(
-        _bar(H200_LOGS[log], "1000/1000", last=True)[1]
-        - _bar(H200_LOGS[log], "1000/1000")[1])
+  out["h200.preset.dev_eval"] = lambda: quoted.duration(  # after step 1,000
+      _bar(H200_LOGS["preset"], "1000/1000", last=True)[1]
+      - _bar(H200_LOGS["preset"], "1000/1000")[1])
+  out["h200.preset.nmt_step_s"] = lambda: f"{_gpu_nmt_step_s():.3f}"
   out["h100.bt_wmt.rate"] = lambda: f"{_h100_bt_rate():.0f}"
   out["h100.bt_wmt.time"] = lambda: quoted.duration(
       _bar(_H100_WMT_BT, "N/N")[1])
   out["decode.beam50_slowdown"] = lambda: f"{_beam50_slowdown():.1f}"
   out["gpu.bt_beam50_projection"] = lambda: (  # a projection: whole minutes
-      f"{_gpu_bt_sentences() * _beam50_slowdown() / _h100_bt_rate() / 60:.0f}"
-      " min")
+      f"{_bt_projection_s() / 60:.0f} min")
   return out
 
 

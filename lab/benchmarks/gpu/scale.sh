@@ -38,8 +38,13 @@ OUT=${1:?usage: scale.sh OUT}
 T0=$(date +%s)
 say() { echo "== $(( $(date +%s) - T0 )) s: $*"; }
 
-source lab/benchmarks/gpu/env.sh
 S=/tmp/scale_results; rm -rf $S; mkdir -p $S $OUT
+# scale.log in the results: the machine (env.sh prints it), the settings,
+# each phase's times.
+exec > >(tee $S/scale.log) 2>&1
+echo "scale.sh $(date -u +%FT%TZ) PHASES=${PHASES:-all} NMT_WIDTH=${NMT_WIDTH:-} LIMIT=${LIMIT:-} COMPILE_S=${COMPILE_S:-} SMALL=${SMALL:-}"
+echo "commit $(git rev-parse HEAD 2>/dev/null || echo 'unknown (no .git)')"
+source lab/benchmarks/gpu/env.sh
 [ -n "$KEEP" ] || rm -rf /tmp/scale_pipe
 pack() { tar czf $OUT/results.tar.gz -C $S .; }
 PF="$PY lab/benchmarks/gpu/no_tf.py"
@@ -119,4 +124,4 @@ for spec in "nmt train configs/nmt.py:de $NMTC" \
   pack
 done
 fi
-say "done"
+say "done"; pack
