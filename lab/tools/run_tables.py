@@ -774,10 +774,12 @@ _QUOTED_RUNS = (
     *((f"config_runs/mlp-fr-{n}", _bilingual_eval_figures())
       for n in ("worst", "shuffled")),
     *((f"filter_tables/{n}-avg-random", _sweep_figures())
-      for n in ("de-multi30k", "de-wmt", "fr-multi30k", "fr-news")),
+      for n in ("de-multi30k", "de-wmt", "fr-multi30k", "fr-news",
+                "cs-multi30k", "cs-news")),
     *((f"filter_tables/de-wmt-gran-{n}", _sweep_figures())
       for n in ("random", "overlap_1_ranges")),
-    *((f"filter_tables/fr-news-avg-{n}", _sweep_figures())
+    *((f"filter_tables/{lang}-news-avg-{n}", _sweep_figures())
+      for lang in ("fr", "cs")
       for n in ("length", "ref_prob", "overlap_1_ranges")))
 
 
