@@ -174,9 +174,10 @@ def train(data: str, workdir: str, steps: int, tree: str | None = None,
   env.setdefault("PARAFLAX_DATA_DIR", str(paths.data_dir()))
   if tree:
     env["PYTHONPATH"] = tree
+  # The checkout's own config: another checkout's keys may differ.
   argv = ["/usr/bin/time", "-v", sys.executable, "-m", "paraflax.cli",
           "train", "--config",
-          os.path.join(ROOT, "configs", RECIPES[recipe].config),
+          os.path.join(tree or ROOT, "configs", RECIPES[recipe].config),
           "--workdir", workdir, RECIPES[recipe].data_flag.format(path=data),
           f"--config.train_steps={steps}", *RECIPES[recipe].flags, *extra]
   start = time.time()
