@@ -284,11 +284,9 @@ def paper_presets() -> list[str]:
 
 def filtering_downstream() -> list[str]:
   """`paraflax eval-filtering`'s report (its eval_filtering.json, kept in
-  runs/), with rows transcribed from outputs not kept: dev BLEU and the
-  noise kept, in the table's order."""
+  runs/): dev BLEU and the noise kept, in the table's order."""
   d = _table("eval_filtering")
   rows = {r["scorer"]: r for r in run_results.load(d["run"]).data["rows"]}
-  rows.update({r["scorer"]: r for r in d["transcribed"]})
   return _filtering_table([(name, [rows[name]]) for name in d["order"]],
                           d["kinds"], "BLEU")
 
