@@ -11,6 +11,7 @@ lab/results/, whose files only scripts write.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -863,8 +864,9 @@ def _h100_bt_rate() -> float:
   return sentences / seconds
 
 
+@functools.lru_cache(maxsize=1)
 def _gpu_preset() -> Any:
-  """configs/pipeline.py:gpu, loaded."""
+  """configs/pipeline.py:gpu, loaded once for every figure that reads it."""
   if run_results.ROOT not in sys.path:
     sys.path.insert(0, run_results.ROOT)
   from paraflax import config  # pylint: disable=import-outside-toplevel
