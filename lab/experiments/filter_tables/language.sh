@@ -12,7 +12,8 @@
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 # The NMT workdir as given from where the script was started.
 lang=$1; nmt=$(realpath "$2"); shift 2; P=${P:-paraflax}; PY=${PY:-python3}; enc=${ENC:-avg}
-R=${RUN_DIR:-$ROOT/runs/filter_tables}; mkdir -p "$R"; cd "$R"
+# RUN_DIR made absolute: sweeps.sh and cost_news.sh read it after the cd.
+R=${RUN_DIR:-$ROOT/runs/filter_tables}; mkdir -p "$R"; export RUN_DIR=$(realpath "$R"); cd "$RUN_DIR"
 step() { echo "== $lang $1 start $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"; }
 files=("$@"); [ ${#files[@]} -gt 0 ] || files=(multi30k_${lang}_en newstest_pool_${lang}_en)
 step prep

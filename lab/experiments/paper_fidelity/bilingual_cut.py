@@ -20,7 +20,8 @@ import pathlib
 import sys
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+ROOT = pathlib.Path(__file__).resolve().parents[3]  # the checkout
+sys.path.insert(0, str(ROOT / "lab"))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from benchmarks import children  # lab/benchmarks/children.py
 from paraflax import config as config_lib
@@ -38,7 +39,8 @@ PRESETS = {"default": "configs/bilingual.py:de",
 def cut(spec: str, steps: int, own_batch: bool):
   """The preset cut: CUT, `steps` updates with a dev evaluation and a
   checkpoint at each half, batches of 32 unless `own_batch`."""
-  config = config_lib.load_file(spec)
+  # The preset's file from the checkout, whatever the working directory.
+  config = config_lib.load_file(str(ROOT / spec))
   config.unlock()
   every = max(1, steps // 2)
   keys = {**CUT, "train_steps": steps, "eval_every": every,
