@@ -425,11 +425,14 @@ def filter_cell(points: list[dict], random: bool) -> str:
 
 
 def _filter_row(spec: dict, columns) -> list:
-  """filter_tables: one file's sweeps for one encoder, a column each."""
+  """filter_tables: one file's sweeps for one encoder, a column each; a
+  column in spec["absent"] (human pairs have no NMT cost) shows its text."""
+  absent = spec.get("absent", {})
   return [spec["data"], spec["encoder"], *(
-      filter_cell(run_results.load(
+      absent[c] if c in absent else filter_cell(run_results.load(
           f"{spec['runs']}-{FILTER_SWEEPS[c]}").data["points"],
-                  c == "random") for c in columns[2:])]
+                                                c == "random")
+      for c in columns[2:])]
 
 
 def _seeds_spread(points: list[dict]) -> float:
@@ -774,7 +777,8 @@ _QUOTED_RUNS = (
       for n in ("worst", "shuffled")),
     *((f"filter_tables/{n}-avg-random", _sweep_figures())
       for n in ("de-multi30k", "de-wmt", "fr-multi30k", "fr-news",
-                "cs-multi30k", "cs-news")),
+                "cs-multi30k", "cs-news", "wikiauto")),
+    ("filter_tables/wikiauto-avg-lm_ppl", _sweep_figures()),
     *((f"filter_tables/de-wmt-gran-{n}", _sweep_figures())
       for n in ("random", "overlap_1_ranges")),
     *((f"filter_tables/{lang}-news-avg-{n}", _sweep_figures())
