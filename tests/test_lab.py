@@ -248,3 +248,18 @@ def test_a_filter_table_cell_is_the_point_sts_dev_picks():
   assert tables.filter_cell(grid, False).endswith("(2 of 3 run)")
   assert tables.filter_cell(grid[:2], True) == "42.00 / 30.50"
   assert tables.filter_cell(grid[2:], False) == "none of 1 kept N"
+
+
+def test_a_filter_row_of_human_pairs_says_why_it_has_no_cost_cell():
+  """The wikiauto row has no cost sweep (no NMT made its pairs): its cost
+  cell is the row's `absent` text; without it the row needs that sweep."""
+  tables = _module(LAB / "tools" / "run_tables.py")
+  table = json.loads((LAB / "tables" / "filter_tables.json").read_text())
+  spec = next(r for r in table["rows"]
+              if r.get("runs") == "filter_tables/wikiauto-avg")
+  columns = table["columns"]
+  row = tables._filter_row(spec, columns)  # pylint: disable=protected-access
+  assert row[columns.index("cost")] == "n/a (no NMT cost)"
+  assert all(cell.startswith("[") for cell in row[3:] if "n/a" not in cell)
+  with pytest.raises(FileNotFoundError, match="wikiauto-avg-cost"):
+    tables._filter_row({**spec, "absent": {}}, columns)  # pylint: disable=protected-access
