@@ -428,11 +428,14 @@ def _filter_row(spec: dict, columns) -> list:
   """filter_tables: one file's sweeps for one encoder, a column each; a
   column in spec["absent"] (human pairs have no NMT cost) shows its text."""
   absent = spec.get("absent", {})
-  return [spec["data"], spec["encoder"], *(
-      absent[c] if c in absent else filter_cell(run_results.load(
-          f"{spec['runs']}-{FILTER_SWEEPS[c]}").data["points"],
-                                                c == "random")
-      for c in columns[2:])]
+
+  def cell(column: str) -> str:
+    if column in absent:
+      return absent[column]
+    run = run_results.load(f"{spec['runs']}-{FILTER_SWEEPS[column]}")
+    return filter_cell(run.data["points"], column == "random")
+
+  return [spec["data"], spec["encoder"], *map(cell, columns[2:])]
 
 
 def _seeds_spread(points: list[dict]) -> float:
