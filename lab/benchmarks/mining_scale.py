@@ -32,14 +32,18 @@ threads (faiss's and BLAS's); each JSON names how many.
       --peer --stopes-python PEERS/stopes/bin/python --work /tmp/scale \\
       --output lab/results/mining_scale.peers-at-best-1e6.HW.json
 
-On one core (the JSON names how many the process had):
-  taskset -c 1 env OMP_NUM_THREADS=1 python lab/benchmarks/mining_scale.py \\
-      --rows 10000000 --rerank 16 0 --peer --work /tmp/scale \\
+--side-by-side: ours and the peer's runs at the same time, each on half of
+the cores (on 2 cores, a core each and one thread each: the JSON names
+the cores and threads), so that both meet the same machine:
+  python lab/benchmarks/mining_scale.py --rows 10000000 --rerank 16 0 \\
+      --peer --side-by-side --stopes-python PEERS/stopes/bin/python \\
+      --work /tmp/scale \\
       --output lab/results/mining_ann.scale-1e7.amd-epyc-1core.json
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import platform
@@ -301,20 +305,16 @@ def peer_only(args: argparse.Namespace) -> dict:
   result["peak_rss_bytes"] = _peak_rss_bytes()
   gold = np.load(os.path.join(args.work, "gold.npy"))
   result["quality"] = quality(pairs, gold, int(np.count_nonzero(gold >= 0)))
-  key = lambda mined: mined.src * len(src.emb) + mined.tgt
-  theirs = key(pairs)
-  if str(rerank) in map(str, args.rerank) and os.path.exists(
-      _tsv(args.work, rerank)):
-    ours = key(_read_tsv(_tsv(args.work, rerank)))
-    result["share_of_our_pairs"] = float(np.isin(ours, theirs).mean())
-    result["share_of_its_pairs_we_find"] = float(np.isin(theirs, ours).mean())
   result["total_mining_s"] = (result["load_s"] + build_s + search_s
                               + result["margin_s"])
+  folder = _knn_folder(args, args.peer_variant)
+  os.makedirs(folder, exist_ok=True)
+  # Its pairs, for the shares against ours once both have mined (side by
+  # side, ours may still be mining).
+  np.save(os.path.join(folder, "pairs.npy"), _pair_keys(pairs, args.rows))
   # The k-NN results as stopes' calculate_distances leaves them: squared
   # L2 distances of unit rows (2 - 2 cos), the nearest first.
   t = time.perf_counter()
-  folder = _knn_folder(args, args.peer_variant)
-  os.makedirs(folder, exist_ok=True)
   for name, (sims, ids) in zip(("x2y", "y2x"), found):
     np.save(os.path.join(folder, f"{name}.dist.npy"),
             (2 - 2 * sims).astype(np.float32))
@@ -323,8 +323,22 @@ def peer_only(args: argparse.Namespace) -> dict:
   return result
 
 
+def _pair_keys(pairs, rows: int) -> np.ndarray:
+  return pairs.src.astype(np.int64) * rows + pairs.tgt
+
+
+def shares(args: argparse.Namespace, variant: str) -> dict:
+  """Of our pairs with the variant's re-ranking budget, the share the peer
+  mined too, and of its pairs the share we found."""
+  theirs = np.load(os.path.join(_knn_folder(args, variant), "pairs.npy"))
+  ours = _pair_keys(_read_tsv(_tsv(args.work, _variant(variant)[1])),
+                    args.rows)
+  return {"share_of_our_pairs": float(np.isin(ours, theirs).mean()),
+          "share_of_its_pairs_we_find": float(np.isin(theirs, ours).mean())}
+
+
 def stopes_margin(args: argparse.Namespace, variant: str, gold: np.ndarray,
-                  env: dict) -> dict:
+                  cores: list[int] | None) -> dict:
   """stopes' `mine` on the k-NN results of the peer's `variant`, in the
   venv of --stopes-python (`stopes_child.py`); its time, memory and the
   quality of its pairs, each pair once (stopes keeps a pair found both
@@ -334,8 +348,9 @@ def stopes_margin(args: argparse.Namespace, variant: str, gold: np.ndarray,
   proc = subprocess.run(
       [args.stopes_python, os.path.join(os.path.dirname(
           os.path.abspath(__file__)), "stopes_child.py"), folder,
-       str(args.k)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-      text=True, check=False)
+       str(args.k)], env=_env(args), stdout=subprocess.PIPE,
+      stderr=subprocess.PIPE, text=True, check=False,
+      preexec_fn=_pinned(cores))
   lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
   if proc.returncode or not lines:
     tail = [l for l in proc.stderr.splitlines() if l.strip()][-1:]
@@ -367,9 +382,16 @@ def _env(args: argparse.Namespace) -> dict:
   return {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
 
 
-def _child(args: argparse.Namespace, flags: list[str], name: str) -> dict:
-  """The result of this script run with `flags` in a process of its own,
-  or the one a run of the same settings left in --work as `name`."""
+def _pinned(cores: list[int] | None):
+  """A child's preexec_fn that keeps it to `cores` (None: this process's)."""
+  return None if cores is None else lambda: os.sched_setaffinity(0, cores)
+
+
+def _child(args: argparse.Namespace, flags: list[str], name: str,
+           cores: list[int] | None) -> dict:
+  """The result of this script run with `flags` in a process of its own on
+  `cores`, or the one a run of the same settings left in --work as
+  `name`."""
   path = os.path.join(args.work, name)
   found = _read_json(path) if os.path.exists(path) else {}
   if found.get("settings") == _settings(args):
@@ -378,8 +400,9 @@ def _child(args: argparse.Namespace, flags: list[str], name: str) -> dict:
     for side in "xy":
       shutil.rmtree(os.path.join(args.work, f"index-{side}"),
                     ignore_errors=True)
-  subprocess.run([sys.executable, __file__, *sys.argv[1:], *flags],
-                 check=True, env=_env(args))
+  subprocess.run([sys.executable, __file__, *sys.argv[1:], *flags,
+                  "--threads", str(args.threads)],
+                 check=True, env=_env(args), preexec_fn=_pinned(cores))
   return _read_json(path)
 
 
@@ -427,9 +450,8 @@ def main() -> None:
   parser.add_argument("--k", type=int, default=4)
   parser.add_argument("--block", type=int, default=65536)
   parser.add_argument("--threads", type=int,
-                      default=len(os.sched_getaffinity(0)),
                       help="OpenMP threads of every process, ours and the "
-                      "peer's (default: the cores this process may use)")
+                      "peer's (default: the cores each may use)")
   parser.add_argument("--work", required=True)
   parser.add_argument("--output", required=True)
   parser.add_argument("--keep", action="store_true",
@@ -451,7 +473,16 @@ def main() -> None:
   parser.add_argument("--stopes-missing",
                       help="with --peer and no --stopes-python: why stopes "
                       "is not run (the pip error line), kept in the JSON")
+  parser.add_argument("--side-by-side", action="store_true",
+                      help="with --peer: ours on the first half of this "
+                      "process's cores and the peer's runs on the other "
+                      "half, at the same time (needs 2 cores or more)")
   args = parser.parse_args()
+  split = args.side_by_side and not (args.mine_only or args.peer_only)
+  if split and not (args.peer and len(os.sched_getaffinity(0)) > 1):
+    parser.error("--side-by-side needs --peer and 2 cores or more")
+  halves = 2 if split else 1
+  args.threads = args.threads or len(os.sched_getaffinity(0)) // halves
   sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
   import children  # pylint: disable=g-import-not-at-top
   if args.mine_only:
@@ -481,15 +512,17 @@ def main() -> None:
     with open(done, "w") as f:  # last: a killed write is written again
       json.dump({"corpus": corpus, "write_shards_s": write_s}, f)
   gold_n = int(args.rows * args.planted)
-  # The mining runs in its own process, so that its peak RSS is its own;
-  # a rerun with --keep reuses a finished mining of the same settings.
-  mined = _child(args, ["--mine-only"], "child.json")
-  del mined["settings"]
+  ours_cores, peer_cores = _cores(args)
   report = {
       **facts,
       "what": "synthetic clustered vectors with planted pairs, float16 "
               "shards, mined with paraflax's index path",
-      "cores_used": f"{len(os.sched_getaffinity(0))} of {os.cpu_count()}",
+      "cores_used": f"{len(ours_cores or os.sched_getaffinity(0))} of "
+                    f"{os.cpu_count()}",
+      "side_by_side": ours_cores and {
+          "how": "ours and the peer's runs (one after another) at the same "
+                 "time, each process kept to its own cores",
+          "ours_cores": ours_cores, "peer_cores": peer_cores},
       "rows_per_side": args.rows, "dim": args.dim, "shards": args.shards,
       "clusters": args.clusters, "planted_pairs": gold_n,
       "index": args.index, "nprobe": args.nprobe, "rerank": args.rerank[0],
@@ -497,55 +530,92 @@ def main() -> None:
       "threads": args.threads,
       "shard_bytes_per_side": args.rows * args.dim * 2,
       "generator_peak_rss_bytes": rss_after_writing,
-      "write_shards_s": write_s, **mined}
-  for run in mined["runs"].values():
-    run["total_mining_s"] = (mined["load_s"] + mined["index_build_s"]
-                             + run["mine_s"])
-  peers = {}
+      "write_shards_s": write_s}
+  peers: dict[str, str] = {}  # the peers' versions
   os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
 
   def save() -> None:
     """The report so far, written whole and recorded: a run stopped
     part-way leaves a file of the sides it finished."""
-    # The keys of the files before faiss's re-ranking was run: "peer" the
-    # index alone, and per run of ours the share of pairs and time ratio
-    # against the peer with the same re-ranking budget (IndexRefineFlat).
+    if "runs" in report:
+      for rerank, run in report["runs"].items():
+        same = report.get("peers", {}).get(_same_budget(rerank))
+        if same:
+          run.update(peer_variant=same["variant"],
+                     **shares(args, same["variant"]),
+                     peer_over_ours_time=(same["total_mining_s"]
+                                          / run["total_mining_s"]))
+    # "peer": the key of the files before faiss's re-ranking was run.
     if "index" in report.get("peers", {}):
       report["peer"] = report["peers"]["index"]
-    for rerank, run in mined["runs"].items():
-      same = report.get("peers", {}).get("index" if rerank == "0"
-                                         else f"refine_flat-{rerank}")
-      if same:
-        run["peer_variant"] = same["variant"]
-        for key in ("share_of_our_pairs", "share_of_its_pairs_we_find"):
-          run[key] = same.get(key)
-        run["peer_over_ours_time"] = (same["total_mining_s"]
-                                      / run["total_mining_s"])
     children.write_result(args.output, report, peers=peers)
 
-  save()
-  if args.peer:
+  def mine_ours() -> None:
+    # The mining runs in its own process, so that its peak RSS is its own;
+    # a rerun with --keep reuses a finished mining of the same settings.
+    mined = _child(args, ["--mine-only"], "child.json", ours_cores)
+    del mined["settings"]
+    for run in mined["runs"].values():
+      run["total_mining_s"] = (mined["load_s"] + mined["index_build_s"]
+                               + run["mine_s"])
+    report.update(mined)
+
+  def mine_peers(on_each) -> None:
     gold = np.load(os.path.join(args.work, "gold.npy"))
     report["peers"] = {}
     for variant in peer_variants(args.rerank):
       peer = _child(args, ["--peer-only", "--peer-variant", variant],
-                    f"peer-{variant}.json")
+                    f"peer-{variant}.json", peer_cores)
       del peer["settings"]
-      if args.stopes_python:
-        peer["stopes"] = stopes_margin(args, variant, gold, _env(args))
-        if peer["stopes"]["ran"]:
-          peer["stopes"]["total_mining_s"] = (
-              peer["load_s"] + peer["index_build_s"] + peer["search_s"]
-              + peer["knn_files_s"] + peer["stopes"]["mine_s"])
-          peers["stopes"] = peer["stopes"]["versions"]["stopes"]
-      else:
-        peer["stopes"] = {"ran": False, "why": args.stopes_missing
-                          or "no --stopes-python given"}
+      peer["stopes"] = _stopes(args, variant, gold, peer, peer_cores)
+      if peer["stopes"]["ran"]:
+        peers["stopes"] = peer["stopes"]["versions"]["stopes"]
       report["peers"][variant] = peer
-      save()
+      on_each()
+
+  if ours_cores:
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+      peer_run = pool.submit(mine_peers, lambda: None)
+      mine_ours()
+      peer_run.result()
+  else:
+    mine_ours()
+    save()
+    if args.peer:
+      mine_peers(save)
+  save()
   print("\n".join(_summary(report)))
   if not args.keep:
     shutil.rmtree(args.work)
+
+
+def _same_budget(rerank: str) -> str:
+  """The peer's variant that re-ranks as many candidates as our run."""
+  return "index" if rerank == "0" else f"refine_flat-{rerank}"
+
+
+def _cores(args: argparse.Namespace) -> tuple[list[int] | None, ...]:
+  """With --side-by-side, the first half of this process's cores for our
+  mining and the other half for the peer's; else None, None."""
+  if not args.side_by_side:
+    return None, None
+  cores = sorted(os.sched_getaffinity(0))
+  return cores[:len(cores) // 2], cores[len(cores) // 2:]
+
+
+def _stopes(args: argparse.Namespace, variant: str, gold: np.ndarray,
+            peer: dict, cores: list[int] | None) -> dict:
+  """stopes' margin on the variant's k-NN results with its whole time, or
+  why it did not run."""
+  if not args.stopes_python:
+    return {"ran": False,
+            "why": args.stopes_missing or "no --stopes-python given"}
+  out = stopes_margin(args, variant, gold, cores)
+  if out["ran"]:
+    out["total_mining_s"] = (peer["load_s"] + peer["index_build_s"]
+                             + peer["search_s"] + peer["knn_files_s"]
+                             + out["mine_s"])
+  return out
 
 
 if __name__ == "__main__":
