@@ -39,9 +39,9 @@ high_costs() {  # exit 0 where a tenth of the 1-best costs or more exceeds 1
 if r.get('rank', 0) == 0); sys.exit(c[len(c) // 10] <= 1.0)" $1.scored.jsonl
 }
 step sweeps
-sweeps=(random length overlap overlap,bleu lm_ppl ref_prob)
+. $ROOT/lab/experiments/filter_tables/grids.sh
 for f in "${files[@]}"; do
-  { P=$P bash $ROOT/lab/experiments/filter_tables/sweeps.sh $f $enc "${sweeps[@]}"
+  { P=$P bash $ROOT/lab/experiments/filter_tables/sweeps.sh $f $enc "${GRIDS[@]}"
     if high_costs $f; then P=$P ENC=$enc bash $ROOT/lab/experiments/filter_tables/cost_news.sh $f
     else P=$P bash $ROOT/lab/experiments/filter_tables/sweeps.sh $f $enc cost; fi; } &
 done

@@ -18,6 +18,6 @@ echo "== $name prepare start $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg
 $P export-pairs --task paraphrase_en_wikiauto --output $name.jsonl > $name.export.log 2>&1 || exit 1
 [ -s $name.scored.jsonl ] || { time $P score-paraphrases --input $name.jsonl --output $name.scored.jsonl \
   --lm "$lm" --classifier-workdir "$clf"; } > $name.score.log 2>&1 || exit 1
-RUN_DIR=$R bash $ROOT/lab/experiments/filter_tables/sweeps.sh $name $enc random length overlap overlap,bleu \
-  lm_ppl ref_prob overlap,overlap_1,ranges overlap,bleu,ranges
+. $ROOT/lab/experiments/filter_tables/grids.sh
+RUN_DIR=$R bash $ROOT/lab/experiments/filter_tables/sweeps.sh $name $enc "${GRIDS[@]}" "${RANGES[@]}"
 echo "== $name done $(date -u +%T)"
