@@ -48,9 +48,10 @@ def get_config():
   # The STSb dev figures below are transcribed from ablations of this
   # config on 2 CPU cores whose outputs were not kept (no result file, no
   # seed spread beyond the two seeds named): read them as why each value
-  # was chosen, not as results. One reruns with `paraflax train --config
-  # configs/gran.py --config.loss.margin=0.4` (the key and value compared)
-  # and `paraflax eval-sts`.
+  # was chosen, not as results. configs/sweeps/gran_ablations.py reruns
+  # each comparison on both seeds: `paraflax sweep --config
+  # configs/sweeps/gran_ablations.py:margin --workdir runs/gran_margin`
+  # (scramble, margin, mixture, batch).
   # Each sentence's words shuffled with this probability (the paper's
   # scrambling): STSb dev 69.67 against 68.85 unscrambled. 0.5 leads at
   # 480 updates but not at 960 (best 70.07 against 70.12).

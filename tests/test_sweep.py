@@ -268,3 +268,29 @@ def test_a_point_that_fails_leaves_the_others_and_the_table(scored, tmp_path,
   assert row["status"].startswith("failed: ") and "data.max_pairs" in (
       row["status"])
   assert "failed: " in (tmp_path / "w" / "results.md").read_text()
+
+
+def test_the_gran_ablations_vary_one_setting_of_configs_gran_on_two_seeds(
+    tmp_path, monkeypatch):
+  """configs/sweeps/gran_ablations.py: configs/gran.py (its PPDB words in
+  place) with one setting varied, each value on seeds 0 and 1."""
+  monkeypatch.chdir(tmp_path)
+  vectors = tmp_path / "runs" / "ppdb_words" / "word_vectors.txt"
+  vectors.parent.mkdir(parents=True)
+  vectors.write_text("the 0.1 0.2\n")
+  path = str(ROOT / "configs" / "sweeps" / "gran_ablations.py")
+  points = lambda arg: [p.config for p in sweep_lib.points(
+      config_lib.load(f"{path}:{arg}"))]
+  margin = points("margin")
+  assert [(c.loss.margin, c.seed) for c in margin] == [
+      (m, s) for m in (0.4, 0.6, 0.8, 1.0) for s in (0, 1)]
+  assert {(c.loss.scramble, c.batch_size, c.train_steps)
+          for c in margin} == {(0.3, 50, 1280)}
+  mixture = points("mixture")
+  assert (mixture[0].data.task, mixture[0].data.mixture) == (
+      "paraphrase_en_human", ())
+  assert dict(mixture[-1].data.mixture)["paraphrase_en_ppdb_lexical"] == 0.15
+  assert {c.batch_size * c.train_steps for c in points("batch")} == {
+      64000, 96000}
+  with pytest.raises(ValueError, match="use one of scramble, margin"):
+    points("lr")

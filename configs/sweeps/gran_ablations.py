@@ -1,0 +1,54 @@
+r"""The comparisons behind configs/gran.py's settings: that config with one
+setting varied, on seeds 0 and 1, each point's best STSb.dev-tuning
+checkpoint evaluated on STS. The argument names the setting:
+
+  scramble  loss.scramble 0, 0.3, 0.5
+  margin    loss.margin 0.4, 0.6, 0.8, 1.0
+  mixture   PPDB's one-word pairs as 0, 2.5, 5 and 15 % of the examples
+  batch     batches of 25, 50 and 100 pairs, each seeing 64,000 pairs
+            (2,560, 1,280 and 640 updates) and 100 at 960 updates
+
+Command (after configs/gran.py's first two, which write the PPDB words):
+  paraflax sweep --config configs/sweeps/gran_ablations.py:margin \
+    --workdir runs/gran_margin
+Time: each point is a configs/gran.py run (its header: about 40-60 min on
+2 AMD EPYC cores), so 6 to 8 of them a setting; `--worker i --workers n`
+spreads the points over hosts (paraflax sweep --help).
+"""
+import ml_collections
+
+# PPDB's one-word pairs as a share of the examples; 0: the human pairs alone.
+_LEXICAL = (0.0, 0.025, 0.05, 0.15)
+
+
+def _mixture(share: float) -> tuple[str, ...]:
+  if not share:
+    return ("data.task=paraphrase_en_human", "data.mixture=()")
+  return ("data.task=", f"data.mixture=(('paraphrase_en_human', "
+          f"{1 - share!r}), ('paraphrase_en_ppdb_lexical', {share!r}))")
+
+
+SETTINGS = {
+    "scramble": [(f"loss.scramble={p}",) for p in (0.0, 0.3, 0.5)],
+    "margin": [(f"loss.margin={m}",) for m in (0.4, 0.6, 0.8, 1.0)],
+    "mixture": [_mixture(s) for s in _LEXICAL],
+    "batch": [("batch_size=25", "train_steps=2560", "eval_every=640"),
+              ("batch_size=50", "train_steps=1280", "eval_every=320"),
+              ("batch_size=100", "train_steps=640", "eval_every=160"),
+              ("batch_size=100", "train_steps=960", "eval_every=160")],
+}
+
+
+def get_config(arg: str) -> ml_collections.ConfigDict:
+  if arg not in SETTINGS:
+    raise ValueError(f"setting {arg!r}: use one of {', '.join(SETTINGS)} "
+                     "(configs/sweeps/gran_ablations.py:<setting>).")
+  c = ml_collections.ConfigDict()
+  c.base = "configs/gran.py"
+  c.settings = ml_collections.ConfigDict()
+  c.overrides = ()
+  c.points = ()
+  c.axes = (tuple(SETTINGS[arg]), ("seed=0", "seed=1"))
+  c.columns = ("sts_all/STSb.test/pearson",
+               "sts_all/semeval_2012_2015/mean_pearson")
+  return c
