@@ -174,6 +174,12 @@ def test_collect_result_keeps_only_a_commands_output(tmp_path, monkeypatch,
   assert collect.main([str(sts), *args[:-1], "paraflax eval-sts --workdir "
                        "/home/me/gran"]) == 1
   assert "absolute path" in capsys.readouterr().err
+  failed = tmp_path / "sweep" / "results.json"  # a point's message names
+  failed.parent.mkdir()                          # the file as it was given
+  failed.write_text(json.dumps({"base": "b", "columns": [], "points": [
+      {"status": "failed: /home/me/runs/x.scored.jsonl: too few pairs"}]}))
+  assert collect.main([str(failed), *args]) == 1
+  assert "names paths of this machine" in capsys.readouterr().err
   assert collect.main([str(sts), *args]) == 0
   kept = tmp_path / "runs" / "t"
   assert (kept / "n.json").read_bytes() == sts.read_bytes()

@@ -32,7 +32,8 @@ _LOCAL = re.compile(r"(?:^|\s|=)(?:/|~)\S")
 
 
 def _local_paths(path: str) -> list[str]:
-  """The absolute paths among the string values of JSON file `path`."""
+  """The string values of JSON file `path` that name an absolute path,
+  at their start or within (a failed sweep point's message)."""
   def strings(v):
     if isinstance(v, dict):
       v = list(v.values())
@@ -40,7 +41,7 @@ def _local_paths(path: str) -> list[str]:
       return [s for x in v for s in strings(x)]
     return [v] if isinstance(v, str) else []
   with open(path, encoding="utf-8") as f:
-    return [s for s in strings(json.load(f)) if _LOCAL.match(s)]
+    return [s for s in strings(json.load(f)) if _LOCAL.search(s)]
 
 
 def collect(args: argparse.Namespace) -> str:
