@@ -263,3 +263,48 @@ def test_a_filter_row_of_human_pairs_says_why_it_has_no_cost_cell():
   assert all(cell.startswith("[") for cell in row[3:] if "n/a" not in cell)
   with pytest.raises(FileNotFoundError, match="wikiauto-avg-cost"):
     tables._filter_row({**spec, "absent": {}}, columns)  # pylint: disable=protected-access
+
+
+def test_mining_scale_side_by_side_needs_the_peer_and_two_cores():
+  """--side-by-side without --peer stops before any work, saying why."""
+  out = subprocess.run(
+      [sys.executable, str(LAB / "benchmarks" / "mining_scale.py"),
+       "--side-by-side", "--work", "w", "--output", "o.json"],
+      capture_output=True, text=True, check=False)
+  assert out.returncode == 2
+  assert "--side-by-side needs --peer and 2 cores or more" in out.stderr
+
+
+def _side(seconds: float, f1: float, mib: float, **more) -> dict:
+  return {"total_mining_s": seconds, "peak_rss_bytes": mib * 2**20,
+          "peak_rss_measure": "VmHWM", "quality": {"f1_optimal": {"f1": f1}},
+          **more}
+
+
+def test_a_side_by_side_mining_run_is_rowed_a_core_each_both_ways(
+    tmp_path, monkeypatch):
+  """lab/performance.md's mining row of a side-by-side file: the cores of
+  each side, faiss's time over ours re-ranking the same candidates (with
+  stopes' margin, as it ran) and re-ranking none, F1 and peak memory."""
+  tables = _module(LAB / "tools" / "mining_peer_tables.py")
+  monkeypatch.setattr(tables, "BENCH", str(tmp_path))
+  stopes = lambda s, f1: {"ran": True, "total_mining_s": s,
+                          "peak_rss_mib": 100.0,
+                          "quality": {"f1_optimal": {"f1": f1}}}
+  run = {
+      "rows_per_side": 1000, "date": "2026-11-30", "rerank": 16,
+      "index": "IVF64,PQ16x4fs", "peak_rss_measure": "VmHWM",
+      "generator_peak_rss_bytes": None,
+      "hardware": {"name": "amd-epyc", "cores": 2},
+      "side_by_side": {"ours_cores": [0], "peer_cores": [1]},
+      "runs": {"16": _side(100.0, 95.0, 700.0), "0": _side(50.0, 66.0, 300)},
+      "peers": {"refine_flat-16": _side(80.0, 95.0, 800.0,
+                                        stopes=stopes(90.0, 94.0)),
+                "index": _side(40.0, 66.0, 300.0, stopes=stopes(60.0, 65.0))}}
+  (tmp_path / "mining_ann.scale-1e3.x.json").write_text(json.dumps(run))
+  (row,) = tables.performance_rows()
+  assert row[2].endswith("1 core each, side by side")
+  assert row[3] == ("0.90x (ours slower), planted-pair F1 95.0 against 94.0, "
+                    "peak memory 700 against 800 MiB; 1.20x both re-ranking "
+                    "none")
+  assert row[4] == "`mining_scale.py --peer --stopes-python --side-by-side`"

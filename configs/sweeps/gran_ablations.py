@@ -4,16 +4,16 @@ checkpoint evaluated on STS. The argument names the setting:
 
   scramble  loss.scramble 0, 0.3, 0.5
   margin    loss.margin 0.4, 0.6, 0.8, 1.0
-  mixture   PPDB's one-word pairs as 0, 2.5, 5 and 15 % of the examples
+  mixture   PPDB's one-word pairs' share of the examples 0, 0.025, 0.05, 0.15
   batch     batches of 25, 50 and 100 pairs, each seeing 64,000 pairs
             (2,560, 1,280 and 640 updates) and 100 at 960 updates
 
 Command (after configs/gran.py's first two, which write the PPDB words):
   paraflax sweep --config configs/sweeps/gran_ablations.py:margin \
     --workdir runs/gran_margin
-Time: each point is a configs/gran.py run (its header: about 40-60 min on
-2 AMD EPYC cores), so 6 to 8 of them a setting; `--worker i --workers n`
-spreads the points over hosts (paraflax sweep --help).
+Time: each point is a configs/gran.py run (its header gives the time of
+one on 2 AMD EPYC cores), for each point of a setting; `--worker i --workers
+n` spreads the points over hosts (paraflax sweep --help).
 """
 import ml_collections
 

@@ -477,15 +477,6 @@ def _same_gpu_mining_row() -> tuple:
 
 def performance() -> list[str]:
   """lab/performance.md: ours against each peer, one row per benchmark."""
-  def largest(kind: str) -> dict:
-    return max((_load(os.path.basename(p)) for p in glob.glob(
-        os.path.join(BENCH, f"mining_ann.{kind}-*.json"))),
-               key=lambda d: d["rows_per_side"])
-
-  scale = largest("scale")
-  reranked = scale["runs"][str(scale["rerank"])]
-  # Without re-ranking: ours and faiss run at the same time, a core each.
-  plain = largest("side_by_side")["runs"]["0"]
   # The training ratios by CPU kind and cores; those timed before issue
   # 54 (our jitted step alone) apart.
   onmt: dict[tuple[str, int, bool], list[float]] = {}
@@ -512,20 +503,6 @@ def performance() -> list[str]:
       *([_exact_mining_row("intel-xeon-2core", "Intel Xeon, 2 cores")]
         if _mining_ratios("intel-xeon-2core", False) else []),
       _same_gpu_mining_row(),
-      (f"approximate mining, {scale['rows_per_side']:,} a side, "
-       f"`{scale['index']}`", "faiss directly, same index string, sample "
-       "and nprobe", "AMD EPYC, 1 core",
-       markdown_table.slower(f"{plain['peer_over_ours_time']:.2f}x",
-                             [plain["peer_over_ours_time"]])
-       + " with no re-ranking, side by side (the same pairs); "
-       + markdown_table.slower(f"{reranked['peer_over_ours_time']:.2f}x",
-                               [reranked["peer_over_ours_time"]])
-       + " re-ranking "
-       f"{scale['rerank']} candidates against faiss re-ranking none, "
-       "planted-pair F1 "
-       f"{reranked['quality']['f1_optimal']['f1']:.1f} against "
-       f"{scale['peer']['quality']['f1_optimal']['f1']:.1f}",
-       "`mining_scale.py --peer`"),
       *mining_peer_tables.performance_rows(),
       *(("NMT training, target tokens/s", "OpenNMT-py 3.0.4",
          markdown_table.cpu_cell(hardware, cores),

@@ -1,5 +1,7 @@
-"""lab/benchmarks/README.md's table of mining_scale.py --peer with both
-sides re-ranking: `mining_scale.peers-at-best-<rows>.<hardware>.json`."""
+"""The tables of mining_scale.py --peer, paraflax beside faiss driven
+directly with and without its own re-ranking: lab/benchmarks/README.md's
+(`mining_scale.peers-at-best-<rows>.<hardware>.json`) and lab/mining.md's,
+side by side on a core each (`mining_ann.scale-<rows>.<hardware>.json`)."""
 from __future__ import annotations
 
 import glob
@@ -52,24 +54,30 @@ def _mib_cell(d: dict, mib: float | None) -> str:
   return f"at most {_f(d['generator_peak_rss_bytes'] / 2**20, 0)}"
 
 
-def mining_scale_peers() -> list[str]:
-  """Per file: paraflax with and without re-ranking, and faiss driven
-  directly with the same re-ranking budget (its own IndexRefineFlat and
-  IndexRefine) and without, its margin by paraflax's code and by stopes';
-  times, peak memory and planted-pair P/R/F1 of each, ratios to paraflax
-  with the same number of candidates re-scored."""
+def _cpu(d: dict) -> str:
+  """The CPU and cores of a run; side by side, the cores of each side."""
+  both = d.get("side_by_side")
+  cores = len(both["ours_cores"]) if both else d["hardware"]["cores"]
+  return (markdown_table.cpu_cell(d["hardware"]["name"], cores)
+          + (" each, side by side" if both else ""))
+
+
+def _peer_table(pattern: str) -> list[str]:
+  """Per file matching `pattern`: paraflax with and without re-ranking,
+  and faiss driven directly with the same re-ranking budget (its own
+  IndexRefineFlat and IndexRefine) and without, its margin by paraflax's
+  code and by stopes'; times, peak memory and planted-pair P/R/F1 of
+  each, ratios to paraflax with the same number of candidates re-scored."""
   rows = []
-  paths = sorted(glob.glob(os.path.join(
-      BENCH, "mining_scale.peers-at-best-*.json")),
+  paths = sorted(glob.glob(os.path.join(BENCH, pattern)),
                  key=lambda p: (_load(p)["hardware"]["name"],
                                 _load(p)["rows_per_side"]))
   for path in paths:
     d = _load(path)
     load = (f"load {d['load_average'][0]:.1f} to "
             f"{d['run']['load_average_at_end'][0]:.1f}")
-    cpu = markdown_table.cpu_cell(d["hardware"]["name"],
-                                  d["hardware"]["cores"])
-    head = f"{d['rows_per_side']:,}, {cpu}, {d['threads']} threads, {load}"
+    head = (f"{d['rows_per_side']:,}, {_cpu(d)}, {d['threads']} "
+            f"thread{'s' if d['threads'] > 1 else ''}, {load}")
     for rerank, ours in d["runs"].items():
       candidates = f"{rerank}" if rerank != "0" else "none"
       ours_mib = _peak_mib(d, {**ours, "peak_rss_measure": d.get(
@@ -115,12 +123,28 @@ def mining_scale_peers() -> list[str]:
        "time / paraflax's", "memory / paraflax's"], rows, numeric_from=3)
 
 
+def mining_scale_peers() -> list[str]:
+  return _peer_table("mining_scale.peers-at-best-*.json")
+
+
+def mining_ann_scale() -> list[str]:
+  return _peer_table("mining_ann.scale-*.json")
+
+
 def performance_rows() -> list[tuple[str, ...]]:
-  """lab/performance.md's row of the largest run with faiss re-ranking the
-  same candidates as ours (IndexRefineFlat), its margin by stopes' code
-  where that ran (else paraflax's): speed, F1 and peak memory."""
-  found = [_load(p) for p in glob.glob(os.path.join(
-      BENCH, "mining_scale.peers-at-best-*.json"))]
+  """lab/performance.md's rows: per kind of file, its largest run with
+  faiss re-ranking the same candidates as ours (IndexRefineFlat)."""
+  return [row for pattern in ("mining_ann.scale-*.json",
+                              "mining_scale.peers-at-best-*.json")
+          for row in _performance_row(pattern)]
+
+
+def _performance_row(pattern: str) -> list[tuple[str, ...]]:
+  """The row of the largest run matching `pattern` with faiss re-ranking
+  the same candidates as ours, its margin by stopes' code where that ran
+  (else paraflax's): speed, F1 and peak memory; and the speed of both
+  re-ranking none where the run has that."""
+  found = [_load(p) for p in glob.glob(os.path.join(BENCH, pattern))]
   found = [d for d in found
            if f"refine_flat-{d['rerank']}" in d.get("peers", {})]
   if not found:
@@ -140,16 +164,69 @@ def performance_rows() -> list[tuple[str, ...]]:
   ratio = side["total_mining_s"] / ours["total_mining_s"]
   memory = (f", peak memory {ours_mib:,.0f} against {peer_mib:,.0f} MiB"
             if ours_mib and peer_mib else "")
+  plain, alone = d["runs"].get("0"), d["peers"].get("index")
+  if plain and alone:  # the same margin code as the re-ranked ratio's
+    alone = alone["stopes"] if stopes.get("ran") else alone
+    none = alone["total_mining_s"] / plain["total_mining_s"]
+    memory += "; " + markdown_table.slower(f"{none:.2f}x", [none]) + (
+        " both re-ranking none")
   return [(
       f"approximate mining, {d['rows_per_side']:,} a side, `{d['index']}`, "
       f"both re-ranking {d['rerank']} candidates",
       f"faiss `IndexRefineFlat` over the same index string, sample, nprobe "
       f"and threads; margin by {margin_by} code",
-      markdown_table.cpu_cell(d["hardware"]["name"], d["threads"]),
+      _cpu(d),
       markdown_table.slower(f"{ratio:.2f}x", [ratio]) + ", "
       f"planted-pair F1 {ours['quality']['f1_optimal']['f1']:.1f} against "
       f"{side['quality']['f1_optimal']['f1']:.1f}{memory}",
-      "`mining_scale.py --peer --stopes-python`")]
+      "`mining_scale.py --peer --stopes-python"
+      + (" --side-by-side`" if d.get("side_by_side") else "`"))]
 
 
-TABLES = (mining_scale_peers,)
+TABLES = (mining_scale_peers, mining_ann_scale)
+
+
+def _scale(rows: str) -> dict:
+  """The one-core run of `rows` a side ("1e7")."""
+  return _load(os.path.join(BENCH, f"mining_ann.scale-{rows}."
+                                   "amd-epyc-1core.json"))
+
+
+def _query_us(d: dict, rerank: str) -> float:
+  """Our search, margins and TSV a query (both ways), in microseconds."""
+  return 1e6 * d["runs"][rerank]["mine_s"] / (2 * d["rows_per_side"])
+
+
+def _codes(d: dict) -> float:
+  """The codes a query scans: nprobe lists of rows / lists rows each."""
+  lists = int(d["index"].split(",")[0].split("_")[0].removeprefix("IVF"))
+  return d["nprobe"] * d["rows_per_side"] / lists
+
+
+def _ns_per_code() -> float:
+  """The search's cost of a further code scanned, from 10^6 to 10^7."""
+  small, large = _scale("1e6"), _scale("1e7")
+  return 1e3 * (_query_us(large, "0") - _query_us(small, "0")) / (
+      _codes(large) - _codes(small))
+
+
+# The figures that lab/mining.md's prose derives from the one-core runs.
+VALUES = {f"mining_ann.query_us.{rows}": (
+    lambda rows=rows: f"{_query_us(_scale(rows), '0'):.1f}")
+          for rows in ("1e6", "1e7")}
+VALUES["mining_ann.rerank_us.1e7"] = lambda: (
+    f"{_query_us(_scale('1e7'), '16') - _query_us(_scale('1e7'), '0'):.0f}")
+VALUES["mining_ann.ns_per_code"] = lambda: f"{_ns_per_code():.1f}"
+
+
+def _projected_s() -> float:
+  """lab/mining.md's projection in core-seconds: 2 x 10^9 queries (10^9 a
+  side, both ways), each scanning nprobe 128 of 65,536 lists of 10^9
+  rows, at the measured cost of a code."""
+  return 2e9 * 128 * 1e9 / 65536 * _ns_per_code() * 1e-9
+
+
+VALUES["mining_ann.projection_core_days"] = lambda: (
+    f"{_projected_s() / 86400:.0f}")
+VALUES["mining_ann.projection_hours_64"] = lambda: (
+    f"{_projected_s() / 3600 / 64:.0f}")

@@ -288,37 +288,6 @@ def mining_ann_quality() -> list[str]:
   return lines
 
 
-def mining_ann_scale() -> list[str]:
-  """lab/benchmarks/mining_scale.py: N x N synthetic vectors through --index,
-  a row per re-ranking setting (one pair of indexes), with faiss directly
-  beside it where the run had --peer."""
-  lines = _header(
-      ["rows a side", "index", "nprobe", "re-ranked", "index build (s)",
-       "search + margin + TSV (s)", "peak RSS (GiB)", "pairs",
-       "F1-optimal P / R / F1", "F1 at 1.04 / 1.06", "faiss directly (s)",
-       "its F1", "our pairs it finds", "ours / faiss (time)"],
-      ["---:", "---", "---:"] + ["---:"] * 11)
-  for path in sorted(glob.glob(os.path.join(BENCH,
-                                            "mining_ann.scale-*.json")),
-                     key=lambda p: _load(p)["rows_per_side"]):
-    d = _load(path)
-    peer = d.get("peer")
-    for rerank, run in d["runs"].items():
-      q, best = run["quality"], run["quality"]["f1_optimal"]
-      lines.append(_row([
-          f"{d['rows_per_side']:,}", f"`{d['index']}`", d["nprobe"], rerank,
-          _f(d["index_build_s"], 0), _f(run["mine_s"], 0),
-          _f(run["peak_rss_bytes"] / 2**30, 2), f"{run['pairs']:,}",
-          f"{best['precision']:.1f} / {best['recall']:.1f} / "
-          f"{best['f1']:.1f}",
-          f"{q['at_1.04']['f1']:.1f} / {q['at_1.06']['f1']:.1f}",
-          _f(peer["total_mining_s"], 0) if peer else "",
-          _f(peer["quality"]["f1_optimal"]["f1"], 1) if peer else "",
-          f"{100 * run['share_of_our_pairs']:.0f} %" if peer else "",
-          _f(1 / run["peer_over_ours_time"]) + "x" if peer else ""]))
-  return lines
-
-
 def mining_rerank() -> list[str]:
   """lab/benchmarks/mining_rerank.py: our re-ranking from the float16 shards
   beside faiss's IndexRefineFlat from float32 rows in memory."""
@@ -361,7 +330,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         mining_throughput, mining_h100_de_en, nmt_vs_opennmt,
         encoders_vs_wieting, train_throughput, stage_scale,
         stage_scale_streamed, stage_scale_backtranslate, training_memory,
-        mining_ann_recall, mining_ann_quality, mining_ann_scale,
+        mining_ann_recall, mining_ann_quality,
         mining_vs_sentence_transformers, mining_rerank,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
         *compile_tables.TABLES, *mining_peer_tables.TABLES)}
@@ -377,7 +346,8 @@ class _Values(dict):
 
 VALUES: dict[str, Callable[[], str]] = _Values({**run_tables.VALUES,
                                                 **fidelity_tables.VALUES,
-                                                **bench_tables.VALUES})
+                                                **bench_tables.VALUES,
+                                                **mining_peer_tables.VALUES})
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")
