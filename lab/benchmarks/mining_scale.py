@@ -540,7 +540,8 @@ def main() -> None:
     if "runs" in report:
       for rerank, run in report["runs"].items():
         same = report.get("peers", {}).get(_same_budget(rerank))
-        if same:
+        if same and run.get("peer_variant") != same["variant"]:
+          # Once per run: the shares read both sides' pairs whole.
           run.update(peer_variant=same["variant"],
                      **shares(args, same["variant"]),
                      peer_over_ours_time=(same["total_mining_s"]
