@@ -1,6 +1,7 @@
 """The record in lab/: every result file matches the sha256 its writer
 entered in lab/results/manifest.json, in every folder; a benchmark's
 writer records how to rerun it; lab/run.py reruns a file by its name."""
+import concurrent.futures
 import importlib.util
 import json
 import os
@@ -8,6 +9,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -273,6 +275,24 @@ def test_mining_scale_side_by_side_needs_the_peer_and_two_cores():
       capture_output=True, text=True, check=False)
   assert out.returncode == 2
   assert "--side-by-side needs --peer and 2 cores or more" in out.stderr
+
+
+def test_a_failed_side_by_side_child_stops_the_other_side_at_once():
+  """When one side's child fails, the other side's running child is
+  stopped, so the run ends with the failure, not an hour later."""
+  scale = _module(LAB / "benchmarks" / "mining_scale.py")
+  sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+  with concurrent.futures.ThreadPoolExecutor(1) as pool:
+    other = pool.submit(scale.run_child, sleep, dict(os.environ), None)
+    while not scale._RUNNING:  # pylint: disable=protected-access
+      time.sleep(0.01)
+    started = time.monotonic()
+    with pytest.raises(subprocess.CalledProcessError):
+      scale.run_child([sys.executable, "-c", "raise SystemExit(3)"],
+                      dict(os.environ), None)
+    with pytest.raises(subprocess.CalledProcessError):
+      other.result(timeout=30)
+  assert time.monotonic() - started < 30
 
 
 def _side(seconds: float, f1: float, mib: float, **more) -> dict:

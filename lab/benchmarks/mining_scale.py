@@ -400,10 +400,28 @@ def _child(args: argparse.Namespace, flags: list[str], name: str,
     for side in "xy":
       shutil.rmtree(os.path.join(args.work, f"index-{side}"),
                     ignore_errors=True)
-  subprocess.run([sys.executable, __file__, *sys.argv[1:], *flags,
-                  "--threads", str(args.threads)],
-                 check=True, env=_env(args), preexec_fn=_pinned(cores))
+  run_child([sys.executable, __file__, *sys.argv[1:], *flags,
+             "--threads", str(args.threads)], _env(args), cores)
   return _read_json(path)
+
+
+_RUNNING: set[subprocess.Popen] = set()  # the children now running
+
+
+def run_child(command: list[str], env: dict, cores: list[int] | None) -> None:
+  """Runs `command` on `cores`; if it fails, the other side's running child
+  is stopped too, so that a failed side-by-side run ends at once instead of
+  after the other side's hour of mining."""
+  with subprocess.Popen(command, env=env, preexec_fn=_pinned(cores)) as proc:
+    _RUNNING.add(proc)
+    try:
+      code = proc.wait()
+    finally:
+      _RUNNING.discard(proc)
+  if code:
+    for other in list(_RUNNING):
+      other.terminate()
+    raise subprocess.CalledProcessError(code, command)
 
 
 def _read_json(path: str):
