@@ -782,8 +782,8 @@ _QUOTED_RUNS = (
       for n in ("de-multi30k", "de-wmt", "fr-multi30k", "fr-news",
                 "cs-multi30k", "cs-news", "wikiauto")),
     ("filter_tables/wikiauto-avg-lm_ppl", _sweep_figures()),
-    *((f"filter_tables/cs-news-gran-{n}", _sweep_figures())
-      for n in ("random", "length")),
+    *((f"filter_tables/cs-{d}-gran-{n}", _sweep_figures())
+      for d in ("news", "multi30k") for n in ("random", "length")),
     *((f"filter_tables/de-wmt-gran-{n}", _sweep_figures())
       for n in ("random", "overlap_1_ranges")),
     *((f"filter_tables/{lang}-news-avg-{n}", _sweep_figures())
