@@ -267,6 +267,17 @@ def test_a_filter_row_of_human_pairs_says_why_it_has_no_cost_cell():
     tables._filter_row({**spec, "absent": {}}, columns)  # pylint: disable=protected-access
 
 
+def test_the_de_en_nmt_evaluates_the_same_on_intel_xeon_and_amd_epyc():
+  """docs/nmt-backtranslation.md: the kept evaluations of configs/nmt.py:de
+  on the two CPU kinds are one file, byte for byte."""
+  runs = LAB / "results" / "runs" / "headline"
+  about = lambda n: json.loads((runs / f"{n}.about.json").read_text())
+  assert ({about(n)["hardware"].split(",")[0] for n in ("nmt-de", "nmt-de-epyc")}
+          == {"Intel Xeon", "AMD EPYC"})
+  assert (runs / "nmt-de.json").read_bytes() == (
+      runs / "nmt-de-epyc.json").read_bytes()
+
+
 def test_mining_scale_side_by_side_needs_the_peer_and_two_cores():
   """--side-by-side without --peer stops before any work, saying why."""
   out = subprocess.run(

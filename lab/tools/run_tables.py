@@ -755,7 +755,7 @@ _QUOTED_RUNS = (
       for n in ("avg-default", "avg-wieting2017")),
     *((f"paper_presets/{n}", _bilingual_figures())
       for n in ("bilingual-default", "bilingual-kim2019")),
-    ("headline/nmt-de", _bleu_figures()),
+    *((f"headline/{n}", _bleu_figures()) for n in ("nmt-de", "nmt-de-epyc")),
     *((f"config_runs/nmt-{n}", _bleu_figures())
       for n in ("fr", "fr-nolimit", "cs")),
     *((f"config_runs/refclf-{n}", _classifier_figures())
