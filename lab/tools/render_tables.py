@@ -424,7 +424,9 @@ def markdown_files() -> list[str]:
   return [os.path.join(ROOT, "README.md"),
           os.path.join(ROOT, "lab", "benchmarks", "README.md")] + sorted(
               glob.glob(os.path.join(ROOT, "docs", "*.md"))
-              + glob.glob(os.path.join(ROOT, "lab", "*.md")))
+              + glob.glob(os.path.join(ROOT, "lab", "*.md"))
+              + glob.glob(os.path.join(ROOT, "lab", "experiments", "*",
+                                       "README.md")))
 
 
 def rendered_files() -> list[str]:
