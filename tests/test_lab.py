@@ -290,7 +290,8 @@ def test_mining_scale_side_by_side_needs_the_peer_and_two_cores():
 
 def test_a_failed_side_by_side_child_stops_the_other_side_at_once():
   """When one side's child fails, the other side's running child is
-  stopped, so the run ends with the failure, not an hour later."""
+  stopped and no further child starts, so the run ends with the failure,
+  not an hour later."""
   scale = _module(LAB / "benchmarks" / "mining_scale.py")
   sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
   with concurrent.futures.ThreadPoolExecutor(1) as pool:
@@ -304,6 +305,8 @@ def test_a_failed_side_by_side_child_stops_the_other_side_at_once():
     with pytest.raises(subprocess.CalledProcessError):
       other.result(timeout=30)
   assert time.monotonic() - started < 30
+  with pytest.raises(RuntimeError, match="the other side's child failed"):
+    scale.run_child(sleep, dict(os.environ), None)
 
 
 def _side(seconds: float, f1: float, mib: float, **more) -> dict:

@@ -51,6 +51,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -406,12 +407,15 @@ def _child(args: argparse.Namespace, flags: list[str], name: str,
 
 
 _RUNNING: set[subprocess.Popen] = set()  # the children now running
+_FAILED = threading.Event()  # a child failed: start no other
 
 
 def run_child(command: list[str], env: dict, cores: list[int] | None) -> None:
   """Runs `command` on `cores`; if it fails, the other side's running child
-  is stopped too, so that a failed side-by-side run ends at once instead of
-  after the other side's hour of mining."""
+  is stopped too and no further one starts, so that a failed side-by-side
+  run ends at once instead of after the other side's hour of mining."""
+  if _FAILED.is_set():
+    raise RuntimeError("not started: the other side's child failed")
   with subprocess.Popen(command, env=env, preexec_fn=_pinned(cores)) as proc:
     _RUNNING.add(proc)
     try:
@@ -419,6 +423,7 @@ def run_child(command: list[str], env: dict, cores: list[int] | None) -> None:
     finally:
       _RUNNING.discard(proc)
   if code:
+    _FAILED.set()
     for other in list(_RUNNING):
       other.terminate()
     raise subprocess.CalledProcessError(code, command)
