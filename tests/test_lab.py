@@ -295,18 +295,18 @@ def test_a_failed_side_by_side_child_stops_the_other_side_at_once():
   scale = _module(LAB / "benchmarks" / "mining_scale.py")
   sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
   with concurrent.futures.ThreadPoolExecutor(1) as pool:
-    other = pool.submit(scale.run_child, sleep, dict(os.environ), None)
+    other = pool.submit(scale.run_pinned, sleep, dict(os.environ), None)
     while not scale._RUNNING:  # pylint: disable=protected-access
       time.sleep(0.01)
     started = time.monotonic()
     with pytest.raises(subprocess.CalledProcessError):
-      scale.run_child([sys.executable, "-c", "raise SystemExit(3)"],
+      scale.run_pinned([sys.executable, "-c", "raise SystemExit(3)"],
                       dict(os.environ), None)
     with pytest.raises(subprocess.CalledProcessError):
       other.result(timeout=30)
   assert time.monotonic() - started < 30
   with pytest.raises(RuntimeError, match="the other side's child failed"):
-    scale.run_child(sleep, dict(os.environ), None)
+    scale.run_pinned(sleep, dict(os.environ), None)
 
 
 def _side(seconds: float, f1: float, mib: float, **more) -> dict:

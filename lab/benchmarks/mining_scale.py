@@ -401,7 +401,7 @@ def _child(args: argparse.Namespace, flags: list[str], name: str,
     for side in "xy":
       shutil.rmtree(os.path.join(args.work, f"index-{side}"),
                     ignore_errors=True)
-  run_child([sys.executable, __file__, *sys.argv[1:], *flags,
+  run_pinned([sys.executable, __file__, *sys.argv[1:], *flags,
              "--threads", str(args.threads)], _env(args), cores)
   return _read_json(path)
 
@@ -410,7 +410,7 @@ _RUNNING: set[subprocess.Popen] = set()  # the children now running
 _FAILED = threading.Event()  # a child failed: start no other
 
 
-def run_child(command: list[str], env: dict, cores: list[int] | None) -> None:
+def run_pinned(command: list[str], env: dict, cores: list[int] | None) -> None:
   """Runs `command` on `cores`; if it fails, the other side's running child
   is stopped too and no further one starts, so that a failed side-by-side
   run ends at once instead of after the other side's hour of mining."""
