@@ -9,13 +9,16 @@ checkout of today lays it out (benchmarks under lab/), writing NAME again
 (its `--output` pointed at NAME). A placeholder of a path of the machine
 that ran it (`WORK`, `NMT_WORKDIR`, `PEER_PYTHON`, as children.portable
 writes them) is read from the environment variable of that name, and
-`$PEERS` from the environment as the shell would. A collected run
-(results/runs/) was made by a paraflax command and kept by
-tools/collect_result.py: its commands are printed, to run and collect.
+`$PEERS` from the environment as the shell would. A trailing
+parenthesised note ("(the PPDB words of gran-seed0)") is printed, not run.
+A collected run (results/runs/) was made by paraflax commands and kept by
+tools/collect_result.py: its commands are printed, with the line that
+collects their output again.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -33,6 +36,13 @@ _MOVED = ((re.compile(r"(?<![\w/.-])(?:benchmarks|docs)/results/"),
           (re.compile(r"(?<![\w/.-])(benchmarks|tools|experiments)/"),
            r"lab/\1/"))
 _PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_NOTE = re.compile(r"\s+\(([^()]*)\)$")
+
+
+def note_of(text: str) -> tuple[str, str]:
+  """A recorded command split into the command and its trailing note."""
+  m = _NOTE.search(text)
+  return (text[:m.start()], m.group(1)) if m else (text, "")
 
 
 def command_of(name: str, entries: dict[str, dict]) -> list[str]:
@@ -43,7 +53,7 @@ def command_of(name: str, entries: dict[str, dict]) -> list[str]:
     raise ValueError(
         f"{name} holds no command (kept before the record had a writer); "
         "lab/README.md lists how such files were made")
-  text = entry["command"]
+  text, _ = note_of(entry["command"])
   if "(" in text:
     raise ValueError(f"{name}'s command is told, not given as argv: {text}")
   for pattern, repl in _MOVED:
@@ -54,6 +64,21 @@ def command_of(name: str, entries: dict[str, dict]) -> list[str]:
   if "--output" in argv[:-1] and not name.startswith("runs/"):
     argv[argv.index("--output") + 1] = os.path.join("lab", "results", name)
   return argv
+
+
+def collect_line(name: str) -> str:
+  """The collect_result.py line that keeps a rerun of collected run NAME
+  ("runs/TABLE/RUN.json") in its place, from the sidecar beside it."""
+  _, table, run = name.split("/")
+  run = run.removesuffix(".json").removesuffix(".about")
+  with open(os.path.join(_LAB, "results", "runs", table, run + ".about.json"),
+            encoding="utf-8") as f:
+    about = json.load(f)
+  return shell_line([
+      "python", "lab/tools/collect_result.py", about.get("output", "OUTPUT"),
+      "--table", table, "--name", run, "--command", about["command"],
+      "--config", about["config"], "--hardware", "HARDWARE", "--time", "TIME",
+      "--overwrite"])
 
 
 def shell_line(argv: list[str]) -> str:
@@ -108,12 +133,13 @@ def main(argv: list[str] | None = None) -> int:
   except ValueError as e:
     print(f"run: {e}", file=sys.stderr)
     return 2
+  note = note_of(entries[args.name]["command"])[1]
+  if note:
+    print(f"note: {note}", file=sys.stderr)
   if args.name.startswith("runs/") or args.print:
     print(shell_line(command))
     if args.name.startswith("runs/"):
-      print("then: python lab/tools/collect_result.py OUTPUT --table "
-            f"{args.name.split('/')[1]} --name "
-            f"{os.path.basename(args.name)[:-5]} --overwrite ...")
+      print("then: " + collect_line(args.name))
     return 0
   return subprocess.run(_interpreter(_resolved(command)), cwd=ROOT,
                         check=False).returncode

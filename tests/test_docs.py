@@ -161,6 +161,7 @@ def test_collect_result_keeps_only_a_commands_output(tmp_path, monkeypatch,
                                                      capsys):
   collect = _tool("collect_result")
   monkeypatch.setattr(collect.run_results, "RUNS", str(tmp_path / "runs"))
+  monkeypatch.setattr(collect.run_results, "ROOT", str(tmp_path))
   args = ["--table", "t", "--name", "n", "--hardware", "2 cores",
           "--command", "paraflax eval-sts --workdir runs/gran"]
   pasted = tmp_path / "sts.json"
@@ -183,7 +184,8 @@ def test_collect_result_keeps_only_a_commands_output(tmp_path, monkeypatch,
   assert collect.main([str(sts), *args]) == 0
   kept = tmp_path / "runs" / "t"
   assert (kept / "n.json").read_bytes() == sts.read_bytes()
-  assert json.loads((kept / "n.about.json").read_text())["kind"] == "eval-sts"
+  about = json.loads((kept / "n.about.json").read_text())
+  assert about["kind"] == "eval-sts" and about["output"] == "gran/sts.json"
 
 
 def test_every_marked_table_has_a_renderer():

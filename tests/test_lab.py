@@ -99,12 +99,15 @@ def test_run_gives_a_files_command_in_todays_layout():
   entries = {"m.json": {"command": ".venv/bin/python benchmarks/mining_"
                         "rerank.py --rows 9 --work WORK --output "
                         "benchmarks/results/old.json", "written_by": None},
-             "told.json": {"command": "bash x.sh (pytest, then y)",
-                           "written_by": None},
+             "noted.json": {"command": "bash x.sh (pytest, then y)",
+                            "written_by": None},
+             "told.json": {"command": "a; b (in x) c", "written_by": None},
              "kept.json": {"command": None, "written_by": None}}
   assert run.command_of("m.json", entries) == [
       ".venv/bin/python", "lab/benchmarks/mining_rerank.py", "--rows", "9",
       "--work", "WORK", "--output", "lab/results/m.json"]
+  assert run.command_of("noted.json", entries) == ["bash", "x.sh"]
+  assert run.note_of(entries["noted.json"]["command"])[1] == "pytest, then y"
   for name in ("told.json", "kept.json"):
     with pytest.raises(ValueError):
       run.command_of(name, entries)
@@ -129,6 +132,16 @@ def test_a_collected_run_s_commands_print_as_a_shell_line():
   run = _module(LAB / "run.py")
   assert run.shell_line(["paraflax", "train", "--x=a b", "&&", "paraflax",
                          "eval"]) == "paraflax train '--x=a b' && paraflax eval"
+
+
+def test_a_collected_run_prints_the_line_that_keeps_it_again():
+  run = _module(LAB / "run.py")
+  line = run.collect_line("runs/filter_tables/cs-news-gran-length.json")
+  assert line.startswith("python lab/tools/collect_result.py runs/filter_"
+                         "tables/sweeps/newstest_pool_cs_en/length_gran/"
+                         "results.json --table filter_tables --name "
+                         "cs-news-gran-length --command 'paraflax train ")
+  assert line.endswith("--hardware HARDWARE --time TIME --overwrite")
 
 
 def test_run_lists_every_file_of_the_manifest(manifest, capsys):

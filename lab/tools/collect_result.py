@@ -6,8 +6,8 @@
         --time "6 min 49 s" runs/gran/sts.json
 
 copies FILE unchanged to lab/results/runs/TABLE/NAME.json and writes
-NAME.about.json beside it (its kind, the command, config, hardware, time
-and the file's sha256). It refuses a file that is not one of the outputs
+NAME.about.json beside it (its kind, the command, config, hardware, time,
+the file's sha256 and, for a FILE in the checkout, its path there). It refuses a file that is not one of the outputs
 `lab/tools/run_results.py` knows (report.json of `paraflax pipeline`, sts.json
 of `eval-sts`, evals.json of `eval`, results.json of `sweep` or
 `eval-domain`, eval_filtering.json of `eval-filtering`, the --output of
@@ -68,6 +68,9 @@ def collect(args: argparse.Namespace) -> str:
   about = {"kind": kind, "command": args.command, "config": args.config,
            "hardware": args.hardware, "time": args.time,
            "sha256": run_results.sha256(target)}
+  output = os.path.relpath(os.path.abspath(args.file), run_results.ROOT)
+  if not output.startswith(".."):  # where a rerun of the command writes it
+    about["output"] = output
   with open(os.path.join(folder, args.name + run_results.ABOUT), "w",
             encoding="utf-8") as f:
     f.write(json.dumps(about, indent=1, ensure_ascii=False) + "\n")

@@ -127,7 +127,9 @@ def _command(rel: str, entries: dict[str, dict]) -> str:
     command = entries[rel]["command"]
   if not command:
     return "kept without a command"
-  return "`" + command.replace("|", "\\|") + "`"
+  note = run.note_of(entries[rel]["command"] or "")[1]
+  note = f" ({note})" if note and note not in command else ""
+  return "`" + command.replace("|", "\\|") + "`" + note
 
 
 def _typed_rows() -> list[str]:
