@@ -134,6 +134,16 @@ def test_a_collected_run_s_commands_print_as_a_shell_line():
                          "eval"]) == "paraflax train '--x=a b' && paraflax eval"
 
 
+def test_every_kept_result_s_command_reruns_by_name(manifest):
+  """`python lab/run.py NAME` runs (or, for a collected run, prints) every
+  recorded command: none is prose around the command."""
+  run = _module(LAB / "run.py")
+  entries = manifest.load()
+  for name, entry in entries.items():
+    if entry["command"]:
+      assert run.command_of(name, entries), name
+
+
 def test_a_collected_run_prints_the_line_that_keeps_it_again():
   run = _module(LAB / "run.py")
   line = run.collect_line("runs/filter_tables/cs-news-gran-length.json")
