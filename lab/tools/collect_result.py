@@ -7,11 +7,12 @@
 
 copies FILE unchanged to lab/results/runs/TABLE/NAME.json and writes
 NAME.about.json beside it (its kind, the command, config, hardware, time,
-the file's sha256 and, for a FILE in the checkout, its path there). It refuses a file that is not one of the outputs
-`lab/tools/run_results.py` knows (report.json of `paraflax pipeline`, sts.json
-of `eval-sts`, evals.json of `eval`, results.json of `sweep` or
-`eval-domain`, eval_filtering.json of `eval-filtering`, the --output of
-`mining-eval`), and a command that names a path of one machine. Then
+the file's sha256 and, for a FILE in the checkout, its path there). It
+refuses a file that is not one of the outputs `lab/tools/run_results.py`
+knows (report.json of `paraflax pipeline`, sts.json of `eval-sts`,
+evals.json of `eval`, results.json of `sweep` or `eval-domain`,
+eval_filtering.json of `eval-filtering`, the --output of `mining-eval`),
+and a command that names a path of one machine. Then
 `python lab/tools/render_tables.py` renders the tables from it.
 """
 from __future__ import annotations

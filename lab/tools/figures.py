@@ -123,13 +123,13 @@ def _command(rel: str, entries: dict[str, dict]) -> str:
     return "**not in the manifest**"
   try:
     command = run.shell_line(run.command_of(rel, entries))
+    note = run.note_of(entries[rel]["command"])[1]
   except ValueError:
-    command = entries[rel]["command"]
+    command, note = entries[rel]["command"], ""
   if not command:
     return "kept without a command"
-  note = run.note_of(entries[rel]["command"] or "")[1]
-  note = f" ({note})" if note and note not in command else ""
-  return "`" + command.replace("|", "\\|") + "`" + note
+  return ("`" + command.replace("|", "\\|") + "`"
+          + (f" ({note})" if note else ""))
 
 
 def _typed_rows() -> list[str]:
