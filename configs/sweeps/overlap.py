@@ -24,7 +24,7 @@ lab/experiments/filter_tables/sweeps.sh, kept in
 lab/results/runs/filter_tables/de-wmt-gran-*.json): the ranges pick
 overlap_1 in {filter_tables/de-wmt-gran-overlap_1_ranges.best.bounds=[0.4, 0.6]}, STSb test {filter_tables/de-wmt-gran-overlap_1_ranges.best.stsb_test=52.73} against {filter_tables/de-wmt-gran-random.mean.stsb_test=52.48} for
 random pairs (three seeds); time:
-{filter_tables/de-wmt-gran-overlap_1_ranges.time=about 95 min for the file's 9 GRAN grids, two lanes a grid (the Avg run's scores reused), in two parts: 22 to 26 min (stopped with its session) and 70 min 52 s; 2 min of it shared with tests}, on
+{filter_tables/de-wmt-gran-overlap_1_ranges.time=about 95 min on 2 cores, two lanes a grid (language.sh: the Avg run's scores reused, 7 grids; then the two ranges grids), run in two parts and summed, 2 min of it shared with tests}, on
 {filter_tables/de-wmt-gran-overlap_1_ranges.hardware=AMD EPYC, 2 cores}. Docs: docs/filtering.md.
 """
 from configs import common
