@@ -18,7 +18,6 @@ collects their output again.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shlex
@@ -29,6 +28,7 @@ _LAB = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(_LAB)
 sys.path.insert(0, os.path.join(_LAB, "tools"))
 import manifest  # pylint: disable=wrong-import-position
+import run_results  # pylint: disable=wrong-import-position
 
 # Where the scripts and results lay before lab/ held them.
 _MOVED = ((re.compile(r"(?<![\w/.-])(?:benchmarks|docs)/results/"),
@@ -71,9 +71,7 @@ def collect_line(name: str) -> str:
   ("runs/TABLE/RUN.json") in its place, from the sidecar beside it."""
   _, table, run = name.split("/")
   run = run.removesuffix(".json").removesuffix(".about")
-  with open(os.path.join(_LAB, "results", "runs", table, run + ".about.json"),
-            encoding="utf-8") as f:
-    about = json.load(f)
+  about = run_results.load(f"{table}/{run}").about
   return shell_line([
       "python", "lab/tools/collect_result.py", about.get("output", "OUTPUT"),
       "--table", table, "--name", run, "--command", about["command"],
