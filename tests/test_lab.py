@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 
@@ -288,6 +289,37 @@ def test_a_filter_row_of_human_pairs_says_why_it_has_no_cost_cell():
   assert all(cell.startswith("[") for cell in row[3:] if "n/a" not in cell)
   with pytest.raises(FileNotFoundError, match="wikiauto-avg-cost"):
     tables._filter_row({**spec, "absent": {}}, columns)  # pylint: disable=protected-access
+
+
+def test_an_ablation_row_is_a_value_s_two_seeds_and_their_means(
+    monkeypatch):
+  """docs/paraphrase-embeddings.md's ablation table: one row a value, its
+  seeds' best STSb dev and their mean (the best mean bold), the config's
+  value marked; a value with a seed unfinished has no means."""
+  tables = _module(LAB / "tools" / "run_tables.py")
+
+  def point(margin, seed, dev, status="finished"):
+    return {"overrides": [f"loss.margin={margin}", f"seed={seed}"],
+            "status": status, "selected": dev, "columns": {
+                "sts_all/STSb.test/pearson": dev - 0.05,
+                "sts_all/semeval_2012_2015/mean_pearson": dev - 0.1}}
+  unfinished = {"overrides": ["loss.margin=1.0", "seed=1"],
+                "status": "not finished"}
+  points = [point(0.4, 0, 0.70), point(0.4, 1, 0.72), point(0.8, 0, 0.73),
+            point(0.8, 1, 0.75), point(1.0, 0, 0.9),
+            unfinished]
+  monkeypatch.setattr(tables.run_results, "load", lambda ref: (
+      types.SimpleNamespace(data={"points": points})))
+  spec = {"run": "gran_ablations/margin", "setting": "margin",
+          "values": ["0.4", "0.8", "1.0"], "chosen": "0.8"}
+  rows = tables._ablation_rows(spec)  # pylint: disable=protected-access
+  assert rows[0] == ["margin", "0.4", "70.00 / 72.00", "71.00", "66.00",
+                     "61.00"]
+  assert rows[1][1:4] == ["0.8 (configs/gran.py)", "73.00 / 75.00",
+                          "**74.00**"]
+  assert rows[2][2:] == ["90.00 / not finished", "", "", ""]
+  with pytest.raises(ValueError):
+    tables._ablation_rows({**spec, "values": ["0.4"]})  # pylint: disable=protected-access
 
 
 def test_the_de_en_nmt_evaluates_the_same_on_intel_xeon_and_amd_epyc():

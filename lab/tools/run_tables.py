@@ -472,6 +472,50 @@ def _filter_headline(spec: dict, columns) -> list:
           f"(N = {spec['pairs']:,})"]
 
 
+# configs/gran.py's comparisons (lab/experiments/gran_ablations/): each a
+# kept `paraflax sweep` of configs/sweeps/gran_ablations.py over one
+# setting's values x seeds 0 and 1, listed in lab/tables/gran_ablations.json.
+def _by_value(points: list[dict]) -> dict[tuple[str, ...], list[dict]]:
+  """A setting sweep's points by their overrides less the seed, in order."""
+  out: dict[tuple[str, ...], list[dict]] = {}
+  for p in points:
+    out.setdefault(tuple(o for o in p["overrides"]
+                         if not o.startswith("seed=")), []).append(p)
+  return out
+
+
+def _mean(points: list[dict], key: str) -> float:
+  return sum(p[key] if key == _DEV else p["columns"][key]
+             for p in points) / len(points)
+
+
+def _ablation_rows(spec: dict) -> list[list[str]]:
+  """One row a value of a kept setting sweep: best STSb dev per seed and
+  their mean (the highest mean bold), STSb test and STS12-15 means; a
+  value with an unfinished seed says so and has no means."""
+  by = _by_value(run_results.load(spec["run"]).data["points"])
+  whole = {v: ps for v, ps in by.items() if len(_finished(ps)) == len(ps)}
+  top = max((_mean(ps, _DEV) for ps in whole.values()), default=None)
+  rows = []
+  for (value, ps), label in zip(by.items(), spec["values"], strict=True):
+    label += " (configs/gran.py)" if label == spec["chosen"] else ""
+    dev = " / ".join(f"{100 * p[_DEV]:.2f}" if p.get("status") == "finished"
+                     else p.get("status", "not run") for p in ps)
+    means = ([markdown_table.bold_if(f"{100 * _mean(ps, _DEV):.2f}",
+                                     _mean(ps, _DEV) == top),
+              f"{100 * _mean(ps, _TEST):.2f}", f"{100 * _mean(ps, _STS):.2f}"]
+             if value in whole else ["", "", ""])
+    rows.append([spec["setting"], label, dev, *means])
+  return rows
+
+
+def gran_ablations() -> list[str]:
+  d = _table("gran_ablations")
+  return markdown_table.table(
+      d["columns"], [r for spec in d["rows"] for r in _ablation_rows(spec)],
+      numeric_from=2)
+
+
 def paper_grids_overlap() -> list[str]:
   return _grid_table(("overlap_1", "bleu"))
 
@@ -1064,4 +1108,4 @@ TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           filtering_downstream_captions, filtering_downstream_budgets,
           paper_grids_overlap, paper_grids_lm, bilingual_alignment,
           domain_selection, ppdb_agreement, pivot_general, bilingual_paracrawl,
-          domain_bins)
+          domain_bins, gran_ablations)
