@@ -2,10 +2,8 @@
 (`lab/tools/run_results.py`: lab/results/runs/<table>/<name>.json).
 
 A table's definition, lab/tables/<table>.json, lists its rows; each row
-is computed from a run (`"from"`: a key of ROWS) or, where the run's
-output is not kept (runs longer than a CPU allows), transcribed:
-`{"from": "cells", "cells": [...], "command": "..."}`, the command naming
-how it was made. Definitions are written by hand, so they sit apart from
+is computed from a run's kept output (`"from"`: a key of ROWS), none is
+typed. Definitions are written by hand, so they sit apart from
 lab/results/, whose files only scripts write.
 """
 from __future__ import annotations
@@ -118,13 +116,6 @@ def pipeline_tiny_mined() -> list[str]:
 
 
 # --- rows computed from a run, by the kind of row ---------------------------
-
-def _cells(spec: dict, columns) -> list:
-  """A row transcribed from an output that is not kept: it says so."""
-  del columns
-  first, *rest = spec["cells"]
-  return [f"{first} (transcribed)", *rest]
-
 
 def _sts_row(spec: dict, columns) -> list:
   """sts_encoders: one encoder's eval-sts of its best checkpoint."""
@@ -526,7 +517,7 @@ def paper_grids_lm() -> list[str]:
 
 # A listed table's row kinds (lab/tables/<table>.json's "from").
 ROWS: dict[str, Callable[[dict, list], list]] = {
-    "cells": _cells, "sts": _sts_row, "sts-headline": _sts_headline,
+    "sts": _sts_row, "sts-headline": _sts_headline,
     "pipeline-headline": _pipeline_headline,
     "domain-headline": _domain_headline, "domain-preset": _domain_preset,
     "mining-eval-headline": _mining_headline, "values": _valued,
@@ -825,7 +816,9 @@ _QUOTED_RUNS = (
     *((f"filter_tables/{n}-avg-random", _sweep_figures())
       for n in ("de-multi30k", "de-wmt", "fr-multi30k", "fr-news",
                 "cs-multi30k", "cs-news", "wikiauto")),
-    ("filter_tables/wikiauto-avg-lm_ppl", _sweep_figures()),
+    *((f"filter_tables/wikiauto-{enc}-lm_ppl", _sweep_figures())
+      for enc in ("avg", "gran")),
+    ("filter_tables/wikiauto-gran-random", _sweep_figures()),
     *((f"filter_tables/cs-{d}-gran-{n}", _sweep_figures())
       for d in ("news", "multi30k") for n in ("random", "length")),
     *((f"filter_tables/de-wmt-{enc}-{n}", _sweep_figures())
