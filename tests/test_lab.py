@@ -295,7 +295,8 @@ def test_an_ablation_row_is_a_value_s_two_seeds_and_their_means(
     monkeypatch):
   """docs/paraphrase-embeddings.md's ablation table: one row a value, its
   seeds' best STSb dev and their mean (the best mean bold), the config's
-  value marked; a value with a seed unfinished has no means."""
+  value marked; a value with a seed unfinished has no means. Prose quotes
+  a value's mean by its label."""
   tables = _module(LAB / "tools" / "run_tables.py")
 
   def point(margin, seed, dev, status="finished"):
@@ -318,6 +319,8 @@ def test_an_ablation_row_is_a_value_s_two_seeds_and_their_means(
   assert rows[1][1:4] == ["0.8 (configs/gran.py)", "73.00 / 75.00",
                           "**74.00**"]
   assert rows[2][2:] == ["90.00 / not finished", "", "", ""]
+  figures = tables._ablation_figures(spec)  # pylint: disable=protected-access
+  assert figures["dev_mean.0.8"]({"points": points}) == "74.00"
   with pytest.raises(ValueError):
     tables._ablation_rows({**spec, "values": ["0.4"]})  # pylint: disable=protected-access
 

@@ -500,6 +500,17 @@ def _ablation_rows(spec: dict) -> list[list[str]]:
   return rows
 
 
+def _ablation_figures(spec: dict) -> dict[str, Callable[[dict], str]]:
+  """A kept setting sweep's two-seed mean best STSb dev of each value
+  ("dev_mean.0.3", Pearson x 100), by the value's label."""
+  def dev_mean(r: dict, label: str) -> str:
+    by = dict(zip(spec["values"], _by_value(r["points"]).values(),
+                  strict=True))
+    return f"{100 * _mean(by[label], _DEV):.2f}"
+  return {f"dev_mean.{v}": (lambda r, v=v: dev_mean(r, v))
+          for v in spec["values"]}
+
+
 def gran_ablations() -> list[str]:
   d = _table("gran_ablations")
   return markdown_table.table(
@@ -813,6 +824,8 @@ _QUOTED_RUNS = (
     *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")),
     *((f"config_runs/mlp-fr-{n}", _bilingual_eval_figures())
       for n in ("worst", "shuffled")),
+    *((spec["run"], _ablation_figures(spec))
+      for spec in _table("gran_ablations")["rows"]),
     *((f"filter_tables/{n}-avg-random", _sweep_figures())
       for n in ("de-multi30k", "de-wmt", "fr-multi30k", "fr-news",
                 "cs-multi30k", "cs-news", "wikiauto")),
