@@ -2,8 +2,8 @@
 (`lab/tools/run_results.py`: lab/results/runs/<table>/<name>.json).
 
 A table's definition, lab/tables/<table>.json, lists its rows; each row
-is computed from a run's kept output (`"from"`: a key of ROWS), none is
-typed. Definitions are written by hand, so they sit apart from
+is computed from a run's kept output (`"from"`: a key of ROWS; a row of
+gran_ablations.json names a kept sweep), none is typed. Definitions are written by hand, so they sit apart from
 lab/results/, whose files only scripts write.
 """
 from __future__ import annotations
