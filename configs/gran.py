@@ -54,10 +54,6 @@ def get_config():
   # {gran_ablations/scramble.dev_mean.0.0=71.15} unscrambled; 0.5 ties it
   # ({gran_ablations/scramble.dev_mean.0.5=72.67}, less apart than either
   # value's two seeds; lab/results/runs/gran_ablations/).
-  # The STSb dev figures of the batch setting are transcribed
-  # from ablations on 2 CPU cores whose outputs were not kept (no result
-  # file, no seed spread beyond the two seeds named): read them as why
-  # each value was chosen, not as results.
   c.loss.scramble = 0.3
   # The paper's 0.4 (configs/paraphrase.py) trails from the PPDB vectors:
   # best STSb dev, two-seed mean, {gran_ablations/margin.dev_mean.0.4=71.55}
@@ -76,14 +72,12 @@ def get_config():
   c.data.mixture = (("paraphrase_en_human", 0.95),
                     ("paraphrase_en_ppdb_lexical", 0.05))
   # Batches of 50 pairs, not the paper's 100 (megabatch 40 batches, so the
-  # negatives come from 2,000 pairs): best STSb dev 74.27 / 73.03 (seeds 0
-  # / 1) against 71.70 / 72.32 with 100 at 960 updates, both seeds at their
-  # best at 1,280 updates of 50 (64,000 pairs, two thirds of what 960 of
-  # 100 saw) and lower at 1,600 and 1,920 (batch 25 and megabatches of
-  # 20 or 80 trail on seed 0, and so does Adam at 5e-4 or 2e-3 instead
-  # of 1e-3). A step of 50
-  # costs about two thirds of one of 100 (GRAN's recurrence runs as many
-  # steps either way), so 1,280 of them take about the time of 960 of 100.
+  # negatives come from 2,000 pairs), for 1,280 updates (64,000 pairs):
+  # best STSb dev, two-seed mean, {gran_ablations/batch.dev_mean.50x1280=72.35}
+  # against {gran_ablations/batch.dev_mean.100x640=72.11} with 640 updates of 100
+  # (a tie, less apart than either value's two seeds; 960 updates of 100
+  # pick the same checkpoints) and {gran_ablations/batch.dev_mean.25x2560=71.23}
+  # with 2,560 updates of 25.
   c.batch_size = 50
   c.train_steps = 1280
   c.eval_every = 320
