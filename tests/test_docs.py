@@ -132,10 +132,14 @@ def test_a_typed_figure_is_found_and_a_rendered_or_quoted_one_is_not():
   text = ("took 12 min 50 s at 6.9 % and 1.64x faiss's speed, on 2 x 4\n"
           "devices; `3 s` in code, <!-- value: b.json:c:.1f -->4.5"
           "<!-- /value --> s rendered, 217k events/s\n```\n9 s\n```\n"
-          "and 30\ns over a line break")
+          "and 30\ns over a line break; BLEU 6.21, STSb dev-tuning 27.95,\n"
+          "Pearson 0.3280 and P@1 38.9 typed, the test 1-4-grams and F1 "
+          "<!-- value: t.f1 -->53.61<!-- /value --> not")
   assert typed.figures(text) == [(1, "12 min"), (1, "50 s"), (1, "6.9 %"),
                                  (1, "1.64x"), (2, "217k events/s"),
-                                 (6, "30 s")]
+                                 (6, "30 s"), (7, "BLEU 6.21"),
+                                 (7, "dev-tuning 27.95"),
+                                 (8, "Pearson 0.3280"), (8, "P@1 38.9")]
 
 
 def test_every_typed_figure_is_listed_with_why_it_is_typed():

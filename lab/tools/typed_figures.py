@@ -3,7 +3,9 @@ headers type instead of rendering from a result file.
 
 A figure is a number with a unit of measure: a time ("12 min 50 s"), a
 share ("6.9 %"), a speed ratio ("1.64x"), a size ("2.1 GB"), a rate
-("217k events/s") or "BLEU" / "F1" / "points". Rendered figures (value
+("217k events/s") or "BLEU" / "F1" / "points"; or a score named before
+its decimal number ("BLEU 6.21", "F1 0.14", "STSb test 64.96", "Pearson
+0.3280", "P@1 38.9"). Rendered figures (value
 and table markers), code blocks and `code` spans are skipped. Every
 figure left must be listed, per page, in lab/tables/typed_figures.json
 with why it is typed: a setting rather than a measurement, or a
@@ -36,6 +38,10 @@ _UNIT = (r"%|min(?:utes?)?|ms|s|seconds?|h|hours?|MiB|GiB|TiB|MB|GB|TB"
 FIGURE = re.compile(
     r"(?<![\w.^/=])(?<![A-Za-z_-]-)\d[\d,]*(?:\.\d+)?(?:k|M)?"
     r"(?:x(?![\w^])|\s?(?:" + _UNIT + r")(?![\w^]))")
+# A score's name, then its decimal number ("STSb dev-tuning 27.95").
+SCORE = re.compile(
+    r"(?<![\w@-])(?:BLEU|F1|P@\d+|Pearson|Spearman|dev(?:-tuning)?|test)"
+    r"\s(?:of\s)?\d+\.\d+(?![\w.])")
 _RENDERED = (render_tables.MARKER, render_tables.VALUE,
              render_tables.CONFIG_VALUE)
 _CODE = re.compile(r"^```.*?^```|`[^`\n]*`", re.S | re.M)
@@ -55,8 +61,10 @@ def figures(text: str) -> list[tuple[int, str]]:
   """(line, figure) of every typed figure in a page's `text`."""
   for pattern in (*_RENDERED, _CODE):
     text = pattern.sub(_blank, text)
+  hits = sorted((*FIGURE.finditer(text), *SCORE.finditer(text)),
+                key=lambda m: m.start())
   return [(text.count("\n", 0, m.start()) + 1, " ".join(m.group(0).split()))
-          for m in FIGURE.finditer(text)]
+          for m in hits]
 
 
 def listed() -> dict[str, dict[str, str]]:
