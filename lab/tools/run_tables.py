@@ -796,7 +796,7 @@ def _bilingual_eval_figures() -> dict[str, Callable[[dict], str]]:
 _QUOTED_RUNS = (
     (PIPELINE, _tiny_figures()),
     *((f"sts_encoders/{n}", _sts_figures())
-      for n in ("avg", "lstmavg", "gran-seed0", "gran-seed1")),
+      for n in ("avg", "lstmavg", "ppdb-words", "gran-seed0", "gran-seed1")),
     *((f"paper_presets/{n}", _sts_figures())
       for n in ("avg-default", "avg-wieting2017")),
     *((f"paper_presets/{n}", _bilingual_figures())
