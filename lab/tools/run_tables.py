@@ -795,6 +795,7 @@ def _bilingual_eval_figures() -> dict[str, Callable[[dict], str]]:
 # The runs whose figures prose quotes, by what their output holds.
 _QUOTED_RUNS = (
     (PIPELINE, _tiny_figures()),
+    (f"{PIPELINE}-bridge", _tiny_figures()),
     *((f"sts_encoders/{n}", _sts_figures())
       for n in ("avg", "lstmavg", "ppdb-words", "gran-seed0", "gran-seed1")),
     *((f"paper_presets/{n}", _sts_figures())
