@@ -3,6 +3,7 @@ reruns one of them from the repository root.
 
     python lab/run.py --list                      # NAME, writer, command
     python lab/run.py NAME [--print]              # rerun (or show) NAME's command
+    python lab/run.py runs/TABLE/RUN.json [--keep]  # rerun a collected run
 
 The command is the one lab/results/manifest.json records for NAME, as a
 checkout of today lays it out (benchmarks under lab/), writing NAME again
@@ -12,8 +13,11 @@ writes them) is read from the environment variable of that name, and
 `$PEERS` from the environment as the shell would. A trailing
 parenthesised note ("(the PPDB words of gran-seed0)") is printed, not run.
 A collected run (results/runs/) was made by paraflax commands and kept by
-tools/collect_result.py: its commands are printed, with the line that
-collects their output again.
+tools/collect_result.py: tools/rerun.py runs its commands in a fresh clone
+with cold caches and compares their output with the kept file value by
+value (exit 1 when one differs); --keep keeps the new output in its place,
+with the measured time, load, commit and machine. --print shows its
+commands and the line that collects their output by hand.
 """
 from __future__ import annotations
 
@@ -116,6 +120,11 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--list", action="store_true")
   parser.add_argument("--print", action="store_true",
                       help="show the command, run nothing")
+  parser.add_argument("--keep", action="store_true",
+                      help="a collected run: keep the rerun's output in "
+                      "place of the kept file")
+  parser.add_argument("--keep-scratch", action="store_true",
+                      help="a collected run: leave the clone it ran in")
   args = parser.parse_args(argv)
   entries = manifest.load()
   if args.list or not args.name:
@@ -134,11 +143,16 @@ def main(argv: list[str] | None = None) -> int:
   note = note_of(entries[args.name]["command"])[1]
   if note:
     print(f"note: {note}", file=sys.stderr)
-  if args.name.startswith("runs/") or args.print:
+  collected = args.name.startswith("runs/")
+  if args.print:
     print(shell_line(command))
-    if args.name.startswith("runs/"):
+    if collected:
       print("then: " + collect_line(args.name))
     return 0
+  if collected:
+    import rerun  # pylint: disable=g-import-not-at-top
+    return rerun.rerun(args.name, shell_line(command), keep=args.keep,
+                       keep_scratch=args.keep_scratch)
   return subprocess.run(_interpreter(_resolved(command)), cwd=ROOT,
                         check=False).returncode
 

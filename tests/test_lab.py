@@ -2,6 +2,7 @@
 entered in lab/results/manifest.json, in every folder; a benchmark's
 writer records how to rerun it; lab/run.py reruns a file by its name."""
 import concurrent.futures
+import hashlib
 import importlib.util
 import json
 import os
@@ -143,6 +144,80 @@ def test_every_kept_result_s_command_reruns_by_name(manifest):
   for name, entry in entries.items():
     if entry["command"]:
       assert run.command_of(name, entries), name
+
+
+def test_every_collected_run_names_where_its_command_writes(manifest):
+  """A rerun finds the output of every kept run's command, as the kind of
+  command names it (a sweep's results.json, eval-ppdb's OUTPUT.json)."""
+  run = _module(LAB / "run.py")
+  rerun = _module(LAB / "tools" / "rerun.py")
+  entries = manifest.load()
+  for about_path in sorted((LAB / "results" / "runs").glob("*/*.about.json")):
+    name = f"runs/{about_path.parent.name}/" + about_path.name.replace(
+        ".about.json", ".json")
+    about = json.loads(about_path.read_text())
+    output = rerun.output_of(about, run.shell_line(run.command_of(
+        name, entries)))
+    kind = rerun.run_results.KINDS[about["kind"]]
+    assert output.endswith(".json") and not os.path.isabs(output), name
+    assert os.path.basename(output) == (kind.file or os.path.basename(
+        output)), name
+
+
+def test_a_rerun_compares_every_value_with_the_kept_file():
+  rerun = _module(LAB / "tools" / "rerun.py")
+  kept = {"sts": {"STSb.test": {"pearson": 0.5}, "n": [1, 2]}, "steps": 9}
+  assert rerun.differences(kept, json.loads(json.dumps(kept))) == []
+  now = {"sts": {"STSb.test": {"pearson": 0.51}, "n": [1]}, "extra": True,
+         "steps": 9}
+  assert rerun.differences(kept, now) == [
+      ("extra", "(absent)", True), ("sts/STSb.test/pearson", 0.5, 0.51),
+      ("sts/n/1", 2, "(absent)")]
+
+
+def _kept_sts_run(runs: pathlib.Path, pearson: float) -> None:
+  """A kept eval-sts run t/n whose command writes a Pearson of 0.5."""
+  data = {"datasets": {}, "groups": {}, "checkpoint_step": 2,
+          "semeval_2012_2015": {"mean_pearson": pearson}}
+  (runs / "t").mkdir(parents=True, exist_ok=True)
+  (runs / "t" / "n.json").write_text(json.dumps(data))
+  written = json.dumps({**data, "semeval_2012_2015": {"mean_pearson": 0.5}})
+  (runs / "t" / "n.about.json").write_text(json.dumps({
+      "kind": "eval-sts", "config": "c", "hardware": "h", "time": "t",
+      "command": f"mkdir -p runs/x && echo '{written}' > runs/x/sts.json",
+      "output": "runs/x/sts.json",
+      "sha256": hashlib.sha256((runs / "t" / "n.json").read_bytes())
+                .hexdigest()}))
+
+
+def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
+    tmp_path, monkeypatch, capsys):
+  rerun = _module(LAB / "tools" / "rerun.py")
+  runs = tmp_path / "runs"
+  monkeypatch.setattr(rerun.run_results, "RUNS", str(runs))
+  monkeypatch.setattr(rerun.children, "commit", lambda: "c" * 40)
+  _kept_sts_run(runs, 0.5)
+  about = json.loads((runs / "t" / "n.about.json").read_text())
+  assert rerun.rerun("runs/t/n.json", about["command"]) == 0
+  assert "4 of 4 kept values equal" in capsys.readouterr().out
+  assert not (ROOT / "runs" / "x" / "sts.json").exists()  # in the clone
+  _kept_sts_run(runs, 0.4)
+  assert rerun.rerun("runs/t/n.json", about["command"], keep=True) == 1
+  out = capsys.readouterr().out
+  assert "3 of 4 kept values equal" in out and (
+      "semeval_2012_2015/mean_pearson: kept 0.4, now 0.5") in out
+  about = json.loads((runs / "t" / "n.about.json").read_text())
+  assert json.loads((runs / "t" / "n.json").read_text())[
+      "semeval_2012_2015"]["mean_pearson"] == 0.5
+  assert about["commit"] == "c" * 40 and about["hardware"] == rerun.machine()
+  assert about["load"]["load_max"] >= 0 and "fresh clone" in about["time"]
+
+
+def test_a_rerun_of_an_uncommitted_checkout_is_refused(monkeypatch, capsys):
+  rerun = _module(LAB / "tools" / "rerun.py")
+  monkeypatch.setattr(rerun.children, "commit", lambda: "c" * 40 + "+changes")
+  assert rerun.rerun("runs/pipeline_tiny/tiny.json", "false") == 2
+  assert "commit the checkout first" in capsys.readouterr().err
 
 
 def test_a_collected_run_prints_the_line_that_keeps_it_again():

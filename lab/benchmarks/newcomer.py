@@ -68,14 +68,16 @@ def run_steps(command: str, cwd: str, env: dict[str, str]) -> list[dict]:
   return rows
 
 
-def _clone(scratch: str) -> str:
-  clone = os.path.join(scratch, "paraflax")
-  subprocess.run(["git", "clone", "-q", _ROOT, clone], check=True)
+def clone(scratch: str) -> str:
+  """A clone of this checkout in `scratch`, a link to the data folder in
+  `scratch/shared/data` beside it."""
+  path = os.path.join(scratch, "paraflax")
+  subprocess.run(["git", "clone", "-q", _ROOT, path], check=True)
   data = os.environ.get("PARAFLAX_DATA_DIR") or os.path.join(
       os.path.dirname(_ROOT), "shared", "data")
   os.makedirs(os.path.join(scratch, "shared"))
   os.symlink(os.path.abspath(data), os.path.join(scratch, "shared", "data"))
-  return clone
+  return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
   head = children.run_facts(__file__, [args.job])
   scratch = tempfile.mkdtemp(prefix="newcomer.")
   try:
-    clone = _clone(scratch)
+    clone_dir = clone(scratch)
     env = {k: v for k, v in children.USER_ENV.items()
            if not k.startswith(("VIRTUAL_ENV", "PYTHON", "PARAFLAX_"))}
     env.update(PIP_CACHE_DIR=os.path.join(scratch, "pip-cache"),
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                PATH=os.pathsep.join(
                    p for p in env.get("PATH", "").split(os.pathsep)
                    if not p.endswith(os.path.join(".venv", "bin"))))
-    steps = run_steps(command, clone, env)
+    steps = run_steps(command, clone_dir, env)
   finally:
     if not args.keep:
       shutil.rmtree(scratch, ignore_errors=True)

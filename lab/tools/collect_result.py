@@ -7,7 +7,8 @@
 
 copies FILE unchanged to lab/results/runs/TABLE/NAME.json and writes
 NAME.about.json beside it (its kind, the command, config, hardware, time,
-the file's sha256 and, for a FILE in the checkout, its path there). It
+the commit that ran it, the file's sha256 and, for a FILE in the checkout,
+its path there). It
 refuses a file that is not one of the outputs `lab/tools/run_results.py`
 knows (report.json of `paraflax pipeline`, sts.json of `eval-sts`,
 evals.json of `eval`, results.json of `sweep` or `eval-domain`,
@@ -22,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -43,6 +45,14 @@ def _local_paths(path: str) -> list[str]:
     return [v] if isinstance(v, str) else []
   with open(path, encoding="utf-8") as f:
     return [s for s in strings(json.load(f)) if _LOCAL.search(s)]
+
+
+def commit_of(path: str) -> str:
+  """HEAD of the git checkout holding `path`, "" outside one."""
+  proc = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(path)),
+                         "rev-parse", "HEAD"], capture_output=True, text=True,
+                        check=False)
+  return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
 def collect(args: argparse.Namespace) -> str:
@@ -69,6 +79,11 @@ def collect(args: argparse.Namespace) -> str:
   about = {"kind": kind, "command": args.command, "config": args.config,
            "hardware": args.hardware, "time": args.time,
            "sha256": run_results.sha256(target)}
+  commit = getattr(args, "commit", None) or commit_of(args.file)
+  if commit:
+    about["commit"] = commit
+  if getattr(args, "load", None):  # measured by lab/tools/rerun.py
+    about["load"] = args.load
   output = os.path.relpath(os.path.abspath(args.file), run_results.ROOT)
   if not output.startswith(".."):  # where a rerun of the command writes it
     about["output"] = output
@@ -95,6 +110,8 @@ def main(argv=None) -> int:
                       help='where it ran, e.g. "AMD EPYC, 2 cores"')
   parser.add_argument("--time", default="",
                       help="the wall time the commands took there")
+  parser.add_argument("--commit", help="the commit that ran the command "
+                      "(default: HEAD of the checkout holding the file)")
   parser.add_argument("--overwrite", action="store_true",
                       help="replace a run of the same name")
   args = parser.parse_args(argv)

@@ -27,12 +27,14 @@ class Kind:
   command: str        # the command that writes the file
   file: str           # the file's name in its output folder ("": --output)
   keys: frozenset     # top-level keys the command always writes
+  suffix: str = ""    # what the command appends to its --output's name
+  folder: str = ""    # the subfolder of its --workdir the file lies in
 
 
 KINDS: dict[str, Kind] = {
     "pipeline-report": Kind("paraflax pipeline", "report.json", frozenset(
         {"preset", "nmt", "words", "gran", "bilingual", "backtranslate",
-         "score", "sts", "mining"})),
+         "score", "sts", "mining"}), folder="report"),
     "eval-sts": Kind("paraflax eval-sts", "sts.json", frozenset(
         {"datasets", "groups", "semeval_2012_2015", "checkpoint_step"})),
     "eval": Kind("paraflax eval", "evals.json",
@@ -49,11 +51,11 @@ KINDS: dict[str, Kind] = {
     "eval-filtering": Kind("paraflax eval-filtering", "eval_filtering.json",
                            frozenset({"config", "overrides", "seed", "rows"})),
     "eval-ppdb": Kind("paraflax eval-ppdb", "", frozenset(
-        {"table", "table_e1", "words", "precision"})),
+        {"table", "table_e1", "words", "precision"}), ".json"),
     "pivot": Kind("paraflax pivot", "", frozenset(
-        {"languages", "lines", "e1", "english_phrases"})),
+        {"languages", "lines", "e1", "english_phrases"}), ".summary.json"),
     "monods": Kind("paraflax monods", "", frozenset(
-        {"events", "events_per_s", "phrases", "rerank_s"})),
+        {"events", "events_per_s", "phrases", "rerank_s"}), ".summary.json"),
     "pair-stats": Kind("paraflax pair-stats", "", frozenset(
         {"records", "pairs", "translation_words", "identical", "scores"})),
     "eval-bilingual": Kind(

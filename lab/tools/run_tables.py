@@ -547,7 +547,12 @@ def _tiny_figures() -> dict[str, Callable[[dict], str]]:
       "sts12_15": lambda r: _x100(r["sts"]["semeval_2012_2015"]["mean_pearson"]),
       "stsb_test": lambda r: _x100(r["sts"]["datasets"]["STSb.test"]["pearson"]),
       "kept_pairs": lambda r: f"{r['score']['pairs']:,}",
+      # The best STSb dev-tuning of the words and of the GRAN started
+      # from them.
+      "words_dev": lambda r: _x100(r["words"]["best"]),
+      "gran_dev": lambda r: _x100(r["gran"]["best"]),
       "nmt_steps": lambda r: f"{r['nmt']['steps']:,}",
+      "nmt_bleu": lambda r: f"{r['nmt']['best']:.2f}",
       "bilingual_steps": lambda r: f"{r['bilingual']['steps']:,}",
       "gold": lambda r: f"{test(r)['gold']:,}",
       "distractors": lambda r: f"{test(r)['src'] - test(r)['gold']:,}",
@@ -796,6 +801,7 @@ def _bilingual_eval_figures() -> dict[str, Callable[[dict], str]]:
 _QUOTED_RUNS = (
     (PIPELINE, _tiny_figures()),
     (f"{PIPELINE}-bridge", _tiny_figures()),
+    (f"{PIPELINE}-nmt600", _tiny_figures()),
     *((f"sts_encoders/{n}", _sts_figures())
       for n in ("avg", "lstmavg", "ppdb-words", "gran-seed0", "gran-seed1")),
     *((f"paper_presets/{n}", _sts_figures())

@@ -1,0 +1,188 @@
+"""Reruns a collected run (lab/results/runs/TABLE/NAME.json) as a newcomer
+would, and compares what it writes with the kept file, value by value.
+
+    python lab/run.py runs/sts_encoders/avg.json [--keep]
+
+The recorded commands run in a fresh clone of this checkout's commit, in
+a scratch folder beside a link to the data folder, as
+lab/benchmarks/newcomer.py lays it out: this venv's interpreter runs the
+clone's code (PYTHONPATH), and paraflax's compilation cache starts empty.
+The wall and CPU seconds, the 1-minute load (sampled every 10 s), the
+commit and the machine are measured. --keep collects the output in place
+of the kept file (lab/tools/collect_result.py) with them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+_TOOLS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(_TOOLS), "benchmarks"))
+import children  # pylint: disable=wrong-import-position
+import collect_result  # pylint: disable=wrong-import-position
+import newcomer  # pylint: disable=wrong-import-position
+import quoted  # pylint: disable=wrong-import-position
+import run_results  # pylint: disable=wrong-import-position
+
+_LOAD_EVERY_S = 10
+# The CPU families sidecars name ("AMD EPYC, 2 cores"), from /proc/cpuinfo's
+# model name; any other model is named in full.
+_FAMILIES = (("AMD EPYC", "AMD EPYC"), ("Xeon", "Intel Xeon"))
+
+
+def output_of(about: dict[str, Any], command: str) -> str:
+  """Where `command` (the sidecar's, without its note) writes the kept
+  file, relative to the repository root: the sidecar's `output`, else the
+  folder or file its last command of the file's kind names by --output
+  or --json (else --workdir)."""
+  if about.get("output"):
+    return about["output"]
+  kind = run_results.KINDS[about["kind"]]
+  words = kind.command.split()[:2]  # "paraflax eval", of "... --decode" too
+  for step in reversed(command.split("&&")):
+    argv = shlex.split(step)
+    if argv[:2] != words:
+      continue
+    for flag in ("--output", "--json", "--workdir"):
+      if flag in argv[:-1]:
+        path = argv[argv.index(flag) + 1] + kind.suffix
+        return path if path.endswith(".json") else os.path.join(
+            path, kind.folder, kind.file)
+  raise ValueError(f"no `{kind.command}` of {command!r} names its output "
+                   "(--output, --json or --workdir)")
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+  """Every leaf of JSON `data` under its path ("gran/sts/STSb.test"); an
+  empty list or dict is a leaf."""
+  if isinstance(data, dict) and data:
+    items = data.items()
+  elif isinstance(data, list) and data:
+    items = enumerate(data)
+  else:
+    return {prefix: data}
+  out: dict[str, Any] = {}
+  for key, value in items:
+    out.update(flatten(value, f"{prefix}/{key}" if prefix else str(key)))
+  return out
+
+
+def differences(kept: Any, new: Any) -> list[tuple[str, Any, Any]]:
+  """The leaves that differ, as (path, kept, new); a leaf that one side
+  lacks reads "(absent)" there."""
+  a, b = flatten(kept), flatten(new)
+  absent = "(absent)"
+  return [(k, a.get(k, absent), b.get(k, absent)) for k in sorted({*a, *b})
+          if a.get(k, absent) != b.get(k, absent)]
+
+
+def machine() -> str:
+  """This machine as sidecars name it: "AMD EPYC, 2 cores"."""
+  model = children._cpu_model()  # pylint: disable=protected-access
+  name = next((n for part, n in _FAMILIES if part in model), model)
+  return f"{name}, {len(os.sched_getaffinity(0))} cores"
+
+
+def run_timed(command: str, cwd: str, env: dict[str, str]) -> dict[str, Any]:
+  """`command` in bash from `cwd`: its exit code, wall and CPU seconds and
+  the 1-minute load at start and, sampled, during it."""
+  before = resource.getrusage(resource.RUSAGE_CHILDREN)
+  start, loads = time.time(), [os.getloadavg()[0]]
+  with subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env) as proc:
+    while proc.poll() is None:
+      try:
+        proc.wait(timeout=_LOAD_EVERY_S)
+      except subprocess.TimeoutExpired:
+        loads.append(os.getloadavg()[0])
+  after = resource.getrusage(resource.RUSAGE_CHILDREN)
+  return {"exit": proc.returncode, "wall_s": round(time.time() - start, 1),
+          "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime
+                         - before.ru_stime, 1),
+          "load_at_start": round(loads[0], 2),
+          "load_max": round(max(loads), 2),
+          "load_mean": round(sum(loads) / len(loads), 2)}
+
+
+def _env(scratch: str, clone: str) -> dict[str, str]:
+  """This venv's tools on the clone's code, caches empty, the data beside."""
+  env = {k: v for k, v in children.USER_ENV.items()
+         if not k.startswith(("PYTHON", "PARAFLAX_"))}
+  env.update(PYTHONPATH=clone, XDG_CACHE_HOME=os.path.join(scratch, "cache"),
+             PARAFLAX_DATA_DIR=os.path.join(scratch, "shared", "data"),
+             PATH=os.pathsep.join([os.path.dirname(sys.executable),
+                                   env.get("PATH", "")]))
+  return env
+
+
+def rerun(name: str, command: str, keep: bool = False,
+          keep_scratch: bool = False) -> int:
+  """Reruns collected run `name` ("runs/TABLE/RUN.json") by `command`, its
+  sidecar's without the note; 0 when it writes the kept file's values
+  exactly, 1 when it differs or fails, 2 when it cannot start."""
+  _, table, run = name.split("/")
+  kept = run_results.load(f"{table}/{run.removesuffix('.json')}")
+  commit = children.commit()
+  if commit.endswith("+changes"):
+    print("rerun: commit the checkout first; the clone holds the commit, "
+          "not the working tree", file=sys.stderr)
+    return 2
+  output = output_of(kept.about, command)
+  scratch = tempfile.mkdtemp(prefix="rerun.")
+  try:
+    clone = newcomer.clone(scratch)
+    print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)
+    timing = run_timed(command, clone, _env(scratch, clone))
+    if timing["exit"]:
+      print(f"rerun: the command failed (exit {timing['exit']})",
+            file=sys.stderr)
+      return 1
+    with open(os.path.join(clone, output), encoding="utf-8") as f:
+      diff = differences(kept.data, json.load(f))
+    report(name, kept.data, diff, timing)
+    if keep:
+      _collect(os.path.join(clone, output), table, run, kept.about, timing,
+               commit)
+  finally:
+    if keep_scratch:
+      print(f"rerun: the clone stays in {scratch}", file=sys.stderr)
+    else:
+      shutil.rmtree(scratch, ignore_errors=True)
+  return 1 if diff else 0
+
+
+def report(name: str, kept: Any, diff: list[tuple[str, Any, Any]],
+           timing: dict[str, Any], shown: int = 20) -> None:
+  """The comparison and the measured span, on stdout."""
+  values = len(flatten(kept))
+  print(f"{name}: {values - len(diff)} of {values} kept values equal; "
+        f"{quoted.duration(timing['wall_s'])} "
+        f"({quoted.duration(timing['cpu_s'])} of CPU) on {machine()}, "
+        f"1-minute load {timing['load_mean']} (max {timing['load_max']})")
+  for path, a, b in diff[:shown]:
+    print(f"  {path}: kept {a!r}, now {b!r}")
+  if len(diff) > shown:
+    print(f"  ... and {len(diff) - shown} more")
+
+
+def _collect(path: str, table: str, run: str, about: dict[str, Any],
+             timing: dict[str, Any], commit: str) -> None:
+  when = (f"{quoted.duration(timing['wall_s'])} "
+          f"({quoted.duration(timing['cpu_s'])} of CPU), fresh clone, "
+          "cold caches")
+  collect_result.collect(argparse.Namespace(
+      file=path, table=table, name=run.removesuffix(".json"),
+      command=about["command"], config=about["config"], hardware=machine(),
+      time=when, overwrite=True, commit=commit,
+      load={k: timing[k] for k in ("load_at_start", "load_mean",
+                                   "load_max")}))
+  print(f"kept lab/results/{'/'.join(('runs', table, run))}; now run "
+        "python lab/tools/render_tables.py")
