@@ -8,6 +8,7 @@ import os
 import pathlib
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -191,6 +192,31 @@ def test_collect_result_keeps_only_a_commands_output(tmp_path, monkeypatch,
   assert (kept / "n.json").read_bytes() == sts.read_bytes()
   about = json.loads((kept / "n.about.json").read_text())
   assert about["kind"] == "eval-sts" and about["output"] == "gran/sts.json"
+
+
+def test_collect_result_records_the_commit_and_path_of_a_clone_s_output(
+    tmp_path, monkeypatch):
+  """A run made in a fresh clone keeps the clone's HEAD and the output's
+  path inside it, where a rerun of the command writes it."""
+  collect = _tool("collect_result")
+  monkeypatch.setattr(collect.run_results, "RUNS", str(tmp_path / "runs"))
+  clone = tmp_path / "clone"
+  git = lambda *a: subprocess.run(  # noqa: E731
+      ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t",
+       *a], check=True, capture_output=True, text=True).stdout.strip()
+  clone.mkdir()
+  git("init", "-q")
+  git("commit", "-q", "--allow-empty", "-m", "m")
+  sts = clone / "runs" / "g" / "sts.json"
+  sts.parent.mkdir(parents=True)
+  sts.write_text(json.dumps({"datasets": {}, "groups": {}, "checkpoint_step":
+                             1, "semeval_2012_2015": {}}))
+  assert collect.main([str(sts), "--table", "t", "--name", "n", "--hardware",
+                       "2 cores", "--command", "paraflax eval-sts --workdir "
+                       "runs/g"]) == 0
+  about = json.loads((tmp_path / "runs" / "t" / "n.about.json").read_text())
+  assert about["commit"] == git("rev-parse", "HEAD")
+  assert about["output"] == "runs/g/sts.json"
 
 
 def test_every_marked_table_has_a_renderer():

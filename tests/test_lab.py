@@ -206,6 +206,7 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
   out = capsys.readouterr().out
   assert "3 of 4 kept values equal" in out and (
       "semeval_2012_2015/mean_pearson: kept 0.4, now 0.5") in out
+  assert "largest numeric difference: 0.1 (semeval_2012_2015" in out
   about = json.loads((runs / "t" / "n.about.json").read_text())
   assert json.loads((runs / "t" / "n.json").read_text())[
       "semeval_2012_2015"]["mean_pearson"] == 0.5

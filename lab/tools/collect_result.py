@@ -7,8 +7,8 @@
 
 copies FILE unchanged to lab/results/runs/TABLE/NAME.json and writes
 NAME.about.json beside it (its kind, the command, config, hardware, time,
-the commit that ran it, the file's sha256 and, for a FILE in the checkout,
-its path there). It
+the commit that ran it, the file's sha256 and, for a FILE in this checkout
+or in a clone of it, its path there). It
 refuses a file that is not one of the outputs `lab/tools/run_results.py`
 knows (report.json of `paraflax pipeline`, sts.json of `eval-sts`,
 evals.json of `eval`, results.json of `sweep` or `eval-domain`,
@@ -47,12 +47,15 @@ def _local_paths(path: str) -> list[str]:
     return [s for s in strings(json.load(f)) if _LOCAL.search(s)]
 
 
-def commit_of(path: str) -> str:
-  """HEAD of the git checkout holding `path`, "" outside one."""
+def checkout_of(path: str) -> tuple[str, str]:
+  """The root and HEAD of the git checkout holding `path` (this one or a
+  fresh clone), ("", "") outside one."""
   proc = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(path)),
-                         "rev-parse", "HEAD"], capture_output=True, text=True,
-                        check=False)
-  return proc.stdout.strip() if proc.returncode == 0 else ""
+                         "rev-parse", "--show-toplevel", "HEAD"],
+                        capture_output=True, text=True, check=False)
+  lines = proc.stdout.split()
+  return (lines[0], lines[1]) if proc.returncode == 0 and len(lines) == 2 \
+      else ("", "")
 
 
 def collect(args: argparse.Namespace) -> str:
@@ -79,12 +82,14 @@ def collect(args: argparse.Namespace) -> str:
   about = {"kind": kind, "command": args.command, "config": args.config,
            "hardware": args.hardware, "time": args.time,
            "sha256": run_results.sha256(target)}
-  commit = getattr(args, "commit", None) or commit_of(args.file)
+  checkout, head = checkout_of(args.file)
+  commit = getattr(args, "commit", None) or head
   if commit:
     about["commit"] = commit
   if getattr(args, "load", None):  # measured by lab/tools/rerun.py
     about["load"] = args.load
-  output = os.path.relpath(os.path.abspath(args.file), run_results.ROOT)
+  output = os.path.relpath(os.path.abspath(args.file),
+                           checkout or run_results.ROOT)
   if not output.startswith(".."):  # where a rerun of the command writes it
     about["output"] = output
   with open(os.path.join(folder, args.name + run_results.ABOUT), "w",
@@ -111,7 +116,8 @@ def main(argv=None) -> int:
   parser.add_argument("--time", default="",
                       help="the wall time the commands took there")
   parser.add_argument("--commit", help="the commit that ran the command "
-                      "(default: HEAD of the checkout holding the file)")
+                      "(default: HEAD of the checkout or clone holding the "
+                      "file)")
   parser.add_argument("--overwrite", action="store_true",
                       help="replace a run of the same name")
   args = parser.parse_args(argv)

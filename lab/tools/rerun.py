@@ -167,6 +167,11 @@ def report(name: str, kept: Any, diff: list[tuple[str, Any, Any]],
         f"{quoted.duration(timing['wall_s'])} "
         f"({quoted.duration(timing['cpu_s'])} of CPU) on {machine()}, "
         f"1-minute load {timing['load_mean']} (max {timing['load_max']})")
+  numeric = [(abs(a - b), path) for path, a, b in diff
+             if isinstance(a, (int, float)) and isinstance(b, (int, float))]
+  if numeric:
+    print(f"  largest numeric difference: {max(numeric)[0]:.3g} "
+          f"({max(numeric)[1]})")
   for path, a, b in diff[:shown]:
     print(f"  {path}: kept {a!r}, now {b!r}")
   if len(diff) > shown:
