@@ -15,11 +15,11 @@ Command:
 Time and result (Avg cut to 400 updates, `--config.train_steps=400
 --config.eval_every=200 --config.checkpoint.every=200`; the runs kept in
 lab/results/runs/paper_presets/, on
-{paper_presets/avg-wieting2017.hardware=AMD EPYC, 2 cores shared with other jobs}):
-  this preset: {paper_presets/avg-wieting2017.time=1 min 28 s} for both commands,
+{paper_presets/avg-wieting2017.hardware=AMD EPYC, 2 cores}):
+  this preset: {paper_presets/avg-wieting2017.time=21 s (27 s of CPU), fresh clone, cold caches} for both commands,
     STS12-15 mean {paper_presets/avg-wieting2017.sts12_15=52.99},
     STSb test {paper_presets/avg-wieting2017.stsb_test=57.91};
-  against {paper_presets/avg-default.time=1 min 50 s},
+  against {paper_presets/avg-default.time=24 s (32 s of CPU), fresh clone, cold caches},
     STS12-15 mean {paper_presets/avg-default.sts12_15=53.70},
     STSb test {paper_presets/avg-default.stsb_test=58.89} for
 configs/paraphrase.py:avg (the same encoder with in-megabatch negatives)
