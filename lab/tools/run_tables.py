@@ -806,6 +806,7 @@ _QUOTED_RUNS = (
       for n in ("avg", "lstmavg", "ppdb-words", "gran-seed0", "gran-seed1")),
     *((f"paper_presets/{n}", _sts_figures())
       for n in ("avg-default", "avg-wieting2017")),
+    *((f"seqio_cache/{n}", _sts_figures()) for n in ("file", "cache")),
     *((f"paper_presets/{n}", _bilingual_figures())
       for n in ("bilingual-default", "bilingual-kim2019")),
     *((f"headline/{n}", _bleu_figures()) for n in ("nmt-de", "nmt-de-epyc")),
