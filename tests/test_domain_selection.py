@@ -261,6 +261,9 @@ def test_eval_domain_writes_the_curve(corpora, selected, tmp_path):
   assert by["moore_lewis", 20] < by["random", 20]  # biomedical test text
   for name in ("results.json", "results.md", "perplexity.png"):
     assert (tmp_path / "eval" / name).stat().st_size > 0
+  written = json.loads((tmp_path / "eval" / "results.json").read_text())
+  assert (written["select_dir"], written["test"]) == (selected,
+                                                      corpora["test"])
   # The curve's LMs are eval_order-grams over the eval_min_count
   # vocabulary, whatever the selection's order and min_count.
   curve_lm = kenlm.Model(str(tmp_path / "eval" / "random_20.lm"))

@@ -175,13 +175,15 @@ def test_a_rerun_compares_every_value_with_the_kept_file():
       ("sts/n/1", 2, "(absent)")]
 
 
-def _kept_sts_run(runs: pathlib.Path, pearson: float) -> None:
-  """A kept eval-sts run t/n whose command writes a Pearson of 0.5."""
+def _kept_sts_run(runs: pathlib.Path, pearson: float, **more) -> None:
+  """A kept eval-sts run t/n whose command writes a Pearson of 0.5 (and
+  the fields `more`)."""
   data = {"datasets": {}, "groups": {}, "checkpoint_step": 2,
           "semeval_2012_2015": {"mean_pearson": pearson}}
   (runs / "t").mkdir(parents=True, exist_ok=True)
   (runs / "t" / "n.json").write_text(json.dumps(data))
-  written = json.dumps({**data, "semeval_2012_2015": {"mean_pearson": 0.5}})
+  written = json.dumps({**data, "semeval_2012_2015": {"mean_pearson": 0.5},
+                        **more})
   (runs / "t" / "n.about.json").write_text(json.dumps({
       "kind": "eval-sts", "config": "c", "hardware": "h", "time": "t",
       "command": f"mkdir -p runs/x && echo '{written}' > runs/x/sts.json",
@@ -212,6 +214,23 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
       "semeval_2012_2015"]["mean_pearson"] == 0.5
   assert about["commit"] == "c" * 40 and about["hardware"] == rerun.machine()
   assert about["load"]["load_max"] >= 0 and "fresh clone" in about["time"]
+
+
+def test_a_rerun_that_writes_a_local_path_is_compared_but_not_kept(
+    tmp_path, monkeypatch, capsys):
+  rerun = _module(LAB / "tools" / "rerun.py")
+  runs = tmp_path / "runs"
+  monkeypatch.setattr(rerun.run_results, "RUNS", str(runs))
+  monkeypatch.setattr(rerun.children, "commit", lambda: "c" * 40)
+  _kept_sts_run(runs, 0.5, folder="/home/me/x")
+  kept = (runs / "t" / "n.json").read_bytes()
+  about = json.loads((runs / "t" / "n.about.json").read_text())
+  assert rerun.rerun("runs/t/n.json", about["command"], keep=True) == 1
+  captured = capsys.readouterr()
+  assert "folder: kept '(absent)', now '/home/me/x'" in captured.out
+  assert "not kept" in captured.err and "names paths of this machine" in (
+      captured.err)
+  assert (runs / "t" / "n.json").read_bytes() == kept
 
 
 def test_a_rerun_of_an_uncommitted_checkout_is_refused(monkeypatch, capsys):

@@ -149,8 +149,12 @@ def rerun(name: str, command: str, keep: bool = False,
       diff = differences(kept.data, json.load(f))
     report(name, kept.data, diff, timing)
     if keep:
-      _collect(os.path.join(clone, output), table, run, kept.about, timing,
-               commit)
+      try:
+        _collect(os.path.join(clone, output), table, run, kept.about, timing,
+                 commit)
+      except ValueError as e:  # collect_result's refusal, e.g. a local path
+        print(f"rerun: not kept: {e}", file=sys.stderr)
+        return 1
   finally:
     if keep_scratch:
       print(f"rerun: the clone stays in {scratch}", file=sys.stderr)

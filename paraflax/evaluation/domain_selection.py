@@ -307,7 +307,9 @@ def evaluate(select_dir: str, test: str, output: str,
   table = _markdown(rows, summary, test, config)
   files.write_text_atomic(os.path.join(output, "results.md"), table)
   files.write_text_atomic(os.path.join(output, "results.json"), json.dumps(
-      {"select_dir": os.path.abspath(select_dir), "test": test,
+      # The folders as the command named them: a result file that names
+      # this machine's paths is not one another machine compares with.
+      {"select_dir": select_dir, "test": test,
        "test_sentences": len(sentences), "rows": rows}, indent=2) + "\n")
   print(table)
   return rows
