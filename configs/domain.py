@@ -10,16 +10,16 @@ Commands (the flags --bins, --order and --seed set these keys too):
       --output D/select
   paraflax eval-domain --select-dir D/select --test D/biomed.test.en \
       --output D/eval
-Time: the three commands {runs/headline/domain-selection.about.json:time:str=1 min 42 s}
-on {runs/headline/domain-selection.about.json:hardware:str=AMD EPYC, 2 cores shared with other jobs}
+Time: the three commands {runs/headline/domain-selection.about.json:time:str=14 s (14 s of CPU), fresh clone, cold caches}
+on {runs/headline/domain-selection.about.json:hardware:str=AMD EPYC, 2 cores}
 (95,442 general pairs); select-domain alone runs
 {domain_throughput.cpu-2core.json:sizes/1/measures/command/sentences_per_s:,.0f=11,944}
 pairs/s at 1M pairs on 2 busy AMD EPYC cores (lab/benchmarks/README.md).
 Result (biomedical test perplexity at 2,000 selected sentences): top
-diffCE {headline/domain-selection.moore_lewis_2000=728.2},
-random {headline/domain-selection.random_2000=1472.4}
-({headline/domain-selection.ratio_2000=0.495} of it),
-n-gram overlap {headline/domain-selection.ngram_overlap_2000=989.8}.
+diffCE {headline/domain-selection.moore_lewis_2000=730.4},
+random {headline/domain-selection.random_2000=1444.8}
+({headline/domain-selection.ratio_2000=0.505} of it),
+n-gram overlap {headline/domain-selection.ngram_overlap_2000=988.3}.
 The selection LMs' order 2 and min_count 2 were chosen on the dev text
 (D/biomed.dev.en as --test): order 2 gave 0.493 of random at 2,000, order
 3 0.502, order 4 0.506. The paper states no order; `--order 3` gives

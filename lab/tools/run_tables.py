@@ -614,11 +614,14 @@ def domain_selection() -> list[str]:
 
 
 def _domain_figures() -> dict[str, Callable[[dict], str]]:
-  """eval-domain's figures at 2,000 selected sentences."""
-  def at(r: dict, method: str, key: str = "perplexity") -> float:
-    return _perplexities(r)[method, 2000][key]
-  return {"ratio_2000": lambda r: (
-      f"{at(r, 'moore_lewis') / at(r, 'random'):.3f}"),
+  """eval-domain's figures at 2,000 selected sentences (and the ratio at
+  32,000)."""
+  def at(r: dict, method: str, key: str = "perplexity",
+         size: int = 2000) -> float:
+    return _perplexities(r)[method, size][key]
+  return {**{f"ratio_{size}": lambda r, size=size: (
+      f"{at(r, 'moore_lewis', size=size) / at(r, 'random', size=size):.3f}")
+             for size in (2000, 32000)},
           **{f"{m}_2000": (lambda r, m=m: f"{at(r, m):.1f}")
              for m in _METHODS},
           **{f"{m}_2000_no_oov": (
@@ -820,6 +823,7 @@ _QUOTED_RUNS = (
       for n in ("de", "fr", "cs", "de-500-initial", "de-500-feed",
                 "captions")),
     (DOMAIN, _domain_figures()),
+    ("paper_presets/domain-paraphrasing-select", _domain_figures()),
     (PIVOT, _ppdb_figures()),
     (PIVOT_1024, _ppdb_figures()),
     (PIVOT_GENERAL, _pivot_figures()),
