@@ -198,17 +198,32 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
   runs = tmp_path / "runs"
   monkeypatch.setattr(rerun.run_results, "RUNS", str(runs))
   monkeypatch.setattr(rerun.children, "commit", lambda: "c" * 40)
+  records = tmp_path / "reruns"
   _kept_sts_run(runs, 0.5)
   about = json.loads((runs / "t" / "n.about.json").read_text())
-  assert rerun.rerun("runs/t/n.json", about["command"]) == 0
+  assert rerun.rerun("runs/t/n.json", about["command"], records=records) == 0
   assert "4 of 4 kept values equal" in capsys.readouterr().out
   assert not (ROOT / "runs" / "x" / "sts.json").exists()  # in the clone
+  record, = (records / "t").glob("n.*.json")
+  written = json.loads(record.read_text())
+  assert written["command"] == "lab/run.py runs/t/n.json"
+  assert (written["equal"], written["values"], written["differences"]) == (
+      4, 4, [])
   _kept_sts_run(runs, 0.4)
-  assert rerun.rerun("runs/t/n.json", about["command"], keep=True) == 1
+  assert rerun.rerun("runs/t/n.json", about["command"], keep=True,
+                     records=records) == 1
   out = capsys.readouterr().out
   assert "3 of 4 kept values equal" in out and (
       "semeval_2012_2015/mean_pearson: kept 0.4, now 0.5") in out
   assert "largest numeric difference: 0.1 (semeval_2012_2015" in out
+  written = json.loads(record.read_text())
+  assert written["command"] == "lab/run.py runs/t/n.json --keep"
+  assert written["kept"]["hardware"] == "h" and written["kept_now"]
+  tables = _module(LAB / "tools" / "rerun_tables.py")
+  monkeypatch.setattr(tables, "RERUNS", str(records))
+  row = tables.reruns()[-1]
+  assert row.startswith("| `runs/t/n.json` | h | ") and (
+      "| 3 of 4 | 0.1 (`semeval_2012_2015/mean_pearson`) | yes |") in row
   about = json.loads((runs / "t" / "n.about.json").read_text())
   assert json.loads((runs / "t" / "n.json").read_text())[
       "semeval_2012_2015"]["mean_pearson"] == 0.5
@@ -225,7 +240,8 @@ def test_a_rerun_that_writes_a_local_path_is_compared_but_not_kept(
   _kept_sts_run(runs, 0.5, folder="/home/me/x")
   kept = (runs / "t" / "n.json").read_bytes()
   about = json.loads((runs / "t" / "n.about.json").read_text())
-  assert rerun.rerun("runs/t/n.json", about["command"], keep=True) == 1
+  assert rerun.rerun("runs/t/n.json", about["command"], keep=True,
+                     records=tmp_path / "reruns") == 1
   captured = capsys.readouterr()
   assert "folder: kept '(absent)', now '/home/me/x'" in captured.out
   assert "not kept" in captured.err and "names paths of this machine" in (

@@ -41,6 +41,7 @@ import fidelity_tables  # lab/fidelity.md's runs of caption encoders
 import markdown_table  # the lines of a Markdown table
 import mining_peer_tables  # mining_scale.py --peer, both sides re-ranking
 import quoted  # a figure quoted from one field of a result file
+import rerun_tables  # lab/README.md's collected runs rerun by lab/run.py
 import run_tables  # tables computed from the runs' own output files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -333,7 +334,10 @@ TABLES: dict[str, Callable[[], list[str]]] = {
         mining_ann_recall, mining_ann_quality,
         mining_vs_sentence_transformers, mining_rerank,
         *run_tables.TABLES, *bench_tables.TABLES, *fidelity_tables.TABLES,
-        *compile_tables.TABLES, *mining_peer_tables.TABLES)}
+        *compile_tables.TABLES, *mining_peer_tables.TABLES,
+        *rerun_tables.TABLES)}
+
+
 class _Values(dict):
   """The named figures, and a quote of one field (quoted.py) for any
   name that reads FILE:PATH:FORMAT."""

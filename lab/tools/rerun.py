@@ -8,8 +8,13 @@ a scratch folder beside a link to the data folder, as
 lab/benchmarks/newcomer.py lays it out: this venv's interpreter runs the
 clone's code (PYTHONPATH), and paraflax's compilation cache starts empty.
 The wall and CPU seconds, the 1-minute load (sampled every 10 s), the
-commit and the machine are measured. --keep collects the output in place
-of the kept file (lab/tools/collect_result.py) with them.
+commit and the machine are measured. Each rerun writes its record,
+lab/results/reruns/TABLE/RUN.HARDWARE.json (children.write_result: the
+command that reruns it, commit, machine, load, seconds, versions; the
+kept file's commit, machine and time; how many values are equal and every
+one that differs), which lab/README.md's table of reruns renders. --keep
+also collects the output in place of the kept file
+(lab/tools/collect_result.py) with what was measured.
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ import newcomer  # pylint: disable=wrong-import-position
 import quoted  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
 
+RERUNS = os.path.join(run_results.ROOT, "lab", "results", "reruns")
 _LOAD_EVERY_S = 10
 # The CPU families sidecars name ("AMD EPYC, 2 cores"), from /proc/cpuinfo's
 # model name; any other model is named in full.
@@ -85,6 +91,21 @@ def differences(kept: Any, new: Any) -> list[tuple[str, Any, Any]]:
           if a.get(k, absent) != b.get(k, absent)]
 
 
+def compare(kept: Any, new: Any) -> dict[str, Any]:
+  """How many of the kept file's values `new` repeats, the largest numeric
+  difference and every difference."""
+  diff = differences(kept, new)
+  numeric = [(abs(a - b), path) for path, a, b in diff
+             if isinstance(a, (int, float)) and isinstance(b, (int, float))]
+  equal = len(flatten(kept)) - sum(d[1] != "(absent)" for d in diff)
+  return {"values": len(flatten(kept)), "equal": equal,
+          "largest_difference": (
+              {"path": max(numeric)[1], "by": max(numeric)[0]}
+              if numeric else None),
+          "differences": [{"path": p, "kept": a, "now": b}
+                          for p, a, b in diff]}
+
+
 def machine() -> str:
   """This machine as sidecars name it: "AMD EPYC, 2 cores"."""
   model = children._cpu_model()  # pylint: disable=protected-access
@@ -124,10 +145,11 @@ def _env(scratch: str, clone: str) -> dict[str, str]:
 
 
 def rerun(name: str, command: str, keep: bool = False,
-          keep_scratch: bool = False) -> int:
+          keep_scratch: bool = False, records: str = RERUNS) -> int:
   """Reruns collected run `name` ("runs/TABLE/RUN.json") by `command`, its
-  sidecar's without the note; 0 when it writes the kept file's values
-  exactly, 1 when it differs or fails, 2 when it cannot start."""
+  sidecar's without the note, and writes its record under `records`; 0
+  when it writes the kept file's values exactly, 1 when it differs or
+  fails, 2 when it cannot start."""
   _, table, run = name.split("/")
   kept = run_results.load(f"{table}/{run.removesuffix('.json')}")
   commit = children.commit()
@@ -146,8 +168,9 @@ def rerun(name: str, command: str, keep: bool = False,
             file=sys.stderr)
       return 1
     with open(os.path.join(clone, output), encoding="utf-8") as f:
-      diff = differences(kept.data, json.load(f))
-    report(name, kept.data, diff, timing)
+      comparison = compare(kept.data, json.load(f))
+    report(name, comparison, timing)
+    _record(name, kept.about, comparison, timing, keep, records)
     if keep:
       try:
         _collect(os.path.join(clone, output), table, run, kept.about, timing,
@@ -160,26 +183,40 @@ def rerun(name: str, command: str, keep: bool = False,
       print(f"rerun: the clone stays in {scratch}", file=sys.stderr)
     else:
       shutil.rmtree(scratch, ignore_errors=True)
-  return 1 if diff else 0
+  return 1 if comparison["differences"] else 0
 
 
-def report(name: str, kept: Any, diff: list[tuple[str, Any, Any]],
-           timing: dict[str, Any], shown: int = 20) -> None:
+def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
+           shown: int = 20) -> None:
   """The comparison and the measured span, on stdout."""
-  values = len(flatten(kept))
-  print(f"{name}: {values - len(diff)} of {values} kept values equal; "
-        f"{quoted.duration(timing['wall_s'])} "
+  print(f"{name}: {comparison['equal']} of {comparison['values']} kept "
+        f"values equal; {quoted.duration(timing['wall_s'])} "
         f"({quoted.duration(timing['cpu_s'])} of CPU) on {machine()}, "
         f"1-minute load {timing['load_mean']} (max {timing['load_max']})")
-  numeric = [(abs(a - b), path) for path, a, b in diff
-             if isinstance(a, (int, float)) and isinstance(b, (int, float))]
-  if numeric:
-    print(f"  largest numeric difference: {max(numeric)[0]:.3g} "
-          f"({max(numeric)[1]})")
-  for path, a, b in diff[:shown]:
-    print(f"  {path}: kept {a!r}, now {b!r}")
+  largest, diff = comparison["largest_difference"], comparison["differences"]
+  if largest:
+    print(f"  largest numeric difference: {largest['by']:.3g} "
+          f"({largest['path']})")
+  for d in diff[:shown]:
+    print(f"  {d['path']}: kept {d['kept']!r}, now {d['now']!r}")
   if len(diff) > shown:
     print(f"  ... and {len(diff) - shown} more")
+
+
+def _record(name: str, about: dict[str, Any], comparison: dict[str, Any],
+            timing: dict[str, Any], keep: bool, records: str) -> None:
+  """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json."""
+  _, table, run = name.split("/")
+  path = os.path.join(records, table,
+                      f"{run.removesuffix('.json')}.{children.hardware()}.json")
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  head = children.run_facts(os.path.join(run_results.ROOT, "lab", "run.py"),
+                            [name, *(["--keep"] if keep else [])])
+  children.write_result(path, {
+      **head, "rerun_of": name, "machine": machine(), "span": timing,
+      "kept": {k: about.get(k) for k in ("commit", "hardware", "time",
+                                         "sha256")},
+      "kept_now": keep, **comparison})
 
 
 def _collect(path: str, table: str, run: str, about: dict[str, Any],

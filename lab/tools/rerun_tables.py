@@ -1,0 +1,42 @@
+"""lab/README.md's table of reruns: each collected run that `lab/run.py`
+reran (tools/rerun.py), from its record lab/results/reruns/TABLE/
+RUN.HARDWARE.json: where the kept file was made, where and at which
+commit it ran again, and how many of its values came back."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import markdown_table
+import quoted
+import run_results
+
+RERUNS = os.path.join(run_results.ROOT, "lab", "results", "reruns")
+
+
+def _largest(record: dict) -> str:
+  largest = record["largest_difference"]
+  if largest is None:
+    return "none" if not record["differences"] else "not a number"
+  return f"{largest['by']:.2g} (`{largest['path']}`)"
+
+
+def reruns() -> list[str]:
+  rows = []
+  for path in sorted(glob.glob(os.path.join(RERUNS, "*", "*.json"))):
+    with open(path, encoding="utf-8") as f:
+      r = json.load(f)
+    rows.append((
+        f"`{r['rerun_of']}`", r["kept"]["hardware"],
+        f"{r['machine']}, at {r['commit'][:7]}",
+        quoted.duration(r["span"]["wall_s"]),
+        f"{r['equal']:,} of {r['values']:,}", _largest(r),
+        "yes" if r["kept_now"] else "no"))
+  return markdown_table.table(
+      ["kept run", "kept on", "rerun on (fresh clone, cold caches)",
+       "rerun's time", "values equal", "largest difference",
+       "rerun kept"], rows)
+
+
+TABLES = (reruns,)
