@@ -219,6 +219,7 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
   written = json.loads(record.read_text())
   assert written["command"] == "lab/run.py runs/t/n.json --keep"
   assert written["kept"]["hardware"] == "h" and written["kept_now"]
+  assert written["cpu_id"] == rerun.children.cpu_id() != ""
   tables = _module(LAB / "tools" / "rerun_tables.py")
   monkeypatch.setattr(tables, "RERUNS", str(records))
   row = tables.reruns()[-1]
@@ -228,6 +229,7 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
   assert json.loads((runs / "t" / "n.json").read_text())[
       "semeval_2012_2015"]["mean_pearson"] == 0.5
   assert about["commit"] == "c" * 40 and about["hardware"] == rerun.machine()
+  assert about["cpu_id"] == written["cpu_id"]
   assert about["load"]["load_max"] >= 0 and "fresh clone" in about["time"]
 
 

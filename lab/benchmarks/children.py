@@ -89,6 +89,25 @@ def _cpu_model() -> str:
   return platform.processor() or "unknown"
 
 
+def cpu_id() -> str:
+  """The CPU's family, model and stepping (/proc/cpuinfo): hosts that a
+  virtual machine names alike ("AMD EPYC") can be unlike generations, whose
+  features XLA:CPU compiles for."""
+  fields = {}
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+      for line in f:
+        key, _, value = line.partition(":")
+        if key.strip() in ("cpu family", "model", "stepping"):
+          fields.setdefault(key.strip(), value.strip())
+        if not line.strip():
+          break
+  except OSError:
+    return "unknown"
+  return (f"family {fields.get('cpu family', '?')}, model "
+          f"{fields.get('model', '?')}, stepping {fields.get('stepping', '?')}")
+
+
 def _gpus() -> list[str]:
   try:
     proc = subprocess.run(
@@ -121,7 +140,8 @@ def run_facts(script: str, argv: list[str] | None) -> dict[str, Any]:
           *portable(argv if argv is not None else sys.argv[1:])]),
       "commit": commit(),
       "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(_STARTED)),
-      "hardware": {"cpu": _cpu_model(), "cores": os.cpu_count(),
+      "hardware": {"cpu": _cpu_model(), "cpu_id": cpu_id(),
+                   "cores": os.cpu_count(),
                    "gpus": _gpus(), "name": hardware()},
       "cpu_count": os.cpu_count(), "platform": platform.platform(),
       "load_average": _LOAD_AT_START, "versions": versions()}

@@ -86,8 +86,9 @@ def collect(args: argparse.Namespace) -> str:
   commit = getattr(args, "commit", None) or head
   if commit:
     about["commit"] = commit
-  if getattr(args, "load", None):  # measured by lab/tools/rerun.py
-    about["load"] = args.load
+  for measured in ("load", "cpu_id"):  # by lab/tools/rerun.py
+    if getattr(args, measured, None):
+      about[measured] = getattr(args, measured)
   output = os.path.relpath(os.path.abspath(args.file),
                            checkout or run_results.ROOT)
   if not output.startswith(".."):  # where a rerun of the command writes it

@@ -213,7 +213,8 @@ def _record(name: str, about: dict[str, Any], comparison: dict[str, Any],
   head = children.run_facts(os.path.join(run_results.ROOT, "lab", "run.py"),
                             [name, *(["--keep"] if keep else [])])
   children.write_result(path, {
-      **head, "rerun_of": name, "machine": machine(), "span": timing,
+      **head, "rerun_of": name, "machine": machine(),
+      "cpu_id": children.cpu_id(), "span": timing,
       "kept": {k: about.get(k) for k in ("commit", "hardware", "time",
                                          "sha256")},
       "kept_now": keep, **comparison})
@@ -227,7 +228,7 @@ def _collect(path: str, table: str, run: str, about: dict[str, Any],
   collect_result.collect(argparse.Namespace(
       file=path, table=table, name=run.removesuffix(".json"),
       command=about["command"], config=about["config"], hardware=machine(),
-      time=when, overwrite=True, commit=commit,
+      time=when, overwrite=True, commit=commit, cpu_id=children.cpu_id(),
       load={k: timing[k] for k in ("load_at_start", "load_mean",
                                    "load_max")}))
   print(f"kept lab/results/{'/'.join(('runs', table, run))}; now run "

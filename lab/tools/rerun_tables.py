@@ -22,6 +22,11 @@ def _largest(record: dict) -> str:
   return f"{largest['by']:.2g} (`{largest['path']}`)"
 
 
+def _cpu_id(record: dict) -> str:
+  """ (family, model, stepping), where the record holds it."""
+  return f" ({record['cpu_id']})" if record.get("cpu_id") else ""
+
+
 def reruns() -> list[str]:
   rows = []
   for path in sorted(glob.glob(os.path.join(RERUNS, "*", "*.json"))):
@@ -29,7 +34,7 @@ def reruns() -> list[str]:
       r = json.load(f)
     rows.append((
         f"`{r['rerun_of']}`", r["kept"]["hardware"],
-        f"{r['machine']}, at {r['commit'][:7]}",
+        f"{r['machine']}{_cpu_id(r)}, at {r['commit'][:7]}",
         quoted.duration(r["span"]["wall_s"]),
         f"{r['equal']:,} of {r['values']:,}", _largest(r),
         "yes" if r["kept_now"] else "no"))
