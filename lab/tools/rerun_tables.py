@@ -33,7 +33,9 @@ def reruns() -> list[str]:
     with open(path, encoding="utf-8") as f:
       r = json.load(f)
     rows.append((
-        f"`{r['rerun_of']}`", r["kept"]["hardware"],
+        f"`{r['rerun_of']}`", r["kept"]["hardware"] + (
+            f", at {r['kept']['commit'][:7]}" if r["kept"].get("commit")
+            else ""),
         f"{r['machine']}{_cpu_id(r)}, at {r['commit'][:7]}",
         quoted.duration(r["span"]["wall_s"]),
         f"{r['equal']:,} of {r['values']:,}", _largest(r),
