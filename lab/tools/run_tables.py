@@ -1033,18 +1033,18 @@ _RETRIEVAL_TABLES = (f"lab/results/{H100_SESSION}/bi_de.mining_eval.json",
                      f"lab/results/runs/{PIPELINE}.json")
 
 
-def _max_retrieval_best() -> str:
-  """For how many (table, margin) of _RETRIEVAL_TABLES `max` retrieval has
-  the best test F1 (ties count), as "N of M"."""
-  best = []
+def _retrieval_count(retrieval: str, key: str, pick: Callable) -> str:
+  """For how many (table, margin) of _RETRIEVAL_TABLES `retrieval` has the
+  `pick` (max or min) of the test figure `key` (ties count), "N of M"."""
+  found = []
   for file in _RETRIEVAL_TABLES:
     with open(os.path.join(run_results.ROOT, file), encoding="utf-8") as f:
       data = json.load(f)
     rows = data.get("mining", data)["rows"]  # a pipeline report nests them
     for margin in {r["margin"] for r in rows}:
-      f1 = {r["retrieval"]: r["test_f1"] for r in rows if r["margin"] == margin}
-      best.append(f1["max"] == max(f1.values()))
-  return f"{sum(best)} of {len(best)}"
+      got = {r["retrieval"]: r[key] for r in rows if r["margin"] == margin}
+      found.append(got[retrieval] == pick(got.values()))
+  return f"{sum(found)} of {len(found)}"
 
 
 def bilingual_alignment() -> list[str]:
@@ -1114,7 +1114,12 @@ def _values() -> dict[str, Callable[[], str]]:
   out["h100.nmt_de.dev_bleu"] = _h100_nmt_dev_bleu
   out["h100.nmt_de.dev_bleu_from_4000"] = _h100_nmt_late_bleu
   out["h100.nmt_de.peak_steps_per_s"] = _h100_nmt_peak_rate
-  out["mining.max_retrieval_best"] = _max_retrieval_best
+  out["mining.max_retrieval_best"] = lambda: _retrieval_count(
+      "max", "test_f1", max)
+  out["mining.intersect_precision_best"] = lambda: _retrieval_count(
+      "intersect", "test_precision", max)
+  out["mining.intersect_recall_lowest"] = lambda: _retrieval_count(
+      "intersect", "test_recall", min)
   return {**out, **_log_values()}
 
 
