@@ -192,12 +192,18 @@ def _kept_sts_run(runs: pathlib.Path, pearson: float, **more) -> None:
                 .hexdigest()}))
 
 
-def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
-    tmp_path, monkeypatch, capsys):
+@pytest.fixture(name="rerun")
+def _rerun(tmp_path, monkeypatch):
+  """tools/rerun.py with its kept runs in tmp_path/runs, at a clean commit."""
   rerun = _module(LAB / "tools" / "rerun.py")
-  runs = tmp_path / "runs"
-  monkeypatch.setattr(rerun.run_results, "RUNS", str(runs))
+  monkeypatch.setattr(rerun.run_results, "RUNS", str(tmp_path / "runs"))
   monkeypatch.setattr(rerun.children, "commit", lambda: "c" * 40)
+  return rerun
+
+
+def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
+    rerun, tmp_path, monkeypatch, capsys):
+  runs = tmp_path / "runs"
   records = tmp_path / "reruns"
   _kept_sts_run(runs, 0.5)
   about = json.loads((runs / "t" / "n.about.json").read_text())
@@ -221,7 +227,7 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
   assert written["kept"]["hardware"] == "h" and written["kept_now"]
   assert written["cpu_id"] == rerun.children.cpu_id() != ""
   tables = _module(LAB / "tools" / "rerun_tables.py")
-  monkeypatch.setattr(tables, "RERUNS", str(records))
+  monkeypatch.setattr(tables.run_results, "RERUNS", str(records))
   row = tables.reruns()[-1]
   assert row.startswith("| `runs/t/n.json` | h | ") and (
       "| 3 of 4 | 0.1 (`semeval_2012_2015/mean_pearson`) | yes |") in row
@@ -234,11 +240,8 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
 
 
 def test_a_rerun_that_writes_a_local_path_is_compared_but_not_kept(
-    tmp_path, monkeypatch, capsys):
-  rerun = _module(LAB / "tools" / "rerun.py")
+    rerun, tmp_path, capsys):
   runs = tmp_path / "runs"
-  monkeypatch.setattr(rerun.run_results, "RUNS", str(runs))
-  monkeypatch.setattr(rerun.children, "commit", lambda: "c" * 40)
   _kept_sts_run(runs, 0.5, folder="/home/me/x")
   kept = (runs / "t" / "n.json").read_bytes()
   about = json.loads((runs / "t" / "n.about.json").read_text())

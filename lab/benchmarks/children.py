@@ -78,32 +78,31 @@ def commit() -> str:
       ":(exclude)lab/results") else "")
 
 
-def _cpu_model() -> str:
+def _cpuinfo() -> dict[str, str]:
+  """The first processor's fields of /proc/cpuinfo ({} where it has none)."""
+  fields: dict[str, str] = {}
   try:
     with open("/proc/cpuinfo", encoding="utf-8") as f:
       for line in f:
-        if line.startswith("model name"):
-          return line.split(":", 1)[1].strip()
+        if not line.strip():
+          break
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
   except OSError:
     pass
-  return platform.processor() or "unknown"
+  return fields
+
+
+def _cpu_model() -> str:
+  return (_cpuinfo().get("model name") or platform.processor()
+          or "unknown")
 
 
 def cpu_id() -> str:
   """The CPU's family, model and stepping (/proc/cpuinfo): hosts that a
   virtual machine names alike ("AMD EPYC") can be unlike generations, whose
   features XLA:CPU compiles for."""
-  fields = {}
-  try:
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-      for line in f:
-        key, _, value = line.partition(":")
-        if key.strip() in ("cpu family", "model", "stepping"):
-          fields.setdefault(key.strip(), value.strip())
-        if not line.strip():
-          break
-  except OSError:
-    return "unknown"
+  fields = _cpuinfo()
   return (f"family {fields.get('cpu family', '?')}, model "
           f"{fields.get('model', '?')}, stepping {fields.get('stepping', '?')}")
 

@@ -38,7 +38,6 @@ import newcomer  # pylint: disable=wrong-import-position
 import quoted  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
 
-RERUNS = os.path.join(run_results.ROOT, "lab", "results", "reruns")
 _LOAD_EVERY_S = 10
 # The CPU families sidecars name ("AMD EPYC, 2 cores"), from /proc/cpuinfo's
 # model name; any other model is named in full.
@@ -82,28 +81,36 @@ def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
   return out
 
 
+_ABSENT = "(absent)"
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any]
+                 ) -> list[tuple[str, Any, Any]]:
+  """The leaves of flattened `a` and `b` that differ, as (path, a, b)."""
+  return [(k, a.get(k, _ABSENT), b.get(k, _ABSENT)) for k in sorted({*a, *b})
+          if a.get(k, _ABSENT) != b.get(k, _ABSENT)]
+
+
 def differences(kept: Any, new: Any) -> list[tuple[str, Any, Any]]:
   """The leaves that differ, as (path, kept, new); a leaf that one side
   lacks reads "(absent)" there."""
-  a, b = flatten(kept), flatten(new)
-  absent = "(absent)"
-  return [(k, a.get(k, absent), b.get(k, absent)) for k in sorted({*a, *b})
-          if a.get(k, absent) != b.get(k, absent)]
+  return _differences(flatten(kept), flatten(new))
 
 
 def compare(kept: Any, new: Any) -> dict[str, Any]:
   """How many of the kept file's values `new` repeats, the largest numeric
   difference and every difference."""
-  diff = differences(kept, new)
-  numeric = [(abs(a - b), path) for path, a, b in diff
-             if isinstance(a, (int, float)) and isinstance(b, (int, float))]
-  equal = len(flatten(kept)) - sum(d[1] != "(absent)" for d in diff)
-  return {"values": len(flatten(kept)), "equal": equal,
+  a, b = flatten(kept), flatten(new)
+  diff = _differences(a, b)
+  numeric = [(abs(x - y), path) for path, x, y in diff
+             if isinstance(x, (int, float)) and isinstance(y, (int, float))]
+  largest = max(numeric, default=None)
+  return {"values": len(a),
+          "equal": sum(b.get(k, _ABSENT) == v for k, v in a.items()),
           "largest_difference": (
-              {"path": max(numeric)[1], "by": max(numeric)[0]}
-              if numeric else None),
-          "differences": [{"path": p, "kept": a, "now": b}
-                          for p, a, b in diff]}
+              {"path": largest[1], "by": largest[0]} if largest else None),
+          "differences": [{"path": p, "kept": x, "now": y}
+                          for p, x, y in diff]}
 
 
 def machine() -> str:
@@ -145,13 +152,14 @@ def _env(scratch: str, clone: str) -> dict[str, str]:
 
 
 def rerun(name: str, command: str, keep: bool = False,
-          keep_scratch: bool = False, records: str = RERUNS) -> int:
+          keep_scratch: bool = False,
+          records: str = run_results.RERUNS) -> int:
   """Reruns collected run `name` ("runs/TABLE/RUN.json") by `command`, its
   sidecar's without the note, and writes its record under `records`; 0
   when it writes the kept file's values exactly, 1 when it differs or
   fails, 2 when it cannot start."""
-  _, table, run = name.split("/")
-  kept = run_results.load(f"{table}/{run.removesuffix('.json')}")
+  _, table, run = name.removesuffix(".json").split("/")
+  kept = run_results.load(f"{table}/{run}")
   commit = children.commit()
   if commit.endswith("+changes"):
     print("rerun: commit the checkout first; the clone holds the commit, "
@@ -170,7 +178,7 @@ def rerun(name: str, command: str, keep: bool = False,
     with open(os.path.join(clone, output), encoding="utf-8") as f:
       comparison = compare(kept.data, json.load(f))
     report(name, comparison, timing)
-    _record(name, kept.about, comparison, timing, keep, records)
+    _record(name, table, run, kept.about, comparison, timing, keep, records)
     if keep:
       try:
         _collect(os.path.join(clone, output), table, run, kept.about, timing,
@@ -203,12 +211,11 @@ def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
     print(f"  ... and {len(diff) - shown} more")
 
 
-def _record(name: str, about: dict[str, Any], comparison: dict[str, Any],
-            timing: dict[str, Any], keep: bool, records: str) -> None:
+def _record(name: str, table: str, run: str, about: dict[str, Any],
+            comparison: dict[str, Any], timing: dict[str, Any], keep: bool,
+            records: str) -> None:
   """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json."""
-  _, table, run = name.split("/")
-  path = os.path.join(records, table,
-                      f"{run.removesuffix('.json')}.{children.hardware()}.json")
+  path = os.path.join(records, table, f"{run}.{children.hardware()}.json")
   os.makedirs(os.path.dirname(path), exist_ok=True)
   head = children.run_facts(os.path.join(run_results.ROOT, "lab", "run.py"),
                             [name, *(["--keep"] if keep else [])])
@@ -226,10 +233,10 @@ def _collect(path: str, table: str, run: str, about: dict[str, Any],
           f"({quoted.duration(timing['cpu_s'])} of CPU), fresh clone, "
           "cold caches")
   collect_result.collect(argparse.Namespace(
-      file=path, table=table, name=run.removesuffix(".json"),
+      file=path, table=table, name=run,
       command=about["command"], config=about["config"], hardware=machine(),
       time=when, overwrite=True, commit=commit, cpu_id=children.cpu_id(),
       load={k: timing[k] for k in ("load_at_start", "load_mean",
                                    "load_max")}))
-  print(f"kept lab/results/{'/'.join(('runs', table, run))}; now run "
+  print(f"kept lab/results/runs/{table}/{run}.json; now run "
         "python lab/tools/render_tables.py")

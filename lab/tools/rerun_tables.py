@@ -12,8 +12,6 @@ import markdown_table
 import quoted
 import run_results
 
-RERUNS = os.path.join(run_results.ROOT, "lab", "results", "reruns")
-
 
 def _largest(record: dict) -> str:
   largest = record["largest_difference"]
@@ -29,7 +27,8 @@ def _cpu_id(record: dict) -> str:
 
 def reruns() -> list[str]:
   rows = []
-  for path in sorted(glob.glob(os.path.join(RERUNS, "*", "*.json"))):
+  for path in sorted(glob.glob(os.path.join(run_results.RERUNS, "*",
+                                            "*.json"))):
     with open(path, encoding="utf-8") as f:
       r = json.load(f)
     rows.append((

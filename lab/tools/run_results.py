@@ -19,6 +19,8 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNS = os.path.join(ROOT, "lab", "results", "runs")
+# Each rerun's record (tools/rerun.py): RERUNS/<table>/<name>.<hardware>.json
+RERUNS = os.path.join(ROOT, "lab", "results", "reruns")
 ABOUT = ".about.json"
 
 
