@@ -14,10 +14,11 @@ writes them) is read from the environment variable of that name, and
 parenthesised note ("(the PPDB words of gran-seed0)") is printed, not run.
 A collected run (results/runs/) was made by paraflax commands and kept by
 tools/collect_result.py: tools/rerun.py runs its commands in a fresh clone
-with cold caches and compares their output with the kept file value by
-value (exit 1 when one differs); --keep keeps the new output in its place,
-with the measured time, load, commit and machine. --print shows its
-commands and the line that collects their output by hand.
+with cold caches, after those of what it needs (tools/run_needs.py), and
+compares their output with the kept file value by value (exit 1 when one
+differs); --keep keeps the new output in its place, with the measured
+time, load, commit and machine. --print shows the commands, what they
+need first, and the line that collects their output by hand.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ _LAB = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(_LAB)
 sys.path.insert(0, os.path.join(_LAB, "tools"))
 import manifest  # pylint: disable=wrong-import-position
+import run_needs  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
 
 # Where the scripts and results lay before lab/ held them.
@@ -68,6 +70,14 @@ def command_of(name: str, entries: dict[str, dict]) -> list[str]:
   if "--output" in argv[:-1] and not name.startswith("runs/"):
     argv[argv.index("--output") + 1] = os.path.join("lab", "results", name)
   return argv
+
+
+def needs_of(name: str, entries: dict[str, dict]) -> list[tuple[str, str]]:
+  """(need, command) for what collected run NAME ("runs/TABLE/RUN.json")
+  reads that its commands do not make, in the order they run."""
+  ref = name.removeprefix("runs/").removesuffix(".json")
+  return run_needs.chain(ref, lambda need: shell_line(command_of(
+      f"runs/{need}.json", entries)))
 
 
 def collect_line(name: str) -> str:
@@ -144,14 +154,17 @@ def main(argv: list[str] | None = None) -> int:
   if note:
     print(f"note: {note}", file=sys.stderr)
   collected = args.name.startswith("runs/")
+  needs = needs_of(args.name, entries) if collected else []
   if args.print:
+    for need, line in needs:
+      print(f"first ({need}): {line}" if need != line else f"first: {line}")
     print(shell_line(command))
     if collected:
       print("then: " + collect_line(args.name))
     return 0
   if collected:
     import rerun  # pylint: disable=g-import-not-at-top
-    return rerun.rerun(args.name, shell_line(command), keep=args.keep,
+    return rerun.rerun(args.name, shell_line(command), needs, keep=args.keep,
                        keep_scratch=args.keep_scratch)
   return subprocess.run(_interpreter(_resolved(command)), cwd=ROOT,
                         check=False).returncode

@@ -169,7 +169,8 @@ def test_collect_result_keeps_only_a_commands_output(tmp_path, monkeypatch,
   monkeypatch.setattr(collect.run_results, "RUNS", str(tmp_path / "runs"))
   monkeypatch.setattr(collect.run_results, "ROOT", str(tmp_path))
   args = ["--table", "t", "--name", "n", "--hardware", "2 cores",
-          "--command", "paraflax eval-sts --workdir runs/gran"]
+          "--command", "paraflax train --config configs/gran.py --workdir "
+          "runs/gran && paraflax eval-sts --workdir runs/gran"]
   pasted = tmp_path / "sts.json"
   pasted.write_text(json.dumps({"columns": [], "rows": []}))
   assert collect.main([str(pasted), *args]) == 1
@@ -187,6 +188,10 @@ def test_collect_result_keeps_only_a_commands_output(tmp_path, monkeypatch,
       {"status": "failed: /home/me/runs/x.scored.jsonl: too few pairs"}]}))
   assert collect.main([str(failed), *args]) == 1
   assert "names paths of this machine" in capsys.readouterr().err
+  assert collect.main([str(sts), *args[:-1], "paraflax eval-sts --workdir "
+                       "runs/gran"]) == 1  # a workdir of another command
+  assert ("reads runs/gran, which none of its steps makes"
+          in capsys.readouterr().err)
   assert collect.main([str(sts), *args]) == 0
   kept = tmp_path / "runs" / "t"
   assert (kept / "n.json").read_bytes() == sts.read_bytes()
@@ -212,7 +217,8 @@ def test_collect_result_records_the_commit_and_path_of_a_clone_s_output(
   sts.write_text(json.dumps({"datasets": {}, "groups": {}, "checkpoint_step":
                              1, "semeval_2012_2015": {}}))
   assert collect.main([str(sts), "--table", "t", "--name", "n", "--hardware",
-                       "2 cores", "--command", "paraflax eval-sts --workdir "
+                       "2 cores", "--command", "paraflax train --config c "
+                       "--workdir runs/g && paraflax eval-sts --workdir "
                        "runs/g"]) == 0
   about = json.loads((tmp_path / "runs" / "t" / "n.about.json").read_text())
   assert about["commit"] == git("rev-parse", "HEAD")

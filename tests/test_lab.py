@@ -175,20 +175,22 @@ def test_a_rerun_compares_every_value_with_the_kept_file():
       ("sts/n/1", 2, "(absent)")]
 
 
-def _kept_sts_run(runs: pathlib.Path, pearson: float, **more) -> None:
-  """A kept eval-sts run t/n whose command writes a Pearson of 0.5 (and
-  the fields `more`)."""
+def _kept_sts_run(runs: pathlib.Path, pearson: float, name: str = "n",
+                  command: str = "", **more) -> None:
+  """A kept eval-sts run t/NAME (Pearson `pearson`) whose command, by
+  default, writes a Pearson of 0.5 (and the fields `more`)."""
   data = {"datasets": {}, "groups": {}, "checkpoint_step": 2,
           "semeval_2012_2015": {"mean_pearson": pearson}}
   (runs / "t").mkdir(parents=True, exist_ok=True)
-  (runs / "t" / "n.json").write_text(json.dumps(data))
+  (runs / "t" / f"{name}.json").write_text(json.dumps(data))
   written = json.dumps({**data, "semeval_2012_2015": {"mean_pearson": 0.5},
                         **more})
-  (runs / "t" / "n.about.json").write_text(json.dumps({
+  (runs / "t" / f"{name}.about.json").write_text(json.dumps({
       "kind": "eval-sts", "config": "c", "hardware": "h", "time": "t",
-      "command": f"mkdir -p runs/x && echo '{written}' > runs/x/sts.json",
-      "output": "runs/x/sts.json",
-      "sha256": hashlib.sha256((runs / "t" / "n.json").read_bytes())
+      "command": command or (f"mkdir -p runs/{name} && echo '{written}' > "
+                             f"runs/{name}/sts.json"),
+      "output": f"runs/{name}/sts.json",
+      "sha256": hashlib.sha256((runs / "t" / f"{name}.json").read_bytes())
                 .hexdigest()}))
 
 
@@ -209,7 +211,7 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
   about = json.loads((runs / "t" / "n.about.json").read_text())
   assert rerun.rerun("runs/t/n.json", about["command"], records=records) == 0
   assert "4 of 4 kept values equal" in capsys.readouterr().out
-  assert not (ROOT / "runs" / "x" / "sts.json").exists()  # in the clone
+  assert not (ROOT / "runs" / "n" / "sts.json").exists()  # in the clone
   record, = (records / "t").glob("n.*.json")
   written = json.loads(record.read_text())
   assert written["command"] == "lab/run.py runs/t/n.json"
@@ -259,6 +261,72 @@ def test_a_rerun_of_an_uncommitted_checkout_is_refused(monkeypatch, capsys):
   monkeypatch.setattr(rerun.children, "commit", lambda: "c" * 40 + "+changes")
   assert rerun.rerun("runs/pipeline_tiny/tiny.json", "false") == 2
   assert "commit the checkout first" in capsys.readouterr().err
+
+
+def test_a_rerun_makes_what_the_run_needs_first_and_compares_it_too(
+    rerun, tmp_path, capsys):
+  runs = tmp_path / "runs"
+  _kept_sts_run(runs, 0.5, name="m")
+  _kept_sts_run(runs, 0.5, command="mkdir -p runs/n && cp runs/m/sts.json "
+                "runs/n/sts.json")
+  command = json.loads((runs / "t" / "n.about.json").read_text())["command"]
+  needs = rerun.run_needs.chain("t/n", lambda ref: json.loads(
+      (runs / f"{ref}.about.json").read_text())["command"],
+                                {"t/n": ("t/m",)})
+  assert [need for need, _ in needs] == ["t/m"]
+  assert rerun.rerun("runs/t/n.json", command, records=tmp_path / "r") == 1
+  assert "the command failed" in capsys.readouterr().err  # runs/m is absent
+  assert rerun.rerun("runs/t/n.json", command, needs,
+                     records=tmp_path / "r") == 0
+  out = capsys.readouterr().out
+  assert "t/m: 4 of 4 kept values equal" in out and (
+      "runs/t/n.json: 4 of 4 kept values equal") in out
+  record, = (tmp_path / "r" / "t").glob("n.*.json")
+  need, = json.loads(record.read_text())["needs"]
+  assert (need["need"], need["equal"], need["values"]) == ("t/m", 4, 4)
+  assert need["span"]["exit"] == 0
+
+
+def test_needs_run_before_what_needs_them_each_once():
+  run_needs = _module(LAB / "tools" / "run_needs.py")
+  needs = {"t/c": ("t/b", "mkdir -p runs/z", "t/a"), "t/b": ("t/a",)}
+  chain = run_needs.chain("t/c", lambda ref: f"make {ref}", needs)
+  assert chain == [("t/a", "make t/a"), ("t/b", "make t/b"),
+                   ("mkdir -p runs/z", "mkdir -p runs/z")]
+  with pytest.raises(ValueError, match="t/a -> t/b -> t/a: a cycle"):
+    run_needs.chain("t/a", str, {"t/a": ("t/b",), "t/b": ("t/a",)})
+
+
+def test_the_runs_folders_a_command_reads_before_it_makes_them():
+  unmade = _module(LAB / "tools" / "run_needs.py").unmade_reads
+  assert unmade("paraflax eval-sts --workdir runs/gran") == ["runs/gran"]
+  assert unmade("paraflax train --config c --workdir runs/a && paraflax "
+                "eval --workdir runs/a --output runs/a/e.json") == []
+  assert unmade("mkdir -p runs/c && cp runs/d/x.json runs/c/ && paraflax "
+                "sweep --workdir runs/e --config.scored=runs/f/s.jsonl") == [
+                    "runs/d", "runs/f"]
+  assert unmade("cd runs/b && python ../../x.py runs/q && cd ../.. && "
+                "paraflax eval --workdir runs/b") == ["runs/b"]
+  assert unmade("python lab/experiments/x.py runs/cut && paraflax eval "
+                "--workdir runs/cut/bi") == []
+
+
+def test_every_collected_run_s_reads_are_made_by_it_or_its_needs(manifest):
+  """What a kept run's commands read (runs/bi_captions, a trained NMT)
+  its own steps or the commands of tools/run_needs.py make first, so
+  that it reruns in a fresh clone; every run named there is kept."""
+  run = _module(LAB / "run.py")
+  entries = manifest.load()
+  for about in sorted((LAB / "results" / "runs").glob("*/*.about.json")):
+    name = f"runs/{about.parent.name}/" + about.name.replace(
+        ".about.json", ".json")
+    command = run.shell_line(run.command_of(name, entries))
+    assert run.run_needs.uncovered(
+        name[5:-5], command, lambda ref: run.shell_line(
+            run.command_of(f"runs/{ref}.json", entries))) == [], name
+  for name, needs in run.run_needs.NEEDS.items():
+    for need in (name, *filter(run.run_needs.is_run, needs)):
+      assert f"runs/{need}.json" in entries, need
 
 
 def test_a_collected_run_prints_the_line_that_keeps_it_again():

@@ -1,9 +1,10 @@
 """Keeps a command's output file as the source of a results table.
 
-    python lab/tools/collect_result.py --table sts_encoders --name gran-seed0 \\
-        --command "paraflax eval-sts --workdir runs/gran" \\
-        --config configs/gran.py --hardware "AMD EPYC, 2 cores" \\
-        --time "6 min 49 s" runs/gran/sts.json
+    python lab/tools/collect_result.py --table sts_encoders --name avg \\
+        --command "paraflax train --config configs/avg.py --workdir runs/avg \\
+                   && paraflax eval-sts --workdir runs/avg" \\
+        --config configs/avg.py --hardware "AMD EPYC, 2 cores" \\
+        --time "1 min 0 s" runs/avg/sts.json
 
 copies FILE unchanged to lab/results/runs/TABLE/NAME.json and writes
 NAME.about.json beside it (its kind, the command, config, hardware, time,
@@ -13,7 +14,9 @@ refuses a file that is not one of the outputs `lab/tools/run_results.py`
 knows (report.json of `paraflax pipeline`, sts.json of `eval-sts`,
 evals.json of `eval`, results.json of `sweep` or `eval-domain`,
 eval_filtering.json of `eval-filtering`, the --output of `mining-eval`),
-and a command that names a path of one machine. Then
+a command that names a path of one machine, and one that reads a runs/
+folder none of its steps makes where lab/tools/run_needs.py names no run
+that makes it. Then
 `python lab/tools/render_tables.py` renders the tables from it.
 """
 from __future__ import annotations
@@ -28,6 +31,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import manifest  # pylint: disable=wrong-import-position
+import run_needs  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
@@ -67,6 +71,14 @@ def collect(args: argparse.Namespace) -> str:
   if _LOCAL.search(args.command):
     raise ValueError(f"--command {args.command!r} names an absolute path: "
                      "give it as a user reruns it (runs/..., configs/...)")
+  unmade = run_needs.uncovered(f"{args.table}/{args.name}", args.command,
+                               lambda ref: run_results.load(ref).about[
+                                   "command"])
+  if unmade:
+    raise ValueError(
+        f"--command reads {', '.join(unmade)}, which none of its steps "
+        "makes: start it with the commands that make it, or name the kept "
+        "run that does in lab/tools/run_needs.py's NEEDS")
   kind = run_results.kind_of(args.file)
   local = _local_paths(args.file)
   if local:

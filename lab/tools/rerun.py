@@ -7,6 +7,9 @@ The recorded commands run in a fresh clone of this checkout's commit, in
 a scratch folder beside a link to the data folder, as
 lab/benchmarks/newcomer.py lays it out: this venv's interpreter runs the
 clone's code (PYTHONPATH), and paraflax's compilation cache starts empty.
+What the run reads that its commands do not make (tools/run_needs.py)
+is made first by its own commands, and a kept run's output among them is
+compared with its kept file too.
 The wall and CPU seconds, the 1-minute load (sampled every 10 s), the
 commit and the machine are measured. Each rerun writes its record,
 lab/results/reruns/TABLE/RUN.HARDWARE.json (children.write_result: the
@@ -36,6 +39,7 @@ import children  # pylint: disable=wrong-import-position
 import collect_result  # pylint: disable=wrong-import-position
 import newcomer  # pylint: disable=wrong-import-position
 import quoted  # pylint: disable=wrong-import-position
+import run_needs  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
 
 _LOAD_EVERY_S = 10
@@ -151,13 +155,14 @@ def _env(scratch: str, clone: str) -> dict[str, str]:
   return env
 
 
-def rerun(name: str, command: str, keep: bool = False,
-          keep_scratch: bool = False,
+def rerun(name: str, command: str, needs: list[tuple[str, str]] = (),
+          keep: bool = False, keep_scratch: bool = False,
           records: str = run_results.RERUNS) -> int:
   """Reruns collected run `name` ("runs/TABLE/RUN.json") by `command`, its
-  sidecar's without the note, and writes its record under `records`; 0
-  when it writes the kept file's values exactly, 1 when it differs or
-  fails, 2 when it cannot start."""
+  sidecar's without the note, after the (need, command) pairs `needs`
+  (run_needs.chain), and writes its record under `records`; 0 when it
+  writes the kept file's values exactly, 1 when it differs or fails, 2
+  when it cannot start."""
   _, table, run = name.removesuffix(".json").split("/")
   kept = run_results.load(f"{table}/{run}")
   commit = children.commit()
@@ -169,20 +174,24 @@ def rerun(name: str, command: str, keep: bool = False,
   scratch = tempfile.mkdtemp(prefix="rerun.")
   try:
     clone = newcomer.clone(scratch)
+    env = _env(scratch, clone)
+    before = _needs(needs, clone, env)
+    if before is None:
+      return 1
     print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)
-    timing = run_timed(command, clone, _env(scratch, clone))
+    timing = run_timed(command, clone, env)
     if timing["exit"]:
       print(f"rerun: the command failed (exit {timing['exit']})",
             file=sys.stderr)
       return 1
-    with open(os.path.join(clone, output), encoding="utf-8") as f:
-      comparison = compare(kept.data, json.load(f))
+    comparison = _compared(os.path.join(clone, output), kept.data)
     report(name, comparison, timing)
-    _record(name, table, run, kept.about, comparison, timing, keep, records)
+    _record(name, table, run, kept.about, comparison, timing, before, keep,
+            records)
     if keep:
       try:
         _collect(os.path.join(clone, output), table, run, kept.about, timing,
-                 commit)
+                 before, commit)
       except ValueError as e:  # collect_result's refusal, e.g. a local path
         print(f"rerun: not kept: {e}", file=sys.stderr)
         return 1
@@ -192,6 +201,35 @@ def rerun(name: str, command: str, keep: bool = False,
     else:
       shutil.rmtree(scratch, ignore_errors=True)
   return 1 if comparison["differences"] else 0
+
+
+def _compared(path: str, kept: Any) -> dict[str, Any]:
+  with open(path, encoding="utf-8") as f:
+    return compare(kept, json.load(f))
+
+
+def _needs(needs: list[tuple[str, str]], clone: str, env: dict[str, str]
+           ) -> list[dict[str, Any]] | None:
+  """Runs each need's command in `clone`; for a kept run, compares its
+  output with its kept file too. Each need's span and counts; None when
+  one fails."""
+  done = []
+  for need, command in needs:
+    print(f"rerun: first {need}: {command}", file=sys.stderr)
+    timing = run_timed(command, clone, env)
+    if timing["exit"]:
+      print(f"rerun: {need} failed (exit {timing['exit']})", file=sys.stderr)
+      return None
+    entry = {"need": need, "span": timing}
+    if run_needs.is_run(need):
+      kept = run_results.load(need)
+      counts = _compared(os.path.join(clone, output_of(kept.about, command)),
+                         kept.data)
+      entry.update(values=counts["values"], equal=counts["equal"])
+      print(f"  {need}: {counts['equal']} of {counts['values']} kept values "
+            f"equal; {quoted.duration(timing['wall_s'])}")
+    done.append(entry)
+  return done
 
 
 def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
@@ -212,8 +250,8 @@ def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
 
 
 def _record(name: str, table: str, run: str, about: dict[str, Any],
-            comparison: dict[str, Any], timing: dict[str, Any], keep: bool,
-            records: str) -> None:
+            comparison: dict[str, Any], timing: dict[str, Any],
+            needs: list[dict[str, Any]], keep: bool, records: str) -> None:
   """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json."""
   path = os.path.join(records, table, f"{run}.{children.hardware()}.json")
   os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -221,17 +259,22 @@ def _record(name: str, table: str, run: str, about: dict[str, Any],
                             [name, *(["--keep"] if keep else [])])
   children.write_result(path, {
       **head, "rerun_of": name, "machine": machine(),
-      "cpu_id": children.cpu_id(), "span": timing,
+      "cpu_id": children.cpu_id(), "span": timing, "needs": needs,
       "kept": {k: about.get(k) for k in ("commit", "hardware", "time",
                                          "sha256")},
       "kept_now": keep, **comparison})
 
 
 def _collect(path: str, table: str, run: str, about: dict[str, Any],
-             timing: dict[str, Any], commit: str) -> None:
+             timing: dict[str, Any], needs: list[dict[str, Any]],
+             commit: str) -> None:
   when = (f"{quoted.duration(timing['wall_s'])} "
           f"({quoted.duration(timing['cpu_s'])} of CPU), fresh clone, "
           "cold caches")
+  if needs:
+    when += (", after its needs (" + ", ".join(n["need"] for n in needs)
+             + f": {quoted.duration(sum(n['span']['wall_s'] for n in needs))}"
+             ")")
   collect_result.collect(argparse.Namespace(
       file=path, table=table, name=run,
       command=about["command"], config=about["config"], hardware=machine(),

@@ -25,6 +25,16 @@ def _cpu_id(record: dict) -> str:
   return f" ({record['cpu_id']})" if record.get("cpu_id") else ""
 
 
+def _time(record: dict) -> str:
+  """The run's own time, and its needs' where it had any."""
+  own = quoted.duration(record["span"]["wall_s"])
+  needs = record.get("needs") or []
+  if not needs:
+    return own
+  spent = quoted.duration(sum(n["span"]["wall_s"] for n in needs))
+  return f"{own}, after its needs' {spent}"
+
+
 def reruns() -> list[str]:
   rows = []
   for path in sorted(glob.glob(os.path.join(run_results.RERUNS, "*",
@@ -36,7 +46,7 @@ def reruns() -> list[str]:
             f", at {r['kept']['commit'][:7]}" if r["kept"].get("commit")
             else ""),
         f"{r['machine']}{_cpu_id(r)}, at {r['commit'][:7]}",
-        quoted.duration(r["span"]["wall_s"]),
+        _time(r),
         f"{r['equal']:,} of {r['values']:,}", _largest(r),
         "yes" if r["kept_now"] else "no"))
   return markdown_table.table(

@@ -1,0 +1,145 @@
+"""What a collected run's commands read that they do not make themselves,
+and the commands that make it: a rerun in a fresh clone runs these first.
+
+    NEEDS["sts_encoders/gran-seed1"] == ("sts_encoders/ppdb-words",)
+
+An entry is a kept run ("TABLE/RUN", whose own needs and commands run
+before it, each once) or a command that is no kept run's (the noisy
+Multi30k corpus, a folder a command `cd`s into). `unmade_reads` finds the
+runs/ folders a command reads before any of its steps makes them;
+collect_result.py refuses a command with such a read that NEEDS does not
+cover, and tests/test_lab.py checks every kept run against it. Reads a
+config makes by itself (configs/gran.py's PPDB words) are not visible
+there and are listed all the same.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable
+
+# The noisy corpus of lab/fidelity.md's caption encoders (Multi30k de-en,
+# Khayrallah & Koehn noise on 10 % of the lines per kind).
+_NOISY_M30K = ("paraflax noise-bitext --corpus bitext_multi30k_de_en "
+               "--output m30k_noisy.tsv")
+_BT_ANALYSIS = "mkdir -p runs/bt_analysis"
+_MLPS = ("band20", "band40", "band60", "band80", "band100", "random",
+         "shuffled", "worst60")
+
+NEEDS: dict[str, tuple[str, ...]] = {
+    "sts_encoders/gran-seed1": ("sts_encoders/ppdb-words",),
+    "config_runs/nmt-fr-nolimit": ("config_runs/nmt-fr",),
+    **{f"bt_analysis/{run}": (_BT_ANALYSIS, "headline/nmt-de")
+       for run in ("multi30k-stats", "wmt-analysis")},
+    **{f"config_runs/refclf-{run}": ("headline/nmt-de",)
+       for run in ("avg-hardest", "avg-random", "lstm-hardest",
+                   "lstm-random")},
+    "config_runs/refclf-avg-random-nmt1500": (_BT_ANALYSIS,),
+    **{f"paper_grids/{run}": ("pipeline_tiny/tiny",)
+       for run in ("bleu-avg", "lm_ppl-avg", "overlap_1-avg")},
+    **{f"eval_filtering/{run}": ("config_runs/bilingual-captions",
+                                 _NOISY_M30K)
+       for run in ("captions", "captions-s1")},
+    **{f"eval_filtering/captions-mlp-{mlp}": ("eval_filtering/captions",)
+       for mlp in _MLPS},
+    **{f"eval_filtering/captions-mlp-{mlp}-s1": (
+        f"eval_filtering/captions-mlp-{mlp}", "eval_filtering/captions-s1")
+       for mlp in _MLPS},
+}
+
+_RUN = re.compile(r"[a-z0-9_.-]+/[a-z0-9_.-]+")
+_TOP = re.compile(r"(?:\.\./)*(runs/[^/\s]+)")
+# Commands whose --workdir is the folder they make (the others read it).
+_MAKERS = {("paraflax", "train"), ("paraflax", "pipeline"),
+           ("paraflax", "sweep")}
+
+
+def is_run(need: str) -> bool:
+  return bool(_RUN.fullmatch(need))
+
+
+def chain(ref: str, command_of: Callable[[str], str],
+          needs: dict[str, tuple[str, ...]] | None = None
+          ) -> list[tuple[str, str]]:
+  """(need, command) for what run `ref` needs, in the order they run: a
+  kept run after its own needs, each once. `command_of(run)` is a kept
+  run's command; ValueError on a cycle."""
+  needs = NEEDS if needs is None else needs
+  done: dict[str, str] = {}
+
+  def visit(run: str, path: tuple[str, ...]) -> None:
+    for need in needs.get(run, ()):
+      if need in path:
+        raise ValueError(f"{' -> '.join((*path, need))}: a cycle of needs")
+      if need in done:
+        continue
+      if is_run(need):
+        visit(need, (*path, need))
+        done[need] = command_of(need)
+      else:
+        done[need] = need
+
+  visit(ref, (ref,))
+  return list(done.items())
+
+
+def _top(word: str) -> str | None:
+  m = _TOP.match(word)
+  return m.group(1) if m else None
+
+
+def _made_at(argv: list[str]) -> set[int]:
+  """The indices of `argv`'s words that name what the step makes: an
+  --output or --json, the --workdir of train / pipeline / sweep, mkdir's
+  and cp's destinations, and a lab script's runs/ arguments (what a script
+  reads is its own affair)."""
+  made = {i + 1 for i, w in enumerate(argv[:-1]) if w in ("--output", "--json")}
+  if tuple(argv[:2]) in _MAKERS and "--workdir" in argv[:-1]:
+    made.add(argv.index("--workdir") + 1)
+  if argv[:2] == ["mkdir", "-p"]:
+    made |= set(range(2, len(argv)))
+  if argv[:1] == ["cp"]:
+    made.add(len(argv) - 1)
+  if any(w.endswith((".py", ".sh")) for w in argv[:2]):
+    made |= {i for i, w in enumerate(argv) if _top(w)}
+  return made
+
+
+def _mentioned(command: str) -> set[str]:
+  return {t for w in shlex.split(command.replace("&&", " "))
+          for piece in re.split(r"[=:,]", w) if (t := _top(piece))}
+
+
+def unmade_reads(command: str, made: set[str] | None = None) -> list[str]:
+  """The runs/ folders `command` (steps joined by &&, from the repository
+  root) reads before one of its steps, or `made`, makes them; `cd` into
+  one reads it. Steps run from another folder are not looked into."""
+  made = set(made or ())
+  reads: list[str] = []
+  cwd = "."
+  for step in command.split("&&"):
+    argv = shlex.split(step)
+    if argv[:1] == ["cd"]:
+      target = os.path.normpath(os.path.join(cwd, argv[1]))
+      if cwd == "." and (top := _top(target)) and top not in made:
+        reads.append(top)
+      cwd = target
+      continue
+    if cwd != ".":
+      continue
+    at = _made_at(argv)
+    reads += [top for i, word in enumerate(argv) if i not in at
+              for piece in re.split(r"[=:,]", word)
+              if (top := _top(piece)) and top not in made]
+    made |= {t for i in at if (t := _top(argv[i]))}
+  return list(dict.fromkeys(reads))
+
+
+def uncovered(ref: str, command: str, command_of: Callable[[str], str],
+              needs: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+  """The runs/ folders run `ref`'s `command` reads that neither it nor
+  what it needs makes (every folder a need names is there after it)."""
+  made = {t for _, step in chain(ref, command_of, needs)
+          for t in _mentioned(step)}
+  return unmade_reads(command, made)
