@@ -566,7 +566,8 @@ def _newcomer(job: str) -> list[str]:
       rows.append((f"`{_head(step['step'])}`", where,
                    _minutes(step["wall_s"]), _minutes(step["cpu_s"]),
                    f"{step['load_before'][0]:.1f}"))
-    rows.append(("the whole command", where, _minutes(d["wall_s"]),
+    rows.append(("the whole command" + ("" if d["ok"] else ": failed"),
+                 where, _minutes(d["wall_s"]),
                  _minutes(sum(s["cpu_s"] for s in d["steps"])), ""))
   return _table(["step (fresh clone, cold caches)", "hardware", "wall",
                  "CPU", "load at its start"], rows, numeric_from=2)

@@ -448,6 +448,17 @@ def _sweep_figures() -> dict[str, Callable[[dict], str]]:
           "mean.stsb_test": lambda r: f"{100 * seeds_mean(r['points']):.2f}"}
 
 
+def _grid_figures() -> dict[str, Callable[[dict], str]]:
+  """A paper grid's point STSb dev picks (_sweep_figures), and the STSb
+  test of its point that keeps every pair ("all.stsb_test": lower bound 0,
+  the largest upper bound)."""
+  def everything(r: dict) -> str:
+    top = max(bounds(p)[1] for p in r["points"])
+    point = next(p for p in r["points"] if bounds(p) == (0.0, top))
+    return f"{100 * point['columns'][_TEST]:.2f}"
+  return {**_sweep_figures(), "all.stsb_test": everything}
+
+
 def _filter_headline(spec: dict, columns) -> list:
   """headline: the point STSb dev picks of one kept filter sweep, its STSb
   test against the mean of the kept random seeds'."""
@@ -833,7 +844,10 @@ _QUOTED_RUNS = (
       for n in ("top", "random", "bottom", "general-biomed", "bin1")),
     *((f"domain/monods-{n}", _ppdb_figures()) for n in ("top", "random")),
     ("domain/monods-bin1", {}),
+    ("eval_filtering/cut", {}),
     *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")),
+    *((f"paper_grids/{score}-avg", _grid_figures())
+      for score in ("overlap_1", "bleu", "lm_ppl")),
     *((f"config_runs/mlp-fr-{n}", _bilingual_eval_figures())
       for n in ("worst", "shuffled")),
     *((spec["run"], _ablation_figures(spec))
