@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from typing import Any
 
 _TOOLS = os.path.dirname(os.path.abspath(__file__))
@@ -155,7 +156,7 @@ def _env(scratch: str, clone: str) -> dict[str, str]:
   return env
 
 
-def rerun(name: str, command: str, needs: list[tuple[str, str]] = (),
+def rerun(name: str, command: str, needs: Sequence[tuple[str, str]] = (),
           keep: bool = False, keep_scratch: bool = False,
           records: str = run_results.RERUNS) -> int:
   """Reruns collected run `name` ("runs/TABLE/RUN.json") by `command`, its
@@ -208,8 +209,8 @@ def _compared(path: str, kept: Any) -> dict[str, Any]:
     return compare(kept, json.load(f))
 
 
-def _needs(needs: list[tuple[str, str]], clone: str, env: dict[str, str]
-           ) -> list[dict[str, Any]] | None:
+def _needs(needs: Sequence[tuple[str, str]], clone: str,
+           env: dict[str, str]) -> list[dict[str, Any]] | None:
   """Runs each need's command in `clone`; for a kept run, compares its
   output with its kept file too. Each need's span and counts; None when
   one fails."""
