@@ -4,6 +4,7 @@ reruns one of them from the repository root.
     python lab/run.py --list                      # NAME, writer, command
     python lab/run.py NAME [--print]              # rerun (or show) NAME's command
     python lab/run.py runs/TABLE/RUN.json [--keep]  # rerun a collected run
+    python lab/run.py runs/T/A.json runs/T/B.json   # several, in one clone
 
 The command is the one lab/results/manifest.json records for NAME, as a
 checkout of today lays it out (benchmarks under lab/), writing NAME again
@@ -17,8 +18,10 @@ tools/collect_result.py: tools/rerun.py runs its commands in a fresh clone
 with cold caches, after those of what it needs (tools/run_needs.py), and
 compares their output with the kept file value by value (exit 1 when one
 differs); --keep keeps the new output in its place, with the measured
-time, load, commit and machine. --print shows the commands, what they
-need first, and the line that collects their output by hand.
+time, load, commit and machine. Several collected runs rerun in one
+clone, each need and each run once (a family that shares what it needs).
+--print shows the commands, what they need first, and the line that
+collects their output by hand.
 """
 from __future__ import annotations
 
@@ -126,7 +129,9 @@ def _interpreter(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("name", nargs="?", help="a file of lab/results/")
+  parser.add_argument("names", nargs="*", metavar="NAME",
+                      help="a file of lab/results/; several collected runs "
+                      "rerun in one clone")
   parser.add_argument("--list", action="store_true")
   parser.add_argument("--print", action="store_true",
                       help="show the command, run nothing")
@@ -137,10 +142,13 @@ def main(argv: list[str] | None = None) -> int:
                       help="a collected run: leave the clone it ran in")
   args = parser.parse_args(argv)
   entries = manifest.load()
-  if args.list or not args.name:
+  if args.list or not args.names:
     for name, e in sorted(entries.items()):
       print(f"{name}\t{e['written_by'] or 'kept'}\t{e['command'] or '-'}")
     return 0
+  if len(args.names) > 1:
+    return _rerun_family(args, entries)
+  args.name, = args.names
   try:
     command = command_of(args.name, entries)
   except KeyError:
@@ -168,6 +176,20 @@ def main(argv: list[str] | None = None) -> int:
                        keep_scratch=args.keep_scratch)
   return subprocess.run(_interpreter(_resolved(command)), cwd=ROOT,
                         check=False).returncode
+
+
+def _rerun_family(args: argparse.Namespace, entries: dict[str, dict]) -> int:
+  """Several collected runs in one clone, what they need made once."""
+  if args.print or not all(n.startswith("runs/") and n in entries
+                           for n in args.names):
+    print("run: several NAMEs are collected runs (runs/TABLE/RUN.json, "
+          "python lab/run.py --list) to rerun in one clone, not --print",
+          file=sys.stderr)
+    return 2
+  import rerun  # pylint: disable=g-import-not-at-top
+  return rerun.rerun_all(
+      [(n, shell_line(command_of(n, entries)), needs_of(n, entries))
+       for n in args.names], keep=args.keep, keep_scratch=args.keep_scratch)
 
 
 if __name__ == "__main__":

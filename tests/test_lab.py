@@ -287,6 +287,32 @@ def test_a_rerun_makes_what_the_run_needs_first_and_compares_it_too(
   assert need["span"]["exit"] == 0
 
 
+def test_a_family_reruns_in_one_clone_each_run_once(rerun, tmp_path,
+                                                     capsys):
+  """t/n needs t/m: rerun together, t/m runs once, as a run (recorded)
+  and as t/n's need."""
+  runs = tmp_path / "runs"
+  _kept_sts_run(runs, 0.5, name="m")
+  about = json.loads((runs / "t" / "m.about.json").read_text())
+  about["command"] = "echo x >> ran.txt && " + about["command"]
+  (runs / "t" / "m.about.json").write_text(json.dumps(about))
+  _kept_sts_run(runs, 0.4, command="test $(wc -l < ran.txt) = 1 && mkdir -p "
+                "runs/n && cp runs/m/sts.json runs/n/sts.json")
+  command = lambda ref: json.loads(  # noqa: E731
+      (runs / f"{ref}.about.json").read_text())["command"]
+  needs = {"t/n": ("t/m",)}
+  family = [(f"runs/{ref}.json", command(ref),
+             rerun.run_needs.chain(ref, command, needs))
+            for ref in ("t/n", "t/m")]
+  assert rerun.rerun_all(family, records=tmp_path / "r") == 1  # n: 0.4
+  out = capsys.readouterr().out
+  assert "runs/t/m.json: 4 of 4" in out and "runs/t/n.json: 3 of 4" in out
+  record = json.loads(next((tmp_path / "r" / "t").glob("n.*.json"))
+                      .read_text())
+  assert [(n["need"], n["equal"]) for n in record["needs"]] == [("t/m", 4)]
+  assert list((tmp_path / "r" / "t").glob("m.*.json"))
+
+
 def test_needs_run_before_what_needs_them_each_once():
   run_needs = _module(LAB / "tools" / "run_needs.py")
   needs = {"t/c": ("t/b", "mkdir -p runs/z", "t/a"), "t/b": ("t/a",)}

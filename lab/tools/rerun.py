@@ -164,44 +164,92 @@ def rerun(name: str, command: str, needs: Sequence[tuple[str, str]] = (),
   (run_needs.chain), and writes its record under `records`; 0 when it
   writes the kept file's values exactly, 1 when it differs or fails, 2
   when it cannot start."""
-  _, table, run = name.removesuffix(".json").split("/")
-  kept = run_results.load(f"{table}/{run}")
+  return rerun_all([(name, command, needs)], keep, keep_scratch, records)
+
+
+Run = tuple[str, str, Sequence[tuple[str, str]]]
+
+
+def rerun_all(runs: Sequence[Run], keep: bool = False,
+              keep_scratch: bool = False,
+              records: str = run_results.RERUNS) -> int:
+  """Reruns collected runs, each (name, command, needs) as `rerun` takes
+  it, in one fresh clone: every need and every run once, in order, so
+  that a family shares what it needs; a run that another needs runs as a
+  run (compared, recorded, kept with --keep). 0 when every run writes its
+  kept file's values exactly, 1 when one differs or a step fails (the
+  steps after it do not run), 2 when they cannot start."""
   commit = children.commit()
   if commit.endswith("+changes"):
     print("rerun: commit the checkout first; the clone holds the commit, "
           "not the working tree", file=sys.stderr)
     return 2
-  output = output_of(kept.about, command)
+  targets = {_ref(name): (name, command, needs)
+             for name, command, needs in runs}
+  order: dict[str, str] = {}
+  for name, command, needs in runs:
+    for need, line in needs:
+      order.setdefault(need, line)
+    order.setdefault(_ref(name), command)
   scratch = tempfile.mkdtemp(prefix="rerun.")
+  worst = 0
   try:
     clone = newcomer.clone(scratch)
     env = _env(scratch, clone)
-    before = _needs(needs, clone, env)
-    if before is None:
-      return 1
-    print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)
-    timing = run_timed(command, clone, env)
-    if timing["exit"]:
-      print(f"rerun: the command failed (exit {timing['exit']})",
-            file=sys.stderr)
-      return 1
-    comparison = _compared(os.path.join(clone, output), kept.data)
-    report(name, comparison, timing)
-    _record(name, table, run, kept.about, comparison, timing, before, keep,
-            records)
-    if keep:
-      try:
-        _collect(os.path.join(clone, output), table, run, kept.about, timing,
-                 before, commit)
-      except ValueError as e:  # collect_result's refusal, e.g. a local path
-        print(f"rerun: not kept: {e}", file=sys.stderr)
+    done: dict[str, dict[str, Any]] = {}
+    for step, line in order.items():
+      if step in targets:
+        name, command, needs = targets[step]
+        entry, code = _rerun_one(name, command, [done[n] for n, _ in needs],
+                                 clone, env, commit, keep, records)
+      else:
+        entry, code = _need(step, line, clone, env)
+      if entry is None:
         return 1
+      done[step] = entry
+      worst = max(worst, code)
   finally:
     if keep_scratch:
       print(f"rerun: the clone stays in {scratch}", file=sys.stderr)
     else:
       shutil.rmtree(scratch, ignore_errors=True)
-  return 1 if comparison["differences"] else 0
+  return worst
+
+
+def _ref(name: str) -> str:
+  """The name run_needs gives "runs/TABLE/RUN.json": "TABLE/RUN"."""
+  return name.removeprefix("runs/").removesuffix(".json")
+
+
+def _rerun_one(name: str, command: str, before: list[dict[str, Any]],
+               clone: str, env: dict[str, str], commit: str, keep: bool,
+               records: str) -> tuple[dict[str, Any] | None, int]:
+  """One run's commands in `clone`, compared with its kept file and
+  recorded (and kept); its entry as a need of a later run and its code,
+  (None, 1) when the command fails."""
+  table, run = _ref(name).split("/")
+  kept = run_results.load(f"{table}/{run}")
+  output = output_of(kept.about, command)
+  print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)
+  timing = run_timed(command, clone, env)
+  if timing["exit"]:
+    print(f"rerun: the command failed (exit {timing['exit']})",
+          file=sys.stderr)
+    return None, 1
+  comparison = _compared(os.path.join(clone, output), kept.data)
+  report(name, comparison, timing)
+  _record(name, table, run, kept.about, comparison, timing, before, keep,
+          records)
+  code = 1 if comparison["differences"] else 0
+  if keep:
+    try:
+      _collect(os.path.join(clone, output), table, run, kept.about, timing,
+               before, commit)
+    except ValueError as e:  # collect_result's refusal, e.g. a local path
+      print(f"rerun: not kept: {e}", file=sys.stderr)
+      code = 1
+  return {"need": f"{table}/{run}", "span": timing,
+          "values": comparison["values"], "equal": comparison["equal"]}, code
 
 
 def _compared(path: str, kept: Any) -> dict[str, Any]:
@@ -209,28 +257,25 @@ def _compared(path: str, kept: Any) -> dict[str, Any]:
     return compare(kept, json.load(f))
 
 
-def _needs(needs: Sequence[tuple[str, str]], clone: str,
-           env: dict[str, str]) -> list[dict[str, Any]] | None:
-  """Runs each need's command in `clone`; for a kept run, compares its
-  output with its kept file too. Each need's span and counts; None when
-  one fails."""
-  done = []
-  for need, command in needs:
-    print(f"rerun: first {need}: {command}", file=sys.stderr)
-    timing = run_timed(command, clone, env)
-    if timing["exit"]:
-      print(f"rerun: {need} failed (exit {timing['exit']})", file=sys.stderr)
-      return None
-    entry = {"need": need, "span": timing}
-    if run_needs.is_run(need):
-      kept = run_results.load(need)
-      counts = _compared(os.path.join(clone, output_of(kept.about, command)),
-                         kept.data)
-      entry.update(values=counts["values"], equal=counts["equal"])
-      print(f"  {need}: {counts['equal']} of {counts['values']} kept values "
-            f"equal; {quoted.duration(timing['wall_s'])}")
-    done.append(entry)
-  return done
+def _need(need: str, command: str, clone: str, env: dict[str, str]
+          ) -> tuple[dict[str, Any] | None, int]:
+  """Runs a need's command in `clone`; a kept run's output is compared
+  with its kept file too. Its span and counts and 0; (None, 1) when it
+  fails."""
+  print(f"rerun: first {need}: {command}", file=sys.stderr)
+  timing = run_timed(command, clone, env)
+  if timing["exit"]:
+    print(f"rerun: {need} failed (exit {timing['exit']})", file=sys.stderr)
+    return None, 1
+  entry = {"need": need, "span": timing}
+  if run_needs.is_run(need):
+    kept = run_results.load(need)
+    counts = _compared(os.path.join(clone, output_of(kept.about, command)),
+                       kept.data)
+    entry.update(values=counts["values"], equal=counts["equal"])
+    print(f"  {need}: {counts['equal']} of {counts['values']} kept values "
+          f"equal; {quoted.duration(timing['wall_s'])}")
+  return entry, 0
 
 
 def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
