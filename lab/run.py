@@ -78,9 +78,8 @@ def command_of(name: str, entries: dict[str, dict]) -> list[str]:
 def needs_of(name: str, entries: dict[str, dict]) -> list[tuple[str, str]]:
   """(need, command) for what collected run NAME ("runs/TABLE/RUN.json")
   reads that its commands do not make, in the order they run."""
-  ref = name.removeprefix("runs/").removesuffix(".json")
-  return run_needs.chain(ref, lambda need: shell_line(command_of(
-      f"runs/{need}.json", entries)))
+  return run_needs.chain(run_needs.ref(name), lambda need: shell_line(
+      command_of(f"runs/{need}.json", entries)))
 
 
 def collect_line(name: str) -> str:

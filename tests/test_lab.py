@@ -348,7 +348,7 @@ def test_every_collected_run_s_reads_are_made_by_it_or_its_needs(manifest):
         ".about.json", ".json")
     command = run.shell_line(run.command_of(name, entries))
     assert run.run_needs.uncovered(
-        name[5:-5], command, lambda ref: run.shell_line(
+        run.run_needs.ref(name), command, lambda ref: run.shell_line(
             run.command_of(f"runs/{ref}.json", entries))) == [], name
   for name, needs in run.run_needs.NEEDS.items():
     for need in (name, *filter(run.run_needs.is_run, needs)):

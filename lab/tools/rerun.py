@@ -184,13 +184,13 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
     print("rerun: commit the checkout first; the clone holds the commit, "
           "not the working tree", file=sys.stderr)
     return 2
-  targets = {_ref(name): (name, command, needs)
+  targets = {run_needs.ref(name): (name, command, needs)
              for name, command, needs in runs}
   order: dict[str, str] = {}
   for name, command, needs in runs:
     for need, line in needs:
       order.setdefault(need, line)
-    order.setdefault(_ref(name), command)
+    order.setdefault(run_needs.ref(name), command)
   scratch = tempfile.mkdtemp(prefix="rerun.")
   worst = 0
   try:
@@ -216,18 +216,13 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
   return worst
 
 
-def _ref(name: str) -> str:
-  """The name run_needs gives "runs/TABLE/RUN.json": "TABLE/RUN"."""
-  return name.removeprefix("runs/").removesuffix(".json")
-
-
 def _rerun_one(name: str, command: str, before: list[dict[str, Any]],
                clone: str, env: dict[str, str], commit: str, keep: bool,
                records: str) -> tuple[dict[str, Any] | None, int]:
   """One run's commands in `clone`, compared with its kept file and
   recorded (and kept); its entry as a need of a later run and its code,
   (None, 1) when the command fails."""
-  table, run = _ref(name).split("/")
+  table, run = run_needs.ref(name).split("/")
   kept = run_results.load(f"{table}/{run}")
   output = output_of(kept.about, command)
   print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)

@@ -59,6 +59,11 @@ def is_run(need: str) -> bool:
   return bool(_RUN.fullmatch(need))
 
 
+def ref(name: str) -> str:
+  """The name NEEDS gives collected run "runs/TABLE/RUN.json": "TABLE/RUN"."""
+  return name.removeprefix("runs/").removesuffix(".json")
+
+
 def chain(ref: str, command_of: Callable[[str], str],
           needs: dict[str, tuple[str, ...]] | None = None
           ) -> list[tuple[str, str]]:
@@ -89,6 +94,11 @@ def _top(word: str) -> str | None:
   return m.group(1) if m else None
 
 
+def _tops(word: str) -> list[str]:
+  """The runs/ folders a word names, "--config.scored=runs/tiny/s" too."""
+  return [t for piece in re.split(r"[=:,]", word) if (t := _top(piece))]
+
+
 def _made_at(argv: list[str]) -> set[int]:
   """The indices of `argv`'s words that name what the step makes: an
   --output or --json, the --workdir of train / pipeline / sweep, mkdir's
@@ -108,7 +118,7 @@ def _made_at(argv: list[str]) -> set[int]:
 
 def _mentioned(command: str) -> set[str]:
   return {t for w in shlex.split(command.replace("&&", " "))
-          for piece in re.split(r"[=:,]", w) if (t := _top(piece))}
+          for t in _tops(w)}
 
 
 def unmade_reads(command: str, made: set[str] | None = None) -> list[str]:
@@ -130,8 +140,7 @@ def unmade_reads(command: str, made: set[str] | None = None) -> list[str]:
       continue
     at = _made_at(argv)
     reads += [top for i, word in enumerate(argv) if i not in at
-              for piece in re.split(r"[=:,]", word)
-              if (top := _top(piece)) and top not in made]
+              for top in _tops(word) if top not in made]
     made |= {t for i in at if (t := _top(argv[i]))}
   return list(dict.fromkeys(reads))
 
