@@ -175,6 +175,26 @@ def test_a_rerun_compares_every_value_with_the_kept_file():
       ("sts/n/1", 2, "(absent)")]
 
 
+def test_a_rerun_matches_rows_by_what_names_them_not_by_index():
+  """A file written over two invocations holds its rows in another order
+  than one invocation writes; they compare row by row."""
+  rerun = _module(LAB / "tools" / "rerun.py")
+  rows = [{"scorer": "cosine", "words": w, "bleu": b}
+          for w, b in ((75, 1.0), (150, 2.0), (225, 3.0))]
+  kept = {"rows": [rows[1], rows[0], rows[2]], "seed": 0}
+  assert rerun.differences(kept, {"rows": rows, "seed": 0}) == []
+  now = {"rows": [rows[0], {**rows[1], "bleu": 2.5}, rows[2]], "seed": 0}
+  assert rerun.differences(kept, now) == [
+      ("rows/scorer=cosine,words=150/bleu", 2.0, 2.5)]
+  assert rerun.compare(kept, now)["equal"] == 9
+  # Rows the two sides do not share, or no field that names each row,
+  # compare by index.
+  assert rerun.differences({"rows": rows[:2]}, {"rows": rows[1:]})[0][0] == (
+      "rows/0/bleu")
+  same = [{"scorer": "cosine", "bleu": 1.0}, {"scorer": "cosine", "bleu": 2.0}]
+  assert rerun.differences({"r": same}, {"r": same[::-1]})[0][0] == "r/0/bleu"
+
+
 def _kept_sts_run(runs: pathlib.Path, pearson: float, name: str = "n",
                   command: str = "", **more) -> None:
   """A kept eval-sts run t/NAME (Pearson `pearson`) whose command, by

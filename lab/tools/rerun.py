@@ -96,16 +96,58 @@ def _differences(a: dict[str, Any], b: dict[str, Any]
           if a.get(k, _ABSENT) != b.get(k, _ABSENT)]
 
 
+def _identity(rows: list[Any], others: list[Any]) -> list[str] | None:
+  """The fewest leading fields (in the first kept row's order) whose text
+  or integer values name every row of `rows` and of `others` once and
+  the same rows on both sides; None when no such fields exist."""
+  if not rows or not all(isinstance(r, dict) for r in rows + others):
+    return None
+  fields: list[str] = []
+  for field, value in rows[0].items():
+    if isinstance(value, float) or isinstance(value, (dict, list)):
+      break
+    fields.append(field)
+    labels = [_label(r, fields) for r in rows]
+    other = [_label(r, fields) for r in others]
+    if len(set(labels)) == len(rows) and len(set(other)) == len(others):
+      return fields if set(labels) == set(other) else None
+  return None
+
+
+def _label(row: dict[str, Any], fields: list[str]) -> str:
+  return ",".join(f"{f}={row.get(f, _ABSENT)}" for f in fields)
+
+
+def align(kept: Any, new: Any) -> tuple[Any, Any]:
+  """`kept` and `new` with each list of rows that both hold in another
+  order keyed by the rows' identity ("scorer=cosine,words=75000"), so a
+  file written over two invocations compares row by row, not by index."""
+  if isinstance(kept, dict) and isinstance(new, dict):
+    pairs = {k: align(v, new[k]) for k, v in kept.items() if k in new}
+    return ({k: pairs[k][0] if k in pairs else v for k, v in kept.items()},
+            {k: pairs[k][1] if k in pairs else v for k, v in new.items()})
+  if isinstance(kept, list) and isinstance(new, list):
+    fields = _identity(kept, new)
+    if fields is None:
+      return kept, new
+    by_label = {_label(r, fields): r for r in new}
+    pairs = {_label(r, fields): align(r, by_label[_label(r, fields)])
+             for r in kept}
+    return ({k: a for k, (a, _) in pairs.items()},
+            {k: b for k, (_, b) in pairs.items()})
+  return kept, new
+
+
 def differences(kept: Any, new: Any) -> list[tuple[str, Any, Any]]:
   """The leaves that differ, as (path, kept, new); a leaf that one side
-  lacks reads "(absent)" there."""
-  return _differences(flatten(kept), flatten(new))
+  lacks reads "(absent)" there. Rows are matched as `align` says."""
+  return _differences(*map(flatten, align(kept, new)))
 
 
 def compare(kept: Any, new: Any) -> dict[str, Any]:
   """How many of the kept file's values `new` repeats, the largest numeric
-  difference and every difference."""
-  a, b = flatten(kept), flatten(new)
+  difference and every difference; rows are matched as `align` says."""
+  a, b = map(flatten, align(kept, new))
   diff = _differences(a, b)
   numeric = [(abs(x - y), path) for path, x, y in diff
              if isinstance(x, (int, float)) and isinstance(y, (int, float))]
