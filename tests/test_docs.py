@@ -120,6 +120,13 @@ def test_a_quoted_field_renders_from_its_file_and_a_bad_path_names_it(
   assert render.VALUES["b.json:runs/name=a/wall_s:duration"]() == "12 min 50 s"
   assert render.VALUES["b.json:runs/0/share:pct"]() == "6.9"
   assert render.VALUES["b.json:runs/0/wall_s:,.0f"]() == "770"
+  (tmp_path / "r.json").write_text(json.dumps({"rows": [
+      {"scorer": "cosine", "words": n, "bleu": n / 1e4} for n in (75, 150)]}))
+  assert render.VALUES["r.json:rows/scorer=cosine,words=150/bleu:.3f"]() == (
+      "0.015")
+  with pytest.raises(KeyError, match="no item with scorer = 'cosine', words "
+                     "= '225'"):
+    render.VALUES["r.json:rows/scorer=cosine,words=225/bleu:.3f"]()
   page = "took <!-- value: b.json:runs/0/wall_s:duration -->13 min<!-- /value -->"
   assert render.render(page) == page.replace("13 min", "12 min 50 s")
   with pytest.raises(KeyError, match="b.json: no item with name = 'z'"):

@@ -6,7 +6,8 @@ A value marker whose name reads FILE:PATH:FORMAT renders one field:
 
 FILE is a result file under lab/results/ (a benchmark's JSON, or a
 collected run's under runs/). PATH's segments, split on "/", are a dict
-key, a list position, or KEY=VALUE: the list item whose KEY reads VALUE.
+key, a list position, or KEY=VALUE: the list item whose KEY reads VALUE
+(KEY=VALUE,KEY2=VALUE2: the item whose fields read all of them).
 FORMAT is a Python format spec (".1f", ",", ",.0f") or one of FORMATS.
 A figure that needs arithmetic over several fields has a named renderer
 instead (render_tables.VALUES).
@@ -49,11 +50,13 @@ def is_quote(name: str) -> bool:
 def _step(node: Any, segment: str, where: str) -> Any:
   if isinstance(node, list):
     if "=" in segment:
-      key, want = segment.split("=", 1)
+      want = dict(part.split("=", 1) for part in segment.split(","))
       for item in node:
-        if isinstance(item, dict) and str(item.get(key)) == want:
+        if isinstance(item, dict) and all(
+            str(item.get(key)) == value for key, value in want.items()):
           return item
-      raise KeyError(f"{where}: no item with {key} = {want!r}")
+      raise KeyError(f"{where}: no item with " + ", ".join(
+          f"{key} = {value!r}" for key, value in want.items()))
     return node[int(segment)]
   if segment not in node:
     raise KeyError(f"{where}: no key {segment!r} (has {sorted(node)[:12]})")
