@@ -21,11 +21,16 @@ differs); --keep keeps the new output in its place, with the measured
 time, load, commit and machine. Several collected runs rerun in one
 clone, each need and each run once (a family that shares what it needs).
 --print shows the commands, what they need first, and the line that
-collects their output by hand.
+collects their output by hand. A collected run whose recorded command no
+longer runs at this commit reruns with the command a JSON file gives it,
+{"runs/T/N.json": {"command": ..., "config": ...}} (--commands FILE);
+--keep records that command and config in its sidecar, and a need named
+there runs with it too.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -75,11 +80,39 @@ def command_of(name: str, entries: dict[str, dict]) -> list[str]:
   return argv
 
 
-def needs_of(name: str, entries: dict[str, dict]) -> list[tuple[str, str]]:
+def needs_of(name: str, entries: dict[str, dict],
+             replaced: dict[str, dict] | None = None
+             ) -> list[tuple[str, str]]:
   """(need, command) for what collected run NAME ("runs/TABLE/RUN.json")
-  reads that its commands do not make, in the order they run."""
-  return run_needs.chain(run_needs.ref(name), lambda need: shell_line(
-      command_of(f"runs/{need}.json", entries)))
+  reads that its commands do not make, in the order they run; a need in
+  `replaced` (NAME -> {"command": ...}) runs its command there."""
+  return run_needs.chain(run_needs.ref(name), lambda need: _command(
+      f"runs/{need}.json", entries, replaced or {}))
+
+
+def _command(name: str, entries: dict[str, dict],
+             replaced: dict[str, dict]) -> str:
+  if name in replaced:
+    return replaced[name]["command"]
+  return shell_line(command_of(name, entries))
+
+
+def _replaced(path: str | None, entries: dict[str, dict]
+              ) -> dict[str, dict]:
+  """--commands FILE: collected run -> {"command", "config"}; ValueError
+  names what is not one."""
+  if not path:
+    return {}
+  with open(path, encoding="utf-8") as f:
+    replaced = json.load(f)
+  for name, given in replaced.items():
+    if not (name.startswith("runs/") and name in entries):
+      raise ValueError(f"{path}: {name} is not a collected run "
+                       "(python lab/run.py --list)")
+    if set(given) != {"command", "config"}:
+      raise ValueError(f"{path}: {name} gives {sorted(given)}, not "
+                       "['command', 'config']")
+  return replaced
 
 
 def collect_line(name: str) -> str:
@@ -139,13 +172,21 @@ def main(argv: list[str] | None = None) -> int:
                       "place of the kept file")
   parser.add_argument("--keep-scratch", action="store_true",
                       help="a collected run: leave the clone it ran in")
+  parser.add_argument("--commands", metavar="FILE",
+                      help="JSON: collected run -> {command, config} that "
+                      "replace its recorded ones (--keep records them)")
   args = parser.parse_args(argv)
   entries = manifest.load()
+  try:
+    args.replaced = _replaced(args.commands, entries)
+  except ValueError as e:
+    print(f"run: {e}", file=sys.stderr)
+    return 2
   if args.list or not args.names:
     for name, e in sorted(entries.items()):
       print(f"{name}\t{e['written_by'] or 'kept'}\t{e['command'] or '-'}")
     return 0
-  if len(args.names) > 1:
+  if len(args.names) > 1 or args.replaced:
     return _rerun_family(args, entries)
   args.name, = args.names
   try:
@@ -181,14 +222,17 @@ def _rerun_family(args: argparse.Namespace, entries: dict[str, dict]) -> int:
   """Several collected runs in one clone, what they need made once."""
   if args.print or not all(n.startswith("runs/") and n in entries
                            for n in args.names):
-    print("run: several NAMEs are collected runs (runs/TABLE/RUN.json, "
-          "python lab/run.py --list) to rerun in one clone, not --print",
-          file=sys.stderr)
+    print("run: several NAMEs, or --commands, rerun collected runs "
+          "(runs/TABLE/RUN.json, python lab/run.py --list) in one clone, "
+          "not --print", file=sys.stderr)
     return 2
   import rerun  # pylint: disable=g-import-not-at-top
   return rerun.rerun_all(
-      [(n, shell_line(command_of(n, entries)), needs_of(n, entries))
-       for n in args.names], keep=args.keep, keep_scratch=args.keep_scratch)
+      [(n, _command(n, entries, args.replaced),
+        needs_of(n, entries, args.replaced)) for n in args.names],
+      keep=args.keep, keep_scratch=args.keep_scratch,
+      replaced={run_needs.ref(n): given
+                for n, given in args.replaced.items()})
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -331,6 +332,43 @@ def test_a_family_reruns_in_one_clone_each_run_once(rerun, tmp_path,
                       .read_text())
   assert [(n["need"], n["equal"]) for n in record["needs"]] == [("t/m", 4)]
   assert list((tmp_path / "r" / "t").glob("m.*.json"))
+
+
+def test_a_command_that_no_longer_runs_is_replaced_and_kept(rerun, tmp_path):
+  """A run whose recorded command fails reruns with the command given in
+  its place; --keep records that command and config, the record names
+  the replacement."""
+  runs = tmp_path / "runs"
+  _kept_sts_run(runs, 0.5, command="false")
+  assert rerun.rerun_all([("runs/t/n.json", "false", [])],
+                         records=tmp_path / "r") == 1
+  now = "mkdir -p runs/n && echo '{}' > runs/n/sts.json".format(json.dumps(
+      {"datasets": {}, "groups": {}, "checkpoint_step": 2,
+       "semeval_2012_2015": {"mean_pearson": 0.5}}))
+  replacement = {"command": now, "config": "c, made anew"}
+  assert rerun.rerun_all([("runs/t/n.json", now, [])], keep=True,
+                         records=tmp_path / "r",
+                         replaced={"t/n": replacement}) == 0
+  about = json.loads((runs / "t" / "n.about.json").read_text())
+  assert (about["command"], about["config"]) == (now, "c, made anew")
+  record, = (tmp_path / "r" / "t").glob("n.*.json")
+  assert json.loads(record.read_text())["replaced"] == replacement
+
+
+def test_a_replacement_command_file_names_collected_runs(tmp_path):
+  run = _module(LAB / "run.py")
+  entries = {"runs/t/n.json": {}, "speed.json": {}}
+  path = tmp_path / "c.json"
+  for given, error in (({"speed.json": {"command": "x", "config": "y"}},
+                        "speed.json is not a collected run"),
+                       ({"runs/t/n.json": {"command": "x"}},
+                        "runs/t/n.json gives ['command'], not")):
+    path.write_text(json.dumps(given))
+    with pytest.raises(ValueError, match=re.escape(error)):
+      run._replaced(str(path), entries)  # pylint: disable=protected-access
+  ok = {"runs/t/n.json": {"command": "x", "config": "y"}}
+  path.write_text(json.dumps(ok))
+  assert run._replaced(str(path), entries) == ok  # pylint: disable=protected-access
 
 
 def test_needs_run_before_what_needs_them_each_once():

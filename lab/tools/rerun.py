@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 _TOOLS = os.path.dirname(os.path.abspath(__file__))
@@ -214,13 +214,18 @@ Run = tuple[str, str, Sequence[tuple[str, str]]]
 
 def rerun_all(runs: Sequence[Run], keep: bool = False,
               keep_scratch: bool = False,
-              records: str = run_results.RERUNS) -> int:
+              records: str = run_results.RERUNS,
+              replaced: Mapping[str, Mapping[str, str]] | None = None
+              ) -> int:
   """Reruns collected runs, each (name, command, needs) as `rerun` takes
   it, in one fresh clone: every need and every run once, in order, so
   that a family shares what it needs; a run that another needs runs as a
-  run (compared, recorded, kept with --keep). 0 when every run writes its
-  kept file's values exactly, 1 when one differs or a step fails (the
-  steps after it do not run), 2 when they cannot start."""
+  run (compared, recorded, kept with --keep). `replaced` maps a run
+  ("TABLE/RUN") whose command is not its recorded one to the "command"
+  and "config" that --keep records in place of the sidecar's. 0 when
+  every run writes its kept file's values exactly, 1 when one differs or
+  a step fails (the steps after it do not run), 2 when they cannot
+  start."""
   commit = children.commit()
   if commit.endswith("+changes"):
     print("rerun: commit the checkout first; the clone holds the commit, "
@@ -243,7 +248,8 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
       if step in targets:
         name, command, needs = targets[step]
         entry, code = _rerun_one(name, command, [done[n] for n, _ in needs],
-                                 clone, env, commit, keep, records)
+                                 clone, env, commit, keep, records,
+                                 (replaced or {}).get(step, {}))
       else:
         entry, code = _need(step, line, clone, env)
       if entry is None:
@@ -260,13 +266,16 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
 
 def _rerun_one(name: str, command: str, before: list[dict[str, Any]],
                clone: str, env: dict[str, str], commit: str, keep: bool,
-               records: str) -> tuple[dict[str, Any] | None, int]:
+               records: str, replacement: Mapping[str, str]
+               ) -> tuple[dict[str, Any] | None, int]:
   """One run's commands in `clone`, compared with its kept file and
-  recorded (and kept); its entry as a need of a later run and its code,
-  (None, 1) when the command fails."""
+  recorded (and kept, with the command and config of `replacement` where
+  it has them); its entry as a need of a later run and its code, (None,
+  1) when the command fails."""
   table, run = run_needs.ref(name).split("/")
   kept = run_results.load(f"{table}/{run}")
-  output = output_of(kept.about, command)
+  about = {**kept.about, **replacement}
+  output = output_of(about, command)
   print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)
   timing = run_timed(command, clone, env)
   if timing["exit"]:
@@ -276,11 +285,11 @@ def _rerun_one(name: str, command: str, before: list[dict[str, Any]],
   comparison = _compared(os.path.join(clone, output), kept.data)
   report(name, comparison, timing)
   _record(name, table, run, kept.about, comparison, timing, before, keep,
-          records)
+          records, replacement)
   code = 1 if comparison["differences"] else 0
   if keep:
     try:
-      _collect(os.path.join(clone, output), table, run, kept.about, timing,
+      _collect(os.path.join(clone, output), table, run, about, timing,
                before, commit)
     except ValueError as e:  # collect_result's refusal, e.g. a local path
       print(f"rerun: not kept: {e}", file=sys.stderr)
@@ -334,8 +343,11 @@ def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
 
 def _record(name: str, table: str, run: str, about: dict[str, Any],
             comparison: dict[str, Any], timing: dict[str, Any],
-            needs: list[dict[str, Any]], keep: bool, records: str) -> None:
-  """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json."""
+            needs: list[dict[str, Any]], keep: bool, records: str,
+            replacement: Mapping[str, str]) -> None:
+  """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json;
+  `replacement`, the command and config it ran in place of the kept
+  file's, if any."""
   path = os.path.join(records, table, f"{run}.{children.hardware()}.json")
   os.makedirs(os.path.dirname(path), exist_ok=True)
   head = children.run_facts(os.path.join(run_results.ROOT, "lab", "run.py"),
@@ -345,7 +357,8 @@ def _record(name: str, table: str, run: str, about: dict[str, Any],
       "cpu_id": children.cpu_id(), "span": timing, "needs": needs,
       "kept": {k: about.get(k) for k in ("commit", "hardware", "time",
                                          "sha256")},
-      "kept_now": keep, **comparison})
+      "kept_now": keep, **({"replaced": dict(replacement)} if replacement
+                           else {}), **comparison})
 
 
 def _collect(path: str, table: str, run: str, about: dict[str, Any],

@@ -41,11 +41,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     **{f"eval_filtering/{run}": ("config_runs/bilingual-captions",
                                  _NOISY_M30K)
        for run in ("captions", "captions-s1")},
-    **{f"eval_filtering/captions-mlp-{mlp}": ("eval_filtering/captions",)
-       for mlp in _MLPS},
+    **{f"eval_filtering/captions-mlp-{mlp}": (
+        "config_runs/bilingual-captions", _NOISY_M30K) for mlp in _MLPS},
     **{f"eval_filtering/captions-mlp-{mlp}-s1": (
-        f"eval_filtering/captions-mlp-{mlp}", "eval_filtering/captions-s1")
-       for mlp in _MLPS},
+        f"eval_filtering/captions-mlp-{mlp}",) for mlp in _MLPS},
 }
 
 _RUN = re.compile(r"[a-z0-9_.-]+/[a-z0-9_.-]+")
