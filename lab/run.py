@@ -21,8 +21,8 @@ differs); --keep keeps the new output in its place, with the measured
 time, load, commit and machine. Several collected runs rerun in one
 clone, each need and each run once (a family that shares what it needs).
 --print shows the commands, what they need first, and the line that
-collects their output by hand. A collected run whose recorded command no
-longer runs at this commit reruns with the command a JSON file gives it,
+collects their output by hand. A collected run whose recorded command
+fails at this commit reruns with the command a JSON file gives it,
 {"runs/T/N.json": {"command": ..., "config": ...}} (--commands FILE);
 --keep records that command and config in its sidecar, and a need named
 there runs with it too.

@@ -188,10 +188,18 @@ def test_a_rerun_matches_rows_by_what_names_them_not_by_index():
   assert rerun.differences(kept, now) == [
       ("rows/scorer=cosine,words=150/bleu", 2.0, 2.5)]
   assert rerun.compare(kept, now)["equal"] == 9
-  # Rows the two sides do not share, or no field that names each row,
-  # compare by index.
-  assert rerun.differences({"rows": rows[:2]}, {"rows": rows[1:]})[0][0] == (
-      "rows/0/bleu")
+  # A row one side lacks is absent there; rows that share no name, or no
+  # field that names each row, compare by index.
+  assert rerun.differences({"rows": rows[:2]}, {"rows": rows[1:]}) == [
+      ("rows/scorer=cosine,words=225/bleu", "(absent)", 3.0),
+      ("rows/scorer=cosine,words=225/scorer", "(absent)", "cosine"),
+      ("rows/scorer=cosine,words=225/words", "(absent)", 225),
+      ("rows/scorer=cosine,words=75/bleu", 1.0, "(absent)"),
+      ("rows/scorer=cosine,words=75/scorer", "cosine", "(absent)"),
+      ("rows/scorer=cosine,words=75/words", 75, "(absent)")]
+  other = {"scorer": "csls", "words": 75, "bleu": 1.0}
+  assert rerun.differences({"rows": rows[:1]}, {"rows": [other]}) == [
+      ("rows/0/scorer", "cosine", "csls")]
   same = [{"scorer": "cosine", "bleu": 1.0}, {"scorer": "cosine", "bleu": 2.0}]
   assert rerun.differences({"r": same}, {"r": same[::-1]})[0][0] == "r/0/bleu"
 

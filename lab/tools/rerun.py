@@ -98,8 +98,8 @@ def _differences(a: dict[str, Any], b: dict[str, Any]
 
 def _identity(rows: list[Any], others: list[Any]) -> list[str] | None:
   """The fewest leading fields (in the first kept row's order) whose text
-  or integer values name every row of `rows` and of `others` once and
-  the same rows on both sides; None when no such fields exist."""
+  or integer values name every row of `rows` and of `others` once, and
+  some row on both sides; None when no such fields exist."""
   if not rows or not all(isinstance(r, dict) for r in rows + others):
     return None
   fields: list[str] = []
@@ -110,7 +110,7 @@ def _identity(rows: list[Any], others: list[Any]) -> list[str] | None:
     labels = [_label(r, fields) for r in rows]
     other = [_label(r, fields) for r in others]
     if len(set(labels)) == len(rows) and len(set(other)) == len(others):
-      return fields if set(labels) == set(other) else None
+      return fields if set(labels) & set(other) else None
   return None
 
 
@@ -119,9 +119,10 @@ def _label(row: dict[str, Any], fields: list[str]) -> str:
 
 
 def align(kept: Any, new: Any) -> tuple[Any, Any]:
-  """`kept` and `new` with each list of rows that both hold in another
-  order keyed by the rows' identity ("scorer=cosine,words=75000"), so a
-  file written over two invocations compares row by row, not by index."""
+  """`kept` and `new` with each list of rows keyed by the rows' identity
+  ("scorer=cosine,words=75000"), so a file written over two invocations
+  compares row by row, not by index, and a row one side lacks is absent
+  there."""
   if isinstance(kept, dict) and isinstance(new, dict):
     pairs = {k: align(v, new[k]) for k, v in kept.items() if k in new}
     return ({k: pairs[k][0] if k in pairs else v for k, v in kept.items()},
@@ -130,11 +131,11 @@ def align(kept: Any, new: Any) -> tuple[Any, Any]:
     fields = _identity(kept, new)
     if fields is None:
       return kept, new
-    by_label = {_label(r, fields): r for r in new}
-    pairs = {_label(r, fields): align(r, by_label[_label(r, fields)])
-             for r in kept}
-    return ({k: a for k, (a, _) in pairs.items()},
-            {k: b for k, (_, b) in pairs.items()})
+    mine = {_label(r, fields): r for r in kept}
+    theirs = {_label(r, fields): r for r in new}
+    pairs = {k: align(r, theirs[k]) for k, r in mine.items() if k in theirs}
+    return ({k: pairs[k][0] if k in pairs else r for k, r in mine.items()},
+            {k: pairs[k][1] if k in pairs else r for k, r in theirs.items()})
   return kept, new
 
 

@@ -35,6 +35,14 @@ def _time(record: dict) -> str:
   return f"{own}, after its needs' {spent}"
 
 
+def _kept(record: dict) -> str:
+  """Whether the rerun was kept, and whether with a command of its own in
+  place of the recorded one (lab/run.py --commands)."""
+  if not record["kept_now"]:
+    return "no"
+  return "yes, its new command" if record.get("replaced") else "yes"
+
+
 def reruns() -> list[str]:
   rows = []
   for path in sorted(glob.glob(os.path.join(run_results.RERUNS, "*",
@@ -48,7 +56,7 @@ def reruns() -> list[str]:
         f"{r['machine']}{_cpu_id(r)}, at {r['commit'][:7]}",
         _time(r),
         f"{r['equal']:,} of {r['values']:,}", _largest(r),
-        "yes" if r["kept_now"] else "no"))
+        _kept(r)))
   return markdown_table.table(
       ["kept run", "kept on", "rerun on (fresh clone, cold caches)",
        "rerun's time", "values equal", "largest difference",

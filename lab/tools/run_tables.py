@@ -310,6 +310,65 @@ def filtering_downstream_budgets() -> list[str]:
   return _filtering_table(shown, d["kinds"], _seeds(d))
 
 
+def _caption_bleus() -> dict[str, tuple[str, list[float]]]:
+  """The caption encoders' selections: key -> (label, BLEU per NMT seed);
+  keys "unfiltered", "cosine.75000" (a selection at a budget) and
+  "mlp-band60" (that MLP's `mlp` row at the table's N)."""
+  d = _table("eval_filtering_captions")
+  runs = [_by_selection(ref) for ref in d["runs"]]
+  out = {"unfiltered": ("unfiltered",
+                        [rows["unfiltered", 0]["bleu"] for rows in runs])}
+  out.update({f"{name}.{n}": (name, [rows[name, n]["bleu"] for rows in runs])
+              for n in d["budgets"] for name in d["order"][1:]})
+  for label, refs in d["mlp"]:
+    out["mlp-" + refs[0].rsplit("captions-mlp-", 1)[1]] = (
+        label.removeprefix("mlp: ").split(" (")[0],
+        [_by_selection(ref)["mlp", d["words"]]["bleu"] for ref in refs])
+  return out
+
+
+def _spread(bleus: list[float]) -> str:
+  return f"{min(bleus):.1f}-{max(bleus):.1f}"
+
+
+def _filtering_pays() -> tuple[list[str], list[float]]:
+  """At the table's N: the selections (similarities and MLPs) that beat
+  the unfiltered corpus and the random selection with every NMT seed, and
+  the labels of those that do not."""
+  d, bleus = _table("eval_filtering_captions"), _caption_bleus()
+  floor = max(bleus["unfiltered"][1] + bleus[f"random.{d['words']}"][1])
+  chosen = {k: v for k, v in bleus.items()
+            if k.startswith("mlp-") or k in {f"{name}.{d['words']}"
+                                             for name in d["order"][2:]}}
+  return ([label for label, b in chosen.values() if min(b) <= floor],
+          [x for _, b in chosen.values() if min(b) > floor for x in b])
+
+
+def _caption_values() -> dict[str, Callable[[], str]]:
+  """lab/fidelity.md's prose on the caption selections: each one's BLEU
+  "seed 0 / seed 1" (captions.bleu.KEY, keys as _caption_bleus), the
+  similarities' lowest-highest at a budget (captions.range.N) and the
+  random selections' at every budget (captions.range.random), the rows
+  that filtering pays for and those it does not (captions.pays,
+  captions.pays_not)."""
+  d = _table("eval_filtering_captions")
+  keys = ["unfiltered", *(f"{name}.{n}" for n in d["budgets"]
+                          for name in d["order"][1:]),
+          *("mlp-" + refs[0].rsplit("captions-mlp-", 1)[1]
+            for _, refs in d["mlp"])]
+  out: dict[str, Callable[[], str]] = {
+      f"captions.bleu.{k}": (lambda k=k: " / ".join(
+          f"{b:.2f}" for b in _caption_bleus()[k][1])) for k in keys}
+  out.update({f"captions.range.{n}": (lambda n=n: _spread([
+      b for name in d["order"][2:] for b in _caption_bleus()[
+          f"{name}.{n}"][1]])) for n in d["budgets"]})
+  out["captions.range.random"] = lambda: _spread([
+      b for n in d["budgets"] for b in _caption_bleus()[f"random.{n}"][1]])
+  out["captions.pays"] = lambda: _spread(_filtering_pays()[1])
+  out["captions.pays_not"] = lambda: ", ".join(_filtering_pays()[0]) or "none"
+  return out
+
+
 def _by_selection(ref: str) -> dict[tuple[str, int], dict]:
   """An eval-filtering run's rows by (scorer, N)."""
   return {(r["scorer"], r["words"]): r
@@ -1134,7 +1193,7 @@ def _values() -> dict[str, Callable[[], str]]:
       "intersect", "test_precision", max)
   out["mining.intersect_recall_lowest"] = lambda: _retrieval_count(
       "intersect", "test_recall", min)
-  return {**out, **_log_values()}
+  return {**out, **_log_values(), **_caption_values()}
 
 
 VALUES = _values()
