@@ -2,6 +2,7 @@
 matches the command table, relative links resolve, and the text a user
 reads states what holds now (no work-item numbers, run dates or
 machine-local paths)."""
+import ast
 import importlib.util
 import json
 import os
@@ -11,6 +12,8 @@ import shutil
 import subprocess
 
 import pytest
+
+from tests import command_lines
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -31,6 +34,63 @@ def _renderer():
 def _docs() -> list[pathlib.Path]:
   return [ROOT / "README.md", ROOT / "lab" / "benchmarks" / "README.md"] + sorted(
       (ROOT / "docs").glob("*.md")) + sorted((ROOT / "lab").glob("*.md"))
+
+
+# --- the commands the docs show -----------------------------------------------
+
+_CODE_BLOCK = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+
+
+def _shown_commands() -> list[tuple[str, str]]:
+  """(page, command line) of each paraflax command in a code block of the
+  docs and the lab's experiment pages, a notebook cell or a config's
+  header."""
+  pages = {p: _CODE_BLOCK.findall(p.read_text(encoding="utf-8"))
+           for p in _docs() + sorted((ROOT / "lab" / "experiments")
+                                     .rglob("*.md"))}
+  for path in sorted((ROOT / "configs").rglob("*.py")):
+    pages[path] = [ast.get_docstring(ast.parse(path.read_text(
+        encoding="utf-8"))) or ""]
+  for path in sorted((ROOT / "colabs").glob("*.ipynb")):
+    pages[path] = ["".join(c["source"]) for c in json.loads(
+        path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+  return [(str(page.relative_to(ROOT)), step) for page, blocks in pages.items()
+          for block in blocks for step in command_lines.steps(block)]
+
+
+def test_every_paraflax_command_the_docs_show_would_start():
+  """Parsed, its flags its command's, its overrides keys of its config:
+  a renamed flag or key cannot leave a shown command that stops at once."""
+  shown = _shown_commands()
+  assert len({page for page, _ in shown}) > 20
+  bad = [f"{page}: {step}\n  {why}" for page, step in shown
+         if (why := command_lines.problem(step))]
+  assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("step, why", [
+    ("paraflax train --config configs/nmt.py:de --workdir w --bogus 1",
+     "unrecognized arguments: --bogus 1"),
+    ("paraflax train --config configs/nmt.py:de --workdir w "
+     "--config.bogus=1", "unknown config key 'bogus'"),
+    ("paraflax eval-filtering --workdir w --noisy n.tsv --output o "
+     "--words 100 --nmt-override=--config.bogus=1",
+     "unknown config key 'bogus'"),
+    ("paraflax mining-eval --workdir w",
+     "the following arguments are required: --dev"),
+    ("paraflax train --workdir w 'open", "does not split into words"),
+])
+def test_a_command_that_would_stop_at_once_is_named_with_why(step, why):
+  assert why in command_lines.problem(step)
+
+
+def test_usage_notation_and_other_programs_are_not_checked():
+  assert command_lines.problem("paraflax mine --src-emb X [--fp16] ...") == ""
+  assert command_lines.problem("paraflax select-domain --order $n") == ""
+  assert command_lines.steps("python -m x && cd runs && paraflax tasks\n"
+                             "paraflax compile: 4 x TPU v5 lite\n"
+                             "$ paraflax eval \\\n  --workdir w  # note") == [
+                                 "paraflax tasks", "paraflax eval --workdir w"]
 
 
 # --- generated tables -------------------------------------------------------

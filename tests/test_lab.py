@@ -16,6 +16,8 @@ import types
 
 import pytest
 
+from tests import command_lines
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAB = ROOT / "lab"
 
@@ -145,6 +147,20 @@ def test_every_kept_result_s_command_reruns_by_name(manifest):
   for name, entry in entries.items():
     if entry["command"]:
       assert run.command_of(name, entries), name
+
+
+def test_every_kept_run_s_paraflax_commands_would_start(manifest):
+  """Each `paraflax` step of every recorded command parses at this commit,
+  its flags its command's and its overrides keys of its config."""
+  run = _module(LAB / "run.py")
+  steps = [(name, step) for name, entry in manifest.load().items()
+           if entry["command"]
+           for step in run.note_of(entry["command"])[0].split(" && ")
+           if command_lines.is_paraflax(step)]
+  assert len(steps) > 500
+  bad = [f"{name}: {step}\n  {why}" for name, step in steps
+         if (why := command_lines.problem(step))]
+  assert not bad, "\n".join(bad)
 
 
 def test_every_collected_run_names_where_its_command_writes(manifest):

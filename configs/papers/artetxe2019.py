@@ -9,7 +9,11 @@ every pair for a threshold chosen afterwards (--threshold X).
 Command:
   paraflax mine --config configs/papers/artetxe2019.py --src-emb X.f32 \
       --tgt-emb Y.f32 --dim 512 --src-text X.txt --tgt-text Y.txt --output OUT.tsv
-  paraflax mining-eval --workdir runs/bi_de_en --set runs/mining_set
+  paraflax mining-eval --dev D --test T --dev-src-emb D.src.emb \
+      --dev-tgt-emb D.tgt.emb --test-src-emb T.src.emb \
+      --test-tgt-emb T.tgt.emb --dim 512
+  (D and T: the dev and test folders of `paraflax mining-set`, their
+  sides embedded by `paraflax embed`; docs/mining.md)
 Time and result: configs/mine.py's (the default already is the paper's
 setting): test F1 {h100.bi_de.mining_f1=22.1} with the de-en model
 trained {h100.train_time=4 min} on one NVIDIA H100.
