@@ -358,6 +358,23 @@ def test_a_family_reruns_in_one_clone_each_run_once(rerun, tmp_path,
   assert list((tmp_path / "r" / "t").glob("m.*.json"))
 
 
+def test_a_family_whose_runs_make_the_same_folder_is_refused(rerun, capsys):
+  """In one clone the second would resume or refuse the first's output."""
+  same = [("runs/t/a.json", "paraflax domain-data --output runs/d && "
+           "paraflax select-domain --output runs/d/s", []),
+          ("runs/t/b.json", "mkdir -p runs/d/s", [])]
+  assert rerun.rerun_all(same) == 2
+  assert ("runs/t/a.json and runs/t/b.json both make runs/d/s; rerun them "
+          "apart") in capsys.readouterr().err
+  assert rerun.rerun_all([("runs/t/a.json", "x.sh runs/d", []),
+                          ("runs/t/b.json", "x.sh runs/d", [])]) == 2
+  assert "both run the same command" in capsys.readouterr().err
+  assert rerun._clash([  # pylint: disable=protected-access
+      ("runs/t/a.json", "python x.py runs/cut a", []),
+      ("runs/t/b.json", "python x.py runs/cut b && paraflax eval "
+       "--workdir runs/cut/b", [])]) == ""
+
+
 def test_a_command_that_no_longer_runs_is_replaced_and_kept(rerun, tmp_path):
   """A run whose recorded command fails reruns with the command given in
   its place; --keep records that command and config, the record names

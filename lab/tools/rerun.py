@@ -104,7 +104,7 @@ def _identity(rows: list[Any], others: list[Any]) -> list[str] | None:
     return None
   fields: list[str] = []
   for field, value in rows[0].items():
-    if isinstance(value, float) or isinstance(value, (dict, list)):
+    if isinstance(value, (float, dict, list)):
       break
     fields.append(field)
     labels = [_label(r, fields) for r in rows]
@@ -226,11 +226,16 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
   and "config" that --keep records in place of the sidecar's. 0 when
   every run writes its kept file's values exactly, 1 when one differs or
   a step fails (the steps after it do not run), 2 when they cannot
-  start."""
+  start (two runs that clash in one clone: `_clash`)."""
   commit = children.commit()
   if commit.endswith("+changes"):
     print("rerun: commit the checkout first; the clone holds the commit, "
           "not the working tree", file=sys.stderr)
+    return 2
+  clash = _clash(runs)
+  if clash:
+    print(f"rerun: {clash}; rerun them apart, one clone each",
+          file=sys.stderr)
     return 2
   targets = {run_needs.ref(name): (name, command, needs)
              for name, command, needs in runs}
@@ -263,6 +268,21 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
     else:
       shutil.rmtree(scratch, ignore_errors=True)
   return worst
+
+
+def _clash(runs: Sequence[Run]) -> str:
+  """Why two runs of a family cannot share one clone: the same command
+  (the second would find the first's output), or a runs/ folder both
+  make (the second would resume or refuse it); "" when none."""
+  seen: dict[str, str] = {}
+  for name, command, _ in runs:
+    for key in (command, *sorted(run_needs.makes(command))):
+      if seen.get(key, name) != name:
+        what = f"make {key}" if key.startswith("runs/") else (
+            "run the same command")
+        return f"{seen[key]} and {name} both {what}"
+      seen[key] = name
+  return ""
 
 
 def _rerun_one(name: str, command: str, before: list[dict[str, Any]],

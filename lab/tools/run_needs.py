@@ -144,6 +144,21 @@ def unmade_reads(command: str, made: set[str] | None = None) -> list[str]:
   return list(dict.fromkeys(reads))
 
 
+def makes(command: str) -> set[str]:
+  """The runs/ paths that `command`'s paraflax, mkdir and cp steps make
+  from the repository root (what a lab script makes is its own affair)."""
+  out: set[str] = set()
+  cwd = "."
+  for step in command.split("&&"):
+    argv = shlex.split(step)
+    if argv[:1] == ["cd"]:
+      cwd = os.path.normpath(os.path.join(cwd, argv[1]))
+    elif cwd == "." and not any(w.endswith((".py", ".sh")) for w in argv[:2]):
+      out |= {os.path.normpath(argv[i]) for i in _made_at(argv)
+              if _top(argv[i])}
+  return out
+
+
 def uncovered(ref: str, command: str, command_of: Callable[[str], str],
               needs: dict[str, tuple[str, ...]] | None = None) -> list[str]:
   """The runs/ folders run `ref`'s `command` reads that neither it nor
