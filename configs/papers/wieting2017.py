@@ -16,10 +16,10 @@ Time and result (Avg cut to 400 updates, `--config.train_steps=400
 --config.eval_every=200 --config.checkpoint.every=200`; the runs kept in
 lab/results/runs/paper_presets/, on
 {paper_presets/avg-wieting2017.hardware=AMD EPYC, 2 cores}):
-  this preset: {paper_presets/avg-wieting2017.time=21 s (27 s of CPU), fresh clone, cold caches} for both commands,
+  this preset: {paper_presets/avg-wieting2017.time=20 s (26 s of CPU), fresh clone, cold caches} for both commands,
     STS12-15 mean {paper_presets/avg-wieting2017.sts12_15=52.99},
     STSb test {paper_presets/avg-wieting2017.stsb_test=57.91};
-  against {paper_presets/avg-default.time=24 s (32 s of CPU), fresh clone, cold caches},
+  against {paper_presets/avg-default.time=24 s (33 s of CPU), fresh clone, cold caches},
     STS12-15 mean {paper_presets/avg-default.sts12_15=53.70},
     STSb test {paper_presets/avg-default.stsb_test=58.89} for
 configs/paraphrase.py:avg (the same encoder with in-megabatch negatives)
