@@ -9,7 +9,7 @@ Command:
   paraflax eval-sts --workdir runs/avg
 Time and result of the run kept as lab/results/runs/sts_encoders/avg,
 on {sts_encoders/avg.hardware=AMD EPYC, 2 cores}:
-  {sts_encoders/avg.time=1 min 10 s (1 min 39 s of CPU), fresh clone, cold caches} for both commands;
+  {sts_encoders/avg.time=58 s (1 min 35 s of CPU), fresh clone, cold caches} for both commands;
   Pearson x 100 of the best STSb.dev-tuning checkpoint, step {sts_encoders/avg.step=1,600}:
   STS12-15 mean {sts_encoders/avg.sts12_15=54.06},
   STSb dev {sts_encoders/avg.stsb_dev=65.65},
