@@ -321,10 +321,15 @@ def _caption_bleus() -> dict[str, tuple[str, list[float]]]:
   out.update({f"{name}.{n}": (name, [rows[name, n]["bleu"] for rows in runs])
               for n in d["budgets"] for name in d["order"][1:]})
   for label, refs in d["mlp"]:
-    out["mlp-" + refs[0].rsplit("captions-mlp-", 1)[1]] = (
+    out[_mlp_key(refs)] = (
         label.removeprefix("mlp: ").split(" (")[0],
         [_by_selection(ref)["mlp", d["words"]]["bleu"] for ref in refs])
   return out
+
+
+def _mlp_key(refs: list[str]) -> str:
+  """An MLP's key, from its runs ("eval_filtering/captions-mlp-band60")."""
+  return "mlp-" + refs[0].rsplit("captions-mlp-", 1)[1]
 
 
 def _spread(bleus: list[float]) -> str:
@@ -354,8 +359,7 @@ def _caption_values() -> dict[str, Callable[[], str]]:
   d = _table("eval_filtering_captions")
   keys = ["unfiltered", *(f"{name}.{n}" for n in d["budgets"]
                           for name in d["order"][1:]),
-          *("mlp-" + refs[0].rsplit("captions-mlp-", 1)[1]
-            for _, refs in d["mlp"])]
+          *(_mlp_key(refs) for _, refs in d["mlp"])]
   out: dict[str, Callable[[], str]] = {
       f"captions.bleu.{k}": (lambda k=k: " / ".join(
           f"{b:.2f}" for b in _caption_bleus()[k][1])) for k in keys}
