@@ -119,8 +119,9 @@ def _call(command: commands.Command, args: argparse.Namespace,
   kwargs = {k: v for k, v in vars(args).items()
             if k not in ("command", "verbose")}
   if command.config:
-    settings = {k[len(commands.SETTING):]: kwargs.pop(k) for k in list(kwargs)
-                if k.startswith(commands.SETTING)}
+    settings = config_settings(kwargs)
+    kwargs = {k: v for k, v in kwargs.items()
+              if not k.startswith(commands.SETTING)}
     kwargs["config"] = config_lib.load(kwargs["config"], overrides, settings)
   _refuse_idle_flags(command, argv, kwargs)
   if "distributed" in kwargs:  # the processes of one run: the same settings
@@ -129,6 +130,23 @@ def _call(command: commands.Command, args: argparse.Namespace,
         {k: json.loads(v.to_json_best_effort()) if k == "config" else v
          for k, v in kwargs.items()})
   _function(command.target)(**kwargs)
+
+
+def config_settings(given: dict) -> dict:
+  """The config keys that `setting` flags gave (their dests are config. +
+  key), by key."""
+  return {k[len(commands.SETTING):]: v for k, v in given.items()
+          if k.startswith(commands.SETTING)}
+
+
+def leftovers(command: commands.Command, rest: list[str]
+              ) -> tuple[list[str], list[str]]:
+  """The --config.key=value overrides among the arguments argparse left,
+  and those `command` cannot take (its overrides too, if it has no
+  config)."""
+  overrides = [a for a in rest if a.startswith(config_lib.PREFIX)]
+  unknown = [a for a in rest if not a.startswith(config_lib.PREFIX)]
+  return overrides, unknown or ([] if command.config else overrides)
 
 
 def _function(target: str):
@@ -141,10 +159,9 @@ def main(argv: list[str] | None = None) -> int:
   parser = _parser()
   args, rest = parser.parse_known_args(argv)
   command = commands.COMMANDS[args.command]
-  overrides = [a for a in rest if a.startswith(config_lib.PREFIX)]
-  unknown = [a for a in rest if not a.startswith(config_lib.PREFIX)]
-  if unknown or (overrides and not command.config):
-    parser.error(f"unrecognized arguments: {' '.join(unknown or overrides)}")
+  overrides, unknown = leftovers(command, rest)
+  if unknown:
+    parser.error(f"unrecognized arguments: {' '.join(unknown)}")
   rest = _rest_of(argv, args.command)
   repeated = _repeated_flags(command, rest)
   if repeated:

@@ -48,16 +48,13 @@ def problem(step: str) -> str:
   except SystemExit:
     return stderr.getvalue().strip().splitlines()[-1]
   command = commands.COMMANDS[args.command]
-  overrides = [a for a in rest if a.startswith(config_lib.PREFIX)]
-  unknown = [a for a in rest if a not in overrides or not command.config]
+  overrides, unknown = cli.leftovers(command, rest)
   if unknown:
     return f"unrecognized arguments: {' '.join(unknown)}"
   given = vars(args)
   configs = []
   if command.config:
-    configs.append((given["config"], overrides, {
-        k[len(commands.SETTING):]: v for k, v in given.items()
-        if k.startswith(commands.SETTING)}))
+    configs.append((given["config"], overrides, cli.config_settings(given)))
   if "nmt_config" in given:
     configs.append((given["nmt_config"], given["nmt_override"], {}))
   try:
