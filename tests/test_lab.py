@@ -257,8 +257,9 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
   assert rerun.rerun("runs/t/n.json", about["command"], records=records) == 0
   assert "4 of 4 kept values equal" in capsys.readouterr().out
   assert not (ROOT / "runs" / "n" / "sts.json").exists()  # in the clone
-  record, = (records / "t").glob("n.*.json")
-  written = json.loads(record.read_text())
+  compared, = (records / "t").glob("n.*.json")
+  assert compared.name == rerun.record_name("n", kept=False)
+  written = json.loads(compared.read_text())
   assert written["command"] == "lab/run.py runs/t/n.json"
   assert (written["equal"], written["values"], written["differences"]) == (
       4, 4, [])
@@ -269,15 +270,22 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
   assert "3 of 4 kept values equal" in out and (
       "semeval_2012_2015/mean_pearson: kept 0.4, now 0.5") in out
   assert "largest numeric difference: 0.1 (semeval_2012_2015" in out
+  record = records / "t" / rerun.record_name("n", kept=True)
   written = json.loads(record.read_text())
   assert written["command"] == "lab/run.py runs/t/n.json --keep"
   assert written["kept"]["hardware"] == "h" and written["kept_now"]
   assert written["cpu_id"] == rerun.children.cpu_id() != ""
+  kept_record = record.read_bytes()
+  assert rerun.rerun("runs/t/n.json", about["command"],
+                     records=records) == 0  # a check of the kept file
+  assert record.read_bytes() == kept_record  # how it was made stays
+  assert json.loads(compared.read_text())["equal"] == 4
   tables = _module(LAB / "tools" / "rerun_tables.py")
   monkeypatch.setattr(tables.run_results, "RERUNS", str(records))
-  row = tables.reruns()[-1]
-  assert row.startswith("| `runs/t/n.json` | h | ") and (
-      "| 3 of 4 | 0.1 (`semeval_2012_2015/mean_pearson`) | yes |") in row
+  checked, kept = tables.reruns()[-2:]
+  assert kept.startswith("| `runs/t/n.json` | h | ") and (
+      "| 3 of 4 | 0.1 (`semeval_2012_2015/mean_pearson`) | yes |") in kept
+  assert checked.endswith("| 4 of 4 | none | no |")
   about = json.loads((runs / "t" / "n.about.json").read_text())
   assert json.loads((runs / "t" / "n.json").read_text())[
       "semeval_2012_2015"]["mean_pearson"] == 0.5

@@ -11,13 +11,15 @@ What the run reads that its commands do not make (tools/run_needs.py)
 is made first by its own commands, and a kept run's output among them is
 compared with its kept file too.
 The wall and CPU seconds, the 1-minute load (sampled every 10 s), the
-commit and the machine are measured. Each rerun writes its record,
-lab/results/reruns/TABLE/RUN.HARDWARE.json (children.write_result: the
-command that reruns it, commit, machine, load, seconds, versions; the
-kept file's commit, machine and time; how many values are equal and every
-one that differs), which lab/README.md's table of reruns renders. --keep
-also collects the output in place of the kept file
-(lab/tools/collect_result.py) with what was measured.
+commit and the machine are measured. Each rerun writes its record
+(children.write_result: the command that reruns it, commit, machine,
+load, seconds, versions; the kept file's commit, machine and time; how
+many values are equal and every one that differs), which lab/README.md's
+table of reruns renders: lab/results/reruns/TABLE/RUN.HARDWARE.json for a
+rerun kept with --keep, which also collects the output in place of the
+kept file (lab/tools/collect_result.py) with what was measured, and
+RUN.HARDWARE.compared.json for a rerun only compared, so that checking a
+kept file again never replaces the record of how it was made.
 """
 from __future__ import annotations
 
@@ -366,10 +368,11 @@ def _record(name: str, table: str, run: str, about: dict[str, Any],
             comparison: dict[str, Any], timing: dict[str, Any],
             needs: list[dict[str, Any]], keep: bool, records: str,
             replacement: Mapping[str, str]) -> None:
-  """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json;
+  """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json
+  when it is kept, else RUN.HARDWARE.compared.json (`record_name`);
   `replacement`, the command and config it ran in place of the kept
   file's, if any."""
-  path = os.path.join(records, table, f"{run}.{children.hardware()}.json")
+  path = os.path.join(records, table, record_name(run, keep))
   os.makedirs(os.path.dirname(path), exist_ok=True)
   head = children.run_facts(os.path.join(run_results.ROOT, "lab", "run.py"),
                             [name, *(["--keep"] if keep else [])])
@@ -380,6 +383,13 @@ def _record(name: str, table: str, run: str, about: dict[str, Any],
                                          "sha256")},
       "kept_now": keep, **({"replaced": dict(replacement)} if replacement
                            else {}), **comparison})
+
+
+def record_name(run: str, kept: bool) -> str:
+  """The file name of run RUN's rerun record on this hardware: a kept
+  rerun's record names how its kept file was made (the sha256 of the file
+  it replaced among it), so a rerun only compared writes beside it."""
+  return f"{run}.{children.hardware()}{'' if kept else '.compared'}.json"
 
 
 def _collect(path: str, table: str, run: str, about: dict[str, Any],

@@ -20,6 +20,7 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNS = os.path.join(ROOT, "lab", "results", "runs")
 # Each rerun's record (tools/rerun.py): RERUNS/<table>/<name>.<hardware>.json
+# when it was kept, <name>.<hardware>.compared.json when only compared.
 RERUNS = os.path.join(ROOT, "lab", "results", "reruns")
 ABOUT = ".about.json"
 
