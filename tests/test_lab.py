@@ -523,6 +523,21 @@ def test_a_benchmark_keeps_jax_off_libtpu_on_a_cpu_only_host():
                  "None"]
 
 
+def test_a_newcomer_s_steps_are_timed_until_one_fails(tmp_path):
+  """newcomer.py times each ` && ` step with its load as reruns do, and a
+  failed step ends the command, as it would a newcomer's paste."""
+  newcomer = _module(LAB / "benchmarks" / "newcomer.py")
+  steps = newcomer.run_steps("true && exit 3 && touch never", str(tmp_path),
+                             dict(os.environ))
+  assert [(s["step"], s["exit"]) for s in steps] == [("true", 0),
+                                                     ("exit 3", 3)]
+  assert not (tmp_path / "never").exists()
+  for s in steps:
+    assert s["wall_s"] >= 0 and s["cpu_s"] >= 0
+    assert 0 <= s["load_at_start"] <= s["load_max"] and (
+        s["load_mean"] <= s["load_max"])
+
+
 def test_the_monods_weight_sweep_ranks_as_monods_would(tmp_path):
   from paraflax.domain import table
   weights = _module(LAB / "benchmarks" / "monods_weights.py")

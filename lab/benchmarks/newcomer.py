@@ -6,9 +6,10 @@ caches, and the README's own set-up command run step by step.
 
 `main` is the first command of the README's Quick start (install, KenLM,
 the tiny pipeline), `tests` the README's test command; each is split at
-` && ` and every step timed (wall, CPU of its processes, load before and
-after). The clone sits in a scratch folder beside a link to the data
-folder ($PARAFLAX_DATA_DIR, else ../shared/data beside this checkout), as
+` && ` and every step timed (wall, CPU of its processes, the 1-minute
+load at its start and sampled during it). The clone sits in a scratch
+folder beside a link to the data folder ($PARAFLAX_DATA_DIR, else
+../shared/data beside this checkout), as
 a newcomer's checkout sits beside ../shared; pip's cache and paraflax's
 compilation cache are empty folders of the scratch, so nothing this
 machine downloaded or compiled before is reused. The README renders its
@@ -46,24 +47,38 @@ def readme_command(job: str, readme: str) -> str:
   return m.group(1).strip()
 
 
+_LOAD_EVERY_S = 10
+
+
 def _cpu_of_children() -> float:
   u = resource.getrusage(resource.RUSAGE_CHILDREN)
   return u.ru_utime + u.ru_stime
 
 
+def timed(command: str, cwd: str, env: dict[str, str]) -> dict:
+  """`command` in bash from `cwd`: its exit code, wall and CPU seconds and
+  the 1-minute load at its start and, sampled every 10 s, during it."""
+  cpu, start, loads = _cpu_of_children(), time.time(), [os.getloadavg()[0]]
+  with subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env) as proc:
+    while proc.poll() is None:
+      try:
+        proc.wait(timeout=_LOAD_EVERY_S)
+      except subprocess.TimeoutExpired:
+        loads.append(os.getloadavg()[0])
+  return {"exit": proc.returncode, "wall_s": round(time.time() - start, 1),
+          "cpu_s": round(_cpu_of_children() - cpu, 1),
+          "load_at_start": round(loads[0], 2),
+          "load_max": round(max(loads), 2),
+          "load_mean": round(sum(loads) / len(loads), 2)}
+
+
 def run_steps(command: str, cwd: str, env: dict[str, str]) -> list[dict]:
-  """Each ` && ` step of `command` in `cwd`, timed; stops at a failure."""
+  """Each ` && ` step of `command` in `cwd`, `timed`; stops at a failure."""
   rows = []
   for step in command.split(" && "):
-    load, cpu, start = os.getloadavg(), _cpu_of_children(), time.time()
-    proc = subprocess.run(["bash", "-c", step], cwd=cwd, env=env,
-                          check=False)
-    rows.append({"step": step, "exit": proc.returncode,
-                 "wall_s": round(time.time() - start, 1),
-                 "cpu_s": round(_cpu_of_children() - cpu, 1),
-                 "load_before": load, "load_after": os.getloadavg()})
+    rows.append({"step": step, **timed(step, cwd, env)})
     print(f"{rows[-1]['wall_s']:8.1f} s  {step}", file=sys.stderr)
-    if proc.returncode:
+    if rows[-1]["exit"]:
       break
   return rows
 

@@ -565,12 +565,22 @@ def _newcomer(job: str) -> list[str]:
     for step in d["steps"]:
       rows.append((f"`{_head(step['step'])}`", where,
                    _minutes(step["wall_s"]), _minutes(step["cpu_s"]),
-                   f"{step['load_before'][0]:.1f}"))
+                   *_step_load(step)))
     rows.append(("the whole command" + ("" if d["ok"] else ": failed"),
                  where, _minutes(d["wall_s"]),
-                 _minutes(sum(s["cpu_s"] for s in d["steps"])), ""))
+                 _minutes(sum(s["cpu_s"] for s in d["steps"])), "", ""))
   return _table(["step (fresh clone, cold caches)", "hardware", "wall",
-                 "CPU", "load at its start"], rows, numeric_from=2)
+                 "CPU", "load at its start", "load during (mean / max)"],
+                rows, numeric_from=2)
+
+
+def _step_load(step: dict) -> tuple[str, str]:
+  """A step's 1-minute load at its start and during it; a file written
+  before newcomer.py sampled the load holds the load before and after."""
+  if "load_at_start" in step:
+    return (f"{step['load_at_start']:.1f}",
+            f"{step['load_mean']:.1f} / {step['load_max']:.1f}")
+  return f"{step['load_before'][0]:.1f}", "not sampled"
 
 
 def newcomer_main() -> list[str]:

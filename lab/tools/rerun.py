@@ -26,13 +26,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,7 +42,6 @@ import quoted  # pylint: disable=wrong-import-position
 import run_needs  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
 
-_LOAD_EVERY_S = 10
 # The CPU families sidecars name ("AMD EPYC, 2 cores"), from /proc/cpuinfo's
 # model name; any other model is named in full.
 _FAMILIES = (("AMD EPYC", "AMD EPYC"), ("Xeon", "Intel Xeon"))
@@ -170,26 +166,6 @@ def machine() -> str:
   return f"{name}, {len(os.sched_getaffinity(0))} cores"
 
 
-def run_timed(command: str, cwd: str, env: dict[str, str]) -> dict[str, Any]:
-  """`command` in bash from `cwd`: its exit code, wall and CPU seconds and
-  the 1-minute load at start and, sampled, during it."""
-  before = resource.getrusage(resource.RUSAGE_CHILDREN)
-  start, loads = time.time(), [os.getloadavg()[0]]
-  with subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env) as proc:
-    while proc.poll() is None:
-      try:
-        proc.wait(timeout=_LOAD_EVERY_S)
-      except subprocess.TimeoutExpired:
-        loads.append(os.getloadavg()[0])
-  after = resource.getrusage(resource.RUSAGE_CHILDREN)
-  return {"exit": proc.returncode, "wall_s": round(time.time() - start, 1),
-          "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime
-                         - before.ru_stime, 1),
-          "load_at_start": round(loads[0], 2),
-          "load_max": round(max(loads), 2),
-          "load_mean": round(sum(loads) / len(loads), 2)}
-
-
 def _env(scratch: str, clone: str) -> dict[str, str]:
   """This venv's tools on the clone's code, caches empty, the data beside."""
   env = {k: v for k, v in children.USER_ENV.items()
@@ -300,7 +276,7 @@ def _rerun_one(name: str, command: str, before: list[dict[str, Any]],
   about = {**kept.about, **replacement}
   output = output_of(about, command)
   print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)
-  timing = run_timed(command, clone, env)
+  timing = newcomer.timed(command, clone, env)
   if timing["exit"]:
     print(f"rerun: the command failed (exit {timing['exit']})",
           file=sys.stderr)
@@ -332,7 +308,7 @@ def _need(need: str, command: str, clone: str, env: dict[str, str]
   with its kept file too. Its span and counts and 0; (None, 1) when it
   fails."""
   print(f"rerun: first {need}: {command}", file=sys.stderr)
-  timing = run_timed(command, clone, env)
+  timing = newcomer.timed(command, clone, env)
   if timing["exit"]:
     print(f"rerun: {need} failed (exit {timing['exit']})", file=sys.stderr)
     return None, 1
