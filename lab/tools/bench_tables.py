@@ -397,6 +397,39 @@ VALUES["newcomer.tests.pytest"] = lambda: _minutes(next(
     if "-m pytest" in s["step"]))
 
 
+def _round_spread(model: str) -> str:
+  """How far, in per cent of the slower, our rate moved between the
+  rounds of the taking-turns run."""
+  rates = next(r for r in _load(ENCODERS_TAKING_TURNS)["results"]
+               if r["model"] == model)["ours"]["pairs_per_s_by_round"]
+  return f"{100 * (max(rates) / min(rates) - 1):.0f}"
+
+
+def _mining_intel_over_amd(method: str, n: int) -> str:
+  """How many times its AMD EPYC time `method` took on the Intel Xeon to
+  mine N x N exactly at d = 256 on one device."""
+  times = [next(r["total_s"] for r in _load(
+      f"mining_throughput.d256.{cpu}-2core.json")["results"]
+                if r.get("status") == "ok"
+                and (r["method"], r["n"], r["devices"]) == (method, n, 1))
+           for cpu in ("intel-xeon", "amd-epyc")]
+  return f"{times[0] / times[1]:.1f}"
+
+
+def _step_alone_ratios() -> str:
+  """ours / OpenNMT-py of the runs that timed our jitted step alone."""
+  return _span([d["train"]["target_tokens_per_s_ratio_ours_over_opennmt"]
+                for _, _, d in nmt_train_results()
+                if "timing" not in d["train"]])
+
+
+VALUES["encoders_vs_wieting.round_spread.avg"] = lambda: _round_spread("avg")
+VALUES.update({f"mining_throughput.intel_over_amd.{method}.{n}": (
+    lambda method=method, n=n: _mining_intel_over_amd(method, n))
+               for method in ("faiss", "ours") for n in (50000, 100000)})
+VALUES["nmt_vs_opennmt.step_alone"] = _step_alone_ratios
+
+
 # nmt_vs_opennmt.py's variants in table order, each with our encoder's
 # width as the table shows it.
 NMT_VARIANTS = {"encoder-256": "2 x 256 (ours)",

@@ -237,3 +237,17 @@ VALUES["mining_ann.projection_core_days"] = lambda: (
     f"{_projected_s() / 86400:.0f}")
 VALUES["mining_ann.projection_hours_64"] = lambda: (
     f"{_projected_s() / 3600 / 64:.0f}")
+
+
+def _index_build_spread(rows: str) -> str:
+  """How many times its fastest build of the same faiss index the slowest
+  took across the peer's variants of one run (their load apart, the
+  same work)."""
+  builds = [p["index_build_s"] for p in _load(os.path.join(
+      BENCH, f"mining_scale.peers-at-best-{rows}.intel-xeon-2core.json"))[
+          "peers"].values()]
+  return f"{max(builds) / min(builds):.2f}"
+
+
+VALUES["mining_scale.index_build_spread.1e5"] = (
+    lambda: _index_build_spread("1e5"))

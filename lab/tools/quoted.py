@@ -39,6 +39,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "gib": lambda b: f"{b / 2**30:.1f}",  # bytes, in GiB
     "gb": lambda b: f"{b / 1e9:.1f}",  # bytes, in GB (10^9)
     "pct": lambda f: f"{100 * f:.1f}",  # a fraction, in per cent
+    "inverse": lambda r: f"{1 / r:.2f}",  # ours / theirs as theirs / ours
     "str": str,
 }
 
