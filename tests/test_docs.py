@@ -41,10 +41,11 @@ def _docs() -> list[pathlib.Path]:
 _CODE_BLOCK = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
 
 
-def _shown_commands() -> list[tuple[str, str]]:
-  """(page, command line) of each paraflax command in a code block of the
-  docs and the lab's experiment pages, a notebook cell or a config's
-  header."""
+def _shown_commands(wanted=command_lines.is_paraflax
+                    ) -> list[tuple[str, str]]:
+  """(page, command line) of each `wanted` command (paraflax's) in a code
+  block of the docs and the lab's experiment pages, a notebook cell or a
+  config's header."""
   pages = {p: _CODE_BLOCK.findall(p.read_text(encoding="utf-8"))
            for p in _docs() + sorted((ROOT / "lab" / "experiments")
                                      .rglob("*.md"))}
@@ -55,7 +56,7 @@ def _shown_commands() -> list[tuple[str, str]]:
     pages[path] = ["".join(c["source"]) for c in json.loads(
         path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
   return [(str(page.relative_to(ROOT)), step) for page, blocks in pages.items()
-          for block in blocks for step in command_lines.steps(block)]
+          for block in blocks for step in command_lines.steps(block, wanted)]
 
 
 def test_every_paraflax_command_the_docs_show_would_start():
@@ -66,6 +67,39 @@ def test_every_paraflax_command_the_docs_show_would_start():
   bad = [f"{page}: {step}\n  {why}" for page, step in shown
          if (why := command_lines.problem(step))]
   assert not bad, "\n".join(bad)
+
+
+def test_every_lab_script_the_docs_show_would_start(tmp_path, monkeypatch):
+  """The script is there and its arguments parse (a shell script's text
+  too): a renamed flag of a benchmark cannot leave a shown line that stops
+  at once. Each script runs only until its arguments parse."""
+  monkeypatch.chdir(tmp_path)  # where a script that ran on would write
+  shown = [(page, argv) for page, step in _shown_commands(
+      command_lines.is_lab_script)
+           if (argv := command_lines.script_line(step))]
+  assert len(shown) > 20
+  bad = [f"{page}: {' '.join(argv)}\n  {why}" for page, argv in shown
+         if (why := command_lines.script_problem(argv, str(ROOT)))]
+  assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("argv, why", [
+    (["lab/benchmarks/mining_throughput.py", "--bogus", "1"],
+     "unrecognized arguments: --bogus 1"),
+    (["lab/benchmarks/mining_scale.py", "--rows", "x"],
+     "argument --rows: invalid int value: 'x'"),
+    (["lab/experiments/paper_fidelity/bilingual_cut.py"],
+     "the following arguments are required"),
+    (["lab/benchmarks/gone.py"], "lab/benchmarks/gone.py is not in the"),
+])
+def test_a_lab_script_line_that_would_stop_at_once_is_named_with_why(
+    argv, why, tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  assert why in command_lines.script_problem(argv, str(ROOT))
+  assert command_lines.script_problem(
+      ["lab/benchmarks/mining_throughput.py", "--sizes", "100"],
+      str(ROOT)) == ""
+  assert not list(tmp_path.iterdir())  # parsed, nothing run
 
 
 @pytest.mark.parametrize("step, why", [

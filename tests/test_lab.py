@@ -163,6 +163,25 @@ def test_every_kept_run_s_paraflax_commands_would_start(manifest):
   assert not bad, "\n".join(bad)
 
 
+def test_every_kept_result_s_lab_scripts_would_start(manifest, tmp_path,
+                                                    monkeypatch):
+  """Each lab script that a recorded command runs (as lab/run.py lays it
+  out today) is there and parses its arguments, so a rerun cannot stop
+  at a renamed flag after an hour of the steps before it."""
+  monkeypatch.chdir(tmp_path)  # where a script that ran on would write
+  run = _module(LAB / "run.py")
+  entries = manifest.load()
+  lines = {}
+  for name, entry in entries.items():
+    if entry["command"] and "(" not in run.note_of(entry["command"])[0]:
+      for line in command_lines.script_lines(run.command_of(name, entries)):
+        lines.setdefault(tuple(line), name)
+  assert len(lines) > 50
+  bad = [f"{name}: {' '.join(line)}\n  {why}" for line, name in lines.items()
+         if (why := command_lines.script_problem(list(line), str(ROOT)))]
+  assert not bad, "\n".join(bad)
+
+
 def test_every_collected_run_names_where_its_command_writes(manifest):
   """A rerun finds the output of every kept run's command, as the kind of
   command names it (a sweep's results.json, eval-ppdb's OUTPUT.json)."""
