@@ -123,7 +123,7 @@ def _call(command: commands.Command, args: argparse.Namespace,
     kwargs = {k: v for k, v in kwargs.items()
               if not k.startswith(commands.SETTING)}
     kwargs["config"] = config_lib.load(kwargs["config"], overrides, settings)
-  _refuse_idle_flags(command, argv, kwargs)
+  refuse_idle_flags(command, argv, kwargs)
   if "distributed" in kwargs:  # the processes of one run: the same settings
     from paraflax.training import distributed  # pylint: disable=g-import-not-at-top
     distributed.expect_same_settings(
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
   if unknown:
     parser.error(f"unrecognized arguments: {' '.join(unknown)}")
   rest = _rest_of(argv, args.command)
-  repeated = _repeated_flags(command, rest)
+  repeated = repeated_flags(command, rest)
   if repeated:
     parser.error(f"{', '.join(repeated)} given more than once: give each "
                  "flag once")
@@ -212,7 +212,7 @@ def _dests(command: commands.Command, repeatable: bool = True
   return dests
 
 
-def _repeated_flags(command: commands.Command, argv: list[str]) -> list[str]:
+def repeated_flags(command: commands.Command, argv: list[str]) -> list[str]:
   """The flags given more than once: argparse would keep the last value
   without a word. --config.key=value may repeat a key (the later wins), so
   that a list of overrides can be amended."""
@@ -227,7 +227,7 @@ def _repeated_flags(command: commands.Command, argv: list[str]) -> list[str]:
   return out
 
 
-def _refuse_idle_flags(command: commands.Command, argv: list[str],
+def refuse_idle_flags(command: commands.Command, argv: list[str],
                        kwargs: dict) -> None:
   """A flag given without the one it acts with (`Command.needs`) changes
   nothing: refused rather than ignored without a word."""

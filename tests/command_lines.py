@@ -1,6 +1,7 @@
 """What stops a `paraflax` command line before any work: it does not parse,
-it gives a flag its command lacks, or an override names no key of its
-config (or of eval-filtering's --nmt-config); and what stops a lab
+it gives a flag its command lacks or a flag twice, an override names no
+key of its config (or of eval-filtering's --nmt-config), or a flag does
+nothing without another (cli.refuse_idle_flags); and what stops a lab
 script's line: the script is gone, or its arguments do not parse. The
 commands the docs show and the commands of the kept runs are checked with
 it, so a renamed flag or config key cannot leave a documented command
@@ -59,15 +60,18 @@ def problem(step: str) -> str:
   overrides, unknown = cli.leftovers(command, rest)
   if unknown:
     return f"unrecognized arguments: {' '.join(unknown)}"
+  flags = argv[argv.index(args.command) + 1:]
+  repeated = cli.repeated_flags(command, flags)
+  if repeated:
+    return f"{', '.join(repeated)} given more than once"
   given = vars(args)
-  configs = []
-  if command.config:
-    configs.append((given["config"], overrides, cli.config_settings(given)))
-  if "nmt_config" in given:
-    configs.append((given["nmt_config"], given["nmt_override"], {}))
   try:
-    for spec, assignments, settings in configs:
-      config_lib.load(spec, assignments, settings)
+    loaded = {"config": config_lib.load(
+        given["config"], overrides, cli.config_settings(given))
+              } if command.config else {}
+    if "nmt_config" in given:
+      config_lib.load(given["nmt_config"], given["nmt_override"], {})
+    cli.refuse_idle_flags(command, flags, loaded)
   except errors.ConfigError as e:
     return str(e)
   return ""

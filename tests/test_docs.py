@@ -113,6 +113,10 @@ def test_a_lab_script_line_that_would_stop_at_once_is_named_with_why(
     ("paraflax mining-eval --workdir w",
      "the following arguments are required: --dev"),
     ("paraflax train --workdir w 'open", "does not split into words"),
+    ("paraflax train --config configs/nmt.py:de --workdir w --workdir v",
+     "--workdir given more than once"),
+    ("paraflax backtranslate --workdir w --src a.txt --split test --output o",
+     "--split does nothing without --task"),
 ])
 def test_a_command_that_would_stop_at_once_is_named_with_why(step, why):
   assert why in command_lines.problem(step)

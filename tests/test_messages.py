@@ -44,7 +44,7 @@ def test_a_flag_given_twice_is_refused(argv, named, capsys):
 
 def test_a_repeatable_flag_may_be_given_twice():
   command = cli.commands.COMMANDS["mine"]
-  assert not cli._repeated_flags(command, ["--src-emb", "-5", "--dim", "4"])
+  assert not cli.repeated_flags(command, ["--src-emb", "-5", "--dim", "4"])
 
 
 @pytest.mark.parametrize("k, shown", [(2.5, r"k=2\.5 \(float\)"),
