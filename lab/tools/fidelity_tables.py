@@ -133,3 +133,27 @@ VALUES = {f"kim_equal_steps.{preset}.{similarity}":
 VALUES.update({f"kim_equal_steps.{preset}.time":
                functools.partial(_kim_time, preset)
                for preset in ("kim2019", "default")})
+
+
+def _mlp_seconds(names: tuple[str, ...]) -> str:
+  """The shortest and longest MLP (training and scoring) of the runs."""
+  seconds = [r["seconds"] for run in _runs(names) for r in run["rows"]
+             if "negatives" in r]
+  low, high = min(seconds), max(seconds)
+  return (f"{low}-{high} s" if high < 60 else
+          f"{_minutes(low)} to {_minutes(high)}")
+
+
+def _seed_spread() -> str:
+  """How far the two MLP seeds' alignment errors lie apart, per choice of
+  negatives: the least and the most, in points."""
+  first, second = (
+      {(r["selection"], r["n"]): r["align_error"] for r in run["rows"]
+       if "negatives" in r} for run in _runs())
+  gaps = [abs(first[k] - second[k]) for k in first if k in second]
+  return f"{min(gaps):.1f}-{max(gaps):.1f}"
+
+
+VALUES.update({"mlp_negatives.seconds.seeds": lambda: _mlp_seconds(SEEDS),
+               "mlp_negatives.seconds.apart": lambda: _mlp_seconds(APART),
+               "mlp_negatives.seed_gap": _seed_spread})
