@@ -17,8 +17,8 @@ Command:
   single-host TPU pod slice)
 Time (tiny), a fresh clone with cold caches (lab/benchmarks/newcomer.py
 main; the README's table, from lab/results/newcomer.main.*.json):
-{newcomer.main.amd-epyc-2core.json:steps/3/wall_s:duration=3 min 23 s} for the
-pipeline ({newcomer.main.amd-epyc-2core.json:wall_s:duration=5 min 29 s} with the
+{newcomer.main.amd-epyc-2core.json:steps/3/wall_s:duration=3 min 11 s} for the
+pipeline ({newcomer.main.amd-epyc-2core.json:wall_s:duration=5 min 18 s} with the
 install and KenLM's build) on 2 idle cores of an AMD EPYC;
 {newcomer.main.intel-xeon-2core.json:steps/3/wall_s:duration=8 min 51 s}
 ({newcomer.main.intel-xeon-2core.json:wall_s:duration=19 min 0 s}) on 2
