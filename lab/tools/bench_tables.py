@@ -510,8 +510,8 @@ def _same_gpu_mining_row() -> tuple:
 
 def performance() -> list[str]:
   """lab/performance.md: ours against each peer, one row per benchmark."""
-  # The training ratios by CPU kind and cores; those timed before issue
-  # 54 (our jitted step alone) apart.
+  # The training ratios by CPU kind and cores; those that timed our jitted
+  # step alone apart from those that timed the whole loop on both sides.
   onmt: dict[tuple[str, int, bool], list[float]] = {}
   for hardware, _, d in nmt_train_results():
     onmt.setdefault((hardware, cores_used(d), "timing" in d["train"]), []
