@@ -430,6 +430,21 @@ VALUES.update({f"mining_throughput.intel_over_amd.{method}.{n}": (
 VALUES["nmt_vs_opennmt.step_alone"] = _step_alone_ratios
 
 
+def _one_core_amd_over_intel(side: str) -> str:
+  """How many times its rate on one idle Intel Xeon core `side` ("ours",
+  "opennmt") trains at on one AMD EPYC core, the whole loop timed."""
+  amd, intel = (_load(f"nmt_vs_opennmt.{name}.json")["train"][side][
+      "target_tokens_per_s"] for name in (
+          "encoder-128-1core.amd-epyc-2core",
+          "encoder-128-1core-idle.intel-xeon-2core"))
+  return f"{amd / intel:.1f}"
+
+
+VALUES.update({f"nmt_vs_opennmt.one_core_amd_over_intel.{side}": (
+    lambda side=side: _one_core_amd_over_intel(side))
+               for side in ("ours", "opennmt")})
+
+
 # nmt_vs_opennmt.py's variants in table order, each with our encoder's
 # width as the table shows it.
 NMT_VARIANTS = {"encoder-256": "2 x 256 (ours)",

@@ -141,8 +141,13 @@ def nmt_vs_opennmt() -> list[str]:
                "loop after step 10, data loading in")
       whole = ""
     ratio = t["target_tokens_per_s_ratio_ours_over_opennmt"]
+    # The CPU's family, model and stepping, where the file names them: two
+    # hosts both called "AMD EPYC" train at different rates.
+    cpu_id = d["hardware"].get("cpu_id") if isinstance(
+        d.get("hardware"), dict) else None
     lines.append(_row([
-        markdown_table.cpu_cell(hardware, bench_tables.cores_used(d)),
+        markdown_table.cpu_cell(hardware, bench_tables.cores_used(d))
+        + (f" ({cpu_id})" if cpu_id else ""),
         bench_tables.NMT_VARIANTS[variant], d["torch_threads"], timed,
         f"{min(load):.1f}-{max(load):.1f}",
         _f(t["ours"]["target_tokens_per_s"], 0),
