@@ -2,6 +2,7 @@
 wrote to lab/results/ (`<benchmark>.<variant>.<hardware>.json`)."""
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import os
@@ -24,11 +25,13 @@ def _table(columns, rows, numeric_from=1) -> list[str]:
   return markdown_table.table(columns, rows, numeric_from)
 
 
-# encoders_vs_wieting.py --quality, the run the prose and performance.md
-# quote (the others of ENCODERS_QUALITY_RUNS are rows of its table).
-ENCODERS_QUALITY = "encoders_vs_wieting.quality.intel-xeon-2core.json"
+# The CPU kinds whose encoders_vs_wieting.py runs (taking turns, and
+# --quality) the prose and performance.md quote; the quality table also
+# has the earlier run on shared cores.
+ENCODER_CPUS = ("amd-epyc", "intel-xeon")
 ENCODERS_QUALITY_RUNS = ("encoders_vs_wieting.quality.cpu-2core.json",
-                         ENCODERS_QUALITY)
+                         *(f"encoders_vs_wieting.quality.{cpu}-2core.json"
+                           for cpu in ENCODER_CPUS))
 
 
 def encoders_quality() -> list[str]:
@@ -370,38 +373,39 @@ def encoder_speed_results() -> list[tuple[str, str, dict]]:
   return out
 
 
-# The encoders' speed run that prose quotes: the two sides taking turns.
-ENCODERS_TAKING_TURNS = "encoders_vs_wieting.interleaved.intel-xeon-2core.json"
+def _taking_turns(cpu: str) -> dict:
+  """The encoders' speed run on `cpu` with the two sides taking turns."""
+  return _load(f"encoders_vs_wieting.interleaved.{cpu}-2core.json")
 
 
-def _encoder_ratio(model: str) -> str:
-  row = next(r for r in _load(ENCODERS_TAKING_TURNS)["results"]
-             if r["model"] == model)
+def _encoder_ratio(cpu: str, model: str) -> str:
+  row = next(r for r in _taking_turns(cpu)["results"] if r["model"] == model)
   return f"{row['ours_over_wieting']:.1f}"
 
 
 # The figures that prose quotes from the benchmarks (render_tables' values).
-def _encoder_quality(side: str) -> str:
-  """STSb test x 100 of one side's Avg in the --quality run."""
-  row = _load(ENCODERS_QUALITY)["results"][0]
+def _encoder_quality(cpu: str, side: str) -> str:
+  """STSb test x 100 of one side's Avg in the --quality run on `cpu`."""
+  row = _load(f"encoders_vs_wieting.quality.{cpu}-2core.json")["results"][0]
   return f"{row[side]['figures']['STSb test']:.1f}"
 
 
-VALUES = {f"encoders_vs_wieting.{model}": (lambda model=model:
-                                           _encoder_ratio(model))
+VALUES = {f"encoders_vs_wieting.{cpu}.{model}": functools.partial(
+    _encoder_ratio, cpu, model) for cpu in ENCODER_CPUS
           for model in ("avg", "lstmavg")}
-VALUES.update({f"encoders_vs_wieting.quality.{side}": (
-    lambda side=side: _encoder_quality(side)) for side in ("ours", "wieting")})
+VALUES.update({f"encoders_vs_wieting.quality.{cpu}.{side}": functools.partial(
+    _encoder_quality, cpu, side) for cpu in ENCODER_CPUS
+               for side in ("ours", "wieting")})
 VALUES["newcomer.tests.pytest"] = lambda: _minutes(next(
     s["wall_s"] for s in _load("newcomer.tests.intel-xeon-2core.json")["steps"]
     if "-m pytest" in s["step"]))
 
 
-def _round_spread(model: str) -> str:
-  """How far, in per cent of the slower, our rate moved between the
-  rounds of the taking-turns run."""
-  rates = next(r for r in _load(ENCODERS_TAKING_TURNS)["results"]
-               if r["model"] == model)["ours"]["pairs_per_s_by_round"]
+def _round_spread(cpu: str, model: str, side: str) -> str:
+  """How far, in per cent of the slower, `side`'s rate moved between the
+  rounds of the taking-turns run on `cpu`."""
+  rates = next(r for r in _taking_turns(cpu)["results"]
+               if r["model"] == model)[side]["pairs_per_s_by_round"]
   return f"{100 * (max(rates) / min(rates) - 1):.0f}"
 
 
@@ -423,7 +427,9 @@ def _step_alone_ratios() -> str:
                 if "timing" not in d["train"]])
 
 
-VALUES["encoders_vs_wieting.round_spread.avg"] = lambda: _round_spread("avg")
+VALUES.update({f"encoders_vs_wieting.round_spread.{cpu}.avg.{side}":
+               functools.partial(_round_spread, cpu, "avg", side)
+               for cpu in ENCODER_CPUS for side in ("ours", "wieting")})
 VALUES.update({f"mining_throughput.intel_over_amd.{method}.{n}": (
     lambda method=method, n=n: _mining_intel_over_amd(method, n))
                for method in ("faiss", "ours") for n in (50000, 100000)})
@@ -543,8 +549,8 @@ def performance() -> list[str]:
   enc = [(hardware, how, {r["model"]: r["ours_over_wieting"]
                            for r in d["results"]})
          for hardware, how, d in encoder_speed_results()]
-  qual_run = _load(ENCODERS_QUALITY)
-  qual = qual_run["results"][0]
+  quality = [_load(f"encoders_vs_wieting.quality.{cpu}-2core.json")
+             for cpu in ENCODER_CPUS]
   epyc, cpu = "AMD EPYC, 2 cores", "2 cores (`cpu-2core`)"
   rows = [
       _exact_mining_row("amd-epyc-2core", epyc),
@@ -575,13 +581,13 @@ def performance() -> list[str]:
          "Wieting's PyTorch code", hardware,
          f"{ratio['avg']:.1f}x / {ratio['lstmavg']:.1f}x",
          "`encoders_vs_wieting.py`") for hardware, how, ratio in enc),
-      (f"the same Avg after {qual['updates']} updates, STSb test",
-       "Wieting's PyTorch code",
-       markdown_table.cpu_cell(qual_run["hardware"]["name"],
-                               qual_run["hardware"]["cores"]),
-       f"{qual['ours']['figures']['STSb test']:.1f} against "
-       f"{qual['wieting']['figures']['STSb test']:.1f}",
-       "`encoders_vs_wieting.py --quality`"),
+      *((f"the same Avg after {q['results'][0]['updates']} updates, "
+         "STSb test", "Wieting's PyTorch code",
+         markdown_table.cpu_cell(q["hardware"]["name"],
+                                 q["hardware"]["cores"]),
+         f"{q['results'][0]['ours']['figures']['STSb test']:.1f} against "
+         f"{q['results'][0]['wieting']['figures']['STSb test']:.1f}",
+         "`encoders_vs_wieting.py --quality`") for q in quality),
   ]
   return _table(["what", "peer", "hardware", "ours / peer", "benchmark"],
                 rows, numeric_from=5)
