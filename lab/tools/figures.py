@@ -161,11 +161,14 @@ def markdown() -> str:
           "", "| page | value | result file | command |", "|---|---|---|---|"]
   out += _value_rows(entries)
   out += ["", "## Figures typed, not rendered", "",
-          "The figures that README.md, docs/ and the config headers type "
-          "instead of rendering from a result file, each with why: a "
-          "setting, a size computed from a shape, or a transcription of a "
-          "run whose output was not kept (`lab/tables/typed_figures.json`; "
-          "`python lab/tools/typed_figures.py` fails on one not listed).",
+          "The figures that README.md, docs/, the config headers and the "
+          "lab's pages type instead of rendering from a result file, each "
+          "with why: a setting, a size computed from a shape, or a "
+          "transcription of a run whose output was not kept "
+          "(`lab/tables/typed_figures.json`; `python "
+          "lab/tools/typed_figures.py` fails on one not listed). Not "
+          "checked: " + ", ".join(typed_figures.UNCHECKED) + ", whose prose "
+          "types figures too.",
           "", "| page | figure | why typed |", "|---|---|---|"]
   out += _typed_rows()
   return "\n".join(out) + "\n"

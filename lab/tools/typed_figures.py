@@ -1,5 +1,6 @@
-"""The measured-looking figures that README.md, docs/ and the config
-headers type instead of rendering from a result file.
+"""The measured-looking figures that README.md, docs/, the config headers
+and the lab's pages (but UNCHECKED) type instead of rendering from a
+result file.
 
 A figure is a number with a unit of measure: a time ("12 min 50 s"), a
 share ("6.9 %"), a speed ratio ("1.64x"), a size ("2.1 GB"), a rate
@@ -47,9 +48,16 @@ _RENDERED = (render_tables.MARKER, render_tables.VALUE,
 _CODE = re.compile(r"^```.*?^```|`[^`\n]*`", re.S | re.M)
 
 
+# The lab's pages whose prose still types measured figures, most of them
+# from result files that hold them: the lab's own record, not what users
+# read first; lab/figures.md is the generated list of rendered values.
+UNCHECKED = ("lab/fidelity.md", "lab/mining.md", "lab/scaling.md",
+             "lab/figures.md")
+
+
 def _pages() -> list[str]:
   return [p for p in render_tables.rendered_files()
-          if not os.path.relpath(p, render_tables.ROOT).startswith("lab")]
+          if os.path.relpath(p, render_tables.ROOT) not in UNCHECKED]
 
 
 def _blank(m: re.Match) -> str:
