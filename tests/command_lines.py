@@ -149,8 +149,9 @@ def script_problem(argv: list[str], root: str) -> str:
       runpy.run_path(path, run_name="__main__")
   except _Parsed:
     return ""
-  except SystemExit:
-    return stderr.getvalue().strip().splitlines()[-1]
+  except SystemExit as e:
+    lines = stderr.getvalue().strip().splitlines()
+    return lines[-1] if lines else f"it exited ({e.code}) before parsing"
   finally:
     sys.argv, sys.path[:] = saved
   return f"{argv[0]} ran to its end without parsing its arguments"

@@ -326,6 +326,10 @@ def test_a_rerun_that_writes_a_local_path_is_compared_but_not_kept(
   assert "not kept" in captured.err and "names paths of this machine" in (
       captured.err)
   assert (runs / "t" / "n.json").read_bytes() == kept
+  record, = (tmp_path / "reruns" / "t").glob("n.*.json")
+  assert record.name == rerun.record_name("n", kept=False)
+  written = json.loads(record.read_text())
+  assert written["command"].endswith("--keep") and not written["kept_now"]
 
 
 def test_a_rerun_of_an_uncommitted_checkout_is_refused(monkeypatch, capsys):

@@ -283,16 +283,18 @@ def _rerun_one(name: str, command: str, before: list[dict[str, Any]],
     return None, 1
   comparison = _compared(os.path.join(clone, output), kept.data)
   report(name, comparison, timing)
-  _record(name, table, run, kept.about, comparison, timing, before, keep,
-          records, replacement)
   code = 1 if comparison["differences"] else 0
+  collected = False
   if keep:
     try:
       _collect(os.path.join(clone, output), table, run, about, timing,
                before, commit)
+      collected = True
     except ValueError as e:  # collect_result's refusal, e.g. a local path
       print(f"rerun: not kept: {e}", file=sys.stderr)
       code = 1
+  _record(name, table, run, kept.about, comparison, timing, before, keep,
+          collected, records, replacement)
   return {"need": f"{table}/{run}", "span": timing,
           "values": comparison["values"], "equal": comparison["equal"]}, code
 
@@ -342,13 +344,13 @@ def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
 
 def _record(name: str, table: str, run: str, about: dict[str, Any],
             comparison: dict[str, Any], timing: dict[str, Any],
-            needs: list[dict[str, Any]], keep: bool, records: str,
-            replacement: Mapping[str, str]) -> None:
+            needs: list[dict[str, Any]], keep: bool, kept_now: bool,
+            records: str, replacement: Mapping[str, str]) -> None:
   """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json
-  when it is kept, else RUN.HARDWARE.compared.json (`record_name`);
-  `replacement`, the command and config it ran in place of the kept
-  file's, if any."""
-  path = os.path.join(records, table, record_name(run, keep))
+  when its output was kept (`kept_now`), else RUN.HARDWARE.compared.json
+  (`record_name`), `keep` whether --keep was asked; `replacement`, the
+  command and config it ran in place of the kept file's, if any."""
+  path = os.path.join(records, table, record_name(run, kept_now))
   os.makedirs(os.path.dirname(path), exist_ok=True)
   head = children.run_facts(os.path.join(run_results.ROOT, "lab", "run.py"),
                             [name, *(["--keep"] if keep else [])])
@@ -357,7 +359,7 @@ def _record(name: str, table: str, run: str, about: dict[str, Any],
       "cpu_id": children.cpu_id(), "span": timing, "needs": needs,
       "kept": {k: about.get(k) for k in ("commit", "hardware", "time",
                                          "sha256")},
-      "kept_now": keep, **({"replaced": dict(replacement)} if replacement
+      "kept_now": kept_now, **({"replaced": dict(replacement)} if replacement
                            else {}), **comparison})
 
 

@@ -1,7 +1,8 @@
 """lab/README.md's table of reruns: each collected run that `lab/run.py`
 reran (tools/rerun.py), from its records lab/results/reruns/TABLE/
-RUN.HARDWARE.json (kept) and RUN.HARDWARE.compared.json: where the kept file was made, where and at which
-commit it ran again, and how many of its values came back."""
+RUN.HARDWARE.json (kept) and RUN.HARDWARE.compared.json: where the kept
+file was made, where and at which commit it ran again, and how many of
+its values came back."""
 from __future__ import annotations
 
 import glob
