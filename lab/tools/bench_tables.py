@@ -430,8 +430,8 @@ def _step_alone_ratios() -> str:
 VALUES.update({f"encoders_vs_wieting.round_spread.{cpu}.avg.{side}":
                functools.partial(_round_spread, cpu, "avg", side)
                for cpu in ENCODER_CPUS for side in ("ours", "wieting")})
-VALUES.update({f"mining_throughput.intel_over_amd.{method}.{n}": (
-    lambda method=method, n=n: _mining_intel_over_amd(method, n))
+VALUES.update({f"mining_throughput.intel_over_amd.{method}.{n}":
+               functools.partial(_mining_intel_over_amd, method, n)
                for method in ("faiss", "ours") for n in (50000, 100000)})
 VALUES["nmt_vs_opennmt.step_alone"] = _step_alone_ratios
 
@@ -446,8 +446,8 @@ def _one_core_amd_over_intel(side: str) -> str:
   return f"{amd / intel:.1f}"
 
 
-VALUES.update({f"nmt_vs_opennmt.one_core_amd_over_intel.{side}": (
-    lambda side=side: _one_core_amd_over_intel(side))
+VALUES.update({f"nmt_vs_opennmt.one_core_amd_over_intel.{side}":
+               functools.partial(_one_core_amd_over_intel, side)
                for side in ("ours", "opennmt")})
 
 
