@@ -1176,6 +1176,14 @@ def bilingual_paracrawl() -> list[str]:
       numeric_from=3)
 
 
+def _sts_gap(better: str, worse: str) -> str:
+  """How many STS12-15 points (Pearson x 100) kept run `worse` trails
+  kept run `better`."""
+  a, b = (_report(ref)["semeval_2012_2015"]["mean_pearson"]
+          for ref in (better, worse))
+  return f"{100 * (a - b):.1f}"
+
+
 def _values() -> dict[str, Callable[[], str]]:
   out = {}
   for ref, figures in _QUOTED_RUNS:
@@ -1191,6 +1199,8 @@ def _values() -> dict[str, Callable[[], str]]:
   out["h100.nmt_de.dev_bleu"] = _h100_nmt_dev_bleu
   out["h100.nmt_de.dev_bleu_from_4000"] = _h100_nmt_late_bleu
   out["h100.nmt_de.peak_steps_per_s"] = _h100_nmt_peak_rate
+  out["paper_presets.minibatch_gap"] = functools.partial(
+      _sts_gap, "paper_presets/avg-default", "paper_presets/avg-wieting2017")
   out["mining.max_retrieval_best"] = lambda: _retrieval_count(
       "max", "test_f1", max)
   out["mining.intersect_precision_best"] = lambda: _retrieval_count(
