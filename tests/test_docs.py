@@ -256,7 +256,8 @@ def test_every_typed_figure_is_listed_with_why_it_is_typed():
   typed = _tool("typed_figures")
   checked = {str(pathlib.Path(p).relative_to(ROOT)) for p in typed._pages()}  # pylint: disable=protected-access
   assert {"README.md", "lab/performance.md", "lab/fidelity.md",
-          "lab/README.md", "lab/benchmarks/README.md"} <= checked
+          "lab/mining.md", "lab/README.md", "lab/benchmarks/README.md"
+          } <= checked
   assert not checked & set(typed.UNCHECKED)
   problems = typed.problems()
   assert problems == [], "\n".join(problems)

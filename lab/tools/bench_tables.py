@@ -436,6 +436,24 @@ VALUES.update({f"mining_throughput.intel_over_amd.{method}.{n}":
 VALUES["nmt_vs_opennmt.step_alone"] = _step_alone_ratios
 
 
+def _device_merge_speedup(n: int) -> str:
+  """The H200's mining of N x N at d = 512 with the host's merge of the
+  column top-k over the time with the merge on the device."""
+  host, device = (next(r["total_s"] for r in _load(
+      f"mining_throughput.d512{variant}.nvidia-h200.json")["results"]
+                       if (r["method"], r["n"]) == ("ours", n))
+                  for variant in ("", ".device-merge"))
+  return f"{host / device:.2f}"
+
+
+VALUES.update({f"mining_throughput.device_merge_speedup.{n}":
+               functools.partial(_device_merge_speedup, n)
+               for n in (100000, 200000)})
+VALUES["mining_vs_sentence_transformers.their_time_over_ours"] = lambda: (
+    _span(_load("mining_vs_sentence_transformers.epyc-2core.json")[
+        "their_time_over_ours"].values(), 0))
+
+
 def _one_core_amd_over_intel(side: str) -> str:
   """How many times its rate on one idle Intel Xeon core `side` ("ours",
   "opennmt") trains at on one AMD EPYC core, the whole loop timed."""

@@ -953,6 +953,13 @@ _SESSION_FIGURES = {
                    lambda x: f"{int(x):,}"),
     "bi_de.dev_align": ("bi_de.eval.log", r"alignment accuracy ([\d.]+) %",
                         lambda x: f"{float(x):.1f}"),
+    "mining.ours_256": ("mining_call2.log",
+                        r"ours 1 dev N=50000: ok ([\d.]+) s +\(--dim 256\)", str),
+    "mining.ours_512": ("mining_call2.log",
+                        r"ours 1 dev N=50000: ok ([\d.]+) s +\(--dim 512\)", str),
+    "mining.faiss_256": ("mining_call2.log",
+                         r"faiss 1 dev N=50000: ok ([\d.]+) s +\(--dim 256\)",
+                         lambda x: f"{float(x):.1f}"),
     "bi_de.newstest2012_csls": (
         "bi_de.eval.log", r"newstest2012 +de +\d+ +csls +\S+ +\S+ +([\d.]+)",
         lambda x: f"{float(x):.1f}"),
@@ -1199,6 +1206,9 @@ def _values() -> dict[str, Callable[[], str]]:
   out["h100.nmt_de.dev_bleu"] = _h100_nmt_dev_bleu
   out["h100.nmt_de.dev_bleu_from_4000"] = _h100_nmt_late_bleu
   out["h100.nmt_de.peak_steps_per_s"] = _h100_nmt_peak_rate
+  # The exact kernel's pairs a second on the H100: N = 50,000 both ways.
+  out["h100.mining.pairs_per_s_512"] = lambda: (
+      f"{5e4 ** 2 / float(out['h100.mining.ours_512']()) / 1e9:.1f}")
   out["paper_presets.minibatch_gap"] = functools.partial(
       _sts_gap, "paper_presets/avg-default", "paper_presets/avg-wieting2017")
   out["mining.max_retrieval_best"] = lambda: _retrieval_count(
