@@ -166,9 +166,7 @@ def markdown() -> str:
           "with why: a setting, a size computed from a shape, or a "
           "transcription of a run whose output was not kept "
           "(`lab/tables/typed_figures.json`; `python "
-          "lab/tools/typed_figures.py` fails on one not listed). Not "
-          "checked: " + ", ".join(typed_figures.UNCHECKED) + ", whose prose "
-          "types figures too.",
+          "lab/tools/typed_figures.py` fails on one not listed).",
           "", "| page | figure | why typed |", "|---|---|---|"]
   out += _typed_rows()
   return "\n".join(out) + "\n"

@@ -1037,6 +1037,51 @@ def _bt_projection_s() -> float:
           / _h100_bt_rate())
 
 
+# ParaNMT's size, and the price per GPU-hour lab/scaling.md assumes.
+PARANMT_PAIRS = 50e6
+_DOLLARS_PER_GPU_HOUR = 3
+
+
+# The measured 2-core rates the projection divides ParaNMT by: a result
+# file and the path of its records (or pairs) per second.
+_CPU_RATES = (
+    ("backtranslate", "stage_scale.backtranslate-b256.amd-epyc-2core.json",
+     ("stages", "backtranslate", "10000000", "records_per_s")),
+    ("score", "scoring_throughput.cpu-2core.json",
+     ("sizes", 1, "measures", "command_base", "records_per_s")),
+    ("gran", "train_throughput.cpu-2core.json",
+     ("results", 1, "pairs_per_s")))
+
+
+def _hours_at(name: str, path: tuple) -> str:
+  """Hours ParaNMT's pairs take at the rate result file `name` holds at
+  `path`."""
+  with open(os.path.join(RESULTS, name), encoding="utf-8") as f:
+    node = json.load(f)
+  for key in path:
+    node = node[key]
+  return f"{PARANMT_PAIRS / node / 3600:.1f}"
+
+
+def _paranmt_values() -> dict[str, Callable[[], str]]:
+  """lab/scaling.md's projection of ParaNMT's back-translation on an
+  8-GPU host: the H100's beam-5 rate, beam 50 exact slower by the CPU's
+  measured factor; hours on the host, GPU-hours and their price."""
+  def gpu_hours(beam: int) -> float:
+    slowdown = _beam50_slowdown() if beam == 50 else 1.0
+    return PARANMT_PAIRS * slowdown / _h100_bt_rate() / 3600
+  out = {f"paranmt.{stage}_cpu_hours": functools.partial(
+      _hours_at, name, path) for stage, name, path in _CPU_RATES}
+  for beam in (5, 50):
+    out[f"paranmt.host_hours.beam{beam}"] = (
+        lambda beam=beam: f"{gpu_hours(beam) / 8:.1f}")
+    out[f"paranmt.gpu_hours.beam{beam}"] = (
+        lambda beam=beam: f"{gpu_hours(beam):,.0f}")
+    out[f"paranmt.dollars.beam{beam}"] = (lambda beam=beam: (
+        f"{gpu_hours(beam) * _DOLLARS_PER_GPU_HOUR:,.0f}"))
+  return out
+
+
 def _gpu_nmt_step_s() -> float:
   """Seconds a step of the gpu preset's NMT training (configs/pipeline.py)
   on the H200, evaluations left out: the time to step 34 (both widths
@@ -1217,7 +1262,7 @@ def _values() -> dict[str, Callable[[], str]]:
       "intersect", "test_precision", max)
   out["mining.intersect_recall_lowest"] = lambda: _retrieval_count(
       "intersect", "test_recall", min)
-  return {**out, **_log_values(), **_caption_values()}
+  return {**out, **_log_values(), **_caption_values(), **_paranmt_values()}
 
 
 VALUES = _values()
