@@ -190,7 +190,8 @@ def test_a_changed_table_json_makes_its_table_stale(tmp_path, monkeypatch):
     ("docs/install.md", "<!-- value: newcomer.tests.intel-xeon-2core.json:"
      "steps/2/wall_s:duration -->"),
     ("configs/mine.py",
-     "{mining_throughput.d512.amd-epyc-2core.json:results/5/total_s:.1f="),
+     "{mining_throughput.d512.amd-epyc-2core.json:results/method=ours,"
+     "n=100000,devices=1/total_s:.1f="),
 ])
 def test_a_figure_typed_over_is_stale(tmp_path, source, marker):
   """A figure that prose (a value marker) or a config header ({NAME=VALUE})

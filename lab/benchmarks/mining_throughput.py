@@ -94,6 +94,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
   parser.add_argument("--max-seconds", type=float, default=1800,
                       help="a child running longer is stopped, and larger "
                       "sizes of its method are skipped")
+  parser.add_argument("--xla-ops", action="store_true",
+                      help="our top-k by XLA's ops: the native kernel is not "
+                      "built (PARAFLAX_NATIVE_CACHE=off for every child)")
   parser.add_argument("--output", default=_DEFAULT_OUTPUT)
   parser.add_argument("--child", choices=METHODS, help=argparse.SUPPRESS)
   parser.add_argument("--child-size", type=int, help=argparse.SUPPRESS)
@@ -459,6 +462,8 @@ def main(argv: list[str] | None = None) -> None:
   if args.child:
     print(json.dumps(_measure(args)), flush=True)
     return
+  if args.xla_ops:  # the children inherit it (children.child_env)
+    os.environ["PARAFLAX_NATIVE_CACHE"] = "off"
   if args.block is None:
     args.block = _library_block()
   report = {

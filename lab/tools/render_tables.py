@@ -54,9 +54,12 @@ MARKER = re.compile(
 
 VALUE = re.compile(r"(<!-- value: (?P<name>[\w./:=, -]+?) -->)(?P<body>[^<\n]*)"
                    r"(<!-- /value -->)")
-# A config header's figure, in plain text: {NAME=99.6}.
-CONFIG_VALUE = re.compile(r"(\{(?P<name>[\w/-]+\.[\w./:,-]+)=)(?P<body>[^{}\n]*)"
-                          r"(\})")
+# A config header's figure, in plain text: {NAME=99.6}. A quote's name may
+# pick a list item by KEY=VALUE (quoted.py): an "=" followed by a ":" and
+# another "=" is the name's, the last one before the body is not.
+CONFIG_VALUE = re.compile(
+    r"(\{(?P<name>[\w/-]+\.(?:[\w./:,-]|=(?=[^{}\n]*:[^{}\n]*=))+)=)"
+    r"(?P<body>[^{}\n]*)(\})")
 
 
 def _load(path: str) -> dict:
