@@ -11,9 +11,9 @@ Command (the flags --k, --margin, --retrieval, --threshold, --dedup,
       --src-text X.txt --tgt-text Y.txt --output OUT.tsv
   (= --config configs/mine.py, the default; override with --config.k=8)
 Time: 100k x 100k sentences, d = 512, on 2 idle cores of an AMD EPYC
-{mining_throughput.d512.amd-epyc-2core.json:results/method=ours,n=100000,devices=1/total_s:.1f=30.3} s
+{mining_throughput.d512.amd-epyc-2core.json:results/method=ours,n=100000,devices=1/total_s:.1f=23.0} s
 (faiss IndexFlatIP both ways and numpy:
-{mining_throughput.d512.amd-epyc-2core.json:results/method=faiss,n=100000,devices=1/total_s:.1f=94.3} s;
+{mining_throughput.d512.amd-epyc-2core.json:results/method=faiss,n=100000,devices=1/total_s:.1f=82.7} s;
 lab/results/mining_throughput.d512.amd-epyc-2core.json); on one NVIDIA H200
 {mining_throughput.d512.device-merge.nvidia-h200.json:results/method=ours,n=100000,devices=1/total_s:.2f=0.69} s
 (lab/mining.md).
