@@ -1042,25 +1042,19 @@ PARANMT_PAIRS = 50e6
 _DOLLARS_PER_GPU_HOUR = 3
 
 
-# The measured 2-core rates the projection divides ParaNMT by: a result
-# file and the path of its records (or pairs) per second.
-_CPU_RATES = (
-    ("backtranslate", "stage_scale.backtranslate-b256.amd-epyc-2core.json",
-     ("stages", "backtranslate", "10000000", "records_per_s")),
-    ("score", "scoring_throughput.cpu-2core.json",
-     ("sizes", 1, "measures", "command_base", "records_per_s")),
-    ("gran", "train_throughput.cpu-2core.json",
-     ("results", 1, "pairs_per_s")))
+# The measured 2-core rates the projection divides ParaNMT by: quotes of
+# a result file's records (or pairs) per second (quoted.py).
+_CPU_RATES = {
+    "backtranslate": "stage_scale.backtranslate-b256.amd-epyc-2core.json:"
+                     "stages/backtranslate/10000000/records_per_s",
+    "score": "scoring_throughput.cpu-2core.json:"
+             "sizes/1/measures/command_base/records_per_s",
+    "gran": "train_throughput.cpu-2core.json:results/1/pairs_per_s"}
 
 
-def _hours_at(name: str, path: tuple) -> str:
-  """Hours ParaNMT's pairs take at the rate result file `name` holds at
-  `path`."""
-  with open(os.path.join(RESULTS, name), encoding="utf-8") as f:
-    node = json.load(f)
-  for key in path:
-    node = node[key]
-  return f"{PARANMT_PAIRS / node / 3600:.1f}"
+def _hours_at(rate: str) -> str:
+  """Hours ParaNMT's pairs take at the rate that `rate` quotes."""
+  return f"{PARANMT_PAIRS / quoted.field(rate + ':') / 3600:.1f}"
 
 
 def _paranmt_values() -> dict[str, Callable[[], str]]:
@@ -1070,8 +1064,8 @@ def _paranmt_values() -> dict[str, Callable[[], str]]:
   def gpu_hours(beam: int) -> float:
     slowdown = _beam50_slowdown() if beam == 50 else 1.0
     return PARANMT_PAIRS * slowdown / _h100_bt_rate() / 3600
-  out = {f"paranmt.{stage}_cpu_hours": functools.partial(
-      _hours_at, name, path) for stage, name, path in _CPU_RATES}
+  out = {f"paranmt.{stage}_cpu_hours": functools.partial(_hours_at, rate)
+         for stage, rate in _CPU_RATES.items()}
   for beam in (5, 50):
     out[f"paranmt.host_hours.beam{beam}"] = (
         lambda beam=beam: f"{gpu_hours(beam) / 8:.1f}")
