@@ -1,12 +1,12 @@
 """The measured-looking figures that README.md, docs/, the config headers
 and the lab's pages type instead of rendering from a result file.
 
-A figure is a number with a unit of measure: a time ("12 min 50 s"), a
-share ("6.9 %"), a speed ratio ("1.64x"), a size ("2.1 GB"), a rate
-("217k events/s") or "BLEU" / "F1" / "points"; or a score named before
-its decimal number ("BLEU 6.21", "F1 0.14", "STSb test 64.96", "Pearson
-0.3280", "P@1 38.9"). Rendered figures (value
-and table markers), code blocks and `code` spans are skipped. Every
+A figure is a number with a unit of measure: a time ("12 min 50 s",
+"0.4 µs"), a share ("6.9 %"), a speed ratio ("1.64x"), a size ("2.1 GB"),
+a rate ("217k events/s") or "BLEU" / "F1" / "points"; or a score named
+before its decimal number ("BLEU 6.21", "F1 0.14", "STSb test 64.96",
+"Pearson 0.3280", "P@1 38.9"). Rendered figures (value and table
+markers), code blocks and `code` spans are skipped. Every
 figure left must be listed, per page, in lab/tables/typed_figures.json
 with why it is typed: a setting rather than a measurement, or a
 transcription (the run it comes from, and why its output is not kept).
@@ -31,7 +31,7 @@ import render_tables
 
 LISTED = os.path.join(render_tables.ROOT, "lab", "tables",
                       "typed_figures.json")
-_UNIT = (r"%|min(?:utes?)?|ms|s|seconds?|h|hours?|MiB|GiB|TiB|MB|GB|TB"
+_UNIT = (r"%|min(?:utes?)?|ms|µs|ns|s|seconds?|h|hours?|MiB|GiB|TiB|MB|GB|TB"
          r"|BLEU|F1|points?|[a-z]+/s")
 # A number and a unit; "1.64x" (no space) a ratio, "2 x 4" a product; the
 # end of a range ("35-41 s") counts, a flag's or a name's digits do not.
