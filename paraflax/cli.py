@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
   overrides, unknown = leftovers(command, rest)
   if unknown:
     parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-  rest = _rest_of(argv, args.command)
+  rest = rest_of(argv, args.command)
   repeated = repeated_flags(command, rest)
   if repeated:
     parser.error(f"{', '.join(repeated)} given more than once: give each "
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
   return 0
 
 
-def _rest_of(argv: list[str] | None, name: str) -> list[str]:
+def rest_of(argv: list[str] | None, name: str) -> list[str]:
   """The arguments after the command's name."""
   argv = sys.argv[1:] if argv is None else argv
   return argv[argv.index(name) + 1:] if name in argv else argv

@@ -60,7 +60,7 @@ def problem(step: str) -> str:
   overrides, unknown = cli.leftovers(command, rest)
   if unknown:
     return f"unrecognized arguments: {' '.join(unknown)}"
-  flags = argv[argv.index(args.command) + 1:]
+  flags = cli.rest_of(argv, args.command)
   repeated = cli.repeated_flags(command, flags)
   if repeated:
     return f"{', '.join(repeated)} given more than once"

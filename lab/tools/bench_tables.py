@@ -412,12 +412,9 @@ def _round_spread(cpu: str, model: str, side: str) -> str:
 def _mining_intel_over_amd(method: str, n: int) -> str:
   """How many times its AMD EPYC time `method` took on the Intel Xeon to
   mine N x N exactly at d = 256 on one device."""
-  times = [next(r["total_s"] for r in _load(
-      f"mining_throughput.d256.{cpu}-2core.json")["results"]
-                if r.get("status") == "ok"
-                and (r["method"], r["n"], r["devices"]) == (method, n, 1))
-           for cpu in ("intel-xeon", "amd-epyc")]
-  return f"{times[0] / times[1]:.1f}"
+  intel, amd = (_by(f"mining_throughput.d256.{cpu}-2core.json")[
+      (method, n, 1)] for cpu in ("intel-xeon", "amd-epyc"))
+  return f"{intel / amd:.1f}"
 
 
 def _step_alone_ratios() -> str:
@@ -439,10 +436,8 @@ VALUES["nmt_vs_opennmt.step_alone"] = _step_alone_ratios
 def _device_merge_speedup(n: int) -> str:
   """The H200's mining of N x N at d = 512 with the host's merge of the
   column top-k over the time with the merge on the device."""
-  host, device = (next(r["total_s"] for r in _load(
-      f"mining_throughput.d512{variant}.nvidia-h200.json")["results"]
-                       if (r["method"], r["n"]) == ("ours", n))
-                  for variant in ("", ".device-merge"))
+  host, device = (_by(f"mining_throughput.d512{variant}.nvidia-h200.json")[
+      ("ours", n, 1)] for variant in ("", ".device-merge"))
   return f"{host / device:.2f}"
 
 
