@@ -397,13 +397,50 @@ def test_a_family_whose_runs_make_the_same_folder_is_refused(rerun, capsys):
   assert rerun.rerun_all(same) == 2
   assert ("runs/t/a.json and runs/t/b.json both make runs/d/s; rerun them "
           "apart") in capsys.readouterr().err
-  assert rerun.rerun_all([("runs/t/a.json", "x.sh runs/d", []),
-                          ("runs/t/b.json", "x.sh runs/d", [])]) == 2
-  assert "both run the same command" in capsys.readouterr().err
   assert rerun._clash([  # pylint: disable=protected-access
       ("runs/t/a.json", "python x.py runs/cut a", []),
       ("runs/t/b.json", "python x.py runs/cut b && paraflax eval "
-       "--workdir runs/cut/b", [])]) == ""
+       "--workdir runs/cut/b", [])], {}) == ""
+
+
+def test_a_family_one_command_writes_reruns_it_once_and_keeps_each(
+    rerun, tmp_path, capsys):
+  """Runs whose recorded command is the same (a filter table's sweeps)
+  run it once; each is compared and kept from its own output, its time
+  the one command's; two that would read one output are refused."""
+  runs = tmp_path / "runs"
+  data = {"datasets": {}, "groups": {}, "checkpoint_step": 2,
+          "semeval_2012_2015": {"mean_pearson": 0.5}}
+  command = ("echo x >> ran.txt && mkdir -p runs/a runs/b && echo '{0}' > "
+             "runs/a/sts.json && echo '{0}' > runs/b/sts.json").format(
+                 json.dumps(data))
+  for name, pearson in (("a", 0.5), ("b", 0.4)):
+    _kept_sts_run(runs, pearson, name=name, command=command)
+  family = [(f"runs/t/{name}.json", command, []) for name in "ab"]
+  assert rerun.rerun_all(family, keep=True, keep_scratch=True,
+                         records=tmp_path / "r") == 1  # b: 0.4
+  captured = capsys.readouterr()
+  assert "runs/t/a.json: 4 of 4" in captured.out and (
+      "runs/t/b.json: 3 of 4") in captured.out
+  scratch = captured.err.split("the clone stays in ")[1].strip()
+  assert (pathlib.Path(scratch) / "paraflax" / "ran.txt").read_text() == (
+      "x\n")
+  for name in "ab":
+    record = json.loads((tmp_path / "r" / "t" / rerun.record_name(
+        name, kept=True)).read_text())
+    assert record["command"] == (
+        "lab/run.py runs/t/a.json runs/t/b.json --keep")
+    about = json.loads((runs / "t" / f"{name}.about.json").read_text())
+    assert about["time"].endswith("one command that wrote 2 kept files")
+  assert json.loads((runs / "t" / "b.json").read_text())[
+      "semeval_2012_2015"]["mean_pearson"] == 0.5
+  shutil.rmtree(scratch)
+  about = json.loads((runs / "t" / "b.about.json").read_text())
+  about["output"] = "runs/a/sts.json"
+  (runs / "t" / "b.about.json").write_text(json.dumps(about))
+  assert rerun.rerun_all(family) == 2
+  assert ("runs/t/a.json and runs/t/b.json both read runs/a/sts.json"
+          ) in capsys.readouterr().err
 
 
 def test_a_command_that_no_longer_runs_is_replaced_and_kept(rerun, tmp_path):

@@ -19,7 +19,11 @@ table of reruns renders: lab/results/reruns/TABLE/RUN.HARDWARE.json for a
 rerun kept with --keep, which also collects the output in place of the
 kept file (lab/tools/collect_result.py) with what was measured, and
 RUN.HARDWARE.compared.json for a rerun only compared, so that checking a
-kept file again never replaces the record of how it was made.
+kept file again never replaces the record of how it was made. Runs whose
+recorded command is one and the same (a filter table's family: one
+sweeps.sh writes its 9 files) rerun together run it once; each is then
+compared, recorded and kept from its own output, the time being the one
+command's.
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 _TOOLS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(_TOOLS), "benchmarks"))
@@ -204,13 +208,14 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
   and "config" that --keep records in place of the sidecar's. 0 when
   every run writes its kept file's values exactly, 1 when one differs or
   a step fails (the steps after it do not run), 2 when they cannot
-  start (two runs that clash in one clone: `_clash`)."""
+  start (two runs that clash in one clone: `_clash`). Runs that share
+  one command run it once (`_rerun_one`)."""
   commit = children.commit()
   if commit.endswith("+changes"):
     print("rerun: commit the checkout first; the clone holds the commit, "
           "not the working tree", file=sys.stderr)
     return 2
-  clash = _clash(runs)
+  clash = _clash(runs, replaced or {})
   if clash:
     print(f"rerun: {clash}; rerun them apart, one clone each",
           file=sys.stderr)
@@ -222,18 +227,22 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
     for need, line in needs:
       order.setdefault(need, line)
     order.setdefault(run_needs.ref(name), command)
+  writers = _families(runs)
   scratch = tempfile.mkdtemp(prefix="rerun.")
   worst = 0
   try:
     clone = newcomer.clone(scratch)
     env = _env(scratch, clone)
     done: dict[str, dict[str, Any]] = {}
+    ran: dict[str, dict[str, Any]] = {}  # a command: its timing
     for step, line in order.items():
       if step in targets:
         name, command, needs = targets[step]
-        entry, code = _rerun_one(name, command, [done[n] for n, _ in needs],
-                                 clone, env, commit, keep, records,
-                                 (replaced or {}).get(step, {}))
+        entry, code = _rerun_one(
+            _Run(name, command, writers[command],
+                 (replaced or {}).get(step, {})),
+            [done[n] for n, _ in needs], clone, env, commit, keep, records,
+            ran)
       else:
         entry, code = _need(step, line, clone, env)
       if entry is None:
@@ -248,35 +257,70 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
   return worst
 
 
-def _clash(runs: Sequence[Run]) -> str:
-  """Why two runs of a family cannot share one clone: the same command
-  (the second would find the first's output), or a runs/ folder both
-  make (the second would resume or refuse it); "" when none."""
-  seen: dict[str, str] = {}
+def _clash(runs: Sequence[Run],
+           replaced: Mapping[str, Mapping[str, str]]) -> str:
+  """Why two runs of a family cannot share one clone: a runs/ folder that
+  two commands make (the second would resume or refuse the first's), or
+  one command's output that both would read; "" when none. Runs of one
+  command share what it makes."""
+  makers: dict[str, tuple[str, str]] = {}  # folder: (command, run)
   for name, command, _ in runs:
-    for key in (command, *sorted(run_needs.makes(command))):
-      if seen.get(key, name) != name:
-        what = f"make {key}" if key.startswith("runs/") else (
-            "run the same command")
-        return f"{seen[key]} and {name} both {what}"
-      seen[key] = name
+    for folder in sorted(run_needs.makes(command)):
+      other, first = makers.setdefault(folder, (command, name))
+      if other != command:
+        return f"{first} and {name} both make {folder}"
+  for command, names in _families(runs).items():
+    if len(names) == 1:
+      continue
+    readers: dict[str, str] = {}  # output: run
+    for name in names:
+      ref = run_needs.ref(name)
+      about = {**run_results.load(ref).about, **replaced.get(ref, {})}
+      output = output_of(about, command)
+      if readers.setdefault(output, name) != name:
+        return f"{readers[output]} and {name} both read {output}"
   return ""
 
 
-def _rerun_one(name: str, command: str, before: list[dict[str, Any]],
-               clone: str, env: dict[str, str], commit: str, keep: bool,
-               records: str, replacement: Mapping[str, str]
+def _families(runs: Sequence[Run]) -> dict[str, list[str]]:
+  """Each command of `runs` and the runs it writes, in order."""
+  family: dict[str, list[str]] = {}
+  for name, command, _ in runs:
+    family.setdefault(command, []).append(name)
+  return family
+
+
+class _Run(NamedTuple):
+  """A run to rerun: its name, its command, the runs that command writes
+  (itself among them) and the command and config it is kept with in
+  place of its sidecar's (empty: the sidecar's)."""
+  name: str
+  command: str
+  family: list[str]
+  replacement: Mapping[str, str]
+
+
+def _rerun_one(job: _Run, before: list[dict[str, Any]], clone: str,
+               env: dict[str, str], commit: str, keep: bool, records: str,
+               ran: dict[str, dict[str, Any]]
                ) -> tuple[dict[str, Any] | None, int]:
-  """One run's commands in `clone`, compared with its kept file and
-  recorded (and kept, with the command and config of `replacement` where
-  it has them); its entry as a need of a later run and its code, (None,
-  1) when the command fails."""
+  """One run's commands in `clone` (once for the runs of one command: its
+  timing in `ran`), compared with its kept file and recorded (and kept,
+  with the command and config of its replacement where it has them); its
+  entry as a need of a later run and its code, (None, 1) when the command
+  fails."""
+  name, command = job.name, job.command
   table, run = run_needs.ref(name).split("/")
   kept = run_results.load(f"{table}/{run}")
-  about = {**kept.about, **replacement}
+  about = {**kept.about, **job.replacement}
   output = output_of(about, command)
-  print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)
-  timing = newcomer.timed(command, clone, env)
+  if command in ran:
+    print(f"rerun: {name}: written by the command that wrote "
+          f"{job.family[0]}", file=sys.stderr)
+  else:
+    print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)
+    ran[command] = newcomer.timed(command, clone, env)
+  timing = ran[command]
   if timing["exit"]:
     print(f"rerun: the command failed (exit {timing['exit']})",
           file=sys.stderr)
@@ -288,13 +332,13 @@ def _rerun_one(name: str, command: str, before: list[dict[str, Any]],
   if keep:
     try:
       _collect(os.path.join(clone, output), table, run, about, timing,
-               before, commit)
+               before, commit, len(job.family))
       collected = True
     except ValueError as e:  # collect_result's refusal, e.g. a local path
       print(f"rerun: not kept: {e}", file=sys.stderr)
       code = 1
-  _record(name, table, run, kept.about, comparison, timing, before, keep,
-          collected, records, replacement)
+  _record(job, kept.about, comparison, timing, before, keep, collected,
+          records)
   return {"need": f"{table}/{run}", "span": timing,
           "values": comparison["values"], "equal": comparison["equal"]}, code
 
@@ -342,25 +386,28 @@ def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
     print(f"  ... and {len(diff) - shown} more")
 
 
-def _record(name: str, table: str, run: str, about: dict[str, Any],
-            comparison: dict[str, Any], timing: dict[str, Any],
-            needs: list[dict[str, Any]], keep: bool, kept_now: bool,
-            records: str, replacement: Mapping[str, str]) -> None:
+def _record(job: _Run, about: dict[str, Any], comparison: dict[str, Any],
+            timing: dict[str, Any], needs: list[dict[str, Any]], keep: bool,
+            kept_now: bool, records: str) -> None:
   """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json
   when its output was kept (`kept_now`), else RUN.HARDWARE.compared.json
-  (`record_name`), `keep` whether --keep was asked; `replacement`, the
-  command and config it ran in place of the kept file's, if any."""
+  (`record_name`), `keep` whether --keep was asked; its command names
+  every run of the one command (the span is that command's), and the
+  record the command and config it ran in place of the kept file's, if
+  any."""
+  table, run = run_needs.ref(job.name).split("/")
   path = os.path.join(records, table, record_name(run, kept_now))
   os.makedirs(os.path.dirname(path), exist_ok=True)
   head = children.run_facts(os.path.join(run_results.ROOT, "lab", "run.py"),
-                            [name, *(["--keep"] if keep else [])])
+                            [*job.family, *(["--keep"] if keep else [])])
   children.write_result(path, {
-      **head, "rerun_of": name, "machine": machine(),
+      **head, "rerun_of": job.name, "machine": machine(),
       "cpu_id": children.cpu_id(), "span": timing, "needs": needs,
       "kept": {k: about.get(k) for k in ("commit", "hardware", "time",
                                          "sha256")},
-      "kept_now": kept_now, **({"replaced": dict(replacement)} if replacement
-                           else {}), **comparison})
+      "kept_now": kept_now,
+      **({"replaced": dict(job.replacement)} if job.replacement else {}),
+      **comparison})
 
 
 def record_name(run: str, kept: bool) -> str:
@@ -372,10 +419,12 @@ def record_name(run: str, kept: bool) -> str:
 
 def _collect(path: str, table: str, run: str, about: dict[str, Any],
              timing: dict[str, Any], needs: list[dict[str, Any]],
-             commit: str) -> None:
+             commit: str, family: int) -> None:
   when = (f"{quoted.duration(timing['wall_s'])} "
           f"({quoted.duration(timing['cpu_s'])} of CPU), fresh clone, "
           "cold caches")
+  if family > 1:
+    when += f", one command that wrote {family} kept files"
   if needs:
     when += (", after its needs (" + ", ".join(n["need"] for n in needs)
              + f": {quoted.duration(sum(n['span']['wall_s'] for n in needs))}"
