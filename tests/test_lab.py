@@ -404,7 +404,7 @@ def test_a_family_whose_runs_make_the_same_folder_is_refused(rerun, capsys):
 
 
 def test_a_family_one_command_writes_reruns_it_once_and_keeps_each(
-    rerun, tmp_path, capsys):
+    rerun, tmp_path, monkeypatch, capsys):
   """Runs whose recorded command is the same (a filter table's sweeps)
   run it once; each is compared and kept from its own output, its time
   the one command's; two that would read one output are refused."""
@@ -435,6 +435,10 @@ def test_a_family_one_command_writes_reruns_it_once_and_keeps_each(
   assert json.loads((runs / "t" / "b.json").read_text())[
       "semeval_2012_2015"]["mean_pearson"] == 0.5
   shutil.rmtree(scratch)
+  tables = _module(LAB / "tools" / "rerun_tables.py")
+  monkeypatch.setattr(tables.run_results, "RERUNS", str(tmp_path / "r"))
+  assert all(", one command for 2 runs |" in row
+             for row in tables.reruns()[2:])
   about = json.loads((runs / "t" / "b.about.json").read_text())
   about["output"] = "runs/a/sts.json"
   (runs / "t" / "b.about.json").write_text(json.dumps(about))

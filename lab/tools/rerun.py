@@ -392,9 +392,9 @@ def _record(job: _Run, about: dict[str, Any], comparison: dict[str, Any],
   """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json
   when its output was kept (`kept_now`), else RUN.HARDWARE.compared.json
   (`record_name`), `keep` whether --keep was asked; its command names
-  every run of the one command (the span is that command's), and the
-  record the command and config it ran in place of the kept file's, if
-  any."""
+  every run of the one command (the span is that command's), and
+  `replaced` the command and config it ran in place of the kept file's,
+  if any."""
   table, run = run_needs.ref(job.name).split("/")
   path = os.path.join(records, table, record_name(run, kept_now))
   os.makedirs(os.path.dirname(path), exist_ok=True)

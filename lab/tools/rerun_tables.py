@@ -27,8 +27,12 @@ def _cpu_id(record: dict) -> str:
 
 
 def _time(record: dict) -> str:
-  """The run's own time, and its needs' where it had any."""
+  """The run's own time (its command's, which may write several runs),
+  and its needs' where it had any."""
   own = quoted.duration(record["span"]["wall_s"])
+  family = [a for a in record["command"].split() if a.startswith("runs/")]
+  if len(family) > 1:  # the runs of one command (tools/rerun.py)
+    own += f", one command for {len(family)} runs"
   needs = record.get("needs") or []
   if not needs:
     return own
