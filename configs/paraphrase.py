@@ -37,9 +37,9 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   # Adam 1e-3 paraflax's choice (the paper's negatives come from the
   # mini-batch: configs/papers/wieting2017.py). Steps: a megabatch (4,000
   # pairs, each encoder at its length_groups below) costs LSTM-avg
-  # {train_throughput.cpu-2core.json:results/3/median_call_s:duration=10 s},
-  # GRAN {train_throughput.cpu-2core.json:results/1/median_call_s:duration=11 s}
-  # and Avg {train_throughput.cpu-2core.json:results/4/median_call_s:duration=0.9 s}
+  # {train_throughput.cpu-2core.json:results/model=lstmavg,length_groups=8/median_call_s:duration=10 s},
+  # GRAN {train_throughput.cpu-2core.json:results/model=gran,length_groups=8/median_call_s:duration=11 s}
+  # and Avg {train_throughput.cpu-2core.json:results/model=avg,length_groups=1/median_call_s:duration=0.9 s}
   # on 2 cores of an AMD EPYC (lab/benchmarks/README.md), so LSTM-avg and
   # GRAN get 12 megabatches (480 updates, ~2.5 passes over the 19.4k
   # pairs); Avg 50.
@@ -52,13 +52,13 @@ def get_config(encoder: str) -> ml_collections.ConfigDict:
   # 8 words): the same embeddings, negatives and updates as padding all to
   # the longest (1), with less work (mean length 21 of max_len 40 here):
   # pairs/s with 8 groups against 1 on the same cores, GRAN
-  # {train_throughput.cpu-2core.json:results/1/pairs_per_s:,.0f=356} against
-  # {train_throughput.cpu-2core.json:results/0/pairs_per_s:,.0f=254}, LSTM-avg
-  # {train_throughput.cpu-2core.json:results/3/pairs_per_s:,.0f=382} against
-  # {train_throughput.cpu-2core.json:results/2/pairs_per_s:,.0f=338}. Avg's mean
+  # {train_throughput.cpu-2core.json:results/model=gran,length_groups=8/pairs_per_s:,.0f=356} against
+  # {train_throughput.cpu-2core.json:results/model=gran,length_groups=1/pairs_per_s:,.0f=254}, LSTM-avg
+  # {train_throughput.cpu-2core.json:results/model=lstmavg,length_groups=8/pairs_per_s:,.0f=382} against
+  # {train_throughput.cpu-2core.json:results/model=lstmavg,length_groups=1/pairs_per_s:,.0f=338}. Avg's mean
   # costs less than the sorting:
-  # {train_throughput.cpu-2core.json:results/5/pairs_per_s:,.0f=3,933} against
-  # {train_throughput.cpu-2core.json:results/4/pairs_per_s:,.0f=4,335}, so it keeps 1.
+  # {train_throughput.cpu-2core.json:results/model=avg,length_groups=8/pairs_per_s:,.0f=3,933} against
+  # {train_throughput.cpu-2core.json:results/model=avg,length_groups=1/pairs_per_s:,.0f=4,335}, so it keeps 1.
   c.length_groups = 1 if encoder == "avg" else 8
 
   c.data = ml_collections.ConfigDict()

@@ -45,7 +45,7 @@ about {gpu.bt_beam50_projection=19 min} ({h100.bt_wmt.rate=208} sentences/s at b
 session's WMT back-translation log; beam 50 exact {decode.beam50_slowdown=8.4}x slower than beam 5
 on 2 AMD EPYC cores: lab/results/nmt_vs_opennmt.trained.amd-epyc-2core.json); scoring the 1.45M records about 2
 minutes (the scores but lm_ppl at
-{scoring_throughput.cpu-2core.json:sizes/1/measures/command_base/records_per_s:,.0f=10,905}
+{scoring_throughput.cpu-2core.json:sizes/records=100000/measures/command_base/records_per_s:,.0f=10,905}
 records/s over 100,000 records on 2 AMD EPYC cores shared with other
 jobs). The pod preset's batch sizes and its `seconds_per_unit` of nmt,
 backtranslate, words, gran and bilingual are projected from `paraflax
@@ -54,8 +54,8 @@ compile` for v5e:2x4 (lower bounds), lab/results/compile_pipeline_pod.json
 preset's own settings, a roofline step over its updates or sentences;
 tests/test_compile.py pins them to that file): every batch fills the 8
 chips (13 to 100 rows a chip) and fits (the largest, gran's,
-{compile_pipeline_pod.json:rows/2/memory_bytes_per_chip/total:gib=3.2} of
-{compile_pipeline_pod.json:rows/2/hbm_bytes_per_chip:gib=14.9} GiB a chip);
+{compile_pipeline_pod.json:rows/stage=gran/memory_bytes_per_chip/total:gib=3.2} of
+{compile_pipeline_pod.json:rows/stage=gran/hbm_bytes_per_chip:gib=14.9} GiB a chip);
 its back-translation of 29,000 sentences at beam 50 projects to about 26
 seconds, nothing of it measured on a TPU. A fresh
 run compiles the NMT step once per batch width: at data.width_multiple=8

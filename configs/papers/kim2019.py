@@ -46,8 +46,8 @@ configs/pipeline.py:tiny's bilingual settings (Multi30k, 64-unit layers,
 (lab/results/runs/config_runs/bilingual-captions.json). An earlier run of
 the same command on an AMD EPYC's shared cores is the encoder of the MLP
 table: Multi30k 2016 alignment error
-{mlp_negatives.multi30k.amd-epyc-2core.json:rows/0/align_error:.1f=18.2} % (cosine) and
-{mlp_negatives.multi30k.amd-epyc-2core.json:rows/1/align_error:.1f=9.0} % (CSLS;
+{mlp_negatives.multi30k.amd-epyc-2core.json:rows/selection=cosine,n=1000/align_error:.1f=18.2} % (cosine) and
+{mlp_negatives.multi30k.amd-epyc-2core.json:rows/selection=csls,n=1000/align_error:.1f=9.0} % (CSLS;
 lab/results/mlp_negatives.multi30k.amd-epyc-2core.json); the command and
 the MLP table on it: lab/fidelity.md. At full size a step does several
 times the work of configs/bilingual.py's (not measured: 512-unit encoder

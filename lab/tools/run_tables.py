@@ -1049,7 +1049,7 @@ _CPU_RATES = {
                      "stages/backtranslate/10000000/records_per_s",
     "score": "scoring_throughput.cpu-2core.json:"
              "sizes/1/measures/command_base/records_per_s",
-    "gran": "train_throughput.cpu-2core.json:results/1/pairs_per_s"}
+    "gran": "train_throughput.cpu-2core.json:results/model=gran,length_groups=8/pairs_per_s"}
 
 
 def _hours_at(rate: str) -> str:
