@@ -924,7 +924,8 @@ _QUOTED_RUNS = (
     *((f"filter_tables/cs-{d}-gran-{n}", _sweep_figures())
       for d in ("news", "multi30k") for n in ("random", "length")),
     *((f"filter_tables/de-wmt-{enc}-{n}", _sweep_figures())
-      for enc in ("avg", "gran") for n in ("overlap_1_ranges", "ref_prob")),
+      for enc in ("avg", "gran")
+      for n in ("overlap_1_ranges", "ref_prob", "length")),
     *((f"filter_tables/de-{d}-gran-random", _sweep_figures())
       for d in ("wmt", "multi30k")),
     *((f"filter_tables/{lang}-news-avg-{n}", _sweep_figures())
