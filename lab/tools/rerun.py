@@ -21,7 +21,7 @@ kept file (lab/tools/collect_result.py) with what was measured, and
 RUN.HARDWARE.compared.json for a rerun only compared, so that checking a
 kept file again never replaces the record of how it was made. Runs whose
 recorded command is one and the same (a filter table's family: one
-sweeps.sh writes its 9 files) rerun together run it once; each is then
+chained command writes its 9 files) rerun together run it once; each is then
 compared, recorded and kept from its own output, the time being the one
 command's.
 """
