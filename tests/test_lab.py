@@ -1,6 +1,7 @@
 """The record in lab/: every result file matches the sha256 its writer
 entered in lab/results/manifest.json, in every folder; a benchmark's
 writer records how to rerun it; lab/run.py reruns a file by its name."""
+import argparse
 import concurrent.futures
 import hashlib
 import importlib.util
@@ -743,6 +744,28 @@ def test_mining_scale_side_by_side_needs_the_peer_and_two_cores():
       capture_output=True, text=True, check=False)
   assert out.returncode == 2
   assert "--side-by-side needs --peer and 2 cores or more" in out.stderr
+
+
+def test_mining_throughput_runs_sentence_transformers_only_where_it_imports(
+    capsys):
+  """By default the peer is left out, with a note, where --peer-python
+  cannot import it (each of its rows would fail); asked for by --methods,
+  its absence stops the run before any work."""
+  throughput = _module(LAB / "benchmarks" / "mining_throughput.py")
+  parser = argparse.ArgumentParser()
+  assert "sentence_transformers" in throughput._methods(  # pylint: disable=protected-access
+      parser, None, "/bin/true")
+  assert throughput._methods(  # pylint: disable=protected-access
+      parser, None, "/bin/false") == [
+          m for m in throughput.METHODS if m != "sentence_transformers"]
+  assert "sentence_transformers left out" in capsys.readouterr().err
+  assert throughput._methods(  # pylint: disable=protected-access
+      parser, ["ours", "faiss"], "/bin/false") == ["ours", "faiss"]
+  with pytest.raises(SystemExit) as stop:
+    throughput._methods(  # pylint: disable=protected-access
+        parser, ["sentence_transformers"], "/bin/false")
+  assert stop.value.code == 2
+  assert "give --peer-python a python with torch" in capsys.readouterr().err
 
 
 def test_a_failed_side_by_side_child_stops_the_other_side_at_once():

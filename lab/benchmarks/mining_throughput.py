@@ -17,7 +17,8 @@ scores, `max` retrieval. Methods, each size of each in its own child process:
                  and max of the faiss row; the fastest chunk is the row's
                  time. On a GPU this is the peer on the same device where
                  faiss-gpu does not install; its child runs under
-                 --peer-python;
+                 --peer-python, and by default only where that python
+                 imports sentence_transformers;
   roofline_jax   the one N x N x d product alone, as [block, d] x [d, block]
                  tiles with the `einsum` of `knn` (1 device);
   roofline_blas  the same tiles through numpy's BLAS (`np.matmul`).
@@ -81,7 +82,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                       "the same device (torch's cuda for cuda); faiss and "
                       "BLAS stay on the CPU")
   parser.add_argument("--methods", nargs="+", choices=METHODS,
-                      default=list(METHODS))
+                      help="default: all, sentence_transformers where "
+                      "--peer-python imports it")
   parser.add_argument("--peer-python", default=sys.executable,
                       help="the python of the sentence_transformers child "
                       "(torch and sentence-transformers installed)")
@@ -102,7 +104,29 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
   parser.add_argument("--child-size", type=int, help=argparse.SUPPRESS)
   parser.add_argument("--child-devices", type=int, help=argparse.SUPPRESS)
   parser.add_argument("--child-pairs", help=argparse.SUPPRESS)
-  return parser.parse_args(argv)
+  args = parser.parse_args(argv)
+  if not args.child:
+    args.methods = _methods(parser, args.methods, args.peer_python)
+  return args
+
+
+def _methods(parser: argparse.ArgumentParser, given: list[str] | None,
+             python: str) -> list[str]:
+  """The methods to run: --methods, else METHODS without
+  sentence_transformers where `python` cannot import it (each of its rows
+  would fail); --methods that names it then stops here, before any work."""
+  wanted = list(given or METHODS)
+  if "sentence_transformers" not in wanted or subprocess.run(
+      [python, "-c", "import sentence_transformers"], capture_output=True,
+      check=False).returncode == 0:
+    return wanted
+  if given:
+    parser.error(f"--methods sentence_transformers: {python} cannot import "
+                 "sentence_transformers; give --peer-python a python with "
+                 "torch and sentence-transformers installed")
+  print(f"mining_throughput: sentence_transformers left out ({python} cannot "
+        "import it; --peer-python names one that can)", file=sys.stderr)
+  return [m for m in wanted if m != "sentence_transformers"]
 
 
 # ---------------------------------------------------------------- child ----
