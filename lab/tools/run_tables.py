@@ -1049,8 +1049,9 @@ _CPU_RATES = {
     "backtranslate": "stage_scale.backtranslate-b256.amd-epyc-2core.json:"
                      "stages/backtranslate/10000000/records_per_s",
     "score": "scoring_throughput.cpu-2core.json:"
-             "sizes/1/measures/command_base/records_per_s",
-    "gran": "train_throughput.cpu-2core.json:results/model=gran,length_groups=8/pairs_per_s"}
+             "sizes/records=100000/measures/command_base/records_per_s",
+    "gran": "train_throughput.cpu-2core.json:"
+            "results/model=gran,length_groups=8/pairs_per_s"}
 
 
 def _hours_at(rate: str) -> str:
