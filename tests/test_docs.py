@@ -234,6 +234,27 @@ def test_a_quoted_field_renders_from_its_file_and_a_bad_path_names_it(
     render.VALUES["no_such_value"]()
 
 
+def test_a_quote_picks_a_list_item_by_the_fields_that_name_it(
+    tmp_path, monkeypatch):
+  """A position that fields name is refused with the selector to write; it
+  stays where no field that every item has names the item."""
+  render = _renderer()
+  monkeypatch.setattr(render.quoted, "RESULTS", str(tmp_path))
+  (tmp_path / "m.json").write_text(json.dumps({"results": [
+      {"method": m, "n": n, "devices": d, "total_s": n * d / 1e4}
+      for m in ("ours", "faiss") for n in (10, 20) for d in (1, 8)]}))
+  with pytest.raises(KeyError, match="item 5 is picked by position; write "
+                     "'devices=8,method=faiss,n=10'"):
+    render.VALUES["m.json:results/5/total_s:.4f"]()
+  assert render.VALUES[
+      "m.json:results/method=faiss,n=10,devices=8/total_s:.4f"]() == "0.0080"
+  (tmp_path / "s.json").write_text(json.dumps({"steps": [
+      {"step": "python3 -m venv .venv", "exit": 0, "wall_s": 2.5},
+      {"step": "paraflax pipeline --workdir runs/tiny", "exit": 0,
+       "wall_s": 191.2, "equal": 130}]}))
+  assert render.VALUES["s.json:steps/1/wall_s:duration"]() == "3 min 11 s"
+
+
 def test_a_typed_figure_is_found_and_a_rendered_or_quoted_one_is_not():
   typed = _tool("typed_figures")
   text = ("took 12 min 50 s at 6.9 % and 1.64x faiss's speed, on 2 x 4\n"

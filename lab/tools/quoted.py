@@ -7,15 +7,21 @@ A value marker whose name reads FILE:PATH:FORMAT renders one field:
 FILE is a result file under lab/results/ (a benchmark's JSON, or a
 collected run's under runs/). PATH's segments, split on "/", are a dict
 key, a list position, or KEY=VALUE: the list item whose KEY reads VALUE
-(KEY=VALUE,KEY2=VALUE2: the item whose fields read all of them).
+(KEY=VALUE,KEY2=VALUE2: the item whose fields read all of them). A
+position is refused where up to three fields that every item has name the
+item (a rerun that adds or reorders items would move the quote to another
+item); it stays where none do, as where the naming field holds a path,
+which PATH cannot hold.
 FORMAT is a Python format spec (".1f", ",", ",.0f") or one of FORMATS.
 A figure that needs arithmetic over several fields has a named renderer
 instead (render_tables.VALUES).
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 from typing import Any, Callable
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
@@ -48,6 +54,33 @@ def is_quote(name: str) -> bool:
   return name.count(":") == 2
 
 
+# A field value that a KEY=VALUE segment can hold (no "/", ":", ",", "=").
+_NAMING = re.compile(r"[\w.-]+")
+
+
+def _naming_fields(item: dict) -> dict[str, str]:
+  return {key: str(value) for key, value in item.items()
+          if isinstance(value, (str, int)) and not isinstance(value, bool)
+          and _NAMING.fullmatch(str(value))}
+
+
+def _selector(items: list, index: int) -> str | None:
+  """The KEY=VALUE,... of up to three fields that names items[index]
+  alone, or None. A naming field is one that every item has, with a value
+  a segment can hold: a measurement that one item has and another lacks
+  names nothing."""
+  if not all(isinstance(item, dict) for item in items) or len(items) < 2:
+    return None
+  fields = [_naming_fields(item) for item in items]
+  shared = sorted(set.intersection(*(set(f) for f in fields)))
+  for width in (1, 2, 3):
+    for keys in itertools.combinations(shared, width):
+      mine = [fields[index][key] for key in keys]
+      if sum([f[key] for key in keys] == mine for f in fields) == 1:
+        return ",".join(f"{key}={value}" for key, value in zip(keys, mine))
+  return None
+
+
 def _step(node: Any, segment: str, where: str) -> Any:
   if isinstance(node, list):
     if "=" in segment:
@@ -58,7 +91,12 @@ def _step(node: Any, segment: str, where: str) -> Any:
           return item
       raise KeyError(f"{where}: no item with " + ", ".join(
           f"{key} = {value!r}" for key, value in want.items()))
-    return node[int(segment)]
+    index = int(segment)
+    selector = _selector(node, index)
+    if selector:
+      raise KeyError(f"{where}: item {index} is picked by position; write "
+                     f"{selector!r}, which names it")
+    return node[index]
   if segment not in node:
     raise KeyError(f"{where}: no key {segment!r} (has {sorted(node)[:12]})")
   return node[segment]
