@@ -120,16 +120,19 @@ def test_eval_filtering_margin_excludes_duplicates_as_mine_does():
   assert undeduplicated[0] < twice[0]
 
 
-def test_the_command_on_the_tiny_workdir(bilingual_workdir, tmp_path):
+def test_the_command_on_the_tiny_workdir(bilingual_workdir, tmp_path,
+                                        monkeypatch):
   de, en = conftest.multi30k_val(tmp_path, 40)
   out = tmp_path / "recon.json"
-  argv = ["eval-reconstruction", "--workdir", str(bilingual_workdir),
+  monkeypatch.chdir(bilingual_workdir.parent)
+  argv = ["eval-reconstruction", "--workdir", bilingual_workdir.name,
           "--data", f"lines:{de},{en}", "--margin", "ratio", "absolute",
           "--retrieval", "max", "fwd", "--k", "2",
           "--thresholds", "ratio=1.0", "absolute=0.5", "--output", str(out)]
   assert cli.main(argv) == 0
   report = json.loads(out.read_text())
   assert report["lines"] == 40 and report["gold"] >= 40
+  assert report["workdir"] == bilingual_workdir.name  # as given
   assert [(r["margin"], r["retrieval"]) for r in report["rows"]] == [
       ("ratio", "max"), ("ratio", "fwd"), ("absolute", "max"),
       ("absolute", "fwd")]

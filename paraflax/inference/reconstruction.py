@@ -63,8 +63,11 @@ def eval_reconstruction(workdir: str, data: str, output: str | None = None,
         f"{workdir}; embedding took {embed_seconds:.1f} s. P / R / F1 x 100:")
   print(reconstruction.format_table(rows))
   if output:
+    # The file names the workdir as given, as mining-eval's does: a path of
+    # one machine would keep it from being compared with a rerun elsewhere.
     files.write_text_atomic(output, mining_eval.to_json(
-        rows, **settings, lang=lang, lines=len(bitext.src),
+        rows, **{**settings, "workdir": workdir}, lang=lang,
+        lines=len(bitext.src),
         distinct=[len(bitext.src_unique), len(bitext.tgt_unique)],
         gold=len(bitext.gold), embed_seconds=embed_seconds))
     print(f"wrote {output}", file=sys.stderr)
