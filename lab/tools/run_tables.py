@@ -923,6 +923,7 @@ _QUOTED_RUNS = (
     ("filter_tables/wikiauto-gran-random", _sweep_figures()),
     *((f"filter_tables/cs-{d}-gran-{n}", _sweep_figures())
       for d in ("news", "multi30k") for n in ("random", "length")),
+    ("filter_tables/cs-multi30k-gran-overlap_1_ranges", _sweep_figures()),
     *((f"filter_tables/de-wmt-{enc}-{n}", _sweep_figures())
       for enc in ("avg", "gran")
       for n in ("overlap_1_ranges", "ref_prob", "length")),
