@@ -241,6 +241,22 @@ def test_a_tsv_given_as_a_lines_side_is_refused(tmp_path):
     specs.parse(f"lines:{tmp_path}/x.de,{tmp_path}/x.en")
 
 
+def test_a_set_the_training_split_holds_out_is_kept_apart_from_it():
+  """The newstest pool holds out newstest2012 and 2013 (drops their rows):
+  either is a test set of a model trained on it; the pool's own files are
+  not."""
+  fix = "Give a test set kept out of the training data."
+  specs.refuse_shared_files(
+      [("data.train", "bitext_newstest_pool_de_en"),
+       ("--data", "bitext_newstest_dev_de_en:newstest2013")], fix)
+  with pytest.raises(errors.ConfigError, match=r"--data=bitext_newstest_dev_"
+                     r"de_en:newstest2013 and data.train=.* both read .*"
+                     r"newstest2013.deu.*" + fix):
+    specs.refuse_shared_files(
+        [("data.train", "bitext_newstest_dev_de_en:newstest2013"),
+         ("--data", "bitext_newstest_dev_de_en:newstest2013")], fix)
+
+
 @pytest.mark.parametrize("keys, message", [
     (("data.train", "data.dev"), "data.dev=.* and data.train=.* both read"),
     (("data.train", "mining.test"),

@@ -213,14 +213,15 @@ def _names(part: Part) -> tuple[str, ...]:
       (part.file,) if isinstance(part, Tsv) else ()
 
 
-def files(corpus: Corpus, split: str, root: pathlib.Path | None = None
-          ) -> list[str]:
-  """The files one split reads (its held-out sets' too), where they are
-  paths (a TFDS dataset or an STS set is named instead): what a cache of
-  the split is checked against."""
+def files(corpus: Corpus, split: str, root: pathlib.Path | None = None,
+          held_out: bool = True) -> list[str]:
+  """The files one split reads, where they are paths (a TFDS dataset or an
+  STS set is named instead): with its held-out sets', what a cache of the
+  split is checked against; without (`held_out` False), the files whose
+  rows the split holds."""
   root = root or paths.data_dir()
   spec = corpus.splits[split]
-  return [name for part in (*spec.parts, *spec.held_out)
+  return [name for part in (*spec.parts, *(spec.held_out if held_out else ()))
           for name in ([str(_where(root, f)) for f in _names(part)]
                        or [repr(part)])]
 

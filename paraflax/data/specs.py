@@ -306,7 +306,10 @@ def refuse_shared_files(named: Sequence[tuple[str, str]],
     if not spec:
       continue
     data = parse(spec)
-    found = dict.fromkeys(corpora.files(data.corpus, data.split))
+    # A set that a split holds out is kept apart from it already: the
+    # split drops the rows it shares with it.
+    found = dict.fromkeys(corpora.files(data.corpus, data.split,
+                                        held_out=False))
     for path in found:
       if path in seen and seen[path][0] != key:
         other, other_spec = seen[path]
