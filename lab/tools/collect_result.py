@@ -13,7 +13,8 @@ or in a clone of it, its path there). It
 refuses a file that is not one of the outputs `lab/tools/run_results.py`
 knows (report.json of `paraflax pipeline`, sts.json of `eval-sts`,
 evals.json of `eval`, results.json of `sweep` or `eval-domain`,
-eval_filtering.json of `eval-filtering`, the --output of `mining-eval`),
+eval_filtering.json of `eval-filtering`, the --output of `mining-eval` or
+`eval-reconstruction`),
 a command that names a path of one machine, and one that reads a runs/
 folder none of its steps makes where lab/tools/run_needs.py names no run
 that makes it. Then

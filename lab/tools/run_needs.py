@@ -30,6 +30,7 @@ _MLPS = ("band20", "band40", "band60", "band80", "band100", "random",
 NEEDS: dict[str, tuple[str, ...]] = {
     "sts_encoders/gran-seed1": ("sts_encoders/ppdb-words",),
     "config_runs/nmt-fr-nolimit": ("config_runs/nmt-fr",),
+    "mining/reconstruction-de": ("config_runs/bilingual-recon",),
     **{f"bt_analysis/{run}": (_BT_ANALYSIS, "headline/nmt-de")
        for run in ("multi30k-stats", "wmt-analysis")},
     **{f"config_runs/refclf-{run}": ("headline/nmt-de",)

@@ -51,6 +51,8 @@ KINDS: dict[str, Kind] = {
                                    "rows"})),
     "mining-eval": Kind("paraflax mining-eval", "", frozenset(
         {"k", "dev", "test", "embeddings", "rows"})),
+    "eval-reconstruction": Kind("paraflax eval-reconstruction", "", frozenset(
+        {"data", "lines", "distinct", "gold", "embed_seconds", "rows"})),
     "eval-filtering": Kind("paraflax eval-filtering", "eval_filtering.json",
                            frozenset({"config", "overrides", "seed", "rows"})),
     "eval-ppdb": Kind("paraflax eval-ppdb", "", frozenset(

@@ -909,6 +909,8 @@ _QUOTED_RUNS = (
     ("domain/monods-bin1", {}),
     ("eval_filtering/cut", {}),
     *((f"mining/bilingual-{n}", _mining_figures()) for n in ("fr", "cs")),
+    ("config_runs/bilingual-recon", _bilingual_figures()),
+    ("mining/reconstruction-de", {}),
     *((f"paper_grids/{score}-avg", _grid_figures())
       for score in ("overlap_1", "bleu", "lm_ppl")),
     *((f"config_runs/mlp-fr-{n}", _bilingual_eval_figures())
