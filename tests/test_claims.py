@@ -339,12 +339,43 @@ def test_an_evaluator_refuses_a_test_set_of_the_training_data(tmp_path):
   for path in (train, test):
     path.write_text("ein hund\ta dog\n")
   workdir = tmp_path / "w"
+  dev = tmp_path / "dev.tsv"
+  dev.write_text("eine katze\ta cat\n")
   workdir_lib.save_config(str(workdir), ml_collections.ConfigDict(
-      {"recipe": "bilingual", "data": {"train": (f"tsv:{train}",)}}))
+      {"recipe": "bilingual", "data": {"train": (f"tsv:{train}",),
+                                       "dev": f"tsv:{dev}"}}))
   with pytest.raises(ConfigError, match=r"--data=tsv:.*train.tsv and "
                      r"data.train of .*w=tsv:.* both read"):
-    scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{train}")])
-  scoring.refuse_training_data(str(workdir), [("--data", f"tsv:{test}")])
+    scoring.refuse_seen_data(str(workdir), [("--data", f"tsv:{train}")])
+  with pytest.raises(ConfigError, match=r"--data=tsv:.*dev.tsv and "
+                     r"data.dev of .*w=tsv:.* both read.*picked the "
+                     r"workdir's checkpoint"):
+    scoring.refuse_seen_data(str(workdir), [("--data", f"tsv:{dev}")])
+  scoring.refuse_seen_data(str(workdir), [("--data", f"tsv:{test}")])
+
+
+def test_the_alignment_tests_leave_out_the_dev_set_that_picked_the_checkpoint():
+  from paraflax.evaluation import alignment  # pylint: disable=g-import-not-at-top
+  from paraflax.evaluation import evaluators  # pylint: disable=g-import-not-at-top
+  dev = "bitext_newstest_dev_de_en:newstest2012"
+  bundled = alignment.available_sets("de")
+  assert "newstest2012" in bundled
+  kept, left_out = alignment.test_sets("de", dev)
+  assert left_out == ["newstest2012"]
+  assert kept == [name for name in bundled if name != "newstest2012"]
+  # The default dev, newstest2013, is none of the bundled test sets.
+  assert alignment.test_sets(
+      "de", "bitext_newstest_dev_de_en:newstest2013") == (bundled, [])
+  with pytest.raises(ConfigError, match=r"test set=bitext_newstest_dev_de_en"
+                     r":newstest2012 and data.dev=.* both read .*newstest2012"
+                     r".*picks the checkpoint"):
+    alignment.test_sets("de", dev, ["multi30k_test_2016_flickr",
+                                    "newstest2012"])
+  # The evaluator is given the config's data.dev, as it is given its dev
+  # pairs.
+  checked = evaluators.settings_of(
+      {"tests": {"type": "alignment_recovery", "lang": "de"}}, dev)
+  assert checked["tests"][1]["dev"] == dev
 
 
 # --- Embeddings read one way ---------------------------------------------------

@@ -89,7 +89,8 @@ COMMANDS: dict[str, Command] = {
         (BILINGUAL_WORKDIR,
          flag("--data", required=True, metavar="SPEC",
               help="the bitext (a data spec: tsv:FILE, lines:SRC,EN, "
-              "bitext_newstest_dev_de_en:newstest2013; docs/your-data.md)"),
+              "bitext_newstest_dev_de_en:newstest2012; docs/your-data.md), "
+              "apart from the workdir's training and dev data"),
          flag("--k", type=int, nargs="+", default=[4],
               help="neighbours per sentence, one or more (default: 4)"),
          flag("--margin", nargs="+", choices=choices.MARGINS,

@@ -295,6 +295,15 @@ def parse_bitext(spec: str, what: str, split: str = "train") -> Data:
   return data
 
 
+def row_files(spec: str) -> list[str]:
+  """The files whose rows the split `spec` names holds. A set that a split
+  holds out is kept apart from it already (the split drops the rows it
+  shares with it), so it is not among them."""
+  data = parse(spec)
+  return list(dict.fromkeys(corpora.files(data.corpus, data.split,
+                                          held_out=False)))
+
+
 def refuse_shared_files(named: Sequence[tuple[str, str]],
                         fix: str) -> None:
   """Stops when two of `named` ((key, spec) pairs, "" for none) read a
@@ -305,11 +314,7 @@ def refuse_shared_files(named: Sequence[tuple[str, str]],
   for key, spec in named:
     if not spec:
       continue
-    data = parse(spec)
-    # A set that a split holds out is kept apart from it already: the
-    # split drops the rows it shares with it.
-    found = dict.fromkeys(corpora.files(data.corpus, data.split,
-                                        held_out=False))
+    found = row_files(spec)
     for path in found:
       if path in seen and seen[path][0] != key:
         other, other_spec = seen[path]

@@ -52,6 +52,41 @@ def available_sets(lang: str) -> list[str]:
           if split in _corpus(family, lang).splits]
 
 
+def test_sets(lang: str, dev: str = "",
+              sets: Sequence[str] | None = None
+              ) -> tuple[list[str], list[str]]:
+  """(the test sets to score, the bundled ones left out). A checkpoint
+  picked on the dev set `dev` (a data spec, "" for none) is no test of
+  it: `sets` None scores every bundled set of `lang`-English but one that
+  shares a file with `dev`; a set `sets` names (a bundled name or a data
+  spec) that shares one stops the run."""
+  from paraflax.data import specs  # pylint: disable=g-import-not-at-top
+  if sets is None:
+    picked = set(specs.row_files(dev)) if dev else set()
+    bundled = available_sets(lang)
+    left_out = [name for name in bundled
+                if picked & set(specs.row_files(_spec(name, lang)))]
+    return [name for name in bundled if name not in left_out], left_out
+  specs.refuse_shared_files(
+      [("data.dev", dev),
+       *(("test set", _spec(name, lang) if name in TEST_SETS else name)
+         for name in sets)],
+      "The dev set picks the checkpoint; test on another set, or name "
+      "another dev set (--config.data.dev=SPEC).")
+  return list(sets), []
+
+
+def left_out_lines(left_out: Sequence[str], dev: str) -> list[str]:
+  """What a table says of the bundled sets it leaves out."""
+  return [f"{name}: not scored, it is data.dev={dev}, which picked the "
+          "checkpoint" for name in left_out]
+
+
+def _spec(name: str, lang: str) -> str:
+  family, split = TEST_SETS[name]
+  return f"{_corpus(family, lang).name}:{split}"
+
+
 def load(name: str, lang: str) -> tuple[list[str], list[str]]:
   """(non-English lines, English lines) of a test set, line-aligned: a
   bundled one (`TEST_SETS`), or any bitext named by a data spec

@@ -50,13 +50,17 @@ def plot_path(workdir: str, release: str, lang: str) -> str:
 
 
 def evaluate(enc: Encoders, similarities: Mapping[str, Mapping],
-             *, seed: int = 0, data: Sequence[str] = ()) -> dict:
+             *, seed: int = 0, data: Sequence[str] = (), dev: str = ""
+             ) -> dict:
   """Both tables as rows, and a plot per ParaCrawl release when both cosine
   and mlp are among `similarities` (the MLP drawn as a probability); the
-  alignment table over the bundled test sets of the language and the
-  bitext `data` names (data specs), ParaCrawl's where it has the language."""
+  alignment table over the bundled test sets of the language but the one
+  that is the workdir's dev set `dev`, and the bitext `data` names (data
+  specs, kept apart from `dev` by the caller), ParaCrawl's where it has
+  the language."""
   embed = cached(enc.embed)
-  sets = [*alignment.available_sets(enc.lang), *data]
+  bundled, left_out = alignment.test_sets(enc.lang, dev)
+  sets = [*bundled, *data]
   if not sets:
     raise errors.ConfigError(
         f"no alignment test set for {enc.lang}-en is bundled: name your own "
@@ -65,6 +69,7 @@ def evaluate(enc: Encoders, similarities: Mapping[str, Mapping],
   report = {
       "workdir": enc.workdir, "lang": enc.lang,
       "checkpoint_step": enc.step, "similarities": sorted(similarities),
+      "dev": dev, "left_out": left_out,
       "alignment": alignment.evaluate(embed, enc.lang, similarities, sets,
                                       seed=seed),
       "paracrawl": paracrawl.evaluate_all(embed, similarities,
@@ -105,5 +110,7 @@ def format_report(report: dict) -> str:
   return "\n".join([
       f"alignment recovery error % ({report['lang']}-en, checkpoint step "
       f"{report['checkpoint_step']})",
-      alignment.format_table(report["alignment"]), "", *crawled,
+      alignment.format_table(report["alignment"]),
+      *alignment.left_out_lines(report.get("left_out", ()),
+                                report.get("dev", "")), "", *crawled,
       *(f"plot: {p}" for p in report["plots"])])

@@ -36,7 +36,7 @@ def eval_reconstruction(workdir: str, data: str, output: str | None = None,
   if output:
     files.check_output(output)
   specs.parse_bitext(data, "--data")
-  scoring.refuse_training_data(workdir, [("--data", data)])
+  scoring.refuse_seen_data(workdir, [("--data", data)])
   lang, english = scoring.workdir_languages(workdir)
   enc = scoring.open_workdir(workdir, lang, english)
   settings = {"workdir": os.path.abspath(workdir), "checkpoint_step": enc.step,

@@ -247,11 +247,12 @@ def train_mlp_for_workdir(workdir: str,
   return report
 
 
-def refuse_training_data(workdir: str, tests: Sequence[tuple[str, str]]
-                         ) -> None:
+def refuse_seen_data(workdir: str, tests: Sequence[tuple[str, str]]
+                     ) -> None:
   """Stops when a test set ((flag, spec) pairs) reads a file of the
-  workdir's training data: its figures would be those of pairs the model
-  was trained on."""
+  workdir's training data or of its dev set: its figures would be those
+  of pairs the model was trained on, or of the set that picked its
+  checkpoint."""
   if not tests:
     return  # nothing to compare: the training files need not be there
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
@@ -261,6 +262,10 @@ def refuse_training_data(workdir: str, tests: Sequence[tuple[str, str]]
   specs.refuse_shared_files(
       [*train, *tests], "Give a test set kept out of the workdir's training "
       "data (docs/your-data.md).")
+  specs.refuse_shared_files(
+      [(f"data.dev of {workdir}", saved.data.get("dev", "")), *tests],
+      "The dev set picked the workdir's checkpoint: give a test set apart "
+      "from it (docs/your-data.md).")
 
 
 def check_data_languages(workdir: str, data: Sequence[str], flag: str
@@ -287,7 +292,7 @@ def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
   alignment test sets (data specs of the user's bitext); `baseline`: Kim
   et al.'s baselines on every alignment set besides."""
   check_data_languages(workdir, data or (), "--data")
-  refuse_training_data(workdir, [("--data", spec) for spec in data or ()])
+  refuse_seen_data(workdir, [("--data", spec) for spec in data or ()])
   enc = _open_both(workdir)
   names = list(choices.SIMILARITIES)
   if os.path.isdir(mlp_workdir(workdir)):
@@ -305,7 +310,9 @@ def eval_bilingual(workdir: str, k: int = 10, seed: int = 0,
           "--config.positives=SPEC --config.noisy=SPEC adds it",
           file=sys.stderr)
   sims = {name: context(name, workdir, k=k) for name in names}
-  report = bilingual_eval.evaluate(enc, sims, seed=seed, data=data or ())
+  report = bilingual_eval.evaluate(
+      enc, sims, seed=seed, data=data or (),
+      dev=workdir_lib.read_config(workdir).data.get("dev", ""))
   for name in dict.fromkeys(r["set"] for r in list(report["alignment"])):
     src, tgt = alignment.load(name, enc.lang)
     report["alignment"] += baseline_rows(src, tgt, enc.lang, baseline or (),
