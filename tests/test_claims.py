@@ -263,6 +263,9 @@ def test_a_set_the_training_split_holds_out_is_kept_apart_from_it():
      "mining.test=.* and data.train=.* both read"),
     (("mining.dev", "mining.test"),
      "mining.test=.* and mining.dev=.* both read"),
+    (("data.dev", "mining.test"),
+     "mining.test=.* and data.dev=.* both read.* picks the encoders' "
+     "checkpoint"),
 ])
 def test_the_pipeline_keeps_splits_apart_before_claiming(keys, message,
                                                          tmp_path):

@@ -109,7 +109,8 @@ def _check_bilingual_workdir(config: ml_collections.ConfigDict) -> None:
 def _check_splits(config: ml_collections.ConfigDict) -> None:
   """No split reads a file of another that must be kept apart from it:
   data.dev of data.train, the mining benchmarks of data.train, mining.dev
-  of mining.test."""
+  of mining.test, mining.test of data.dev (which picks the encoders'
+  checkpoint; mining.dev may be data.dev)."""
   from paraflax.data import specs  # pylint: disable=g-import-not-at-top
   train = [("data.train", spec) for spec in config.data.train]
   specs.refuse_shared_files(
@@ -122,6 +123,10 @@ def _check_splits(config: ml_collections.ConfigDict) -> None:
         "Build the benchmarks from bitext kept out of training, each its "
         "own: --config.mining.dev=SPEC, --config.mining.test=SPEC "
         "(docs/your-data.md).")
+    specs.refuse_shared_files(
+        [("data.dev", config.data.dev), ("mining.test", config.mining.test)],
+        "data.dev picks the encoders' checkpoint: build the test benchmark "
+        "from other bitext, --config.mining.test=SPEC (docs/your-data.md).")
 
 
 def _check_data(config: ml_collections.ConfigDict) -> None:
