@@ -585,6 +585,28 @@ def _ablation_figures(spec: dict) -> dict[str, Callable[[dict], str]]:
           for v in spec["values"]}
 
 
+def _chosen_points(spec: dict) -> list[dict]:
+  """A setting sweep's points at configs/gran.py's own settings."""
+  by = dict(zip(spec["values"],
+                _by_value(run_results.load(spec["run"]).data["points"]).values(),
+                strict=True))
+  return by[spec["chosen"]]
+
+
+def _same_config_runs() -> str:
+  """The setting sweeps, grouped by what configs/gran.py's own runs in
+  them scored, every STS figure to the last digit ("margin and mixture;
+  scramble and batch")."""
+  groups: dict[str, list[str]] = {}
+  for spec in _table("gran_ablations")["rows"]:
+    scores = json.dumps([p["metrics"] for p in _chosen_points(spec)],
+                        sort_keys=True)
+    groups.setdefault(scores, []).append(spec["run"].split("/")[-1])
+  return "; ".join(" and ".join(g) if len(g) < 3 else
+                   ", ".join(g[:-1]) + " and " + g[-1]
+                   for g in groups.values())
+
+
 def gran_ablations() -> list[str]:
   d = _table("gran_ablations")
   return markdown_table.table(
@@ -1261,6 +1283,7 @@ def _values() -> dict[str, Callable[[], str]]:
       "intersect", "test_precision", max)
   out["mining.intersect_recall_lowest"] = lambda: _retrieval_count(
       "intersect", "test_recall", min)
+  out["gran_ablations.same_config_runs"] = _same_config_runs
   return {**out, **_log_values(), **_caption_values(), **_paranmt_values()}
 
 
