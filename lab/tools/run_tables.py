@@ -575,13 +575,15 @@ def _ablation_rows(spec: dict) -> list[list[str]]:
 
 
 def _ablation_figures(spec: dict) -> dict[str, Callable[[dict], str]]:
-  """A kept setting sweep's two-seed mean best STSb dev of each value
-  ("dev_mean.0.3", Pearson x 100), by the value's label."""
-  def dev_mean(r: dict, label: str) -> str:
+  """A kept setting sweep's two-seed means of each value, Pearson x 100,
+  by the value's label: best STSb dev ("dev_mean.0.3") and the STSb test
+  of the checkpoints it picks ("test_mean.0.3")."""
+  def mean(r: dict, label: str, key: str) -> str:
     by = dict(zip(spec["values"], _by_value(r["points"]).values(),
                   strict=True))
-    return f"{100 * _mean(by[label], _DEV):.2f}"
-  return {f"dev_mean.{v}": (lambda r, v=v: dev_mean(r, v))
+    return f"{100 * _mean(by[label], key):.2f}"
+  return {f"{name}.{v}": (lambda r, v=v, key=key: mean(r, v, key))
+          for name, key in (("dev_mean", _DEV), ("test_mean", _TEST))
           for v in spec["values"]}
 
 
