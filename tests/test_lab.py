@@ -718,8 +718,32 @@ def test_an_ablation_row_is_a_value_s_two_seeds_and_their_means(
   assert rows[2][2:] == ["90.00 / not finished", "", "", ""]
   figures = tables._ablation_figures(spec)  # pylint: disable=protected-access
   assert figures["dev_mean.0.8"]({"points": points}) == "74.00"
+  assert figures["test_mean.0.8"]({"points": points}) == "69.00"
   with pytest.raises(ValueError):
     tables._ablation_rows({**spec, "values": ["0.4"]})  # pylint: disable=protected-access
+
+
+def test_the_ablation_sweeps_are_grouped_by_the_config_runs_scores(
+    monkeypatch):
+  """docs/paraphrase-embeddings.md: sweeps whose runs of configs/gran.py
+  score the same, every metric to the last digit, are named together."""
+  tables = _module(LAB / "tools" / "run_tables.py")
+  last_digit = {"gran_ablations/b": 1e-12}
+
+  def sweep(ref):
+    chosen = [{"overrides": [f"x={v}", f"seed={seed}"],
+               "metrics": {"sts/pearson": 0.7 + seed / 100
+                           + last_digit.get(ref, 0.0) * (v == 1)}}
+              for v in (0, 1) for seed in (0, 1)]
+    return types.SimpleNamespace(data={"points": chosen})
+
+  monkeypatch.setattr(tables.run_results, "load", sweep)
+  monkeypatch.setattr(tables, "_table", lambda name: {"rows": [
+      {"run": f"gran_ablations/{n}", "values": ["0", "1"], "chosen": "1"}
+      for n in "abcd"]})
+  assert tables._same_config_runs() == "a, c and d; b"  # pylint: disable=protected-access
+  last_digit.clear()
+  assert tables._same_config_runs() == "a, b, c and d"  # pylint: disable=protected-access
 
 
 def test_the_de_en_nmt_evaluated_the_same_on_intel_xeon_and_amd_epyc():

@@ -597,8 +597,8 @@ def _chosen_points(spec: dict) -> list[dict]:
 
 def _same_config_runs() -> str:
   """The setting sweeps, grouped by what configs/gran.py's own runs in
-  them scored, every STS figure to the last digit ("margin and mixture;
-  scramble and batch")."""
+  them scored, every metric to the last digit ("scramble, margin and
+  mixture; batch")."""
   groups: dict[str, list[str]] = {}
   for spec in _table("gran_ablations")["rows"]:
     scores = json.dumps([p["metrics"] for p in _chosen_points(spec)],
