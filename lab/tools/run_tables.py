@@ -579,20 +579,21 @@ def _ablation_figures(spec: dict) -> dict[str, Callable[[dict], str]]:
   by the value's label: best STSb dev ("dev_mean.0.3") and the STSb test
   of the checkpoints it picks ("test_mean.0.3")."""
   def mean(r: dict, label: str, key: str) -> str:
-    by = dict(zip(spec["values"], _by_value(r["points"]).values(),
-                  strict=True))
-    return f"{100 * _mean(by[label], key):.2f}"
+    return f"{100 * _mean(_by_label(spec, r['points'])[label], key):.2f}"
   return {f"{name}.{v}": (lambda r, v=v, key=key: mean(r, v, key))
           for name, key in (("dev_mean", _DEV), ("test_mean", _TEST))
           for v in spec["values"]}
 
 
+def _by_label(spec: dict, points: list[dict]) -> dict[str, list[dict]]:
+  """A setting sweep's points by the label of their value."""
+  return dict(zip(spec["values"], _by_value(points).values(), strict=True))
+
+
 def _chosen_points(spec: dict) -> list[dict]:
   """A setting sweep's points at configs/gran.py's own settings."""
-  by = dict(zip(spec["values"],
-                _by_value(run_results.load(spec["run"]).data["points"]).values(),
-                strict=True))
-  return by[spec["chosen"]]
+  points = run_results.load(spec["run"]).data["points"]
+  return _by_label(spec, points)[spec["chosen"]]
 
 
 def _same_config_runs() -> str:
