@@ -396,9 +396,6 @@ VALUES = {f"encoders_vs_wieting.{cpu}.{model}": functools.partial(
 VALUES.update({f"encoders_vs_wieting.quality.{cpu}.{side}": functools.partial(
     _encoder_quality, cpu, side) for cpu in ENCODER_CPUS
                for side in ("ours", "wieting")})
-VALUES["newcomer.tests.pytest"] = lambda: _minutes(next(
-    s["wall_s"] for s in _load("newcomer.tests.intel-xeon-2core.json")["steps"]
-    if "-m pytest" in s["step"]))
 
 
 def _round_spread(cpu: str, model: str, side: str) -> str:
@@ -642,12 +639,9 @@ def _newcomer(job: str) -> list[str]:
 
 
 def _step_load(step: dict) -> tuple[str, str]:
-  """A step's 1-minute load at its start and during it; a file written
-  before newcomer.py sampled the load holds the load before and after."""
-  if "load_at_start" in step:
-    return (f"{step['load_at_start']:.1f}",
-            f"{step['load_mean']:.1f} / {step['load_max']:.1f}")
-  return f"{step['load_before'][0]:.1f}", "not sampled"
+  """A step's 1-minute load at its start and during it."""
+  return (f"{step['load_at_start']:.1f}",
+          f"{step['load_mean']:.1f} / {step['load_max']:.1f}")
 
 
 def newcomer_main() -> list[str]:
