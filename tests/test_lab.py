@@ -312,6 +312,7 @@ def test_a_rerun_runs_in_a_clone_and_keeps_what_it_measured(
   assert about["commit"] == "c" * 40 and about["hardware"] == rerun.machine()
   assert about["cpu_id"] == written["cpu_id"]
   assert about["load"]["load_max"] >= 0 and "fresh clone" in about["time"]
+  assert re.search(r" of CPU\), peak [\d,]+ MiB, fresh clone", about["time"])
 
 
 def test_a_rerun_that_writes_a_local_path_is_compared_but_not_kept(
@@ -601,6 +602,19 @@ def test_a_newcomer_s_steps_are_timed_until_one_fails(tmp_path):
     assert s["wall_s"] >= 0 and s["cpu_s"] >= 0
     assert 0 <= s["load_at_start"] <= s["load_max"] and (
         s["load_mean"] <= s["load_max"])
+
+
+def test_a_timed_command_s_peak_is_its_largest_process_s_alone(tmp_path):
+  """The peak memory a step reports is that of its own largest process,
+  a grandchild included, not of a larger command timed before it."""
+  newcomer = _module(LAB / "benchmarks" / "newcomer.py")
+  hold = f"{sys.executable} -c 'b = bytearray({{}} * 2**20)'"
+  big = newcomer.timed(hold.format(600), str(tmp_path), dict(os.environ))
+  small = newcomer.timed("true && " + hold.format(300), str(tmp_path),
+                         dict(os.environ))
+  assert big["exit"] == small["exit"] == 0
+  assert big["peak_rss_mib"] >= 600
+  assert 300 <= small["peak_rss_mib"] < 500
 
 
 def test_the_monods_weight_sweep_ranks_as_monods_would(tmp_path):

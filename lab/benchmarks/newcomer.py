@@ -48,6 +48,7 @@ def readme_command(job: str, readme: str) -> str:
 
 
 _LOAD_EVERY_S = 10
+_POLL_S = 0.2
 
 
 def _cpu_of_children() -> float:
@@ -56,17 +57,24 @@ def _cpu_of_children() -> float:
 
 
 def timed(command: str, cwd: str, env: dict[str, str]) -> dict:
-  """`command` in bash from `cwd`: its exit code, wall and CPU seconds and
-  the 1-minute load at its start and, sampled every 10 s, during it."""
+  """`command` in bash from `cwd`: its exit code, wall and CPU seconds, the
+  peak resident memory of its largest process (at least this process's
+  own, which a child holds until it execs) and the 1-minute load at its
+  start and, sampled every 10 s, during it."""
   cpu, start, loads = _cpu_of_children(), time.time(), [os.getloadavg()[0]]
   with subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env) as proc:
-    while proc.poll() is None:
-      try:
-        proc.wait(timeout=_LOAD_EVERY_S)
-      except subprocess.TimeoutExpired:
+    # wait4, not Popen.wait: its rusage is this command's own, children
+    # included, where RUSAGE_CHILDREN's peak spans every earlier command.
+    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+    while not pid:
+      time.sleep(_POLL_S)
+      if time.time() - start >= _LOAD_EVERY_S * len(loads):
         loads.append(os.getloadavg()[0])
+      pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+    proc.returncode = os.waitstatus_to_exitcode(status)
   return {"exit": proc.returncode, "wall_s": round(time.time() - start, 1),
           "cpu_s": round(_cpu_of_children() - cpu, 1),
+          "peak_rss_mib": round(usage.ru_maxrss / 1024),
           "load_at_start": round(loads[0], 2),
           "load_max": round(max(loads), 2),
           "load_mean": round(sum(loads) / len(loads), 2)}

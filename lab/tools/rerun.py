@@ -374,7 +374,8 @@ def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
   """The comparison and the measured span, on stdout."""
   print(f"{name}: {comparison['equal']} of {comparison['values']} kept "
         f"values equal; {quoted.duration(timing['wall_s'])} "
-        f"({quoted.duration(timing['cpu_s'])} of CPU) on {machine()}, "
+        f"({quoted.duration(timing['cpu_s'])} of CPU, peak "
+        f"{timing['peak_rss_mib']:,} MiB) on {machine()}, "
         f"1-minute load {timing['load_mean']} (max {timing['load_max']})")
   largest, diff = comparison["largest_difference"], comparison["differences"]
   if largest:
@@ -421,8 +422,8 @@ def _collect(path: str, table: str, run: str, about: dict[str, Any],
              timing: dict[str, Any], needs: list[dict[str, Any]],
              commit: str, family: int) -> None:
   when = (f"{quoted.duration(timing['wall_s'])} "
-          f"({quoted.duration(timing['cpu_s'])} of CPU), fresh clone, "
-          "cold caches")
+          f"({quoted.duration(timing['cpu_s'])} of CPU), "
+          f"peak {timing['peak_rss_mib']:,} MiB, fresh clone, cold caches")
   if family > 1:
     when += f", one command that wrote {family} kept files"
   if needs:
