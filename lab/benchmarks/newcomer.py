@@ -6,8 +6,9 @@ caches, and the README's own set-up command run step by step.
 
 `main` is the first command of the README's Quick start (install, KenLM,
 the tiny pipeline), `tests` the README's test command; each is split at
-` && ` and every step timed (wall, CPU of its processes, the 1-minute
-load at its start and sampled during it). The clone sits in a scratch
+` && ` and every step timed (wall, CPU of its processes, the peak memory
+of its largest process, the 1-minute load at its start and sampled
+during it). The clone sits in a scratch
 folder beside a link to the data folder ($PARAFLAX_DATA_DIR, else
 ../shared/data beside this checkout), as
 a newcomer's checkout sits beside ../shared; pip's cache and paraflax's
@@ -48,7 +49,20 @@ def readme_command(job: str, readme: str) -> str:
 
 
 _LOAD_EVERY_S = 10
-_POLL_S = 0.2
+# Runs the command and writes the peak resident memory (KiB) of its
+# largest process. The kernel keeps the peak of the memory a process
+# replaces at exec, so a child forked from this process would report at
+# least this process's own peak; the launcher's children start from the
+# launcher's small one.
+_LAUNCHER = """
+import os, resource, subprocess, sys
+code = subprocess.call(["bash", "-c", sys.argv[1]])
+with open(sys.argv[2], "w") as f:
+  f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+if code < 0:
+  os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
 
 
 def _cpu_of_children() -> float:
@@ -58,23 +72,21 @@ def _cpu_of_children() -> float:
 
 def timed(command: str, cwd: str, env: dict[str, str]) -> dict:
   """`command` in bash from `cwd`: its exit code, wall and CPU seconds, the
-  peak resident memory of its largest process (at least this process's
-  own, which a child holds until it execs) and the 1-minute load at its
+  peak resident memory of its largest process and the 1-minute load at its
   start and, sampled every 10 s, during it."""
   cpu, start, loads = _cpu_of_children(), time.time(), [os.getloadavg()[0]]
-  with subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env) as proc:
-    # wait4, not Popen.wait: its rusage is this command's own, children
-    # included, where RUSAGE_CHILDREN's peak spans every earlier command.
-    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-    while not pid:
-      time.sleep(_POLL_S)
-      if time.time() - start >= _LOAD_EVERY_S * len(loads):
-        loads.append(os.getloadavg()[0])
-      pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+  with tempfile.NamedTemporaryFile("r", suffix=".maxrss") as peak:
+    with subprocess.Popen([sys.executable, "-c", _LAUNCHER, command,
+                           peak.name], cwd=cwd, env=env) as proc:
+      while proc.poll() is None:
+        try:
+          proc.wait(timeout=_LOAD_EVERY_S)
+        except subprocess.TimeoutExpired:
+          loads.append(os.getloadavg()[0])
+    kib = int(peak.read() or 0)
   return {"exit": proc.returncode, "wall_s": round(time.time() - start, 1),
           "cpu_s": round(_cpu_of_children() - cpu, 1),
-          "peak_rss_mib": round(usage.ru_maxrss / 1024),
+          "peak_rss_mib": round(kib / 1024),
           "load_at_start": round(loads[0], 2),
           "load_max": round(max(loads), 2),
           "load_mean": round(sum(loads) / len(loads), 2)}
