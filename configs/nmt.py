@@ -12,8 +12,8 @@ Command (for fr and cs, replace de):
   paraflax eval --workdir runs/nmt_de --only dev_all
   paraflax translate --workdir runs/nmt_de --input F --output OUT --beam 5
 Time and result (6,000 steps; newstest2013 BLEU, all 3,000 lines, beam 5):
-  de: {headline/nmt-de.time=92 min 29 s (130 min 24 s of CPU): train 90 min 23 s, eval 2 min 6 s; a stop of 21 min 58 s taken out}
-      on {headline/nmt-de.hardware=Intel Xeon, 2 cores shared with other jobs},
+  de: {headline/nmt-de.time=52 min 25 s (1 h 29 min of CPU), peak 5,391 MiB, fresh clone, cold caches}
+      on {headline/nmt-de.hardware=Intel Xeon, 2 cores},
       {headline/nmt-de.bleu=12.92} at step {headline/nmt-de.step=6,000} (the run kept as
       lab/results/runs/headline/nmt-de);
       {headline/nmt-de-epyc.time=30 min 40 s (52 min 5 s of CPU), fresh clone, cold caches}

@@ -764,16 +764,20 @@ def test_the_ablation_sweeps_are_grouped_by_the_config_runs_scores(
 
 def test_the_de_en_nmt_evaluated_the_same_on_intel_xeon_and_amd_epyc():
   """docs/nmt-backtranslation.md: the kept Intel Xeon evaluation of
-  configs/nmt.py:de is, byte for byte, the AMD EPYC file that the AMD row's
-  rerun replaced (its sha256 in the rerun's record)."""
+  configs/nmt.py:de is, byte for byte, the file an earlier Intel Xeon run
+  and an earlier AMD EPYC run wrote (their sha256 in the records of the
+  reruns that replaced them)."""
   runs = LAB / "results" / "runs" / "headline"
-  about = lambda n: json.loads((runs / f"{n}.about.json").read_text())
-  assert about("nmt-de")["hardware"].startswith("Intel Xeon")
-  record = json.loads((LAB / "results" / "reruns" / "headline" /
-                       "nmt-de-epyc.amd-epyc-2core.json").read_text())
-  assert record["kept"]["hardware"].startswith("AMD EPYC")
-  assert record["kept"]["sha256"] == hashlib.sha256(
-      (runs / "nmt-de.json").read_bytes()).hexdigest()
+  about = json.loads((runs / "nmt-de.about.json").read_text())
+  assert about["hardware"].startswith("Intel Xeon") and about["cpu_id"]
+  kept = hashlib.sha256((runs / "nmt-de.json").read_bytes()).hexdigest()
+  assert about["sha256"] == kept
+  reruns = LAB / "results" / "reruns" / "headline"
+  for record, machine in (("nmt-de.intel-xeon-2core", "Intel Xeon"),
+                          ("nmt-de-epyc.amd-epyc-2core", "AMD EPYC")):
+    replaced = json.loads((reruns / f"{record}.json").read_text())["kept"]
+    assert replaced["hardware"].startswith(machine)
+    assert replaced["sha256"] == kept
 
 
 def test_mining_scale_side_by_side_needs_the_peer_and_two_cores():

@@ -624,8 +624,8 @@ def _newcomer(job: str) -> list[str]:
   rows = []
   for path in sorted(glob.glob(os.path.join(BENCH, f"newcomer.{job}.*.json"))):
     d = _load(os.path.basename(path))
-    hw = d["hardware"]
-    where = f"{hw['cpu']}, {hw['cores']} cores"
+    where = markdown_table.cpu_cell(d["hardware"]["name"],
+                                    d["hardware"]["cores"])
     for step in d["steps"]:
       rows.append((f"`{_head(step['step'])}`", where,
                    _minutes(step["wall_s"]), _minutes(step["cpu_s"]),
