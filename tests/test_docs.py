@@ -215,8 +215,10 @@ def test_a_quoted_field_renders_from_its_file_and_a_bad_path_names_it(
   render = _renderer()
   monkeypatch.setattr(render.quoted, "RESULTS", str(tmp_path))
   (tmp_path / "b.json").write_text(json.dumps(
-      {"runs": [{"name": "a", "wall_s": 770.4, "share": 0.0691}]}))
+      {"runs": [{"name": "a", "wall_s": 770.4, "share": 0.0691}],
+       "hardware": {"name": "intel-xeon-2core"}}))
   assert render.VALUES["b.json:runs/name=a/wall_s:duration"]() == "12 min 50 s"
+  assert render.VALUES["b.json:hardware/name:machine"]() == "Intel Xeon"
   assert render.VALUES["b.json:runs/0/share:pct"]() == "6.9"
   assert render.VALUES["b.json:runs/0/wall_s:,.0f"]() == "770"
   (tmp_path / "r.json").write_text(json.dumps({"rows": [

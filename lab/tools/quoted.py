@@ -24,6 +24,8 @@ import os
 import re
 from typing import Any, Callable
 
+import markdown_table
+
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))), "results")
 
@@ -46,6 +48,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "gb": lambda b: f"{b / 1e9:.1f}",  # bytes, in GB (10^9)
     "pct": lambda f: f"{100 * f:.1f}",  # a fraction, in per cent
     "inverse": lambda r: f"{1 / r:.2f}",  # ours / theirs as theirs / ours
+    # A hardware name ("intel-xeon-2core") as the tables name its CPU.
+    "machine": lambda name: markdown_table.CPU_KINDS.get(name, name),
     "str": str,
 }
 
