@@ -17,7 +17,7 @@ Time and result (2,000 steps; dev alignment accuracy, far from converged):
   {config_runs/bilingual-de.dev_align=6.0} %
   (lab/results/runs/config_runs/bilingual-de.json); fr on
   {config_runs/bilingual-fr.hardware=Intel Xeon, 2 cores}: {config_runs/bilingual-fr.time=17 min 53 s (30 min 11 s of CPU), peak 4,305 MiB, fresh clone, cold caches},
-  {config_runs/bilingual-fr.dev_align=6.4} %; cs: {config_runs/bilingual-cs.time=24 min 13 s (train 23 min 47 s, eval 26 s; niced test runs of a few minutes beside the training)},
+  {config_runs/bilingual-fr.dev_align=6.4} %; cs: {config_runs/bilingual-cs.time=18 min 9 s (30 min 38 s of CPU), peak 6,100 MiB, fresh clone, cold caches},
   {config_runs/bilingual-cs.dev_align=2.7} % (bilingual-fr.json, bilingual-cs.json beside it). De-en for {h100.train_time=4 min} on one NVIDIA H100
   ({h100.bi_de.step=5,000} steps, `--config.train_steps=100000` stopped by
   time; lab/results/gpu_session.de-en.nvidia-h100/):
