@@ -405,6 +405,36 @@ def test_a_family_whose_runs_make_the_same_folder_is_refused(rerun, capsys):
        "--workdir runs/cut/b", [])], {}) == ""
 
 
+def test_a_family_may_repeat_the_paraflax_steps_a_run_before_it_took(
+    rerun):
+  """A filter table trains again the NMT config_runs/nmt-fr trained: a
+  finished paraflax step changes nothing, so each run finds its folders as
+  a clone of its own would leave them, or the family is refused."""
+  clash = rerun._clash  # pylint: disable=protected-access
+  train = "paraflax train --config configs/nmt.py:fr --workdir runs/nmt_fr"
+  table = ("runs/t/table.json",
+           f"{train} && lab/experiments/x.sh fr runs/nmt_fr", [])
+  nmt = ("runs/t/nmt.json", f"{train} && paraflax eval --workdir runs/nmt_fr",
+         [])
+  nolimit = ("runs/t/nolimit.json", "paraflax eval --workdir runs/nmt_fr "
+             "--output runs/nmt_fr/evals.nolimit.json",
+             [("t/nmt", nmt[1])])
+  embed = ("runs/t/embed.json", f"{train} && paraflax embed --workdir "
+           "runs/nmt_fr --input a.txt --output runs/emb", [])
+  assert clash([table, embed, nmt, nolimit], {}) == ""
+  assert clash([nmt, embed], {}) == (
+      "runs/t/nmt.json and runs/t/embed.json both make runs/nmt_fr")
+  assert clash([nmt, table], {}) == (
+      "runs/t/nmt.json and runs/t/table.json both make runs/nmt_fr")
+  assert clash([nolimit, table], {}) == (
+      "runs/t/nolimit.json and runs/t/table.json both make runs/nmt_fr")
+  copy = f"{train} && cp -r runs/nmt_fr runs/copy"
+  assert clash([("runs/t/a.json", copy, []),
+                ("runs/t/b.json", f"{copy} && paraflax eval --workdir "
+                 "runs/copy", [])], {}) == (
+                     "runs/t/a.json and runs/t/b.json both make runs/copy")
+
+
 def test_a_family_one_command_writes_reruns_it_once_and_keeps_each(
     rerun, tmp_path, monkeypatch, capsys):
   """Runs whose recorded command is the same (a filter table's sweeps)

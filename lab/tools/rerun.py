@@ -259,16 +259,30 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
 
 def _clash(runs: Sequence[Run],
            replaced: Mapping[str, Mapping[str, str]]) -> str:
-  """Why two runs of a family cannot share one clone: a runs/ folder that
-  two commands make (the second would resume or refuse the first's), or
-  one command's output that both would read; "" when none. Runs of one
-  command share what it makes."""
-  makers: dict[str, tuple[str, str]] = {}  # folder: (command, run)
-  for name, command, _ in runs:
-    for folder in sorted(run_needs.makes(command)):
-      other, first = makers.setdefault(folder, (command, name))
-      if other != command:
-        return f"{first} and {name} both make {folder}"
+  """Why runs cannot share one clone: a runs/ folder that a run would find
+  otherwise than its own commands and needs leave it in a fresh clone
+  (another run's steps in it, run_needs.settled), or one command's output
+  that two runs would read; "" when none. A run may repeat the paraflax
+  steps a run before it took there (the NMT a filter table trains again
+  after config_runs/nmt-fr): finished work is kept."""
+  history: list[tuple[str, str, str]] = []  # (path, step, run) in order
+  ran: set[str] = set()  # the needs and commands run so far
+  for name, command, needs in runs:
+    if command in ran:
+      continue  # one command's runs share its output
+    fresh: list[tuple[str, str]] = []  # (path, step) in a clone of its own
+    for line in [line for _, line in needs] + [command]:
+      written = run_needs.writes(line)
+      fresh += written
+      if line not in ran:
+        history += [(path, step, name) for path, step in written]
+      ran.add(line)
+    for folder in sorted({path for path, _ in fresh}):
+      shared = [(s, r) for p, s, r in history if run_needs.overlap(p, folder)]
+      own = [s for p, s in fresh if run_needs.overlap(p, folder)]
+      if run_needs.settled([s for s, _ in shared]) != run_needs.settled(own):
+        other = next((r for _, r in shared if r != name), name)
+        return f"{other} and {name} both make {folder}"
   for command, names in _families(runs).items():
     if len(names) == 1:
       continue

@@ -53,6 +53,11 @@ _TOP = re.compile(r"(?:\.\./)*(runs/[^/\s]+)")
 # Commands whose --workdir is the folder they make (the others read it).
 _MAKERS = {("paraflax", "train"), ("paraflax", "pipeline"),
            ("paraflax", "sweep")}
+# Commands that only read their --workdir (each writes its --output); the
+# other commands write results there (eval its evals.json).
+_READERS = {("paraflax", c) for c in (
+    "translate", "backtranslate", "embed", "mine", "score-pairs",
+    "align-eval", "eval-reconstruction", "eval-filtering")}
 
 
 def is_run(need: str) -> bool:
@@ -145,18 +150,45 @@ def unmade_reads(command: str, made: set[str] | None = None) -> list[str]:
   return list(dict.fromkeys(reads))
 
 
-def makes(command: str) -> set[str]:
-  """The runs/ paths that `command`'s paraflax, mkdir and cp steps make
-  from the repository root (what a lab script makes is its own affair)."""
-  out: set[str] = set()
+def writes(command: str) -> list[tuple[str, str]]:
+  """(path, step) for each runs/ path `command`'s steps write, in order,
+  from the repository root: what a step makes (`_made_at`), the --workdir
+  of a paraflax step that is no reader (eval writes its results there) and
+  a folder `cd` goes into (what runs there is not looked into). What a lab
+  script writes is its own affair."""
+  out: list[tuple[str, str]] = []
   cwd = "."
   for step in command.split("&&"):
     argv = shlex.split(step)
     if argv[:1] == ["cd"]:
-      cwd = os.path.normpath(os.path.join(cwd, argv[1]))
-    elif cwd == "." and not any(w.endswith((".py", ".sh")) for w in argv[:2]):
-      out |= {os.path.normpath(argv[i]) for i in _made_at(argv)
-              if _top(argv[i])}
+      paths = [os.path.normpath(os.path.join(cwd, argv[1]))]
+      cwd, paths = paths[0], paths if cwd == "." else []
+    elif cwd != "." or any(w.endswith((".py", ".sh")) for w in argv[:2]):
+      continue
+    else:
+      at = _made_at(argv)
+      if (argv[:1] == ["paraflax"] and tuple(argv[:2]) not in _READERS
+          and "--workdir" in argv[:-1]):
+        at.add(argv.index("--workdir") + 1)
+      paths = [os.path.normpath(argv[i]) for i in sorted(at)]
+    out += [(path, shlex.join(argv)) for path in paths if _top(path)]
+  return out
+
+
+def overlap(a: str, b: str) -> bool:
+  """Whether writing path `a` can change what is in path `b`."""
+  return a == b or a.startswith(f"{b}/") or b.startswith(f"{a}/")
+
+
+def settled(steps: list[str]) -> list[str]:
+  """`steps` as they leave a folder: a paraflax step or a `mkdir -p`
+  that ran before already changes nothing (paraflax keeps finished work),
+  any other step counts each time."""
+  out: list[str] = []
+  for step in steps:
+    if step in out and step.startswith(("paraflax ", "mkdir -p ")):
+      continue
+    out.append(step)
   return out
 
 
