@@ -426,13 +426,42 @@ def test_a_family_may_repeat_the_paraflax_steps_a_run_before_it_took(
       "runs/t/nmt.json and runs/t/embed.json both make runs/nmt_fr")
   assert clash([nmt, table], {}) == (
       "runs/t/nmt.json and runs/t/table.json both make runs/nmt_fr")
-  assert clash([nolimit, table], {}) == (
-      "runs/t/nolimit.json and runs/t/table.json both make runs/nmt_fr")
+  assert clash([nolimit, table], {}) == (  # nolimit's need trained it
+      "runs/t/nmt.json and runs/t/table.json both make runs/nmt_fr")
   copy = f"{train} && cp -r runs/nmt_fr runs/copy"
   assert clash([("runs/t/a.json", copy, []),
                 ("runs/t/b.json", f"{copy} && paraflax eval --workdir "
                  "runs/copy", [])], {}) == (
                      "runs/t/a.json and runs/t/b.json both make runs/copy")
+
+
+def test_a_run_that_finds_an_earlier_runs_steps_done_says_so(
+    rerun, tmp_path, monkeypatch):
+  """b repeats the step a took in runs/a: its time is what was left, its
+  sidecar and record name a, and its record's command reruns both."""
+  runs = tmp_path / "runs"
+  _kept_sts_run(runs, 0.5, name="a")
+  _kept_sts_run(runs, 0.5, name="b", command=(
+      "mkdir -p runs/a && mkdir -p runs/b && echo '{}' > "
+      "runs/b/sts.json").format(json.dumps({
+          "datasets": {}, "groups": {}, "checkpoint_step": 2,
+          "semeval_2012_2015": {"mean_pearson": 0.5}})))
+  command = lambda name: json.loads(  # noqa: E731
+      (runs / "t" / f"{name}.about.json").read_text())["command"]
+  family = [(f"runs/t/{n}.json", command(n), []) for n in "ab"]
+  assert rerun.rerun_all(family, keep=True, records=tmp_path / "r") == 0
+  about = json.loads((runs / "t" / "b.about.json").read_text())
+  assert about["time"].endswith(
+      "in one clone after runs/t/a.json, whose steps it found done")
+  record = json.loads((tmp_path / "r" / "t" / rerun.record_name(
+      "b", kept=True)).read_text())
+  assert record["after"] == ["runs/t/a.json"] and record["command"] == (
+      "lab/run.py runs/t/a.json runs/t/b.json --keep")
+  tables = _module(LAB / "tools" / "rerun_tables.py")
+  monkeypatch.setattr(tables.run_results, "RERUNS", str(tmp_path / "r"))
+  row = next(r for r in tables.reruns() if "`runs/t/b.json`" in r)
+  assert ", after the steps of runs/t/a.json in its clone |" in row
+  assert ", one command for" not in row
 
 
 def test_a_family_one_command_writes_reruns_it_once_and_keeps_each(

@@ -34,7 +34,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 _TOOLS = os.path.dirname(os.path.abspath(__file__))
@@ -227,7 +227,7 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
     for need, line in needs:
       order.setdefault(need, line)
     order.setdefault(run_needs.ref(name), command)
-  writers = _families(runs)
+  writers, after = _families(runs), _after(runs)
   scratch = tempfile.mkdtemp(prefix="rerun.")
   worst = 0
   try:
@@ -240,7 +240,8 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
         name, command, needs = targets[step]
         entry, code = _rerun_one(
             _Run(name, command, writers[command],
-                 (replaced or {}).get(step, {})),
+                 (replaced or {}).get(step, {}),
+                 after.get(command, [])),
             [done[n] for n, _ in needs], clone, env, commit, keep, records,
             ran)
       else:
@@ -257,32 +258,68 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
   return worst
 
 
-def _clash(runs: Sequence[Run],
-           replaced: Mapping[str, Mapping[str, str]]) -> str:
-  """Why runs cannot share one clone: a runs/ folder that a run would find
-  otherwise than its own commands and needs leave it in a fresh clone
-  (another run's steps in it, run_needs.settled), or one command's output
-  that two runs would read; "" when none. A run may repeat the paraflax
-  steps a run before it took there (the NMT a filter table trains again
-  after config_runs/nmt-fr): finished work is kept."""
-  history: list[tuple[str, str, str]] = []  # (path, step, run) in order
+Written = tuple[str, str, list[str], list[tuple[str, str]]]
+
+
+def _in_clone(runs: Sequence[Run]) -> Iterator[Written]:
+  """For each run of a command not run before it, in the clone's order,
+  and each runs/ path it writes: its name, the path, the steps a clone of
+  its own takes there (its needs' and its own), and the (step, writer)
+  the shared clone has taken there once its command ran, a writer being
+  a run's name or a need's command (run_needs.writes)."""
+  history: list[tuple[str, str, str]] = []  # (path, step, writer) in order
   ran: set[str] = set()  # the needs and commands run so far
   for name, command, needs in runs:
     if command in ran:
       continue  # one command's runs share its output
     fresh: list[tuple[str, str]] = []  # (path, step) in a clone of its own
-    for line in [line for _, line in needs] + [command]:
+    for writer, line in [*_named(needs), (name, command)]:
       written = run_needs.writes(line)
       fresh += written
       if line not in ran:
-        history += [(path, step, name) for path, step in written]
+        history += [(path, step, writer) for path, step in written]
       ran.add(line)
     for folder in sorted({path for path, _ in fresh}):
-      shared = [(s, r) for p, s, r in history if run_needs.overlap(p, folder)]
-      own = [s for p, s in fresh if run_needs.overlap(p, folder)]
-      if run_needs.settled([s for s, _ in shared]) != run_needs.settled(own):
-        other = next((r for _, r in shared if r != name), name)
-        return f"{other} and {name} both make {folder}"
+      yield (name, folder,
+             [s for p, s in fresh if run_needs.overlap(p, folder)],
+             [(s, w) for p, s, w in history if run_needs.overlap(p, folder)])
+
+
+def _named(needs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+  """(writer, command) of each need: a kept run by its name, another
+  need by its command."""
+  return [(f"runs/{need}.json" if run_needs.is_run(need) else line, line)
+          for need, line in needs]
+
+
+def _after(runs: Sequence[Run]) -> dict[str, list[str]]:
+  """Each command of `runs`: the runs before it in the clone, other than
+  its needs, whose steps it finds taken (its time is then that of what
+  was left)."""
+  out: dict[str, list[str]] = {}
+  own = {name: {name, *(w for w, _ in _named(needs))}
+         for name, _, needs in runs}
+  commands = {name: command for name, command, _ in runs}
+  for name, _, _, shared in _in_clone(runs):
+    after = out.setdefault(commands[name], [])
+    after += [w for _, w in shared if w.startswith("runs/")
+              and w not in own[name] and w not in after]
+  return out
+
+
+def _clash(runs: Sequence[Run],
+           replaced: Mapping[str, Mapping[str, str]]) -> str:
+  """Why runs cannot share one clone: a runs/ path that a run would find
+  otherwise than its own commands and needs leave it in a clone of its
+  own (another run's steps there, run_needs.settled), or one command's
+  output that two runs would read; "" when none. A run may repeat the
+  paraflax steps a run before it took (the fr-en NMT training that
+  nmt-fr-nolimit's need repeats after the fr filter tables): finished
+  work is kept."""
+  for name, folder, own, shared in _in_clone(runs):
+    if run_needs.settled([s for s, _ in shared]) != run_needs.settled(own):
+      other = next((r for _, r in shared if r != name), name)
+      return f"{other} and {name} both make {folder}"
   for command, names in _families(runs).items():
     if len(names) == 1:
       continue
@@ -306,12 +343,14 @@ def _families(runs: Sequence[Run]) -> dict[str, list[str]]:
 
 class _Run(NamedTuple):
   """A run to rerun: its name, its command, the runs that command writes
-  (itself among them) and the command and config it is kept with in
-  place of its sidecar's (empty: the sidecar's)."""
+  (itself among them), the command and config it is kept with in place
+  of its sidecar's (empty: the sidecar's) and the runs before it in the
+  clone whose steps it finds taken (`_after`)."""
   name: str
   command: str
   family: list[str]
   replacement: Mapping[str, str]
+  after: list[str]
 
 
 def _rerun_one(job: _Run, before: list[dict[str, Any]], clone: str,
@@ -346,7 +385,7 @@ def _rerun_one(job: _Run, before: list[dict[str, Any]], clone: str,
   if keep:
     try:
       _collect(os.path.join(clone, output), table, run, about, timing,
-               before, commit, len(job.family))
+               before, commit, job)
       collected = True
     except ValueError as e:  # collect_result's refusal, e.g. a local path
       print(f"rerun: not kept: {e}", file=sys.stderr)
@@ -407,20 +446,22 @@ def _record(job: _Run, about: dict[str, Any], comparison: dict[str, Any],
   """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json
   when its output was kept (`kept_now`), else RUN.HARDWARE.compared.json
   (`record_name`), `keep` whether --keep was asked; its command names
-  every run of the one command (the span is that command's), and
+  every run of the one command (the span is that command's) after the
+  runs whose steps it found taken in the clone (`after`), and
   `replaced` the command and config it ran in place of the kept file's,
   if any."""
   table, run = run_needs.ref(job.name).split("/")
   path = os.path.join(records, table, record_name(run, kept_now))
   os.makedirs(os.path.dirname(path), exist_ok=True)
   head = children.run_facts(os.path.join(run_results.ROOT, "lab", "run.py"),
-                            [*job.family, *(["--keep"] if keep else [])])
+                            [*job.after, *job.family,
+                             *(["--keep"] if keep else [])])
   children.write_result(path, {
       **head, "rerun_of": job.name, "machine": machine(),
       "cpu_id": children.cpu_id(), "span": timing, "needs": needs,
       "kept": {k: about.get(k) for k in ("commit", "hardware", "time",
                                          "sha256")},
-      "kept_now": kept_now,
+      "kept_now": kept_now, "after": job.after,
       **({"replaced": dict(job.replacement)} if job.replacement else {}),
       **comparison})
 
@@ -434,12 +475,15 @@ def record_name(run: str, kept: bool) -> str:
 
 def _collect(path: str, table: str, run: str, about: dict[str, Any],
              timing: dict[str, Any], needs: list[dict[str, Any]],
-             commit: str, family: int) -> None:
+             commit: str, job: _Run) -> None:
   when = (f"{quoted.duration(timing['wall_s'])} "
           f"({quoted.duration(timing['cpu_s'])} of CPU), "
           f"peak {timing['peak_rss_mib']:,} MiB, fresh clone, cold caches")
-  if family > 1:
-    when += f", one command that wrote {family} kept files"
+  if len(job.family) > 1:
+    when += f", one command that wrote {len(job.family)} kept files"
+  if job.after:
+    when += (f", in one clone after {', '.join(job.after)}, whose steps "
+             "it found done")
   if needs:
     when += (", after its needs (" + ", ".join(n["need"] for n in needs)
              + f": {quoted.duration(sum(n['span']['wall_s'] for n in needs))}"

@@ -27,12 +27,16 @@ def _cpu_id(record: dict) -> str:
 
 
 def _time(record: dict) -> str:
-  """The run's own time (its command's, which may write several runs),
-  and its needs' where it had any."""
+  """The run's own time (its command's, which may write several runs;
+  what was left after the runs before it in the clone whose steps it
+  found taken), and its needs' where it had any."""
   own = quoted.duration(record["span"]["wall_s"])
+  after = record.get("after") or []
   family = [a for a in record["command"].split() if a.startswith("runs/")]
-  if len(family) > 1:  # the runs of one command (tools/rerun.py)
-    own += f", one command for {len(family)} runs"
+  if len(family) - len(after) > 1:  # the runs of one command (rerun.py)
+    own += f", one command for {len(family) - len(after)} runs"
+  if after:
+    own += f", after the steps of {', '.join(after)} in its clone"
   needs = record.get("needs") or []
   if not needs:
     return own
