@@ -428,6 +428,13 @@ def test_a_family_may_repeat_the_paraflax_steps_a_run_before_it_took(
       "runs/t/nmt.json and runs/t/table.json both make runs/nmt_fr")
   assert clash([nolimit, table], {}) == (  # nolimit's need trained it
       "runs/t/nmt.json and runs/t/table.json both make runs/nmt_fr")
+  bt = "paraflax backtranslate --workdir runs/nmt_fr --output bt.jsonl"
+  classifiers = [(f"runs/t/c{i}.json", f"{bt} && paraflax train --config "
+                  f"c.py --workdir clf{i}", []) for i in range(3)]
+  assert clash(classifiers, {}) == ""  # each resumes the finished bt.jsonl
+  after = rerun._after(classifiers)  # pylint: disable=protected-access
+  assert [after[c] for _, c, _ in classifiers] == [
+      [], ["runs/t/c0.json"], ["runs/t/c0.json"]]
   copy = f"{train} && cp -r runs/nmt_fr runs/copy"
   assert clash([("runs/t/a.json", copy, []),
                 ("runs/t/b.json", f"{copy} && paraflax eval --workdir "

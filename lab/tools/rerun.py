@@ -263,8 +263,8 @@ Written = tuple[str, str, list[str], list[tuple[str, str]]]
 
 def _in_clone(runs: Sequence[Run]) -> Iterator[Written]:
   """For each run of a command not run before it, in the clone's order,
-  and each runs/ path it writes: its name, the path, the steps a clone of
-  its own takes there (its needs' and its own), and the (step, writer)
+  and each path of the clone it writes: its name, the path, the steps a
+  clone of its own takes there (its needs' and its own), and the (step, writer)
   the shared clone has taken there once its command ran, a writer being
   a run's name or a need's command (run_needs.writes)."""
   history: list[tuple[str, str, str]] = []  # (path, step, writer) in order
@@ -294,22 +294,26 @@ def _named(needs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def _after(runs: Sequence[Run]) -> dict[str, list[str]]:
   """Each command of `runs`: the runs before it in the clone, other than
-  its needs, whose steps it finds taken (its time is then that of what
-  was left)."""
+  its needs, that first took steps it finds taken (its time is then that
+  of what was left)."""
   out: dict[str, list[str]] = {}
   own = {name: {name, *(w for w, _ in _named(needs))}
          for name, _, needs in runs}
   commands = {name: command for name, command, _ in runs}
-  for name, _, _, shared in _in_clone(runs):
+  for name, _, steps, shared in _in_clone(runs):
     after = out.setdefault(commands[name], [])
-    after += [w for _, w in shared if w.startswith("runs/")
-              and w not in own[name] and w not in after]
+    first: dict[str, str] = {}  # a step: the writer that took it first
+    for step, writer in shared:
+      first.setdefault(step, writer)
+    for writer in (first[step] for step in steps):
+      if writer.startswith("runs/") and writer not in own[name] | {*after}:
+        after.append(writer)
   return out
 
 
 def _clash(runs: Sequence[Run],
            replaced: Mapping[str, Mapping[str, str]]) -> str:
-  """Why runs cannot share one clone: a runs/ path that a run would find
+  """Why runs cannot share one clone: a path that a run would find
   otherwise than its own commands and needs leave it in a clone of its
   own (another run's steps there, run_needs.settled), or one command's
   output that two runs would read; "" when none. A run may repeat the

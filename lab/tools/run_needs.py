@@ -151,8 +151,8 @@ def unmade_reads(command: str, made: set[str] | None = None) -> list[str]:
 
 
 def writes(command: str) -> list[tuple[str, str]]:
-  """(path, step) for each runs/ path `command`'s steps write, in order,
-  from the repository root: what a step makes (`_made_at`), the --workdir
+  """(path, step) for each path of the clone `command`'s steps write, in
+  order, from the repository root: what a step makes (`_made_at`), the --workdir
   of a paraflax step that is no reader (eval writes its results there) and
   a folder `cd` goes into (what runs there is not looked into). What a lab
   script writes is its own affair."""
@@ -171,8 +171,14 @@ def writes(command: str) -> list[tuple[str, str]]:
           and "--workdir" in argv[:-1]):
         at.add(argv.index("--workdir") + 1)
       paths = [os.path.normpath(argv[i]) for i in sorted(at)]
-    out += [(path, shlex.join(argv)) for path in paths if _top(path)]
+    out += [(path, shlex.join(argv)) for path in paths if _inside(path)]
   return out
+
+
+def _inside(path: str) -> bool:
+  """Whether `path` (normalized) lies in the clone: not absolute, not
+  above it, no variable."""
+  return not path.startswith(("/", "../", "$")) and path != ".."
 
 
 def overlap(a: str, b: str) -> bool:
