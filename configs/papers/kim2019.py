@@ -41,7 +41,7 @@ default reaches {kim_equal_steps.default.cosine=83.7} % in
 SGD at 1.0 is slow to start on the cut model. This preset's decoder
 start, with configs/bilingual.py's embedding fed at every step, at
 configs/pipeline.py:tiny's bilingual settings (Multi30k, 64-unit layers,
-2,000 pieces, learning rate 6e-3) for 4,000 steps: {config_runs/bilingual-captions.time=6 min 39 s (train 6 min 26 s, eval 13 s)} on
+2,000 pieces, learning rate 6e-3) for 4,000 steps: {config_runs/bilingual-captions.time=5 min 55 s (8 min 25 s of CPU), peak 1,873 MiB, fresh clone, cold caches} on
 {config_runs/bilingual-captions.hardware=Intel Xeon, 2 cores}, dev alignment accuracy {config_runs/bilingual-captions.dev_align=79.2} %
 (lab/results/runs/config_runs/bilingual-captions.json). An earlier run of
 the same command on an AMD EPYC's shared cores is the encoder of the MLP
