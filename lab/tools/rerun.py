@@ -306,7 +306,8 @@ def _after(runs: Sequence[Run]) -> dict[str, list[str]]:
     for step, writer in shared:
       first.setdefault(step, writer)
     for writer in (first[step] for step in steps):
-      if writer.startswith("runs/") and writer not in own[name] | {*after}:
+      if (writer.startswith("runs/") and writer not in own[name]
+          and writer not in after):
         after.append(writer)
   return out
 

@@ -161,8 +161,9 @@ def writes(command: str) -> list[tuple[str, str]]:
   for step in command.split("&&"):
     argv = shlex.split(step)
     if argv[:1] == ["cd"]:
-      paths = [os.path.normpath(os.path.join(cwd, argv[1]))]
-      cwd, paths = paths[0], paths if cwd == "." else []
+      target = os.path.normpath(os.path.join(cwd, argv[1]))
+      paths = [target] if cwd == "." else []
+      cwd = target
     elif cwd != "." or any(w.endswith((".py", ".sh")) for w in argv[:2]):
       continue
     else:
