@@ -10,7 +10,7 @@ Command:
   paraflax eval-sts --workdir runs/lstmavg
 Time and result of the run kept as lab/results/runs/sts_encoders/lstmavg,
 on {sts_encoders/lstmavg.hardware=AMD EPYC, 2 cores}:
-  {sts_encoders/lstmavg.time=2 min 26 s (4 min 5 s of CPU), fresh clone, cold caches} for both commands;
+  {sts_encoders/lstmavg.time=2 min 26 s (4 min 5 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 4 min 13 s of other runs' steps} for both commands;
   Pearson x 100 of the best STSb.dev-tuning checkpoint, step {sts_encoders/lstmavg.step=480}:
   STS12-15 mean {sts_encoders/lstmavg.sts12_15=51.85},
   STSb dev {sts_encoders/lstmavg.stsb_dev=64.10},

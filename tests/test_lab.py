@@ -464,11 +464,81 @@ def test_a_run_that_finds_an_earlier_runs_steps_done_says_so(
       "b", kept=True)).read_text())
   assert record["after"] == ["runs/t/a.json"] and record["command"] == (
       "lab/run.py runs/t/a.json runs/t/b.json --keep")
+  first = json.loads((tmp_path / "r" / "t" / rerun.record_name(
+      "a", kept=True)).read_text())
+  assert (first["earlier_s"], record["earlier_s"]) == (
+      0.0, first["span"]["wall_s"])
   tables = _module(LAB / "tools" / "rerun_tables.py")
   monkeypatch.setattr(tables.run_results, "RERUNS", str(tmp_path / "r"))
   row = next(r for r in tables.reruns() if "`runs/t/b.json`" in r)
-  assert ", after the steps of runs/t/a.json in its clone |" in row
-  assert ", one command for" not in row
+  assert ", in one clone after runs/t/a.json, whose steps it found done |" \
+      in row
+  assert ", one command that wrote" not in row
+
+
+def test_a_rerun_s_time_says_what_ran_in_its_clone_before_it():
+  """Cold caches for the first run of a clone (a few seconds of `mkdir`
+  do not count); else the steps before it: the runs it found done, other
+  runs' (from the whole run's seconds in a record without `earlier_s`),
+  its needs."""
+  tables = _module(LAB / "tools" / "rerun_tables.py")
+  span = {"wall_s": 65.0, "cpu_s": 90.0, "peak_rss_mib": 1200}
+  first = {"span": span, "command": "lab/run.py runs/t/a.json --keep",
+           "earlier_s": 0.0,
+           "needs": [{"need": "mkdir -p runs/x", "span": {"wall_s": 0.0}}]}
+  assert tables.time_text(first) == (
+      "1 min 5 s (1 min 30 s of CPU), peak 1,200 MiB, fresh clone, cold "
+      "caches, after its needs (mkdir -p runs/x: 0.0 s)")
+  later = {**first, "needs": [], "earlier_s": 120.0}
+  assert tables.time_text(later).endswith(
+      ", fresh clone, caches warm from the steps before it, in one clone "
+      "after 2 min 0 s of other runs' steps")
+  found = {**later, "after": ["runs/t/z.json"],
+           "command": "lab/run.py runs/t/z.json runs/t/a.json runs/t/b.json"}
+  assert tables.time_text(found).endswith(
+      "caches warm from the steps before it, one command that wrote 2 kept "
+      "files, in one clone after runs/t/z.json, whose steps it found done")
+  unrecorded = {k: v for k, v in first.items() if k != "earlier_s"}
+  assert tables.earlier_s({**unrecorded, "run": {"wall_s": 66.0}}) == 1.0
+  assert "in one clone after 10 min 0 s of other runs' steps" in (
+      tables.time_text({**unrecorded, "run": {"wall_s": 665.0}}))
+  needed = {**first, "needs": [{"need": "t/nmt", "span": {"wall_s": 600}}]}
+  assert tables.time_text(needed).endswith(
+      "caches warm from the steps before it, after its needs (t/nmt: "
+      "10 min 0 s)")
+
+
+def test_a_kept_rerun_s_time_is_written_from_its_record(
+    tmp_path, monkeypatch, capsys):
+  """rerun_times.py writes the sidecar time its kept record states; --check
+  fails until then; a run kept since on another machine keeps its own."""
+  times = _module(LAB / "tools" / "rerun_times.py")
+  runs, records = tmp_path / "runs", tmp_path / "reruns"
+  monkeypatch.setattr(times.run_results, "RUNS", str(runs))
+  monkeypatch.setattr(times.run_results, "RERUNS", str(records))
+  for name in "ab":
+    _kept_sts_run(runs, 0.5, name=name)
+  (records / "t").mkdir(parents=True)
+  for name, machine in (("a", "h"), ("b", "another machine")):
+    (records / "t" / f"{name}.x.json").write_text(json.dumps({
+        "rerun_of": f"runs/t/{name}.json", "kept_now": True, "commit": None,
+        "machine": machine, "command": f"lab/run.py runs/t/{name}.json",
+        "span": {"wall_s": 5.0, "cpu_s": 6.0}, "needs": [],
+        "earlier_s": 30.0}))
+  assert times.main(["--check"]) == 1
+  assert "t/a: 't'\n  -> " in capsys.readouterr().out
+  assert times.main([]) == 0 and times.main(["--check"]) == 0
+  about = {n: json.loads((runs / "t" / f"{n}.about.json").read_text())
+           for n in "ab"}
+  assert about["a"]["time"] == (
+      "5.0 s (6.0 s of CPU), fresh clone, caches warm from the steps before "
+      "it, in one clone after 30 s of other runs' steps")
+  assert about["b"]["time"] == "t"
+
+
+def test_every_kept_rerun_s_time_is_its_record_s():
+  times = _module(LAB / "tools" / "rerun_times.py")
+  assert times.main(["--check"]) == 0, "python lab/tools/rerun_times.py"
 
 
 def test_a_family_one_command_writes_reruns_it_once_and_keeps_each(
@@ -505,7 +575,7 @@ def test_a_family_one_command_writes_reruns_it_once_and_keeps_each(
   shutil.rmtree(scratch)
   tables = _module(LAB / "tools" / "rerun_tables.py")
   monkeypatch.setattr(tables.run_results, "RERUNS", str(tmp_path / "r"))
-  assert all(", one command for 2 runs |" in row
+  assert all(", one command that wrote 2 kept files |" in row
              for row in tables.reruns()[2:])
   about = json.loads((runs / "t" / "b.about.json").read_text())
   about["output"] = "runs/a/sts.json"

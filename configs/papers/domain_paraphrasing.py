@@ -19,7 +19,7 @@ Command:
 Time and result, on
 {runs/paper_presets/domain-paraphrasing-select.about.json:hardware:str=AMD EPYC, 2 cores}:
 select-domain and eval-domain together
-{runs/paper_presets/domain-paraphrasing-select.about.json:time:str=12 s (13 s of CPU), fresh clone, cold caches}; top diffCE /
+{runs/paper_presets/domain-paraphrasing-select.about.json:time:str=12 s (13 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 2 min 13 s of other runs' steps}; top diffCE /
 random test perplexity 0.503 at 2,000 sentences, 0.794 at 32,000, against
 0.495 and 0.800 for
 configs/domain.py's 2-gram LMs (chosen on the dev text; lab/fidelity.md).

@@ -25,9 +25,9 @@ configs/bilingual.py's training (Adam at 1e-3, batches of 32, unigram
 pieces, cased text, English autoencoded), cut to Multi30k de-en, 64-unit
 layers, 2,000 pieces and {paper_presets/bilingual-kim2019.step=200} steps
 (lab/results/runs/paper_presets/, on {paper_presets/bilingual-kim2019.hardware=AMD EPYC, 2 cores}):
-  this preset: {paper_presets/bilingual-kim2019.time=42 s (57 s of CPU), fresh clone, cold caches} with `paraflax eval`,
+  this preset: {paper_presets/bilingual-kim2019.time=42 s (57 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 1 min 31 s of other runs' steps} with `paraflax eval`,
     dev alignment accuracy {paper_presets/bilingual-kim2019.dev_align=1.0} %;
-  configs/bilingual.py:de cut alike: {paper_presets/bilingual-default.time=47 s (1 min 3 s of CPU), fresh clone, cold caches},
+  configs/bilingual.py:de cut alike: {paper_presets/bilingual-default.time=47 s (1 min 3 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 44 s of other runs' steps},
     dev alignment accuracy {paper_presets/bilingual-default.dev_align=1.0} %;
 both still at chance
 (lab/fidelity.md). This preset as it stands, cut alike but with its own

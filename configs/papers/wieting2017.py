@@ -16,7 +16,7 @@ Time and result (Avg cut to 400 updates, `--config.train_steps=400
 --config.eval_every=200 --config.checkpoint.every=200`; the runs kept in
 lab/results/runs/paper_presets/, on
 {paper_presets/avg-wieting2017.hardware=AMD EPYC, 2 cores}):
-  this preset: {paper_presets/avg-wieting2017.time=20 s (26 s of CPU), fresh clone, cold caches} for both commands,
+  this preset: {paper_presets/avg-wieting2017.time=20 s (26 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 24 s of other runs' steps} for both commands,
     STS12-15 mean {paper_presets/avg-wieting2017.sts12_15=52.99},
     STSb test {paper_presets/avg-wieting2017.stsb_test=57.91};
   against {paper_presets/avg-default.time=24 s (33 s of CPU), fresh clone, cold caches},

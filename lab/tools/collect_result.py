@@ -106,13 +106,21 @@ def collect(args: argparse.Namespace) -> str:
                            checkout or run_results.ROOT)
   if not output.startswith(".."):  # where a rerun of the command writes it
     about["output"] = output
-  with open(os.path.join(folder, args.name + run_results.ABOUT), "w",
-            encoding="utf-8") as f:
-    f.write(json.dumps(about, indent=1, ensure_ascii=False) + "\n")
-  for path in (target, os.path.join(folder, args.name + run_results.ABOUT)):
-    manifest.record(path, written_by="lab/tools/collect_result.py",
-                    command=args.command)
+  manifest.record(target, written_by=WRITER, command=args.command)
+  write_about(args.table, args.name, about)
   return target
+
+
+WRITER = "lab/tools/collect_result.py"
+
+
+def write_about(table: str, name: str, about: dict) -> None:
+  """Writes run TABLE/NAME's sidecar `about` and enters it in the
+  manifest as this script's output."""
+  path = os.path.join(run_results.RUNS, table, name + run_results.ABOUT)
+  with open(path, "w", encoding="utf-8") as f:
+    f.write(json.dumps(about, indent=1, ensure_ascii=False) + "\n")
+  manifest.record(path, written_by=WRITER, command=about["command"])
 
 
 def main(argv=None) -> int:

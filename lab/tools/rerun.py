@@ -43,6 +43,7 @@ import children  # pylint: disable=wrong-import-position
 import collect_result  # pylint: disable=wrong-import-position
 import newcomer  # pylint: disable=wrong-import-position
 import quoted  # pylint: disable=wrong-import-position
+import rerun_tables  # pylint: disable=wrong-import-position
 import run_needs  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
 
@@ -235,19 +236,24 @@ def rerun_all(runs: Sequence[Run], keep: bool = False,
     env = _env(scratch, clone)
     done: dict[str, dict[str, Any]] = {}
     ran: dict[str, dict[str, Any]] = {}  # a command: its timing
+    spent: dict[str, float] = {}  # a command run in the clone: its wall s
+    earlier: dict[str, float] = {}  # a run's command: `_Run.earlier_s`
     for step, line in order.items():
       if step in targets:
         name, command, needs = targets[step]
+        earlier.setdefault(command, sum(spent.values()) - sum(
+            spent.get(order[need], 0.0) for need, _ in needs))
         entry, code = _rerun_one(
             _Run(name, command, writers[command],
                  (replaced or {}).get(step, {}),
-                 after.get(command, [])),
+                 after.get(command, []), round(earlier[command], 1)),
             [done[n] for n, _ in needs], clone, env, commit, keep, records,
             ran)
       else:
         entry, code = _need(step, line, clone, env)
       if entry is None:
         return 1
+      spent.setdefault(line, entry["span"]["wall_s"])
       done[step] = entry
       worst = max(worst, code)
   finally:
@@ -349,13 +355,16 @@ def _families(runs: Sequence[Run]) -> dict[str, list[str]]:
 class _Run(NamedTuple):
   """A run to rerun: its name, its command, the runs that command writes
   (itself among them), the command and config it is kept with in place
-  of its sidecar's (empty: the sidecar's) and the runs before it in the
-  clone whose steps it finds taken (`_after`)."""
+  of its sidecar's (empty: the sidecar's), the runs before it in the
+  clone whose steps it finds taken (`_after`), and the wall seconds the
+  clone's steps took before its command other than its needs' (what the
+  compile cache held when it started, rerun_tables.time_text)."""
   name: str
   command: str
   family: list[str]
   replacement: Mapping[str, str]
   after: list[str]
+  earlier_s: float
 
 
 def _rerun_one(job: _Run, before: list[dict[str, Any]], clone: str,
@@ -386,17 +395,17 @@ def _rerun_one(job: _Run, before: list[dict[str, Any]], clone: str,
   comparison = _compared(os.path.join(clone, output), kept.data)
   report(name, comparison, timing)
   code = 1 if comparison["differences"] else 0
-  collected = False
+  record = _record(job, kept.about, comparison, timing, before, keep)
   if keep:
     try:
-      _collect(os.path.join(clone, output), table, run, about, timing,
-               before, commit, job)
-      collected = True
+      _collect(os.path.join(clone, output), table, run, about, record,
+               commit)
+      record["kept_now"] = True
     except ValueError as e:  # collect_result's refusal, e.g. a local path
       print(f"rerun: not kept: {e}", file=sys.stderr)
       code = 1
-  _record(job, kept.about, comparison, timing, before, keep, collected,
-          records)
+  children.write_result(os.path.join(
+      records, table, record_name(run, record["kept_now"])), record)
   return {"need": f"{table}/{run}", "span": timing,
           "values": comparison["values"], "equal": comparison["equal"]}, code
 
@@ -446,29 +455,25 @@ def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
 
 
 def _record(job: _Run, about: dict[str, Any], comparison: dict[str, Any],
-            timing: dict[str, Any], needs: list[dict[str, Any]], keep: bool,
-            kept_now: bool, records: str) -> None:
-  """The rerun's result file, lab/results/reruns/TABLE/RUN.HARDWARE.json
-  when its output was kept (`kept_now`), else RUN.HARDWARE.compared.json
-  (`record_name`), `keep` whether --keep was asked; its command names
-  every run of the one command (the span is that command's) after the
-  runs whose steps it found taken in the clone (`after`), and
+            timing: dict[str, Any], needs: list[dict[str, Any]],
+            keep: bool) -> dict[str, Any]:
+  """The rerun's result, not yet kept (`kept_now`): its command names every
+  run of the one command (the span is that command's) after the runs
+  whose steps it found taken in the clone (`after`), `keep` whether
+  --keep was asked; `earlier_s` what ran in the clone before it, and
   `replaced` the command and config it ran in place of the kept file's,
-  if any."""
-  table, run = run_needs.ref(job.name).split("/")
-  path = os.path.join(records, table, record_name(run, kept_now))
-  os.makedirs(os.path.dirname(path), exist_ok=True)
+  if any. Written to lab/results/reruns/TABLE/`record_name`."""
   head = children.run_facts(os.path.join(run_results.ROOT, "lab", "run.py"),
                             [*job.after, *job.family,
                              *(["--keep"] if keep else [])])
-  children.write_result(path, {
+  return {
       **head, "rerun_of": job.name, "machine": machine(),
       "cpu_id": children.cpu_id(), "span": timing, "needs": needs,
       "kept": {k: about.get(k) for k in ("commit", "hardware", "time",
                                          "sha256")},
-      "kept_now": kept_now, "after": job.after,
+      "kept_now": False, "after": job.after, "earlier_s": job.earlier_s,
       **({"replaced": dict(job.replacement)} if job.replacement else {}),
-      **comparison})
+      **comparison}
 
 
 def record_name(run: str, kept: bool) -> str:
@@ -479,25 +484,14 @@ def record_name(run: str, kept: bool) -> str:
 
 
 def _collect(path: str, table: str, run: str, about: dict[str, Any],
-             timing: dict[str, Any], needs: list[dict[str, Any]],
-             commit: str, job: _Run) -> None:
-  when = (f"{quoted.duration(timing['wall_s'])} "
-          f"({quoted.duration(timing['cpu_s'])} of CPU), "
-          f"peak {timing['peak_rss_mib']:,} MiB, fresh clone, cold caches")
-  if len(job.family) > 1:
-    when += f", one command that wrote {len(job.family)} kept files"
-  if job.after:
-    when += (f", in one clone after {', '.join(job.after)}, whose steps "
-             "it found done")
-  if needs:
-    when += (", after its needs (" + ", ".join(n["need"] for n in needs)
-             + f": {quoted.duration(sum(n['span']['wall_s'] for n in needs))}"
-             ")")
+             record: dict[str, Any], commit: str) -> None:
+  """Keeps `path` as TABLE/RUN with the time and load `record` measured."""
   collect_result.collect(argparse.Namespace(
       file=path, table=table, name=run,
       command=about["command"], config=about["config"], hardware=machine(),
-      time=when, overwrite=True, commit=commit, cpu_id=children.cpu_id(),
-      load={k: timing[k] for k in ("load_at_start", "load_mean",
-                                   "load_max")}))
+      time=rerun_tables.time_text(record), overwrite=True, commit=commit,
+      cpu_id=children.cpu_id(),
+      load={k: record["span"][k] for k in ("load_at_start", "load_mean",
+                                           "load_max")}))
   print(f"kept lab/results/runs/{table}/{run}.json; now run "
         "python lab/tools/render_tables.py")

@@ -26,22 +26,53 @@ def _cpu_id(record: dict) -> str:
   return f" ({record['cpu_id']})" if record.get("cpu_id") else ""
 
 
-def _time(record: dict) -> str:
-  """The run's own time (its command's, which may write several runs;
-  what was left after the runs before it in the clone whose steps it
-  found taken), and its needs' where it had any."""
-  own = quoted.duration(record["span"]["wall_s"])
+# A clone, the comparisons and `mkdir -p` steps take seconds and compile
+# nothing: less than this before a run leaves its caches as cold.
+SETTLED_S = 10.0
+
+
+def _needs_s(record: dict) -> float:
+  return sum(n["span"]["wall_s"] for n in record.get("needs") or [])
+
+
+def earlier_s(record: dict) -> float:
+  """The wall seconds the steps of the run's clone took before its command,
+  other than its needs': the record's `earlier_s`, or for a record without
+  it its whole run (`run`, from the clone on) less its span and needs'."""
+  if "earlier_s" in record:
+    return record["earlier_s"]
+  return max(0.0, record["run"]["wall_s"] - record["span"]["wall_s"]
+             - _needs_s(record))
+
+
+def time_text(record: dict) -> str:
+  """A rerun's time as its kept sidecar and the table state it: its
+  command's span (which may write several runs), and the clone it ran in:
+  cold caches when it began, or the steps before it there (the runs whose
+  steps it found done, `after`; other runs'; its needs) that filled them."""
+  span = record["span"]
+  text = (f"{quoted.duration(span['wall_s'])} "
+          f"({quoted.duration(span['cpu_s'])} of CPU)")
+  if span.get("peak_rss_mib"):
+    text += f", peak {span['peak_rss_mib']:,} MiB"
+  before, needs = earlier_s(record), record.get("needs") or []
+  warm = before + _needs_s(record) >= SETTLED_S
+  text += (", fresh clone, caches warm from the steps before it" if warm
+           else ", fresh clone, cold caches")
   after = record.get("after") or []
   family = [a for a in record["command"].split() if a.startswith("runs/")]
   if len(family) - len(after) > 1:  # the runs of one command (rerun.py)
-    own += f", one command for {len(family) - len(after)} runs"
+    text += f", one command that wrote {len(family) - len(after)} kept files"
   if after:
-    own += f", after the steps of {', '.join(after)} in its clone"
-  needs = record.get("needs") or []
-  if not needs:
-    return own
-  spent = quoted.duration(sum(n["span"]["wall_s"] for n in needs))
-  return f"{own}, after its needs' {spent}"
+    text += (f", in one clone after {', '.join(after)}, whose steps it "
+             "found done")
+  elif before >= SETTLED_S:
+    text += (f", in one clone after {quoted.duration(before)} of other runs' "
+             "steps")
+  if needs:
+    text += (", after its needs (" + ", ".join(n["need"] for n in needs)
+             + f": {quoted.duration(_needs_s(record))})")
+  return text
 
 
 def _kept(record: dict) -> str:
@@ -63,11 +94,11 @@ def reruns() -> list[str]:
             f", at {r['kept']['commit'][:7]}" if r["kept"].get("commit")
             else ""),
         f"{r['machine']}{_cpu_id(r)}, at {r['commit'][:7]}",
-        _time(r),
+        time_text(r),
         f"{r['equal']:,} of {r['values']:,}", _largest(r),
         _kept(r)))
   return markdown_table.table(
-      ["kept run", "kept on", "rerun on (fresh clone, cold caches)",
+      ["kept run", "kept on", "rerun on",
        "rerun's time", "values equal", "largest difference",
        "rerun kept"], rows)
 
