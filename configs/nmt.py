@@ -23,7 +23,7 @@ Time and result (6,000 steps; newstest2013 BLEU, all 3,000 lines, beam 5):
       {h100.train_time=4 min} on one NVIDIA H100, {h100.nmt_de.bleu=13.01} at step
       {h100.nmt_de.step=6,000} (dev flat from step 4,000;
       lab/results/gpu_session.de-en.nvidia-h100/);
-  fr: {config_runs/nmt-fr.time=44 min 35 s: train 43 min 33 s (72 min 26 s of CPU; niced test runs of a few minutes beside it), eval 1 min 2 s (dev and dev_all, after a dev_all eval of 1 min 19 s)}
+  fr: {config_runs/nmt-fr.time=42 min 27 s (1 h 11 min of CPU), peak 4,586 MiB, fresh clone, cold caches}
       on {config_runs/nmt-fr.hardware=Intel Xeon, 2 cores}, {config_runs/nmt-fr.bleu=10.02} at step {config_runs/nmt-fr.step=5,000} (dev {config_runs/nmt-fr.dev_bleu=14.17}; the run kept as
       lab/results/runs/config_runs/nmt-fr);
   cs: {config_runs/nmt-cs.time=44 min 21 s: train 43 min 15 s (74 min 44 s of CPU), eval 1 min 6 s (dev and dev_all)}
