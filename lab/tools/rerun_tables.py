@@ -38,7 +38,8 @@ def _needs_s(record: dict) -> float:
 def earlier_s(record: dict) -> float:
   """The wall seconds the steps of the run's clone took before its command,
   other than its needs': the record's `earlier_s`, or for a record without
-  it its whole run (`run`, from the clone on) less its span and needs'."""
+  it its whole run (`run`, from lab/run.py's start) less its span and
+  needs'."""
   if "earlier_s" in record:
     return record["earlier_s"]
   return max(0.0, record["run"]["wall_s"] - record["span"]["wall_s"]
