@@ -26,7 +26,7 @@ Time and result (6,000 steps; newstest2013 BLEU, all 3,000 lines, beam 5):
   fr: {config_runs/nmt-fr.time=42 min 27 s (1 h 11 min of CPU), peak 4,586 MiB, fresh clone, cold caches}
       on {config_runs/nmt-fr.hardware=Intel Xeon, 2 cores}, {config_runs/nmt-fr.bleu=10.02} at step {config_runs/nmt-fr.step=5,000} (dev {config_runs/nmt-fr.dev_bleu=14.17}; the run kept as
       lab/results/runs/config_runs/nmt-fr);
-  cs: {config_runs/nmt-cs.time=44 min 21 s: train 43 min 15 s (74 min 44 s of CPU), eval 1 min 6 s (dev and dev_all)}
+  cs: {config_runs/nmt-cs.time=45 min 11 s (1 h 16 min of CPU), peak 4,861 MiB, fresh clone, cold caches}
       on {config_runs/nmt-cs.hardware=Intel Xeon, 2 cores}, {config_runs/nmt-cs.bleu=9.26} at step {config_runs/nmt-cs.step=6,000} (dev {config_runs/nmt-cs.dev_bleu=9.04}; the run kept as
       lab/results/runs/config_runs/nmt-cs).
 The paper's decoder (attention before the update, no input feeding) is
