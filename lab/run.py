@@ -18,9 +18,10 @@ tools/collect_result.py: tools/rerun.py runs its commands in a fresh clone
 whose caches start empty, after those of what it needs
 (tools/run_needs.py), and compares their output with the kept file value
 by value (exit 1 when one differs); --keep keeps the new output in its
-place, with the measured time, load, commit and machine. Several collected runs rerun in one
-clone, each need and each run once (a family that shares what it needs),
-and runs of one and the same command run it once.
+place, with the measured time, load, commit and machine. Several
+collected runs rerun in one clone, each need and each run once (a family
+that shares what it needs), and runs of one and the same command run it
+once.
 --print shows the commands, what they need first, and the line that
 collects their output by hand. A collected run whose recorded command
 fails at this commit reruns with the command a JSON file gives it,

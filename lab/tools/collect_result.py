@@ -35,6 +35,7 @@ import manifest  # pylint: disable=wrong-import-position
 import run_needs  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
 
+WRITER = "lab/tools/collect_result.py"  # as the manifest names it
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 _LOCAL = re.compile(r"(?:^|\s|=)(?:/|~)\S")
 
@@ -109,9 +110,6 @@ def collect(args: argparse.Namespace) -> str:
   manifest.record(target, written_by=WRITER, command=args.command)
   write_about(args.table, args.name, about)
   return target
-
-
-WRITER = "lab/tools/collect_result.py"
 
 
 def write_about(table: str, name: str, about: dict) -> None:
