@@ -22,6 +22,10 @@ place, with the measured time, load, commit and machine. Several
 collected runs rerun in one clone, each need and each run once (a family
 that shares what it needs), and runs of one and the same command run it
 once.
+A benchmark that reads a paraflax run's output (a trained workdir, a
+paraphrase table) first runs the commands that make it, from the
+repository root (tools/run_needs.py's BENCHMARK_NEEDS; paraflax keeps
+finished work, so a made workdir costs nothing again).
 --print shows the commands, what they need first, and the line that
 collects their output by hand. A collected run whose recorded command
 fails at this commit reruns with the command a JSON file gives it,
@@ -85,9 +89,10 @@ def command_of(name: str, entries: dict[str, dict]) -> list[str]:
 def needs_of(name: str, entries: dict[str, dict],
              replaced: dict[str, dict] | None = None
              ) -> list[tuple[str, str]]:
-  """(need, command) for what collected run NAME ("runs/TABLE/RUN.json")
-  reads that its commands do not make, in the order they run; a need in
-  `replaced` (NAME -> {"command": ...}) runs its command there."""
+  """(need, command) for what NAME, a collected run ("runs/TABLE/RUN.json")
+  or a benchmark's file, reads that its commands do not make, in the
+  order they run; a need in `replaced` (NAME -> {"command": ...}) runs its
+  command there."""
   return run_needs.chain(run_needs.ref(name), lambda need: _command(
       f"runs/{need}.json", entries, replaced or {}))
 
@@ -204,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
   if note:
     print(f"note: {note}", file=sys.stderr)
   collected = args.name.startswith("runs/")
-  needs = needs_of(args.name, entries) if collected else []
+  needs = needs_of(args.name, entries)
   if args.print:
     for need, line in needs:
       print(f"first ({need}): {line}" if need != line else f"first: {line}")
@@ -216,7 +221,28 @@ def main(argv: list[str] | None = None) -> int:
     import rerun  # pylint: disable=g-import-not-at-top
     return rerun.rerun(args.name, shell_line(command), needs, keep=args.keep,
                        keep_scratch=args.keep_scratch)
-  return subprocess.run(_interpreter(_resolved(command)), cwd=ROOT,
+  return _benchmark(args.name, _resolved(command), needs)
+
+
+def _benchmark(name: str, argv: list[str],
+               needs: list[tuple[str, str]]) -> int:
+  """Runs benchmark NAME's `argv` from the repository root after the
+  commands of what it needs, with this venv's tools on PATH; 1 when a
+  need fails (the benchmark does not run)."""
+  unmade = run_needs.BENCHMARK_UNMADE.get(name)
+  if unmade:
+    print(f"note: {name} reads runs/ folders no kept run makes: {unmade}",
+          file=sys.stderr)
+  env = dict(os.environ, PATH=os.pathsep.join(
+      [os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+  for need, line in needs:
+    print(f"run: first{f' ({need})' if need != line else ''}: {line}",
+          file=sys.stderr)
+    if subprocess.run(["bash", "-c", line], cwd=ROOT, env=env,
+                      check=False).returncode:
+      print(f"run: {need} failed, so {name} did not run", file=sys.stderr)
+      return 1
+  return subprocess.run(_interpreter(argv), cwd=ROOT, env=env,
                         check=False).returncode
 
 

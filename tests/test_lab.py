@@ -158,6 +158,10 @@ def test_every_kept_run_s_paraflax_commands_would_start(manifest):
            if entry["command"]
            for step in run.note_of(entry["command"])[0].split(" && ")
            if command_lines.is_paraflax(step)]
+  steps += [(name, need) for table in (run.run_needs.NEEDS,
+                                       run.run_needs.BENCHMARK_NEEDS)
+            for name, needs in table.items() for need in needs
+            if command_lines.is_paraflax(need)]
   assert len(steps) > 500
   bad = [f"{name}: {step}\n  {why}" for name, step in steps
          if (why := command_lines.problem(step))]
@@ -662,6 +666,62 @@ def test_every_collected_run_s_reads_are_made_by_it_or_its_needs(manifest):
   for name, needs in run.run_needs.NEEDS.items():
     for need in (name, *filter(run.run_needs.is_run, needs)):
       assert f"runs/{need}.json" in entries, need
+
+
+def test_every_benchmark_s_runs_reads_are_made_by_its_needs(manifest):
+  """A benchmark that reads a trained workdir or a table from runs/ names
+  the kept runs or commands that make it (tools/run_needs.py), so that
+  `lab/run.py NAME` reruns it in a fresh clone; the few that cannot say
+  why, and the lists name only files of the record."""
+  run = _module(LAB / "run.py")
+  needs = run.run_needs
+  entries = manifest.load()
+  kept_command = lambda ref: run.shell_line(run.command_of(  # pylint: disable=unnecessary-lambda-assignment
+      f"runs/{ref}.json", entries))
+  unmade = {}
+  for name, entry in entries.items():
+    if entry["command"] and not name.startswith(("runs/", "reruns/")):
+      if reads := needs.benchmark_uncovered(
+          name, run.note_of(entry["command"])[0], kept_command):
+        unmade[name] = reads
+  assert sorted(unmade) == sorted(needs.BENCHMARK_UNMADE), unmade
+  for name, named in needs.BENCHMARK_NEEDS.items():
+    assert name in entries, name
+    for need in filter(needs.is_run, named):
+      assert f"runs/{need}.json" in entries, need
+  assert needs.benchmark_uncovered(
+      "b.json", "lab/x.py --workdir runs/nmt_de --table runs/pivot/t.txt",
+      kept_command, {"b.json": ("headline/nmt-de",)}) == ["runs/pivot"]
+
+
+def test_a_benchmark_runs_what_it_needs_first_from_the_repository_root(
+    tmp_path, monkeypatch, capsys):
+  """`lab/run.py NAME` makes what benchmark NAME reads before running it,
+  and does not run it when that fails; --print shows the order."""
+  run = _module(LAB / "run.py")
+  (tmp_path / "lab").mkdir()
+  (tmp_path / "lab" / "x.py").write_text(
+      "import pathlib, sys\n"
+      "made = pathlib.Path('runs/a/made').is_dir()\n"
+      "pathlib.Path(sys.argv[2]).write_text(str(made))\n")
+  (tmp_path / "lab" / "results").mkdir()
+  entries = {"b.json": {"command": "lab/x.py --output b.json",
+                        "written_by": "lab/x.py"},
+             "runs/t/a.json": {"command": "mkdir -p runs/a/made"}}
+  monkeypatch.setattr(run, "ROOT", str(tmp_path))
+  monkeypatch.setattr(run.manifest, "load", lambda: entries)
+  monkeypatch.setitem(run.run_needs.BENCHMARK_NEEDS, "b.json", ("t/a",))
+  assert run.main(["b.json", "--print"]) == 0
+  assert capsys.readouterr().out.splitlines() == [
+      "first (t/a): mkdir -p runs/a/made",
+      "lab/x.py --output lab/results/b.json"]
+  assert run.main(["b.json"]) == 0
+  assert (tmp_path / "lab" / "results" / "b.json").read_text() == "True"
+  (tmp_path / "lab" / "results" / "b.json").unlink()
+  entries["runs/t/a.json"]["command"] = "false"
+  assert run.main(["b.json"]) == 1
+  assert "run: t/a failed, so b.json did not run" in capsys.readouterr().err
+  assert not (tmp_path / "lab" / "results" / "b.json").exists()
 
 
 def test_a_collected_run_prints_the_line_that_keeps_it_again():

@@ -6,7 +6,9 @@ The weight is chosen on the evaluation words themselves (PPDB's lexical
 list holds no held-out words): a sweep to read, not a tuning.
 
 Command (writes the sweep with the run's command, commit, hardware, load
-and seconds, by children.write_result):
+and seconds, by children.write_result), after the kept run
+`domain/monods-general`'s commands have made the table (`lab/run.py
+monods_weights.general-256.intel-xeon-2core.json` runs them first):
   .venv/bin/python lab/benchmarks/monods_weights.py \
       --table runs/pivot/general.monods256.txt \
       --output lab/results/monods_weights.general-256.intel-xeon-2core.json

@@ -1,5 +1,8 @@
 """What a collected run's commands read that they do not make themselves,
 and the commands that make it: a rerun in a fresh clone runs these first.
+A benchmark that reads a paraflax run's output (a trained workdir, a
+paraphrase table) names what makes it the same way (BENCHMARK_NEEDS):
+`lab/run.py NAME` runs those from the repository root before it.
 
     NEEDS["sts_encoders/gran-seed1"] == ("sts_encoders/ppdb-words",)
 
@@ -24,6 +27,10 @@ from collections.abc import Callable
 _NOISY_M30K = ("paraflax noise-bitext --corpus bitext_multi30k_de_en "
                "--output m30k_noisy.tsv")
 _BT_ANALYSIS = "mkdir -p runs/bt_analysis"
+# lab/fidelity.md's NMT posterior and stage_scale.py's beam: the tiny
+# pipeline's NMT, without the stages after it.
+_TINY_NMT = ("paraflax pipeline --config configs/pipeline.py:tiny "
+             "--workdir runs/tiny --until nmt")
 _MLPS = ("band20", "band40", "band60", "band80", "band100", "random",
          "shuffled", "worst60")
 
@@ -48,6 +55,42 @@ NEEDS: dict[str, tuple[str, ...]] = {
         f"eval_filtering/captions-mlp-{mlp}",) for mlp in _MLPS},
 }
 
+# A benchmark's result file -> what its command reads from runs/.
+BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
+    **{f"bilingual_throughput.{v}cpu-2core.json": ("config_runs/bilingual-de",)
+       for v in ("", "csls.")},
+    "domain_throughput.cpu-2core.json": (
+        "paraflax domain-data --output runs/domain",),
+    "mlp_negatives.multi30k.amd-epyc-2core.json": (
+        "config_runs/bilingual-captions", _NOISY_M30K, _TINY_NMT),
+    **{f"mlp_negatives.multi30k.{v}.amd-epyc-2core.json": (
+        "config_runs/bilingual-captions", _NOISY_M30K)
+       for v in ("apart", "seed1")},
+    "monods_weights.general-256.intel-xeon-2core.json": (
+        "domain/monods-general",),
+    **{f"nmt_vs_opennmt.{v}.json": ("headline/nmt-de",) for v in (
+        "encoder-128-1core-idle.intel-xeon-2core",
+        "encoder-128-1core.amd-epyc-2core",
+        "encoder-128-2core.amd-epyc-2core",
+        "encoder-128-2core.intel-xeon-2core")},
+    "pivot_throughput.table.cpu-2core.json": ("domain/pivot-top",),
+    **{f"stage_scale.{v}amd-epyc-2core.json": (_TINY_NMT,)
+       for v in ("", "backtranslate-b256.", "filtered-1e7.")},
+}
+# Benchmarks whose runs/ folders no kept run or recorded command makes.
+_SPM_ONLY = ("its --workdir lends only the sentencepiece models of a "
+             "configs/nmt.py:de training (lab/benchmarks/README.md's command "
+             "names runs/nmt_de); the training of runs/nmt_feed was not "
+             "recorded")
+BENCHMARK_UNMADE: dict[str, str] = {
+    "nmt_equal_wall.amd-epyc-2core.json": _SPM_ONLY,
+    "nmt_equal_wall.cores-swapped.amd-epyc-2core.json": _SPM_ONLY,
+    "nmt_learning_vs_opennmt.cpu-2core.json": (
+        "the five configs/nmt.py:de variants of its table (bridge, input "
+        "feeding, loss per token or sentence) were trained before their "
+        "commands were recorded"),
+}
+
 _RUN = re.compile(r"[a-z0-9_.-]+/[a-z0-9_.-]+")
 _TOP = re.compile(r"(?:\.\./)*(runs/[^/\s]+)")
 # Commands whose --workdir is the folder they make (the others read it).
@@ -65,7 +108,10 @@ def is_run(need: str) -> bool:
 
 
 def ref(name: str) -> str:
-  """The name NEEDS gives collected run "runs/TABLE/RUN.json": "TABLE/RUN"."""
+  """The name NEEDS gives collected run "runs/TABLE/RUN.json": "TABLE/RUN";
+  BENCHMARK_NEEDS names a benchmark's result file as it is."""
+  if not name.startswith("runs/"):
+    return name
   return name.removeprefix("runs/").removesuffix(".json")
 
 
@@ -75,7 +121,7 @@ def chain(ref: str, command_of: Callable[[str], str],
   """(need, command) for what run `ref` needs, in the order they run: a
   kept run after its own needs, each once. `command_of(run)` is a kept
   run's command; ValueError on a cycle."""
-  needs = NEEDS if needs is None else needs
+  needs = {**NEEDS, **BENCHMARK_NEEDS} if needs is None else needs
   done: dict[str, str] = {}
 
   def visit(run: str, path: tuple[str, ...]) -> None:
@@ -199,10 +245,26 @@ def settled(steps: list[str]) -> list[str]:
   return out
 
 
+def _made_by_needs(ref: str, command_of: Callable[[str], str],
+                   needs: dict[str, tuple[str, ...]] | None) -> set[str]:
+  """Every runs/ folder the steps of what `ref` needs name."""
+  return {t for _, step in chain(ref, command_of, needs)
+          for t in _mentioned(step)}
+
+
 def uncovered(ref: str, command: str, command_of: Callable[[str], str],
               needs: dict[str, tuple[str, ...]] | None = None) -> list[str]:
   """The runs/ folders run `ref`'s `command` reads that neither it nor
   what it needs makes (every folder a need names is there after it)."""
-  made = {t for _, step in chain(ref, command_of, needs)
-          for t in _mentioned(step)}
-  return unmade_reads(command, made)
+  return unmade_reads(command, _made_by_needs(ref, command_of, needs))
+
+
+def benchmark_uncovered(name: str, command: str,
+                        command_of: Callable[[str], str],
+                        needs: dict[str, tuple[str, ...]] | None = None
+                        ) -> list[str]:
+  """The runs/ folders benchmark `name`'s `command` names that what it
+  needs does not make: a benchmark writes lab/results/, so every runs/
+  folder it names is one it reads."""
+  return sorted(_mentioned(command) - _made_by_needs(name, command_of,
+                                                     needs))
