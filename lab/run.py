@@ -227,14 +227,16 @@ def main(argv: list[str] | None = None) -> int:
 def _benchmark(name: str, argv: list[str],
                needs: list[tuple[str, str]]) -> int:
   """Runs benchmark NAME's `argv` from the repository root after the
-  commands of what it needs, with this venv's tools on PATH; 1 when a
-  need fails (the benchmark does not run)."""
+  commands of what it needs, on this checkout's code with this venv's
+  tools on PATH; 1 when a need fails (the benchmark does not run)."""
   unmade = run_needs.BENCHMARK_UNMADE.get(name)
   if unmade:
     print(f"note: {name} reads runs/ folders no kept run makes: {unmade}",
           file=sys.stderr)
-  env = dict(os.environ, PATH=os.pathsep.join(
-      [os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+  env = dict(os.environ, **{
+      var: os.pathsep.join(filter(None, [first, os.environ.get(var)]))
+      for var, first in (("PATH", os.path.dirname(sys.executable)),
+                         ("PYTHONPATH", ROOT))})
   for need, line in needs:
     print(f"run: first{f' ({need})' if need != line else ''}: {line}",
           file=sys.stderr)

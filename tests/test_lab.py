@@ -696,14 +696,16 @@ def test_every_benchmark_s_runs_reads_are_made_by_its_needs(manifest):
 
 def test_a_benchmark_runs_what_it_needs_first_from_the_repository_root(
     tmp_path, monkeypatch, capsys):
-  """`lab/run.py NAME` makes what benchmark NAME reads before running it,
-  and does not run it when that fails; --print shows the order."""
+  """`lab/run.py NAME` makes what benchmark NAME reads before running it
+  on the checkout's code, and does not run it when that fails; --print
+  shows the order."""
   run = _module(LAB / "run.py")
   (tmp_path / "lab").mkdir()
   (tmp_path / "lab" / "x.py").write_text(
-      "import pathlib, sys\n"
+      "import os, pathlib, sys\n"
       "made = pathlib.Path('runs/a/made').is_dir()\n"
-      "pathlib.Path(sys.argv[2]).write_text(str(made))\n")
+      "code = os.environ['PYTHONPATH'].split(os.pathsep)[0] == os.getcwd()\n"
+      "pathlib.Path(sys.argv[2]).write_text(f'{made} {code}')\n")
   (tmp_path / "lab" / "results").mkdir()
   entries = {"b.json": {"command": "lab/x.py --output b.json",
                         "written_by": "lab/x.py"},
@@ -716,7 +718,8 @@ def test_a_benchmark_runs_what_it_needs_first_from_the_repository_root(
       "first (t/a): mkdir -p runs/a/made",
       "lab/x.py --output lab/results/b.json"]
   assert run.main(["b.json"]) == 0
-  assert (tmp_path / "lab" / "results" / "b.json").read_text() == "True"
+  assert (tmp_path / "lab" / "results" / "b.json").read_text() == (
+      "True True")
   (tmp_path / "lab" / "results" / "b.json").unlink()
   entries["runs/t/a.json"]["command"] = "false"
   assert run.main(["b.json"]) == 1
