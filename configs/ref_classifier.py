@@ -24,11 +24,11 @@ steps, random negatives (lab/results/runs/config_runs/, made by
 lab/experiments/filter_tables/classifiers.sh), on
 {config_runs/refclf-avg-random.hardware=Intel Xeon, 2 cores}:
   the back-translation, then avg on hardest negatives:
-    {config_runs/refclf-avg-hardest.time=1 min 42 s (2 min 33 s of CPU), peak 1,252 MiB, fresh clone, caches warm from the steps before it, in one clone after 3 min 13 s of other runs' steps, after its needs (headline/nmt-de: 52 min 25 s)}.
+    {config_runs/refclf-avg-hardest.time=2 min 25 s (3 min 38 s of CPU), peak 1,205 MiB, fresh clone, caches warm from the steps before it, after its needs (headline/nmt-de: 58 min 46 s)}.
   avg, test accuracy {config_runs/refclf-avg-random.test_accuracy=63.7} %, on the finished
-    back-translation: {config_runs/refclf-avg-random.time=41 s (56 s of CPU), peak 1,142 MiB, fresh clone, caches warm from the steps before it, in one clone after 4 min 55 s of other runs' steps, after its needs (headline/nmt-de: 52 min 25 s)}.
+    back-translation: {config_runs/refclf-avg-random.time=54 s (1 min 14 s of CPU), peak 1,198 MiB, fresh clone, caches warm from the steps before it, in one clone after runs/config_runs/refclf-avg-hardest.json, whose steps it found done, after its needs (headline/nmt-de: 58 min 46 s)}.
   lstm, test accuracy {config_runs/refclf-lstm-random.test_accuracy=64.4} %, on the finished
-    back-translation: {config_runs/refclf-lstm-random.time=7 min 21 s (13 min 16 s of CPU), peak 1,779 MiB, fresh clone, caches warm from the steps before it, in one clone after 5 min 36 s of other runs' steps, after its needs (headline/nmt-de: 52 min 25 s)}.
+    back-translation: {config_runs/refclf-lstm-random.time=8 min 21 s (14 min 45 s of CPU), peak 1,777 MiB, fresh clone, caches warm from the steps before it, in one clone after runs/config_runs/refclf-avg-hardest.json, whose steps it found done, after its needs (headline/nmt-de: 58 min 46 s)}.
 On the back-translations of the same NMT at step 1,500 (newstest2013 BLEU
 {config_runs/nmt-de-1500.bleu=6.24}) the avg reaches {config_runs/refclf-avg-random-nmt1500.test_accuracy=75.2} %: a better NMT's translations
 are harder to tell apart (lab/results/runs/config_runs/refclf-avg-random-nmt1500.json).
