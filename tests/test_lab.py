@@ -545,6 +545,28 @@ def test_every_kept_rerun_s_time_is_its_record_s():
   assert times.main(["--check"]) == 0, "python lab/tools/rerun_times.py"
 
 
+def test_a_rerun_s_pearson_gap_is_its_largest_pearson_difference(
+    tmp_path, monkeypatch):
+  """docs quote how far a rerun on another CPU moved the STS figures: the
+  largest Pearson difference of its record, Spearman ones aside."""
+  tables = _module(LAB / "tools" / "rerun_tables.py")
+  monkeypatch.setattr(tables.run_results, "RERUNS", str(tmp_path))
+  (tmp_path / "t").mkdir()
+  differences = [
+      {"path": "datasets/a/pearson", "kept": 0.5, "now": 0.5 + 2e-8},
+      {"path": "groups/b/mean_pearson", "kept": 0.25, "now": 0.25 - 3e-6},
+      {"path": "datasets/a/spearman", "kept": 0.5, "now": 0.6},
+      {"path": "datasets/c/pearson", "kept": 0.5, "now": None}]
+  (tmp_path / "t" / "r.h.compared.json").write_text(
+      json.dumps({"differences": differences}))
+  assert tables.pearson_gap("t/r.h.compared") == "3e-06"
+  (tmp_path / "t" / "r.h.compared.json").write_text(
+      json.dumps({"differences": differences[2:]}))
+  assert tables.pearson_gap("t/r.h.compared") == "0"
+  assert tables.VALUES[
+      "rerun.sts_encoders/avg.intel-xeon-2core.compared.pearson_gap"]
+
+
 def test_a_family_one_command_writes_reruns_it_once_and_keeps_each(
     rerun, tmp_path, monkeypatch, capsys):
   """Runs whose recorded command is the same (a filter table's sweeps)

@@ -359,7 +359,8 @@ class _Values(dict):
 VALUES: dict[str, Callable[[], str]] = _Values({**run_tables.VALUES,
                                                 **fidelity_tables.VALUES,
                                                 **bench_tables.VALUES,
-                                                **mining_peer_tables.VALUES})
+                                                **mining_peer_tables.VALUES,
+                                                **rerun_tables.VALUES})
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")

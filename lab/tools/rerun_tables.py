@@ -5,9 +5,11 @@ file was made, where and at which commit it ran again, and how many of
 its values came back."""
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import os
+from collections.abc import Callable
 
 import markdown_table
 import quoted
@@ -104,4 +106,29 @@ def reruns() -> list[str]:
        "rerun kept"], rows)
 
 
+def pearson_gap(record: str) -> str:
+  """The largest difference between a kept Pearson coefficient and its
+  rerun's, in rerun record `record` (TABLE/RUN.HARDWARE[.compared]): how
+  far STS figures move from one CPU kind to the other. "0" when none
+  differs."""
+  with open(os.path.join(run_results.RERUNS, f"{record}.json"),
+            encoding="utf-8") as f:
+    differences = json.load(f)["differences"]
+  gaps = [abs(d["now"] - d["kept"]) for d in differences
+          if d["path"].endswith("pearson")
+          and all(isinstance(d[k], (int, float)) for k in ("kept", "now"))]
+  return f"{max(gaps):.0e}" if gaps else "0"
+
+
+def _values() -> dict[str, Callable[[], str]]:
+  """`rerun.TABLE/RUN.HARDWARE[.compared].pearson_gap` for every record."""
+  out = {}
+  for path in glob.glob(os.path.join(run_results.RERUNS, "*", "*.json")):
+    record = os.path.relpath(path, run_results.RERUNS).removesuffix(".json")
+    out[f"rerun.{record}.pearson_gap"] = functools.partial(pearson_gap,
+                                                           record)
+  return out
+
+
+VALUES = _values()
 TABLES = (reruns,)
