@@ -317,12 +317,13 @@ MONODS_WEIGHTS = "monods_weights.general-256.intel-xeon-2core.json"
 def monods_weights() -> list[str]:
   """monods_weights.py: PPDB agreement x 100 of the general table reranked
   with B = 256 signatures at each weight w (w = 0: pivoting alone, 1:
-  MonoDS alone), recomputed from its p= and monods= columns."""
+  MonoDS alone), recomputed from its p= and monods= columns; every
+  weight that ties the best as printed is bold."""
   rows = _load(MONODS_WEIGHTS)["sweep"]["rows"]
-  best = {k: max(r[k] for r in rows) for k in ("p@1", "p@5")}
+  best = {k: f"{max(r[k] for r in rows):.1f}" for k in ("p@1", "p@5")}
   return _table(["w", "P@1", "P@5"], [
       (f"{r['weight']:g}", *(markdown_table.bold_if(f"{r[k]:.1f}",
-                                                   r[k] == best[k])
+                                                   f"{r[k]:.1f}" == best[k])
                              for k in ("p@1", "p@5"))) for r in rows])
 
 
