@@ -698,8 +698,10 @@ def test_every_benchmark_s_runs_reads_are_made_by_its_needs(manifest):
   run = _module(LAB / "run.py")
   needs = run.run_needs
   entries = manifest.load()
-  kept_command = lambda ref: run.shell_line(run.command_of(  # pylint: disable=unnecessary-lambda-assignment
-      f"runs/{ref}.json", entries))
+
+  def kept_command(ref: str) -> str:
+    return run.shell_line(run.command_of(f"runs/{ref}.json", entries))
+
   unmade = {}
   for name, entry in entries.items():
     if entry["command"] and not name.startswith(("runs/", "reruns/")):
