@@ -768,10 +768,18 @@ def test_run_lists_every_file_of_the_manifest(manifest, capsys):
   assert listed == sorted(manifest.load())
 
 
-def test_every_table_names_its_result_files_in_lab_figures_md():
+def test_every_table_names_its_result_files_in_lab_figures_md(manifest):
+  """lab/figures.md lists each table's files with the command that
+  reruns each, and what that command needs made first."""
   figures = _module(LAB / "tools" / "figures.py")
   assert figures.unsourced() == []
   assert figures.main(["--check"]) == 0, "python lab/tools/figures.py"
+  entries = manifest.load()
+  assert figures._command(  # pylint: disable=protected-access
+      "monods_weights.general-256.intel-xeon-2core.json", entries).endswith(
+          "`, after `domain/monods-general`")
+  assert ", after" not in figures._command(  # pylint: disable=protected-access
+      "runs/sts_encoders/avg.json", entries)
 
 
 def test_the_encoders_and_wieting_s_code_take_turns():

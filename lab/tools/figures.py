@@ -128,8 +128,10 @@ def _command(rel: str, entries: dict[str, dict]) -> str:
     command, note = entries[rel]["command"], ""
   if not command:
     return "kept without a command"
+  after = ", ".join(f"`{need}`" for need, _ in run.needs_of(rel, entries))
   return ("`" + command.replace("|", "\\|") + "`"
-          + (f" ({note})" if note else ""))
+          + (f" ({note})" if note else "") + (f", after {after}" if after
+                                              else ""))
 
 
 def _typed_rows() -> list[str]:
@@ -149,7 +151,9 @@ def markdown() -> str:
          "renderers and `results/manifest.json`: each table of README.md, "
          "docs/ and lab/, the result files it is rendered from, and the "
          "command that reruns each (`python lab/run.py FILE`; a command "
-         "with placeholders such as WORK reads them from the environment). "
+         "with placeholders such as WORK reads them from the environment; "
+         "\"after\" names the kept runs or commands that make what it "
+         "reads, which `lab/run.py` runs first). "
          "\"Kept without a command\": a file kept before the record had a "
          "writer that holds no command. `lab/tables/`: a table's "
          "definition, the rows it shows and the runs behind them.", "",
