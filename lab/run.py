@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
   needs = needs_of(args.name, entries)
   if args.print:
     for need, line in needs:
-      print(f"first ({need}): {line}" if need != line else f"first: {line}")
+      print(_first(need, line))
     print(shell_line(command))
     if collected:
       print("then: " + collect_line(args.name))
@@ -222,6 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     return rerun.rerun(args.name, shell_line(command), needs, keep=args.keep,
                        keep_scratch=args.keep_scratch)
   return _benchmark(args.name, _resolved(command), needs)
+
+
+def _first(need: str, line: str) -> str:
+  """How a need that runs first is shown: by its run's name where it is a
+  kept run's command."""
+  return f"first ({need}): {line}" if need != line else f"first: {line}"
 
 
 def _benchmark(name: str, argv: list[str],
@@ -238,8 +244,7 @@ def _benchmark(name: str, argv: list[str],
       for var, first in (("PATH", os.path.dirname(sys.executable)),
                          ("PYTHONPATH", ROOT))})
   for need, line in needs:
-    print(f"run: first{f' ({need})' if need != line else ''}: {line}",
-          file=sys.stderr)
+    print(f"run: {_first(need, line)}", file=sys.stderr)
     if subprocess.run(["bash", "-c", line], cwd=ROOT, env=env,
                       check=False).returncode:
       print(f"run: {need} failed, so {name} did not run", file=sys.stderr)
