@@ -235,10 +235,6 @@ def _benchmark(name: str, argv: list[str],
   """Runs benchmark NAME's `argv` from the repository root after the
   commands of what it needs, on this checkout's code with this venv's
   tools on PATH; 1 when a need fails (the benchmark does not run)."""
-  unmade = run_needs.BENCHMARK_UNMADE.get(name)
-  if unmade:
-    print(f"note: {name} reads runs/ folders no kept run makes: {unmade}",
-          file=sys.stderr)
   env = dict(os.environ, **{
       var: os.pathsep.join(filter(None, [first, os.environ.get(var)]))
       for var, first in (("PATH", os.path.dirname(sys.executable)),

@@ -158,10 +158,11 @@ def test_every_kept_run_s_paraflax_commands_would_start(manifest):
            if entry["command"]
            for step in run.note_of(entry["command"])[0].split(" && ")
            if command_lines.is_paraflax(step)]
-  steps += [(name, need) for table in (run.run_needs.NEEDS,
+  steps += [(name, step) for table in (run.run_needs.NEEDS,
                                        run.run_needs.BENCHMARK_NEEDS)
             for name, needs in table.items() for need in needs
-            if command_lines.is_paraflax(need)]
+            for step in need.split(" && ")
+            if command_lines.is_paraflax(step)]
   assert len(steps) > 500
   bad = [f"{name}: {step}\n  {why}" for name, step in steps
          if (why := command_lines.problem(step))]
@@ -693,8 +694,8 @@ def test_every_collected_run_s_reads_are_made_by_it_or_its_needs(manifest):
 def test_every_benchmark_s_runs_reads_are_made_by_its_needs(manifest):
   """A benchmark that reads a trained workdir or a table from runs/ names
   the kept runs or commands that make it (tools/run_needs.py), so that
-  `lab/run.py NAME` reruns it in a fresh clone; the few that cannot say
-  why, and the lists name only files of the record."""
+  `lab/run.py NAME` reruns it in a fresh clone; the lists name only files
+  of the record."""
   run = _module(LAB / "run.py")
   needs = run.run_needs
   entries = manifest.load()
@@ -708,7 +709,7 @@ def test_every_benchmark_s_runs_reads_are_made_by_its_needs(manifest):
       if reads := needs.benchmark_uncovered(
           name, run.note_of(entry["command"])[0], kept_command):
         unmade[name] = reads
-  assert sorted(unmade) == sorted(needs.BENCHMARK_UNMADE), unmade
+  assert unmade == {}, unmade
   for name, named in needs.BENCHMARK_NEEDS.items():
     assert name in entries, name
     for need in filter(needs.is_run, named):
@@ -716,6 +717,30 @@ def test_every_benchmark_s_runs_reads_are_made_by_its_needs(manifest):
   assert needs.benchmark_uncovered(
       "b.json", "lab/x.py --workdir runs/nmt_de --table runs/pivot/t.txt",
       kept_command, {"b.json": ("headline/nmt-de",)}) == ["runs/pivot"]
+
+
+def test_the_nmt_variants_commands_train_the_models_their_file_records():
+  """nmt_learning_vs_opennmt's workdirs are made by run_needs' commands:
+  each command's config holds the model and loss the result file records
+  for its workdir, and trains as long as the file's dev curve runs."""
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  needs = _module(LAB / "tools" / "run_needs.py")
+  report = json.loads((LAB / "results" / "nmt_learning_vs_opennmt."
+                       "cpu-2core.json").read_text(encoding="utf-8"))
+  assert [o["workdir"] for o in report["ours"]] == [
+      f"runs/{w}" for w in needs.NMT_VARIANTS]
+  for ours in report["ours"]:
+    argv = needs.shlex.split(needs._nmt_variant(ours["workdir"][5:]))
+    config = config_lib.load("configs/nmt.py:de", [
+        a for a in argv if a.startswith("--config.")])
+    for part in ("model", "loss"):
+      assert {k: config[part][k] for k in ours[part]} == ours[part], (
+          ours["workdir"], part)
+    assert config.train_steps == max(map(int, ours["dev"]))
+    assert sorted(map(int, ours["dev"])) == list(range(
+        config.eval_every, config.train_steps + 1, config.eval_every))
+    assert ("--only dev_all" in needs._nmt_variant(ours["workdir"][5:])
+            ) == (ours["dev_all"] is not None), ours["workdir"]
 
 
 def test_a_benchmark_runs_what_it_needs_first_from_the_repository_root(

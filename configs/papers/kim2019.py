@@ -43,12 +43,11 @@ start, with configs/bilingual.py's embedding fed at every step, at
 configs/pipeline.py:tiny's bilingual settings (Multi30k, 64-unit layers,
 2,000 pieces, learning rate 6e-3) for 4,000 steps: {config_runs/bilingual-captions.time=5 min 55 s (8 min 25 s of CPU), peak 1,873 MiB, fresh clone, cold caches} on
 {config_runs/bilingual-captions.hardware=Intel Xeon, 2 cores}, dev alignment accuracy {config_runs/bilingual-captions.dev_align=79.2} %
-(lab/results/runs/config_runs/bilingual-captions.json). An earlier run of
-the same command on an AMD EPYC's shared cores is the encoder of the MLP
-table: Multi30k 2016 alignment error
-{mlp_negatives.multi30k.amd-epyc-2core.json:rows/selection=cosine,n=1000/align_error:.1f=18.2} % (cosine) and
-{mlp_negatives.multi30k.amd-epyc-2core.json:rows/selection=csls,n=1000/align_error:.1f=9.0} % (CSLS;
-lab/results/mlp_negatives.multi30k.amd-epyc-2core.json); the command and
+(lab/results/runs/config_runs/bilingual-captions.json). It is the encoder
+of the MLP table: Multi30k 2016 alignment error
+{mlp_negatives.multi30k.intel-xeon-2core.json:rows/selection=cosine,n=1000/align_error:.1f=18.0} % (cosine) and
+{mlp_negatives.multi30k.intel-xeon-2core.json:rows/selection=csls,n=1000/align_error:.1f=9.4} % (CSLS;
+lab/results/mlp_negatives.multi30k.intel-xeon-2core.json); the command and
 the MLP table on it: lab/fidelity.md. At full size a step does several
 times the work of configs/bilingual.py's (not measured: 512-unit encoder
 layers against 256, a decoder of 1,024 units against 256, 20k pieces

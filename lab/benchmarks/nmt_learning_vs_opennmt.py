@@ -181,6 +181,9 @@ def main() -> None:
   parser.add_argument("--keep", help="a folder to keep OpenNMT-py's data and "
                       "checkpoints in (default: a temporary one, removed)")
   args = parser.parse_args()
+  # One torch thread unless told otherwise, as the kept table's peer
+  # trained (its torch_threads); ours trained in their own runs.
+  os.environ.setdefault("OMP_NUM_THREADS", "1")
   opennmt = _opennmt(args.onmt_bin, args.workdirs[0], args.steps, args.every,
                      args.keep)
   onmt = peer.onmt_versions(args.onmt_bin)

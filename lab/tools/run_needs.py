@@ -34,6 +34,32 @@ _TINY_NMT = ("paraflax pipeline --config configs/pipeline.py:tiny "
 _MLPS = ("band20", "band40", "band60", "band80", "band100", "random",
          "shuffled", "worst60")
 
+# The configs/nmt.py:de variants nmt_learning_vs_opennmt.py compares, each
+# 1,500 steps with its dev evaluation every 500; the two with input feeding
+# also translate all of newstest2013. tests/test_lab.py checks each
+# variant's config against the model and loss the result file records.
+NMT_VARIANTS: dict[str, tuple[str, ...]] = {
+    "nmt_base": ("--config.model.input_feeding=false",),
+    "nmt_feed": (),
+    "nmt_bridge": ("--config.model.input_feeding=false",
+                   "--config.model.bridge=final"),
+    "nmt_norm": ("--config.model.input_feeding=false",
+                 "--config.loss.normalize=sentences"),
+    "nmt_onmt": ("--config.model.bridge=final",
+                 "--config.loss.normalize=sentences"),
+}
+
+
+def _nmt_variant(workdir: str) -> str:
+  """The command that trains (and, with input feeding, tests) runs/WORKDIR."""
+  line = " ".join(("paraflax train --config configs/nmt.py:de --workdir",
+                   f"runs/{workdir} --config.train_steps=1500",
+                   "--config.eval_every=500", *NMT_VARIANTS[workdir]))
+  if "--config.model.input_feeding=false" in NMT_VARIANTS[workdir]:
+    return line
+  return f"{line} && paraflax eval --workdir runs/{workdir} --only dev_all"
+
+
 NEEDS: dict[str, tuple[str, ...]] = {
     "sts_encoders/gran-seed1": ("sts_encoders/ppdb-words",),
     "config_runs/nmt-fr-nolimit": ("config_runs/nmt-fr",),
@@ -61,9 +87,9 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
        for v in ("", "csls.")},
     "domain_throughput.cpu-2core.json": (
         "paraflax domain-data --output runs/domain",),
-    "mlp_negatives.multi30k.amd-epyc-2core.json": (
+    "mlp_negatives.multi30k.intel-xeon-2core.json": (
         "config_runs/bilingual-captions", _NOISY_M30K, _TINY_NMT),
-    **{f"mlp_negatives.multi30k.{v}.amd-epyc-2core.json": (
+    **{f"mlp_negatives.multi30k.{v}.intel-xeon-2core.json": (
         "config_runs/bilingual-captions", _NOISY_M30K)
        for v in ("apart", "seed1")},
     "monods_weights.general-256.intel-xeon-2core.json": (
@@ -76,21 +102,12 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
     "pivot_throughput.table.cpu-2core.json": ("domain/pivot-top",),
     **{f"stage_scale.{v}amd-epyc-2core.json": (_TINY_NMT,)
        for v in ("", "backtranslate-b256.", "filtered-1e7.")},
+    # Its --workdir lends the sentencepiece models both sides cut with.
+    **{f"nmt_equal_wall.{v}amd-epyc-2core.json": (_nmt_variant("nmt_feed"),)
+       for v in ("", "cores-swapped.")},
+    "nmt_learning_vs_opennmt.cpu-2core.json": tuple(
+        _nmt_variant(w) for w in NMT_VARIANTS),
 }
-# Benchmarks whose runs/ folders no kept run or recorded command makes.
-_SPM_ONLY = ("its --workdir lends only the sentencepiece models of a "
-             "configs/nmt.py:de training (lab/benchmarks/README.md's command "
-             "names runs/nmt_de); the training of runs/nmt_feed was not "
-             "recorded")
-BENCHMARK_UNMADE: dict[str, str] = {
-    "nmt_equal_wall.amd-epyc-2core.json": _SPM_ONLY,
-    "nmt_equal_wall.cores-swapped.amd-epyc-2core.json": _SPM_ONLY,
-    "nmt_learning_vs_opennmt.cpu-2core.json": (
-        "the five configs/nmt.py:de variants of its table (bridge, input "
-        "feeding, loss per token or sentence) were trained before their "
-        "commands were recorded"),
-}
-
 _RUN = re.compile(r"[a-z0-9_.-]+/[a-z0-9_.-]+")
 _TOP = re.compile(r"(?:\.\./)*(runs/[^/\s]+)")
 # Commands whose --workdir is the folder they make (the others read it).
