@@ -549,7 +549,8 @@ def test_every_kept_rerun_s_time_is_its_record_s():
 def test_a_rerun_s_pearson_gap_is_its_largest_pearson_difference(
     tmp_path, monkeypatch):
   """docs quote how far a rerun on another CPU moved the STS figures: the
-  largest Pearson difference of its record, Spearman ones aside."""
+  largest Pearson difference of its record (or of a family's records),
+  Spearman ones aside."""
   tables = _module(LAB / "tools" / "rerun_tables.py")
   monkeypatch.setattr(tables.run_results, "RERUNS", str(tmp_path))
   (tmp_path / "t").mkdir()
@@ -564,8 +565,13 @@ def test_a_rerun_s_pearson_gap_is_its_largest_pearson_difference(
   (tmp_path / "t" / "r.h.compared.json").write_text(
       json.dumps({"differences": differences[2:]}))
   assert tables.pearson_gap("t/r.h.compared") == "0"
+  (tmp_path / "t" / "s.h.json").write_text(
+      json.dumps({"differences": differences[:1]}))
+  assert tables.pearson_gap("t/*.h*") == "2e-08"  # a family: the largest
   assert tables.VALUES[
       "rerun.sts_encoders/avg.intel-xeon-2core.compared.pearson_gap"]
+  assert all(f"rerun.{family}.pearson_gap" in tables.VALUES
+             for family in tables.FAMILIES)
 
 
 def test_a_family_one_command_writes_reruns_it_once_and_keeps_each(
