@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--repeats", type=int, default=3)
   parser.add_argument("--output", required=True)
   args = parser.parse_args(argv)
-  report = {**children.run_facts(__file__, argv), "cores": "shared",
+  report = {**children.run_facts(__file__, argv),
             "embeddings": f"hashed character 3-5-grams, {args.ngram_dim} "
                           "dimensions, float32, the same for both",
             "k": args.k, "margin": "ratio", "retrieval": "max",
