@@ -903,6 +903,24 @@ def test_the_monods_weight_sweep_ranks_as_monods_would(tmp_path):
   assert sweep["written_score"]["p@1"] == 0.0
 
 
+def test_scoring_records_cycled_past_their_file_are_new_records(tmp_path):
+  from paraflax.data import records
+  scoring = _module(LAB / "benchmarks" / "scoring_throughput.py")
+  source = tmp_path / "bt.jsonl"
+  source.write_text("".join(
+      json.dumps({"id": i, "rank": r, "reference": "a b", "translation": "a c",
+                  "cost": 1.0}) + "\n" for i in (3, 7) for r in (0, 1)))
+  path = tmp_path / "cycled.jsonl"
+  assert scoring._cycle(str(source), 10, str(path)) == 2.5
+  rows = [json.loads(line) for line in path.read_text().splitlines()]
+  assert [(r["id"], r["rank"]) for r in rows] == [
+      (3, 0), (3, 1), (7, 0), (7, 1), (11, 0), (11, 1), (15, 0), (15, 1),
+      (19, 0), (19, 1)]
+  checker = records.UniqueRecords(str(path))
+  for number, row in enumerate(rows, start=1):
+    checker.check(number, row)  # score-paraphrases' check: no repeat
+
+
 def test_mining_throughput_compares_ours_with_the_peer_that_ran(tmp_path):
   """On a GPU, where faiss does not run, ours is timed and matched against
   sentence-transformers' rows of the same size; faiss comes first where

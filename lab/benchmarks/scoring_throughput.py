@@ -6,11 +6,12 @@ measured rates.
 Command (writes lab/results/scoring_throughput.json by children.write_result,
 with the run's command, commit, hardware, load and seconds):
   .venv/bin/python lab/benchmarks/scoring_throughput.py --sizes 10000 100000 \
-    --input bt10k.jsonl --classifier-workdir runs/refclf_avg
+    --input runs/tiny/backtranslate/bt.jsonl \
+    --classifier-workdir runs/refclf_tiny
 
 Records: the real back-translation records of `--input` (`paraflax
-backtranslate` output), cycled in file order to reach each size (the JSON
-says how many times). The LM of `lm_ppl` is a 3-gram trained here by
+backtranslate` output), cycled in file order to reach each size, each pass
+under new ids (the JSON says how many passes). The LM of `lm_ppl` is a 3-gram trained here by
 `paraflax train-lm` on the Multi30k train English captions that are not a
 reference of `--input` (held apart, as the paper's 40,000).
 
@@ -26,7 +27,8 @@ Apache Beam pipeline) on the DirectRunner, timed the same way (survey,
 pipeline, concatenation), and the JSON says whether each wrote the bytes
 of its in-process twin (default output: scoring_throughput_beam.json):
   .venv/bin/python lab/benchmarks/scoring_throughput.py --sizes 10000 --beam \
-    --input bt10k.jsonl --classifier-workdir runs/refclf_avg
+    --input runs/tiny/backtranslate/bt.jsonl \
+    --classifier-workdir runs/refclf_tiny
 """
 from __future__ import annotations
 
@@ -154,13 +156,22 @@ def _measure_command(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cycle(source: str, n: int, path: str) -> float:
-  """Writes the first `n` records of `source` repeated; returns how many
+  """Writes the first `n` records of `source` repeated, each pass under new
+  ids (score-paraphrases refuses a repeated id and rank); returns how many
   times over the source that is."""
   with open(source, encoding="utf-8") as f:
-    lines = [line for line in f if line.strip()]
+    records = [json.loads(line) for line in f if line.strip()]
+  ids = [r["id"] for r in records]
+  # Integer ids move past the largest; others get the pass as a suffix.
+  step = max(ids) + 1 if all(isinstance(i, int) for i in ids) else None
   with open(path, "w", encoding="utf-8") as f:
-    f.writelines(itertools.islice(itertools.cycle(lines), n))
-  return n / len(lines)
+    for k in range(n):
+      record, cycle = records[k % len(records)], k // len(records)
+      if cycle:
+        record = {**record, "id": record["id"] + cycle * step if step
+                  else f"{record['id']}~{cycle}"}
+      f.write(json.dumps(record) + "\n")
+  return n / len(records)
 
 
 def _train_lm(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
