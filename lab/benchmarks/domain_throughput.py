@@ -89,10 +89,12 @@ def _measure_score(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cycle(data: str, n: int, folder: str) -> float:
-  """Writes the first `n` general pairs of `data`, repeated; returns how
-  many times over the real pairs that is."""
+  """Writes the first `n` general pairs of `data`, repeated, with the
+  language of each source line (`general.langs`, which select-domain reads
+  beside a `mul` source); returns how many times over the real pairs that
+  is."""
   real = 0
-  for ext in ("mul", "en"):
+  for ext in ("mul", "en", "langs"):
     with open(os.path.join(data, f"general.{ext}"), encoding="utf-8") as f:
       lines = f.readlines()
     real = len(lines)
