@@ -243,72 +243,103 @@ def mining_devices_product() -> list[str]:
                 numeric_from=0)
 
 
+# The hosts a benchmark pair (a run and its companion) ran on, by the
+# files' last name: recorded ones first, then the files kept before
+# children.run_facts (`cpu-2core`, their CPU not recorded).
+PAIRED_HOSTS = ("intel-xeon-2core", "cpu-2core")
+
+
+def _paired(first: str, second: str) -> list[tuple[dict, dict]]:
+  """(FIRST.HOST.json, SECOND.HOST.json) for each host that has both."""
+  return [(_load(f"{first}.{h}.json"), _load(f"{second}.{h}.json"))
+          for h in PAIRED_HOSTS
+          if os.path.exists(os.path.join(BENCH, f"{first}.{h}.json"))]
+
+
 def bilingual_throughput() -> list[str]:
   """bilingual_throughput.py: encoding and scoring, 1 and 8 devices."""
-  main = _load("bilingual_throughput.cpu-2core.json")["results"]
-  csls = _load("bilingual_throughput.csls.cpu-2core.json")["results"]
   rows = []
-  for r, c in zip(main, csls):
-    enc, sc = r["encoding"], r["scoring"]
-    rows.append((r["devices"], _f(enc["de"]["sentences_per_s"], 0),
-                 _f(enc["en"]["sentences_per_s"], 0),
-                 *(_f(sc[s]["pairs_per_s"], 0)
-                   for s in ("cosine", "euclidean", "mlp")),
-                 _f(c["scoring"]["csls"]["pairs_per_s"], 0),
-                 _f(r["peak_rss_mib"], 0)))
-  return _table(["devices", "encode de (sentences/s)", "encode en",
-                 "cosine (pairs/s)", "Euclidean", "MLP",
-                 f"CSLS ({csls[0]['scoring']['csls']['pairs']:,} pairs)",
-                 "peak RSS (MiB)"], rows, numeric_from=0)
+  for main, csls in _paired("bilingual_throughput",
+                            "bilingual_throughput.csls"):
+    for r, c in zip(main["results"], csls["results"]):
+      enc, sc = r["encoding"], r["scoring"]
+      rows.append((markdown_table.hardware_cell(main), r["devices"],
+                   _f(enc["de"]["sentences_per_s"], 0),
+                   _f(enc["en"]["sentences_per_s"], 0),
+                   *(_f(sc[s]["pairs_per_s"], 0)
+                     for s in ("cosine", "euclidean", "mlp")),
+                   _f(c["scoring"]["csls"]["pairs_per_s"], 0),
+                   _f(r["peak_rss_mib"], 0)))
+  pairs = csls["results"][0]["scoring"]["csls"]["pairs"]
+  return _table(["hardware (1-min load at start)", "devices",
+                 "encode de (sentences/s)", "encode en", "cosine (pairs/s)",
+                 "Euclidean", "MLP", f"CSLS ({pairs:,} pairs)",
+                 "peak RSS (MiB)"], rows)
+
+
+def _files(pattern: str) -> list[dict]:
+  """The result files `pattern` globs, recorded ones (by their CPU) first."""
+  return [_load(os.path.basename(p)) for p in sorted(
+      glob.glob(os.path.join(BENCH, pattern)), reverse=True)]
 
 
 def scoring_throughput() -> list[str]:
-  """scoring_throughput.py: records/s per scorer and of the command."""
-  sizes = _load("scoring_throughput.cpu-2core.json")["sizes"]
-  beam = _load("scoring_throughput.beam-direct-runner.cpu-2core.json")
-  beam = beam["sizes"][0]["measures"]
+  """scoring_throughput.py: records/s per scorer and of the command, a
+  block of rows per run; the --beam runs after them."""
+  runs = _files("scoring_throughput.*.json")
+  beams = [d for d in runs if "beam_base" in d["sizes"][0]["measures"]]
+  plain = [d for d in runs if d not in beams]
   rows = []
-  for name in ("parse", "overlap_1", "bleu", "lm_ppl", "ref_prob",
-               "command_base", "command_all"):
-    cells = [sizes[i]["measures"][name] for i in range(len(sizes))]
-    rows.append((f"`{name}`", *(_f(c["records_per_s"], 0) for c in cells),
-                 _f(cells[-1]["peak_rss_mib"], 0),
-                 _f(cells[-1]["paranmt_hours"], 1)))
-  for name in ("beam_base", "beam_all"):
-    rows.append((f"`{name}` (Beam DirectRunner, {beam[name]['records']:,})",
-                 _f(beam[name]["records_per_s"], 0), "", "", ""))
-  return _table(["measure", *(f"{s['records']:,} records (records/s)"
-                              for s in sizes),
-                 "peak RSS (MiB)", "50M records (hours)"], rows)
-
-
-def domain_throughput() -> list[str]:
-  sizes = _load("domain_throughput.cpu-2core.json")["sizes"]
-  rows = [(f"{s['sentences']:,}", name, _f(m["sentences_per_s"], 0),
-           _f(m["seconds"], 1), _f(m["peak_rss_mib"], 0),
-           _f(m["projected_hours"], 1))
-          for s in sizes for name, m in s["measures"].items()]
-  return _table(["general pairs", "measure", "pairs/s", "s",
-                 "peak RSS (MiB)", "50M pairs (hours)"], rows,
+  for d in plain:
+    for name in ("parse", "overlap_1", "bleu", "lm_ppl", "ref_prob",
+                 "command_base", "command_all"):
+      cells = [size["measures"][name] for size in d["sizes"]]
+      rows.append((markdown_table.hardware_cell(d), f"`{name}`",
+                   *(_f(c["records_per_s"], 0) for c in cells),
+                   _f(cells[-1]["peak_rss_mib"], 0),
+                   _f(cells[-1]["paranmt_hours"], 1)))
+  for d in beams:
+    beam = d["sizes"][0]["measures"]
+    for name in ("beam_base", "beam_all"):
+      rows.append((markdown_table.hardware_cell(d),
+                   f"`{name}` (Beam DirectRunner, {beam[name]['records']:,})",
+                   _f(beam[name]["records_per_s"], 0), "", "", ""))
+  return _table(["hardware (1-min load at start)", "measure",
+                 *(f"{s['records']:,} records (records/s)"
+                   for s in plain[0]["sizes"]),
+                 "peak RSS (MiB)", "50M records (hours)"], rows,
                 numeric_from=2)
 
 
+def domain_throughput() -> list[str]:
+  rows = [(markdown_table.hardware_cell(d), f"{s['sentences']:,}", name,
+           _f(m["sentences_per_s"], 0), _f(m["seconds"], 1),
+           _f(m["peak_rss_mib"], 0), _f(m["projected_hours"], 1))
+          for d in _files("domain_throughput.*.json")
+          for s in d["sizes"] for name, m in s["measures"].items()]
+  return _table(["hardware (1-min load at start)", "general pairs",
+                 "measure", "pairs/s", "s", "peak RSS (MiB)",
+                 "50M pairs (hours)"], rows, numeric_from=3)
+
+
 def pivot_throughput() -> list[str]:
-  d = _load("pivot_throughput.cpu-2core.json")
-  a = d["align_extract"]
-  rows = [("alignment (sentence pairs/s)", _f(a["pairs_per_s"], 0),
-           _f(a["peak_rss_mib"], 0)),
-          ("phrase extraction (phrase pairs/s)",
-           _f(a["phrase_pairs_per_s"], 0), "")]
-  rows += [(f"LSH signature updates, {r['devices']} simulated device"
-            f"{'s' * (r['devices'] > 1)} (events/s)",
-            _f(r["updates_per_s"], 0), _f(r["peak_rss_mib"], 0))
-           for r in d["lsh"]]
-  rows += [(f"table step, {t['copies']} x the parts ({t['lines']:,} lines;"
-            " phrase pairs/s)", _f(t["phrase_pairs_per_s"], 0),
-            _f(t["peak_rss_mib"], 0))
-           for t in _load("pivot_throughput.table.cpu-2core.json")["table"]]
-  return _table(["part", "rate", "peak RSS (MiB)"], rows)
+  rows = []
+  for d, table in _paired("pivot_throughput", "pivot_throughput.table"):
+    a, where = d["align_extract"], markdown_table.hardware_cell(d)
+    rows += [(where, "alignment (sentence pairs/s)", _f(a["pairs_per_s"], 0),
+              _f(a["peak_rss_mib"], 0)),
+             (where, "phrase extraction (phrase pairs/s)",
+              _f(a["phrase_pairs_per_s"], 0), "")]
+    rows += [(where, f"LSH signature updates, {r['devices']} simulated "
+              f"device{'s' * (r['devices'] > 1)} (events/s)",
+              _f(r["updates_per_s"], 0), _f(r["peak_rss_mib"], 0))
+             for r in d["lsh"]]
+    rows += [(markdown_table.hardware_cell(table),
+              f"table step, {t['copies']} x the parts ({t['lines']:,} lines;"
+              " phrase pairs/s)", _f(t["phrase_pairs_per_s"], 0),
+              _f(t["peak_rss_mib"], 0)) for t in table["table"]]
+  return _table(["hardware (1-min load at start)", "part", "rate",
+                 "peak RSS (MiB)"], rows, numeric_from=2)
 
 
 MONODS_WEIGHTS = "monods_weights.general-256.intel-xeon-2core.json"
@@ -328,18 +359,19 @@ def monods_weights() -> list[str]:
 
 
 def compile_cache() -> list[str]:
-  runs = _load("compile_cache.nmt.cpu-2core.json")["runs"]
-  rows = [(name.replace("_", ", "), _f(r["seconds"], 1),
-           _f(r["first_step_seconds"], 1), _f(r["cpu_seconds"], 1))
-          for name, r in runs.items()]
-  tests = _load("compile_cache.tests.cpu-2core.json")
-  rows += [(f"tests/test_training.py, {name.replace('_', ' ')}",
-            _f(t["wall_seconds"], 1), "",
-            _f(t["user_seconds"] + t["sys_seconds"], 1))
-           for name, t in (("off", tests["off"]),
-                           ("session_cache", tests["session_cache"]))]
-  return _table(["run", "wall (s)", "to the first step (s)", "CPU (s)"],
-                rows)
+  rows = [(markdown_table.hardware_cell(d), name.replace("_", ", "),
+           _f(r["seconds"], 1), _f(r["first_step_seconds"], 1),
+           _f(r["cpu_seconds"], 1))
+          for d in _files("compile_cache.nmt.*.json")
+          for name, r in d["runs"].items()]
+  rows += [(markdown_table.hardware_cell(tests),
+            f"tests/test_training.py, {name.replace('_', ' ')}",
+            _f(tests[name]["wall_seconds"], 1), "",
+            _f(tests[name]["user_seconds"] + tests[name]["sys_seconds"], 1))
+           for tests in _files("compile_cache.tests.*.json")
+           for name in ("off", "session_cache")]
+  return _table(["hardware (1-min load at start)", "run", "wall (s)",
+                 "to the first step (s)", "CPU (s)"], rows, numeric_from=2)
 
 
 def _span(ratios, digits=2) -> str:

@@ -43,3 +43,17 @@ CPU_KINDS = {"amd-epyc-2core": "AMD EPYC", "intel-xeon-2core": "Intel Xeon"}
 def cpu_cell(hardware: str, cores: int) -> str:
   return (f"{CPU_KINDS.get(hardware, hardware)}, {cores} "
           f"core{'s' if cores > 1 else ''}")
+
+
+def hardware_cell(result: dict) -> str:
+  """A result file's CPU and its 1-minute load at the start; files kept
+  before children.run_facts record at most the core count."""
+  load = result.get("load_average") or result.get("loadavg_start")
+  load = f", load {load[0]:.1f}" if load else ""
+  hardware = result.get("hardware")
+  if isinstance(hardware, dict):
+    return cpu_cell(hardware["name"], hardware["cores"]) + load
+  cores = (result.get("cpu_count") or result.get("cpus")
+           or (result.get("results") or [{}])[0].get("cpu_count"))
+  return f"{cores} cores, CPU not recorded{load}" if cores \
+      else f"CPU not recorded{load}"

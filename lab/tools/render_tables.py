@@ -177,12 +177,21 @@ def encoders_vs_wieting() -> list[str]:
 
 
 def train_throughput() -> list[str]:
-  d = _load(os.path.join(BENCH, "train_throughput.cpu-2core.json"))
-  lines = _header(["model", "length groups", "devices", "pairs/s"],
-                  ["---", "---:", "---:", "---:"])
-  for r in d["results"]:
-    lines.append(_row([r["model"], r["length_groups"], r["devices"],
-                       _f(r["pairs_per_s"], 1)]))
+  """Each train_throughput file's rows, with each length-group count's
+  pairs/s over the same model's padded (1 group) in the same run."""
+  lines = _header(["hardware (1-min load at start)", "model",
+                   "length groups", "devices", "pairs/s", "x padded"],
+                  ["---", "---", "---:", "---:", "---:", "---:"])
+  for path in sorted(glob.glob(os.path.join(BENCH, "train_throughput.*.json")),
+                     reverse=True):
+    d = _load(path)
+    padded = {(r["model"], r["devices"]): r["pairs_per_s"]
+              for r in d["results"] if r["length_groups"] == 1}
+    for r in d["results"]:
+      lines.append(_row([
+          markdown_table.hardware_cell(d), r["model"],
+          r["length_groups"], r["devices"], _f(r["pairs_per_s"], 1),
+          _f(r["pairs_per_s"] / padded[r["model"], r["devices"]], 2)]))
   return lines
 
 

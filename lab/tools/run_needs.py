@@ -31,6 +31,14 @@ _BT_ANALYSIS = "mkdir -p runs/bt_analysis"
 # pipeline's NMT, without the stages after it.
 _TINY_NMT = ("paraflax pipeline --config configs/pipeline.py:tiny "
              "--workdir runs/tiny --until nmt")
+# scoring_throughput.py's records and ref_prob classifier: the tiny
+# pipeline's back-translation (3,000 Multi30k sentences, 4-best) and an Avg
+# classifier trained on it.
+_TINY_BT = ("paraflax pipeline --config configs/pipeline.py:tiny "
+            "--workdir runs/tiny --until backtranslate")
+_TINY_REFCLF = ("paraflax train --config configs/ref_classifier.py:avg "
+                "--workdir runs/refclf_tiny "
+                "--config.data.input=runs/tiny/backtranslate/bt.jsonl")
 _MLPS = ("band20", "band40", "band60", "band80", "band100", "random",
          "shuffled", "worst60")
 
@@ -83,10 +91,13 @@ NEEDS: dict[str, tuple[str, ...]] = {
 
 # A benchmark's result file -> what its command reads from runs/.
 BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
-    **{f"bilingual_throughput.{v}cpu-2core.json": ("config_runs/bilingual-de",)
-       for v in ("", "csls.")},
-    "domain_throughput.cpu-2core.json": (
-        "paraflax domain-data --output runs/domain",),
+    **{f"bilingual_throughput.{v}{cpu}.json": ("config_runs/bilingual-de",)
+       for v in ("", "csls.") for cpu in ("cpu-2core", "intel-xeon-2core")},
+    **{f"domain_throughput.{cpu}.json": (
+        "paraflax domain-data --output runs/domain",)
+       for cpu in ("cpu-2core", "intel-xeon-2core")},
+    **{f"scoring_throughput.{v}intel-xeon-2core.json": (_TINY_BT, _TINY_REFCLF)
+       for v in ("", "beam-direct-runner.")},
     "mlp_negatives.multi30k.intel-xeon-2core.json": (
         "config_runs/bilingual-captions", _NOISY_M30K, _TINY_NMT),
     **{f"mlp_negatives.multi30k.{v}.intel-xeon-2core.json": (
@@ -99,7 +110,8 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "encoder-128-1core.amd-epyc-2core",
         "encoder-128-2core.amd-epyc-2core",
         "encoder-128-2core.intel-xeon-2core")},
-    "pivot_throughput.table.cpu-2core.json": ("domain/pivot-top",),
+    **{f"pivot_throughput.table.{cpu}.json": ("domain/pivot-top",)
+       for cpu in ("cpu-2core", "intel-xeon-2core")},
     **{f"stage_scale.{v}amd-epyc-2core.json": (_TINY_NMT,)
        for v in ("", "backtranslate-b256.", "filtered-1e7.")},
     # Its --workdir lends the sentencepiece models both sides cut with.
