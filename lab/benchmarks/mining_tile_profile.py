@@ -4,6 +4,7 @@ the tile shape of 50k x 50k mining with block 8192 on 1 device (8192 query
 rows x 7168 corpus rows), seeded random-normal embeddings.
 
   python lab/benchmarks/mining_tile_profile.py --dims 256 512 \
+      [--cxx "c++ -mno-avx512f"] \
       --output lab/results/mining_tile_profile.d256.amd-epyc-2core.json
 
 Pieces: the product (normalise the corpus block, [Q, d] x [d, C]); the
@@ -124,8 +125,12 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--rows", type=int, default=50_000)
   parser.add_argument("--block", type=int, default=8192)
   parser.add_argument("--repeats", type=int, default=5)
+  parser.add_argument("--cxx", help="the compiler command (flags included) "
+                      "that builds our kernel, as $CXX; default: $CXX or c++")
   parser.add_argument("--output")
   args = parser.parse_args(argv)
+  if args.cxx:  # read when the kernel is built, so the command records it
+    os.environ["CXX"] = args.cxx
   kept = host.keep_freed_memory()  # before jax starts, as `paraflax mine`
   report = {**children.run_facts(__file__, argv),
             "benchmark": "mining_tile_profile",
