@@ -219,28 +219,38 @@ _PIECES = ("product", "row_top_k", "column_top_k", "step", "kernel_top_k",
            "step_kernel")
 
 
+# The CPU kinds mining_tile_profile.py and mining_devices_product.py ran on.
+MINING_PIECES_HOSTS = ("amd-epyc-2core", "intel-xeon-2core")
+
+
 def mining_tile_profile() -> list[str]:
-  """mining_tile_profile.py: one [8192, 7168] tile, wall ms, per build."""
+  """mining_tile_profile.py: one [8192, 7168] tile, wall ms, per CPU and
+  build."""
   rows = []
-  for variant in ("", ".avx2-build", ".portable-build"):
-    d = _load(f"mining_tile_profile.d256{variant}.amd-epyc-2core.json")
-    ms = d["runs"][0]["ms"]
-    rows.append((f"`{d['cxx']}`", *(_f(ms[p]["wall_ms"], 1)
-                                    for p in _PIECES)))
-  return _table(["build (CXX)", "product", "rows' top-k (XLA)",
-                 "columns' top-k (XLA)", "step (XLA)", "both top-k (kernel)",
-                 "step (kernel)"], rows)
+  for host in MINING_PIECES_HOSTS:
+    for variant in ("", ".avx2-build", ".portable-build"):
+      d = _load(f"mining_tile_profile.d256{variant}.{host}.json")
+      ms = d["runs"][0]["ms"]
+      rows.append((markdown_table.hardware_cell(d), f"`{d['cxx']}`",
+                   *(_f(ms[p]["wall_ms"], 1) for p in _PIECES)))
+  return _table(["hardware (1-min load at start)", "build (CXX)", "product",
+                 "rows' top-k (XLA)", "columns' top-k (XLA)", "step (XLA)",
+                 "both top-k (kernel)", "step (kernel)"], rows,
+                numeric_from=2)
 
 
 def mining_devices_product() -> list[str]:
   """mining_devices_product.py: one query block's products, alternated."""
-  d = _load("mining_devices_product.d256.amd-epyc-2core.json")
-  runs: dict[int, list[str]] = {}
-  for n, ms in d["runs_ms"]:
-    runs.setdefault(n, []).append(_f(ms, 1))
-  return _table(["simulated devices", "one query block's products (ms), "
-                 "each run"], [(n, ", ".join(ms)) for n, ms in runs.items()],
-                numeric_from=0)
+  rows = []
+  for host in MINING_PIECES_HOSTS:
+    d = _load(f"mining_devices_product.d256.{host}.json")
+    runs: dict[int, list[str]] = {}
+    for n, ms in d["runs_ms"]:
+      runs.setdefault(n, []).append(_f(ms, 1))
+    rows += [(markdown_table.hardware_cell(d), n, ", ".join(ms))
+             for n, ms in runs.items()]
+  return _table(["hardware (1-min load at start)", "simulated devices",
+                 "one query block's products (ms), each run"], rows)
 
 
 # The hosts a benchmark pair (a run and its companion) ran on, by the
