@@ -93,6 +93,18 @@ def test_write_result_records_how_to_rerun_and_its_hash(manifest, results,
   assert manifest.problems(str(results))[0].startswith("x.intel-2core.json")
 
 
+def test_a_result_records_its_inputs_without_this_machine_s_folders(
+    tmp_path, monkeypatch):
+  children = _module(LAB / "benchmarks" / "children.py")
+  monkeypatch.setenv("PARAFLAX_DATA_DIR", str(tmp_path / "corpora"))
+  root = LAB.parent
+  assert children.portable_path(str(root / "runs" / "bt.jsonl"),
+                                "INPUT") == "runs/bt.jsonl"
+  assert children.portable_path(str(tmp_path / "corpora" / "m30k" / "en.gz"),
+                                "TEXT") == "$PARAFLAX_DATA_DIR/m30k/en.gz"
+  assert children.portable_path(str(tmp_path / "elsewhere"), "DATA") == "DATA"
+
+
 def test_a_result_without_its_head_is_refused(tmp_path):
   children = _module(LAB / "benchmarks" / "children.py")
   with pytest.raises(ValueError, match="run_facts"):

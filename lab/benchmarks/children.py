@@ -39,6 +39,13 @@ class ChildFailed(RuntimeError):
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def _within(root: str, path: str) -> str | None:
+  """`path` relative to `root` when it lies there, else None."""
+  path, root = os.path.abspath(path), os.path.abspath(root)
+  return os.path.relpath(path, root) if os.path.commonpath(
+      [root, path]) == root else None
+
+
 def portable(argv: list[str]) -> list[str]:
   """`argv` as another machine reruns it: a path in the repository
   relative to its root, any other absolute path the placeholder of its
@@ -46,12 +53,22 @@ def portable(argv: list[str]) -> list[str]:
   out = []
   for i, arg in enumerate(argv):
     if os.path.isabs(arg):
-      inside = os.path.commonpath([_ROOT, os.path.abspath(arg)]) == _ROOT
       flag = argv[i - 1] if i and argv[i - 1].startswith("--") else "--path"
-      arg = (os.path.relpath(arg, _ROOT) if inside
-             else flag.lstrip("-").replace("-", "_").upper())
+      arg = _within(_ROOT, arg) or flag.lstrip("-").replace("-", "_").upper()
     out.append(arg)
   return out
+
+
+def portable_path(path: str, placeholder: str) -> str:
+  """An input path as a result file records it, naming no folder of this
+  machine: relative to the repository's root, or `$PARAFLAX_DATA_DIR/...`
+  in the corpora folder, else `placeholder`."""
+  from paraflax.data import paths  # pylint: disable=g-import-not-at-top
+  if (rel := _within(_ROOT, path)) is not None:
+    return rel
+  if (rel := _within(str(paths.data_dir()), path)) is not None:
+    return f"${paths.ENV_VAR}/{rel}"
+  return placeholder
 
 
 # When this process started, and the load then: a result's span and load.

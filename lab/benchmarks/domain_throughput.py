@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(measure(args)))
     return 0
   result: dict[str, Any] = {
-      **children.run_facts(__file__, argv), "data": os.path.abspath(args.data),
+      **children.run_facts(__file__, argv), "data": children.portable_path(args.data, "DATA"),
       "projected_pairs": TARGET, "sizes": []}
   for size in args.sizes:
     with tempfile.TemporaryDirectory() as tmp:

@@ -188,7 +188,9 @@ def _train_lm(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
     f.writelines(kept)
   start = time.perf_counter()
   lm_lib.train_lm(text, lm, order=3)
-  return {"path": lm, "order": 3, "text": args.lm_text, "sentences": len(kept),
+  return {"path": lm, "order": 3,
+          "text": children.portable_path(args.lm_text, "LM_TEXT"),
+          "sentences": len(kept),
           "left_out_as_references": len(references),
           "train_s": time.perf_counter() - start,
           "bytes": os.path.getsize(lm)}
@@ -229,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(measure(args)))
     return 0
   result: dict[str, Any] = {
-      **children.run_facts(__file__, argv), "input": os.path.abspath(args.input),
+      **children.run_facts(__file__, argv), "input": children.portable_path(args.input, "INPUT"),
       "classifier_workdir": args.classifier_workdir,
       "paranmt_records": PARANMT, "sizes": []}
   with tempfile.TemporaryDirectory() as tmp:
