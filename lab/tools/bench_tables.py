@@ -287,7 +287,7 @@ def bilingual_throughput() -> list[str]:
                  "peak RSS (MiB)"], rows)
 
 
-def _files(pattern: str) -> list[dict]:
+def result_files(pattern: str) -> list[dict]:
   """The result files `pattern` globs, recorded ones (by their CPU) first."""
   return [_load(os.path.basename(p)) for p in sorted(
       glob.glob(os.path.join(BENCH, pattern)), reverse=True)]
@@ -296,7 +296,7 @@ def _files(pattern: str) -> list[dict]:
 def scoring_throughput() -> list[str]:
   """scoring_throughput.py: records/s per scorer and of the command, a
   block of rows per run; the --beam runs after them."""
-  runs = _files("scoring_throughput.*.json")
+  runs = result_files("scoring_throughput.*.json")
   beams = [d for d in runs if "beam_base" in d["sizes"][0]["measures"]]
   plain = [d for d in runs if d not in beams]
   rows = []
@@ -325,7 +325,7 @@ def domain_throughput() -> list[str]:
   rows = [(markdown_table.hardware_cell(d), f"{s['sentences']:,}", name,
            _f(m["sentences_per_s"], 0), _f(m["seconds"], 1),
            _f(m["peak_rss_mib"], 0), _f(m["projected_hours"], 1))
-          for d in _files("domain_throughput.*.json")
+          for d in result_files("domain_throughput.*.json")
           for s in d["sizes"] for name, m in s["measures"].items()]
   return _table(["hardware (1-min load at start)", "general pairs",
                  "measure", "pairs/s", "s", "peak RSS (MiB)",
@@ -372,13 +372,13 @@ def compile_cache() -> list[str]:
   rows = [(markdown_table.hardware_cell(d), name.replace("_", ", "),
            _f(r["seconds"], 1), _f(r["first_step_seconds"], 1),
            _f(r["cpu_seconds"], 1))
-          for d in _files("compile_cache.nmt.*.json")
+          for d in result_files("compile_cache.nmt.*.json")
           for name, r in d["runs"].items()]
   rows += [(markdown_table.hardware_cell(tests),
             f"tests/test_training.py, {name.replace('_', ' ')}",
             _f(tests[name]["wall_seconds"], 1), "",
             _f(tests[name]["user_seconds"] + tests[name]["sys_seconds"], 1))
-           for tests in _files("compile_cache.tests.*.json")
+           for tests in result_files("compile_cache.tests.*.json")
            for name in ("off", "session_cache")]
   return _table(["hardware (1-min load at start)", "run", "wall (s)",
                  "to the first step (s)", "CPU (s)"], rows, numeric_from=2)

@@ -182,9 +182,7 @@ def train_throughput() -> list[str]:
   lines = _header(["hardware (1-min load at start)", "model",
                    "length groups", "devices", "pairs/s", "x padded"],
                   ["---", "---", "---:", "---:", "---:", "---:"])
-  for path in sorted(glob.glob(os.path.join(BENCH, "train_throughput.*.json")),
-                     reverse=True):
-    d = _load(path)
+  for d in bench_tables.result_files("train_throughput.*.json"):
     padded = {(r["model"], r["devices"]): r["pairs_per_s"]
               for r in d["results"] if r["length_groups"] == 1}
     for r in d["results"]:
