@@ -27,6 +27,7 @@ def _module(path: pathlib.Path):
   sys.path.insert(0, str(path.parent))
   spec = importlib.util.spec_from_file_location(path.stem, path)
   module = importlib.util.module_from_spec(spec)
+  sys.modules[path.stem] = module  # where its dataclasses look it up
   spec.loader.exec_module(module)
   return module
 
@@ -1158,3 +1159,41 @@ def test_a_side_by_side_mining_run_is_rowed_a_core_each_both_ways(
                     "peak memory 700 against 800 MiB; 1.20x both re-ranking "
                     "none")
   assert row[4] == "`mining_scale.py --peer --stopes-python --side-by-side`"
+
+
+class _WordPieces:
+  """A sentencepiece stand-in: a word's id is its index in `words` (+ 2)."""
+
+  def __init__(self, words):
+    self.words = ["<pad>", "</s>", *words]
+
+  def encode(self, text):
+    return [self.words.index(w) for w in text.split()]
+
+  def id_to_piece(self, i):
+    return self.words[i]
+
+  def get_piece_size(self):
+    return len(self.words)
+
+
+def test_opennmt_reads_the_test_pairs_our_bleu_evaluator_reads(tmp_path):
+  """nmt_learning_vs_opennmt.write_inputs (nmt_equal_wall's too) gives
+  OpenNMT-py the dev_all evaluator's pairs: its `data`, or data.dev."""
+  from paraflax import config as config_lib
+  learning = _module(LAB / "benchmarks" / "nmt_learning_vs_opennmt.py")
+  (tmp_path / "train.tsv").write_text("ein haus\ta house\nzwei\ttwo\n")
+  (tmp_path / "dev.tsv").write_text("drei haus\tthree house\nein\tone\n")
+  config = config_lib.load(str(ROOT / "configs" / "nmt.py") + ":de", [
+      f"--config.data.train=tsv:{tmp_path}/train.tsv",
+      f"--config.data.dev=tsv:{tmp_path}/dev.tsv"])
+  sp = _WordPieces("ein zwei drei haus a house two three one".split())
+  translator = types.SimpleNamespace(  # its encode ends with EOS
+      src_sp=sp, tgt_sp=sp, encode=lambda text, *_: sp.encode(text) + [1])
+  inputs = learning.write_inputs(str(tmp_path), config, translator)
+  assert inputs.test == [("drei haus", "three house"), ("ein", "one")]
+  assert (tmp_path / "all.src").read_text().splitlines() == ["drei haus",
+                                                             "ein"]
+  src, tgt = ((tmp_path / f"train.{side}").read_text().splitlines()
+              for side in ("src", "tgt"))
+  assert sorted(zip(src, tgt)) == [("ein haus", "a house"), ("zwei", "two")]

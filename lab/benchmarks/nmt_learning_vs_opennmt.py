@@ -38,7 +38,7 @@ import time
 import children  # lab/benchmarks/, beside this script
 import nmt_vs_opennmt as peer  # lab/benchmarks/nmt_vs_opennmt.py, beside this script
 
-from paraflax.data import bitext, tasks
+from paraflax.data import bitext, specs, tasks
 from paraflax.recipes import nmt
 from paraflax.recipes import workdir as workdir_lib
 
@@ -106,15 +106,15 @@ def write_inputs(tmp: str, config, translator) -> Inputs:
            for e in tasks.examples(name, "train")]
   data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
                        config.data.max_len, config.data.too_long, "train")
+  # What our bleu evaluator reads: its `data`, "" meaning data.dev.
   all_eval = config.evals.dev_all
-  test = [(e["source"], e["target"])
-          for e in tasks.examples(all_eval.task, all_eval.split)]
+  test = specs.pairs(all_eval.data or config.data.dev)
   test = test[:all_eval.get("sentences", 0) or len(test)]
   dev = test[:config.evals.dev.sentences]
 
   def source_pieces(rows):
     return (peer.as_pieces(src_sp, translator.encode(
-        s, f"{all_eval.split} line {i + 1}", "truncate"))
+        s, f"test line {i + 1}", "truncate"))
             for i, (s, _) in enumerate(rows))
 
   peer.write_lines(f"{tmp}/train.src",
