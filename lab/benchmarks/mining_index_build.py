@@ -105,7 +105,6 @@ def main(argv: list[str] | None = None) -> None:
       [None, None])
   spec = index_spec.Spec(args.index)
   report = {**children.run_facts(__file__, argv),
-            "cores": "shared, nice 10",
             "what": "one side's index: paraflax's build against faiss's "
                     "train and add, alternating in one process",
             "rows": args.rows, "dim": args.dim, "shards": args.shards,
