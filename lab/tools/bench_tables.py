@@ -129,19 +129,29 @@ def nmt_decoder_changes() -> list[str]:
                  "newstest2013 BLEU"], rows, numeric_from=2)
 
 
+def equal_wall_runs() -> list[tuple[str, str, dict]]:
+  """nmt_equal_wall.py's runs: (hardware name, run, result) for each CPU
+  kind that has them."""
+  return [(host, variant.strip(".") or "cores 0 / 1", _load(name))
+          for host in MINING_PIECES_HOSTS
+          for variant in ("", ".cores-swapped")
+          if os.path.exists(os.path.join(
+              BENCH, name := f"nmt_equal_wall{variant}.{host}.json"))]
+
+
 def nmt_equal_wall() -> list[str]:
   """nmt_equal_wall.py: newstest2013 BLEU after the same 30 minutes."""
   rows = []
-  for variant in ("", ".cores-swapped"):
-    d = _load(f"nmt_equal_wall{variant}.amd-epyc-2core.json")
+  for _, run, d in equal_wall_runs():
     for side in ("ours", "opennmt"):
       s = d[side]
-      rows.append((variant.strip(".") or "cores 0 / 1",
+      rows.append((markdown_table.hardware_cell(d), run,
                    "ours" if side == "ours" else "OpenNMT-py 3.0.4",
                    f"{s['steps']:,}", _f(s["target_tokens_per_s"], 0),
                    _f(s["newstest2013"]["bleu"])))
-  return _table(["run", "side", "steps in 30 min", "target tokens/s",
-                 "newstest2013 BLEU, beam 5"], rows, numeric_from=2)
+  return _table(["hardware (1-min load at start)", "run", "side",
+                 "steps in 30 min", "target tokens/s",
+                 "newstest2013 BLEU, beam 5"], rows, numeric_from=3)
 
 
 def nmt_decode_phases() -> list[str]:
@@ -237,6 +247,24 @@ def mining_tile_profile() -> list[str]:
                  "rows' top-k (XLA)", "columns' top-k (XLA)", "step (XLA)",
                  "both top-k (kernel)", "step (kernel)"], rows,
                 numeric_from=2)
+
+
+def mining_index_build() -> list[str]:
+  """mining_index_build.py: one side's index, ours against faiss's train
+  and add, a row per repeat."""
+  rows = []
+  for d in result_files("mining_index_build.1e5.*.json"):
+    for i, r in enumerate(d["repeats"], start=1):
+      ours, peer = r["paraflax"], r["faiss"]
+      rows.append((markdown_table.hardware_cell(d), i, _f(ours["build_s"], 1),
+                   _f(ours["train_and_rest_s"], 1), _f(ours["add_s"], 1),
+                   _f(ours["write_s"], 1), _f(peer["build_s"], 1),
+                   _f(peer["train_s"], 1), _f(peer["add_s"], 1),
+                   _f(ours["build_s"] / peer["build_s"]) + "x"))
+  return _table(["hardware (1-min load at start)", "repeat", "ours (s)",
+                 "ours: train and the rest", "ours: add", "ours: write",
+                 "faiss (s)", "faiss: train", "faiss: add",
+                 "ours / faiss, time"], rows)
 
 
 def mining_devices_product() -> list[str]:
@@ -619,8 +647,10 @@ def performance() -> list[str]:
   dec = {b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"]["exact"]
          for b in _load("nmt_vs_opennmt.trained.amd-epyc-2core.json")[
              "decode"]}
-  wall = [_load(f"nmt_equal_wall{v}.amd-epyc-2core.json")
-          for v in ("", ".cores-swapped")]
+  wall: dict[str, list[dict]] = {}
+  for host, _, d in equal_wall_runs():
+    wall.setdefault(markdown_table.cpu_cell(host, d["cpu_count"]),
+                    []).append(d)
   learn = _load("nmt_learning_vs_opennmt.cpu-2core.json")
   feed = next(o for o in learn["ours"] if o["model"]["input_feeding"]
               and o["model"]["bridge"] == "mean_tanh")
@@ -648,10 +678,12 @@ def performance() -> list[str]:
        "OpenNMT-py 3.0.4", epyc,
        f"{dec[5]:.2f}x (beam 5), {dec[50]:.2f}x (beam 50)",
        "`nmt_vs_opennmt.py`"),
-      ("newstest2013 BLEU after 30 minutes of training", "OpenNMT-py 3.0.4",
-       epyc, ", ".join(f"{w['ours']['newstest2013']['bleu']:.2f} against "
-                       f"{w['opennmt']['newstest2013']['bleu']:.2f}"
-                       for w in wall), "`nmt_equal_wall.py`"),
+      *(("newstest2013 BLEU after 30 minutes of training",
+         "OpenNMT-py 3.0.4", hardware,
+         ", ".join(f"{w['ours']['newstest2013']['bleu']:.2f} against "
+                   f"{w['opennmt']['newstest2013']['bleu']:.2f}"
+                   for w in runs), "`nmt_equal_wall.py`")
+        for hardware, runs in wall.items()),
       ("newstest2013 BLEU after 1,500 steps", "OpenNMT-py 3.0.4", cpu,
        f"{feed['dev_all']['bleu']:.2f} against "
        f"{learn['opennmt']['dev_all']['bleu']:.2f}",
@@ -726,6 +758,7 @@ def newcomer_tests() -> list[str]:
 TABLES = (newcomer_main, newcomer_tests, performance, encoders_quality,
           nmt_decoding, nmt_learning, nmt_decoder_changes, nmt_equal_wall,
           nmt_decode_phases, mining_kernel_or_ops, mining_tile_profile,
-          mining_devices_product, bilingual_throughput, scoring_throughput,
-          domain_throughput, pivot_throughput, compile_cache, monods_weights,
+          mining_devices_product, mining_index_build, bilingual_throughput,
+          scoring_throughput, domain_throughput, pivot_throughput,
+          compile_cache, monods_weights,
           mining_same_gpu)
