@@ -106,6 +106,12 @@ def test_a_result_records_its_inputs_without_this_machine_s_folders(
   assert children.portable_path(str(tmp_path / "elsewhere"), "DATA") == "DATA"
 
 
+def test_a_config_and_its_name_are_recorded_from_the_repository_root():
+  children = _module(LAB / "benchmarks" / "children.py")
+  assert children.portable_path(str(LAB.parent / "configs" / "nmt.py") + ":de",
+                                "CONFIG") == "configs/nmt.py:de"
+
+
 def test_a_result_without_its_head_is_refused(tmp_path):
   children = _module(LAB / "benchmarks" / "children.py")
   with pytest.raises(ValueError, match="run_facts"):

@@ -289,8 +289,9 @@ def main() -> None:
   report = {
       "benchmark": "nmt_equal_wall", **facts, "minutes": args.minutes,
       "checkpoint_every": args.every, "cores": args.cores,
-      "subwords_from": args.workdir, "train_pairs": len(inputs.data),
-      "test_sentences": len(inputs.test), "config": args.config,
+      "subwords_from": children.portable_path(args.workdir, "SUBWORDS_FROM"),
+      "train_pairs": len(inputs.data), "test_sentences": len(inputs.test),
+      "config": children.portable_path(args.config, "CONFIG"),
       "overrides": overrides, "decode": config.decode.to_dict(),
       "xla_flags": _ONE_XLA_THREAD, "torch_threads": onmt.pop("torch_threads"),
       **reached, "bleu_ours_minus_opennmt": ours_bleu["bleu"]
