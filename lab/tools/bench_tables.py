@@ -133,7 +133,7 @@ def equal_wall_runs() -> list[tuple[str, str, dict]]:
   """nmt_equal_wall.py's runs: (hardware name, run, result) for each CPU
   kind that has them."""
   return [(host, variant.strip(".") or "cores 0 / 1", _load(name))
-          for host in MINING_PIECES_HOSTS
+          for host in markdown_table.CPU_KINDS
           for variant in ("", ".cores-swapped")
           if os.path.exists(os.path.join(
               BENCH, name := f"nmt_equal_wall{variant}.{host}.json"))]
@@ -229,15 +229,11 @@ _PIECES = ("product", "row_top_k", "column_top_k", "step", "kernel_top_k",
            "step_kernel")
 
 
-# The CPU kinds mining_tile_profile.py and mining_devices_product.py ran on.
-MINING_PIECES_HOSTS = ("amd-epyc-2core", "intel-xeon-2core")
-
-
 def mining_tile_profile() -> list[str]:
   """mining_tile_profile.py: one [8192, 7168] tile, wall ms, per CPU and
   build."""
   rows = []
-  for host in MINING_PIECES_HOSTS:
+  for host in markdown_table.CPU_KINDS:
     for variant in ("", ".avx2-build", ".portable-build"):
       d = _load(f"mining_tile_profile.d256{variant}.{host}.json")
       ms = d["runs"][0]["ms"]
@@ -270,7 +266,7 @@ def mining_index_build() -> list[str]:
 def mining_devices_product() -> list[str]:
   """mining_devices_product.py: one query block's products, alternated."""
   rows = []
-  for host in MINING_PIECES_HOSTS:
+  for host in markdown_table.CPU_KINDS:
     d = _load(f"mining_devices_product.d256.{host}.json")
     runs: dict[int, list[str]] = {}
     for n, ms in d["runs_ms"]:
