@@ -2,6 +2,7 @@
 entered in lab/results/manifest.json, in every folder; a benchmark's
 writer records how to rerun it; lab/run.py reruns a file by its name."""
 import argparse
+import ast
 import concurrent.futures
 import hashlib
 import importlib.util
@@ -205,6 +206,104 @@ def test_every_kept_result_s_lab_scripts_would_start(manifest, tmp_path,
   bad = [f"{name}: {' '.join(line)}\n  {why}" for line, name in lines.items()
          if (why := command_lines.script_problem(list(line), str(ROOT)))]
   assert not bad, "\n".join(bad)
+
+
+# One preset of each config file (two where presets differ in their keys);
+# a sweep's keys are those of configs/sweeps/common.py.
+CONFIG_SPECS = (
+    "avg.py", "bilingual.py:de", "domain.py", "domain_pivot.py", "gran.py",
+    "lstmavg.py", "mine.py", "mlp_similarity.py", "nmt.py:de",
+    "paraphrase.py:avg", "paraphrase.py:gran", "paraphrase.py:lstmavg",
+    "pipeline.py:tiny", "ppdb_words.py", "ref_classifier.py:avg",
+    "ref_classifier.py:lstm", "papers/artetxe2019.py",
+    "papers/domain_paraphrasing.py:select",
+    "papers/domain_paraphrasing.py:pivot", "papers/kim2019.py:de",
+    "papers/kim2019_mlp.py", "papers/kim2019_table5.py:60",
+    "papers/wieting2017.py:gran", "sweeps/overlap.py:avg,bleu,paper")
+_SHARED_PIECES = ("common.py", "papers/base.py", "sweeps/common.py")
+
+
+def _config_keys() -> set[str]:
+  """Every dotted key of CONFIG_SPECS' configs ("evals.dev_all.data")."""
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+
+  def keys(node, prefix: str = ""):
+    for key, value in node.items():
+      yield prefix + key
+      if hasattr(value, "items"):
+        yield from keys(value, f"{prefix}{key}.")
+
+  return {k for spec in CONFIG_SPECS
+          for k in keys(config_lib.load(str(ROOT / "configs" / spec)))}
+
+
+def _config_reads(source: str) -> set[str]:
+  """The config keys a lab script reads or sets: `config.a.b` chains (also
+  `recipe.config.a`), up to a ConfigDict method, and `--config.a.b=` flags.
+  A key set inside `with config.unlocked():` may be new, and is left out."""
+  import ml_collections  # pylint: disable=g-import-not-at-top
+  tree = ast.parse(source)
+  methods = set(dir(ml_collections.ConfigDict))
+  config_module = any(
+      (alias.asname or alias.name) == "config" for node in ast.walk(tree)
+      if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names)
+  parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+  unlocked = {id(n) for w in ast.walk(tree) if isinstance(w, ast.With)
+              and any("unlocked" in ast.unparse(i.context_expr)
+                      for i in w.items)
+              for stmt in w.body for n in ast.walk(stmt)}
+  found = set(re.findall(r"--config\.([a-z_][\w.]*)=", source))
+  for node in ast.walk(tree):
+    if (not isinstance(node, ast.Attribute)
+        or isinstance(parents.get(node), ast.Attribute)
+        or (isinstance(node.ctx, ast.Store) and id(node) in unlocked)):
+      continue
+    chain, root = [], node
+    while isinstance(root, ast.Attribute):
+      chain.insert(0, root.attr)
+      root = root.value
+    if chain[0] == "config":  # recipe.config.seed
+      chain = chain[1:]
+    elif not (isinstance(root, ast.Name) and root.id == "config"
+              and not config_module):
+      continue
+    cut = next((i for i, c in enumerate(chain) if c in methods), len(chain))
+    if cut:
+      found.add(".".join(chain[:cut]))
+  return found
+
+
+def test_the_config_specs_cover_every_config_file():
+  files = {str(p.relative_to(ROOT / "configs"))
+           for p in (ROOT / "configs").rglob("*.py")}
+  named = {spec.partition(":")[0] for spec in CONFIG_SPECS}
+  assert files - named - set(_SHARED_PIECES) <= {
+      str(p.relative_to(ROOT / "configs"))
+      for p in (ROOT / "configs" / "sweeps").glob("*.py")}
+
+
+def test_a_config_key_no_config_has_is_found_in_a_lab_script():
+  source = ("from paraflax.data import specs\n"
+            "def f(config):\n"
+            "  with config.unlocked():\n"
+            "    config.evals.dev_all.sentences = 5\n"
+            "  specs.pairs(config.evals.dev_all.task)\n"
+            "  return config.decode.to_dict(), ['--config.model.width=3']\n")
+  reads = _config_reads(source)
+  assert reads == {"evals.dev_all.task", "decode", "model.width"}
+  assert reads - _config_keys() == {"evals.dev_all.task", "model.width"}
+
+
+def test_every_config_key_a_lab_script_reads_is_a_key_of_a_config():
+  """A lab script that reads a key the configs no longer have stops at
+  that line only when it runs, maybe an hour into a benchmark."""
+  known = _config_keys()
+  reads = {path.relative_to(ROOT): _config_reads(path.read_text())
+           for path in sorted(LAB.rglob("*.py"))}
+  assert sum(map(len, reads.values())) > 80
+  bad = {str(p): sorted(keys - known) for p, keys in reads.items()
+         if keys - known}
+  assert not bad, bad
 
 
 def test_every_collected_run_names_where_its_command_writes(manifest):

@@ -207,8 +207,9 @@ def _measure(args: argparse.Namespace) -> Result:
   mesh = partitioning.make_mesh(n)  # the child's one mesh
   if args.workdir:
     embedder, params, step = bilingual.load_for_inference(args.workdir, mesh)
-    source = {"params": f"{args.workdir}, checkpoint step {step}",
-              "subwords": f"{args.workdir}'s"}
+    workdir = children.portable_path(args.workdir, "WORKDIR")
+    source = {"params": f"{workdir}, checkpoint step {step}",
+              "subwords": f"{workdir}'s"}
   else:
     embedder, params, source = _random_model(
         config_lib.load(args.config, []), mesh,
@@ -295,8 +296,10 @@ def main(argv: list[str] | None = None) -> None:
   report = {
       **children.run_facts(__file__, argv),
       "benchmark": "bilingual_throughput",
-      "workdir": args.workdir,
-      "config": None if args.workdir else os.path.relpath(args.config, _ROOT),
+      "workdir": args.workdir and children.portable_path(args.workdir,
+                                                         "WORKDIR"),
+      "config": None if args.workdir else children.portable_path(
+          args.config, "CONFIG"),
       "text": f"{_TEXT} train, {args.sentences} pairs sampled with seed "
               f"{_SEED}; each side through its own encoder",
       "score_embeddings": f"random normal, seed {_SEED}",

@@ -57,7 +57,8 @@ def _ours(workdir: str) -> dict:
   full = None
   if os.path.exists(evals):
     full = json.load(open(evals, encoding="utf-8")).get("dev_all")
-  return {"workdir": workdir, "model": config.model.to_dict(),
+  return {"workdir": children.portable_path(workdir, "WORKDIR"),
+          "model": config.model.to_dict(),
           "loss": config.loss.to_dict(), "dev": curve, "dev_all": full}
 
 

@@ -155,16 +155,23 @@ def nmt_equal_wall() -> list[str]:
 
 
 def nmt_decode_phases() -> list[str]:
-  """nmt_decode_phases.py: phases (SHRINK) against compile and speed."""
+  """nmt_decode_phases.py: phases (SHRINK) against compile and speed, per
+  CPU (the unrecorded CPU's beams ran apart, each in a file of its own)."""
+  names = [f"nmt_decode_phases.beam{beam}.cpu-2core.json" for beam in (5, 50)]
+  names += [name for host in markdown_table.CPU_KINDS if os.path.exists(
+      os.path.join(BENCH, name := f"nmt_decode_phases.{host}.json"))]
   rows = []
-  for beam in (5, 50):
-    for r in _load(f"nmt_decode_phases.beam{beam}.cpu-2core.json")["rows"]:
-      rows.append((beam, r["shrink"], ", ".join(map(str, r["phases"])),
-                   _f(r["compile_and_first_batches_s"], 1),
-                   _f(r["sentences_per_s"], 1)))
-  return _table(["beam", "SHRINK", "batch rows per phase",
+  for name in names:
+    d = _load(name)
+    rows += [(markdown_table.hardware_cell(d), r["beam"], r["shrink"],
+              ", ".join(map(str, r["phases"])),
+              "yes" if r["same_1best_as_first"] else "no",
+              _f(r["compile_and_first_batches_s"], 1),
+              _f(r["sentences_per_s"], 1)) for r in d["rows"]]
+  return _table(["hardware (1-min load at start)", "beam", "SHRINK",
+                 "batch rows per phase", "1-best as at the first SHRINK",
                  "compile + first batches (s)", "sentences/s"], rows,
-                numeric_from=3)
+                numeric_from=5)
 
 
 def _by(name: str) -> dict:

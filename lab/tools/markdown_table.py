@@ -48,8 +48,9 @@ def cpu_cell(hardware: str, cores: int) -> str:
 def hardware_cell(result: dict) -> str:
   """A result file's CPU and its 1-minute load at the start; files kept
   before children.run_facts record at most the core count."""
-  load = result.get("load_average") or result.get("loadavg_start")
-  load = f", load {load[0]:.1f}" if load else ""
+  load = (result.get("load_average") or result.get("loadavg_start")
+          or [result.get("load_average_1min", {}).get("start")])
+  load = f", load {load[0]:.1f}" if load[0] is not None else ""
   hardware = result.get("hardware")
   if isinstance(hardware, dict):
     return cpu_cell(hardware["name"], hardware["cores"]) + load

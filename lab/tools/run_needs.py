@@ -122,6 +122,7 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "paraflax train --config configs/nmt.py:de --workdir "
         "runs/nmt_subwords --config.train_steps=1",)
        for v in ("", "cores-swapped.")},
+    "nmt_decode_phases.intel-xeon-2core.json": (_nmt_variant("nmt_feed"),),
     "nmt_learning_vs_opennmt.cpu-2core.json": tuple(
         _nmt_variant(w) for w in NMT_VARIANTS),
 }
