@@ -845,15 +845,14 @@ def test_every_benchmark_s_runs_reads_are_made_by_its_needs(manifest):
 
 def test_the_nmt_variants_commands_train_the_models_their_file_records():
   """nmt_learning_vs_opennmt's workdirs are made by run_needs' commands:
-  each command's config holds the model and loss the result file records
+  each command's config holds the model and loss each result file records
   for its workdir, and trains as long as the file's dev curve runs."""
   from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
   needs = _module(LAB / "tools" / "run_needs.py")
-  report = json.loads((LAB / "results" / "nmt_learning_vs_opennmt."
-                       "cpu-2core.json").read_text(encoding="utf-8"))
-  assert [o["workdir"] for o in report["ours"]] == [
-      f"runs/{w}" for w in needs.NMT_VARIANTS]
-  for ours in report["ours"]:
+  reports = [json.loads(path.read_text(encoding="utf-8")) for path in
+             sorted((LAB / "results").glob("nmt_learning_vs_opennmt.*.json"))]
+  assert len(reports) >= 2
+  for ours in (o for report in reports for o in report["ours"]):
     argv = needs.shlex.split(needs._nmt_variant(ours["workdir"][5:]))
     config = config_lib.load("configs/nmt.py:de", [
         a for a in argv if a.startswith("--config.")])
@@ -865,6 +864,9 @@ def test_the_nmt_variants_commands_train_the_models_their_file_records():
         config.eval_every, config.train_steps + 1, config.eval_every))
     assert ("--only dev_all" in needs._nmt_variant(ours["workdir"][5:])
             ) == (ours["dev_all"] is not None), ours["workdir"]
+  for report in reports:
+    assert [o["workdir"] for o in report["ours"]] == [
+        f"runs/{w}" for w in needs.NMT_VARIANTS]
 
 
 def test_a_benchmark_runs_what_it_needs_first_from_the_repository_root(

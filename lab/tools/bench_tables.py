@@ -34,6 +34,15 @@ ENCODERS_QUALITY_RUNS = ("encoders_vs_wieting.quality.cpu-2core.json",
                            for cpu in ENCODER_CPUS))
 
 
+def _cpu_of(result: dict) -> str:
+  """A result file's CPU and cores; files kept before children.run_facts
+  record their core count alone (`cpu-2core`)."""
+  hardware = result.get("hardware")
+  if isinstance(hardware, dict):
+    return markdown_table.cpu_cell(hardware["name"], hardware["cores"])
+  return f"{result['cpu_count']} cores (`cpu-2core`)"
+
+
 def encoders_quality() -> list[str]:
   """encoders_vs_wieting.py --quality: the same Avg after the same updates,
   ours / Wieting's, a row per run."""
@@ -41,9 +50,7 @@ def encoders_quality() -> list[str]:
   for name in ENCODERS_QUALITY_RUNS:
     d = _load(name)
     r = d["results"][0]
-    hardware = d.get("hardware")
-    where = (markdown_table.cpu_cell(hardware["name"], hardware["cores"])
-             if isinstance(hardware, dict) else "2 cores (`cpu-2core`)")
+    where = _cpu_of(d)
     ours, theirs = r["ours"], r["wieting"]
     rows.append((where, r["updates"], *(
         f"{_f(ours['figures'][k])} / {_f(theirs['figures'][k])}"
@@ -84,20 +91,37 @@ def _nmt_setting(side: dict) -> str:
           f"{loss['normalize'].rstrip('s')}")
 
 
+def learning_results() -> list[tuple[str, dict]]:
+  """nmt_learning_vs_opennmt.py's runs: (CPU and cores, result) for the
+  unrecorded CPU and each CPU kind that has one."""
+  names = ["nmt_learning_vs_opennmt.cpu-2core.json"]
+  names += [name for host in markdown_table.CPU_KINDS if os.path.exists(
+      os.path.join(BENCH, name := f"nmt_learning_vs_opennmt.{host}.json"))]
+  return [(_cpu_of(d), d) for d in map(_load, names)]
+
+
+def _input_feeding(learning: dict) -> dict:
+  """The default config's side (input feeding, `mean_tanh`) of a
+  nmt_learning_vs_opennmt.py result."""
+  return next(o for o in learning["ours"] if o["model"]["input_feeding"]
+              and o["model"]["bridge"] == "mean_tanh")
+
+
 def nmt_learning() -> list[str]:
-  """nmt_learning_vs_opennmt.py: dev BLEU after the same steps."""
-  d = _load("nmt_learning_vs_opennmt.cpu-2core.json")
-  sides = [("OpenNMT-py 3.0.4", d["opennmt"])] + [
-      (_nmt_setting(o), o) for o in d["ours"]]
-  steps = sorted(d["opennmt"]["dev"], key=int)
+  """nmt_learning_vs_opennmt.py: dev BLEU after the same steps, per CPU."""
   rows = []
-  for name, side in sides:
-    dev = side.get("dev") or {}
-    full = side.get("dev_all") or {}
-    rows.append((name, *(_f(dev.get(s, {}).get("bleu")) for s in steps),
-                 _f(full.get("bleu"))))
-  return _table(["model", *(f"dev BLEU at {int(s):,}" for s in steps),
-                 "newstest2013 BLEU (all 3,000)"], rows)
+  for hardware, d in learning_results():
+    steps = sorted(d["opennmt"]["dev"], key=int)
+    for name, side in [("OpenNMT-py 3.0.4", d["opennmt"])] + [
+        (_nmt_setting(o), o) for o in d["ours"]]:
+      dev = side.get("dev") or {}
+      full = side.get("dev_all") or {}
+      rows.append((hardware, name,
+                   *(_f(dev.get(s, {}).get("bleu")) for s in steps),
+                   _f(full.get("bleu"))))
+  return _table(["hardware", "model",
+                 *(f"dev BLEU at {int(s):,}" for s in steps),
+                 "newstest2013 BLEU (all 3,000)"], rows, numeric_from=2)
 
 
 def _decoder_change(side: dict, paper: dict) -> str:
@@ -111,22 +135,23 @@ def _decoder_change(side: dict, paper: dict) -> str:
 
 def nmt_decoder_changes() -> list[str]:
   """nmt_learning_vs_opennmt.py: each difference from the paper's decoder
-  trained alone, with the length of its outputs
+  trained alone, with the length of its outputs, per CPU
   (docs/nmt-backtranslation.md)."""
-  d = _load("nmt_learning_vs_opennmt.cpu-2core.json")
-  paper = d["ours"][0]
-  sides = [(_decoder_change(o, paper), o) for o in d["ours"]] + [
-      ("OpenNMT-py 3.0.4, same pairs, subwords and sizes", d["opennmt"])]
-  steps = sorted(paper["dev"], key=int)
   rows = []
-  for name, side in sides:
-    last = side["dev"][steps[-1]]
-    rows.append((name, " / ".join(_f(side["dev"][s]["bleu"]) for s in steps),
-                 _f(last["length_ratio"]), f"{last['hit_max_output']:.1f} %",
-                 _f((side.get("dev_all") or {}).get("bleu"))))
-  return _table(["change", "dev BLEU at " + " / ".join(steps),
-                 f"hyp:ref at {steps[-1]}", "at the output limit",
-                 "newstest2013 BLEU"], rows, numeric_from=2)
+  for hardware, d in learning_results():
+    paper = d["ours"][0]
+    steps = sorted(paper["dev"], key=int)
+    for name, side in [(_decoder_change(o, paper), o) for o in d["ours"]] + [
+        ("OpenNMT-py 3.0.4, same pairs, subwords and sizes", d["opennmt"])]:
+      last = side["dev"][steps[-1]]
+      rows.append((hardware, name,
+                   " / ".join(_f(side["dev"][s]["bleu"]) for s in steps),
+                   _f(last["length_ratio"]), f"{last['hit_max_output']:.1f} %",
+                   _f((side.get("dev_all") or {}).get("bleu"))))
+  return _table(["hardware", "change",
+                 "dev BLEU at " + " / ".join(steps), f"hyp:ref at {steps[-1]}",
+                 "at the output limit", "newstest2013 BLEU"], rows,
+                numeric_from=3)
 
 
 def equal_wall_runs() -> list[tuple[str, str, dict]]:
@@ -435,11 +460,7 @@ def encoder_speed_results() -> list[tuple[str, str, dict]]:
     d = _load(os.path.basename(path))
     if any(r.get("updates") for r in d["results"]):  # a --quality run
       continue
-    if isinstance(d.get("hardware"), dict):
-      hardware = markdown_table.cpu_cell(d["hardware"]["name"],
-                                         d["hardware"]["cores"])
-    else:
-      hardware = f"{d['cpu_count']} cores (`cpu-2core`)"
+    hardware = _cpu_of(d)
     rounds = d["results"][0].get("rounds")
     how = (f"taking turns, {rounds} runs a side, median" if rounds
            else "one after the other")
@@ -654,15 +675,12 @@ def performance() -> list[str]:
   for host, _, d in equal_wall_runs():
     wall.setdefault(markdown_table.cpu_cell(host, d["cpu_count"]),
                     []).append(d)
-  learn = _load("nmt_learning_vs_opennmt.cpu-2core.json")
-  feed = next(o for o in learn["ours"] if o["model"]["input_feeding"]
-              and o["model"]["bridge"] == "mean_tanh")
   enc = [(hardware, how, {r["model"]: r["ours_over_wieting"]
                            for r in d["results"]})
          for hardware, how, d in encoder_speed_results()]
   quality = [_load(f"encoders_vs_wieting.quality.{cpu}-2core.json")
              for cpu in ENCODER_CPUS]
-  epyc, cpu = "AMD EPYC, 2 cores", "2 cores (`cpu-2core`)"
+  epyc = "AMD EPYC, 2 cores"
   rows = [
       _exact_mining_row("amd-epyc-2core", epyc),
       *([_exact_mining_row("intel-xeon-2core", "Intel Xeon, 2 cores")]
@@ -687,10 +705,10 @@ def performance() -> list[str]:
                    f"{w['opennmt']['newstest2013']['bleu']:.2f}"
                    for w in runs), "`nmt_equal_wall.py`")
         for hardware, runs in wall.items()),
-      ("newstest2013 BLEU after 1,500 steps", "OpenNMT-py 3.0.4", cpu,
-       f"{feed['dev_all']['bleu']:.2f} against "
-       f"{learn['opennmt']['dev_all']['bleu']:.2f}",
-       "`nmt_learning_vs_opennmt.py`"),
+      *(("newstest2013 BLEU after 1,500 steps", "OpenNMT-py 3.0.4",
+         hardware, f"{_input_feeding(d)['dev_all']['bleu']:.2f} against "
+         f"{d['opennmt']['dev_all']['bleu']:.2f}",
+         "`nmt_learning_vs_opennmt.py`") for hardware, d in learning_results()),
       *((f"Avg / LSTM-avg training, pairs/s ({how})",
          "Wieting's PyTorch code", hardware,
          f"{ratio['avg']:.1f}x / {ratio['lstmavg']:.1f}x",

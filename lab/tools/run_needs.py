@@ -123,8 +123,9 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "runs/nmt_subwords --config.train_steps=1",)
        for v in ("", "cores-swapped.")},
     "nmt_decode_phases.intel-xeon-2core.json": (_nmt_variant("nmt_feed"),),
-    "nmt_learning_vs_opennmt.cpu-2core.json": tuple(
-        _nmt_variant(w) for w in NMT_VARIANTS),
+    **{f"nmt_learning_vs_opennmt.{host}.json": tuple(
+        _nmt_variant(w) for w in NMT_VARIANTS)
+       for host in ("cpu-2core", "intel-xeon-2core")},
 }
 _RUN = re.compile(r"[a-z0-9_.-]+/[a-z0-9_.-]+")
 _TOP = re.compile(r"(?:\.\./)*(runs/[^/\s]+)")
