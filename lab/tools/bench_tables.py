@@ -91,12 +91,18 @@ def _nmt_setting(side: dict) -> str:
           f"{loss['normalize'].rstrip('s')}")
 
 
+def _kept_per_cpu_kind(stem: str) -> list[str]:
+  """The result files STEM.HOST.json kept for the CPU kinds of
+  markdown_table.CPU_KINDS, in that order."""
+  return [name for host in markdown_table.CPU_KINDS if os.path.exists(
+      os.path.join(BENCH, name := f"{stem}.{host}.json"))]
+
+
 def learning_results() -> list[tuple[str, dict]]:
   """nmt_learning_vs_opennmt.py's runs: (CPU and cores, result) for the
   unrecorded CPU and each CPU kind that has one."""
-  names = ["nmt_learning_vs_opennmt.cpu-2core.json"]
-  names += [name for host in markdown_table.CPU_KINDS if os.path.exists(
-      os.path.join(BENCH, name := f"nmt_learning_vs_opennmt.{host}.json"))]
+  names = ["nmt_learning_vs_opennmt.cpu-2core.json",
+           *_kept_per_cpu_kind("nmt_learning_vs_opennmt")]
   return [(_cpu_of(d), d) for d in map(_load, names)]
 
 
@@ -183,8 +189,7 @@ def nmt_decode_phases() -> list[str]:
   """nmt_decode_phases.py: phases (SHRINK) against compile and speed, per
   CPU (the unrecorded CPU's beams ran apart, each in a file of its own)."""
   names = [f"nmt_decode_phases.beam{beam}.cpu-2core.json" for beam in (5, 50)]
-  names += [name for host in markdown_table.CPU_KINDS if os.path.exists(
-      os.path.join(BENCH, name := f"nmt_decode_phases.{host}.json"))]
+  names += _kept_per_cpu_kind("nmt_decode_phases")
   rows = []
   for name in names:
     d = _load(name)
