@@ -27,6 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # tqdm's "<done>/<total>" in the progress bar: the first nonzero one is
 # the end of the first step (the progress bar refreshes at most each 0.1 s).
 _PROGRESS = re.compile(r"\b([1-9]\d*)/\d+ \[")
+# The file that marks --folder as this benchmark's scratch.
+_CLAIM = ".compile_cache_benchmark"
 
 
 def _cpu_seconds() -> float:
@@ -34,9 +36,25 @@ def _cpu_seconds() -> float:
   return usage.ru_utime + usage.ru_stime
 
 
-def run(workdir: str, cache: str, steps: int) -> dict:
+def _claim(folder: str) -> None:
+  """Empties `folder` for a new run where this script made it, or makes
+  it; a folder holding anything else stops the run before any work."""
+  if (os.path.isdir(folder) and os.listdir(folder)
+      and not os.path.exists(os.path.join(folder, _CLAIM))):
+    raise SystemExit(f"--folder {folder}: it holds files this benchmark did "
+                     "not write; give it a new or empty folder")
+  shutil.rmtree(folder, ignore_errors=True)
+  os.makedirs(folder)
+  with open(os.path.join(folder, _CLAIM), "w", encoding="utf-8"):
+    pass
+
+
+def run(folder: str, workdir: str, cache: str, steps: int) -> dict:
+  """Trains `folder`/`workdir` to `steps` with PARAFLAX_COMPILATION_CACHE
+  `cache`; the recorded command names the folder FOLDER, as the result's
+  own command does (the scratch is this machine's)."""
   command = [sys.executable, "-m", "paraflax.cli", "train", "--config",
-             "configs/nmt.py:de", "--workdir", workdir,
+             "configs/nmt.py:de", "--workdir", os.path.join(folder, workdir),
              f"--config.train_steps={steps}"]
   env = dict(os.environ, PARAFLAX_COMPILATION_CACHE=cache)
   load, cpu, start = os.getloadavg()[0], _cpu_seconds(), time.time()
@@ -48,8 +66,8 @@ def run(workdir: str, cache: str, steps: int) -> dict:
         first_step = time.time() - start
   if proc.returncode:
     raise SystemExit(f"{' '.join(command)} failed ({proc.returncode})")
-  return {"command": f"PARAFLAX_COMPILATION_CACHE={cache} "
-                     + " ".join(command[1:]),
+  shown = f"PARAFLAX_COMPILATION_CACHE={cache} " + " ".join(command[1:])
+  return {"command": shown.replace(folder, "FOLDER"),
           "seconds": round(time.time() - start, 1),
           "first_step_seconds": round(first_step or float("nan"), 1),
           "cpu_seconds": round(_cpu_seconds() - cpu, 1),
@@ -67,11 +85,12 @@ def compile_seconds(values: list[bytes]) -> list[int]:
 def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__)
   parser.add_argument("--folder", required=True,
-                      help="scratch: workdirs and the cache (emptied first)")
+                      help="scratch: workdirs and the cache (a new or empty "
+                      "folder, or this benchmark's own, emptied first)")
   parser.add_argument("--steps", type=int, default=20)
   parser.add_argument("--output", required=True)
   args = parser.parse_args(argv)
-  shutil.rmtree(args.folder, ignore_errors=True)
+  _claim(args.folder)
   cache = os.path.join(args.folder, "xla")
   plan = (("off", "off", "w_off", args.steps),
           ("cold", cache, "w_cache", args.steps),
@@ -80,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
           ("resume_warm", cache, "w_warm", 2 * args.steps))
   runs = {}
   for name, cache_setting, workdir, steps in plan:
-    runs[name] = run(os.path.join(args.folder, workdir), cache_setting, steps)
+    runs[name] = run(args.folder, workdir, cache_setting, steps)
     print(name, runs[name], flush=True)
   from paraflax import compile_cache  # pylint: disable=g-import-not-at-top
   values = compile_cache.FileCache(

@@ -150,8 +150,12 @@ def _measure_command(args: argparse.Namespace) -> dict[str, Any]:
     f.seek(0)
     names = sorted(json.loads(f.readline())["scores"])
   os.remove(output)
+  # The records, their output and the LM lie in the parent's temporary
+  # folder, gone after the run: the result names them by file name.
+  shown = {k: os.path.basename(v) if k in ("input", "output", "lm") else v
+           for k, v in flags.items()}
   return {"records": n, "seconds": seconds, "records_per_s": n / seconds,
-          "scores": names, "flags": flags, "sha256": sha256,
+          "scores": names, "flags": shown, "sha256": sha256,
           "peak_rss_mib": children.peak_rss_mib()}
 
 

@@ -107,6 +107,8 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "domain/monods-general",),
     **{f"nmt_vs_opennmt.{v}.json": ("headline/nmt-de",) for v in (
         "encoder-128-1core-idle.intel-xeon-2core",
+        "encoder-128-1core.intel-xeon-2core",
+        "encoder-128-1core-repeat.intel-xeon-2core",
         "encoder-128-1core.amd-epyc-2core",
         "encoder-128-2core.amd-epyc-2core",
         "encoder-128-2core.intel-xeon-2core")},
