@@ -25,7 +25,9 @@ once.
 A benchmark that reads a paraflax run's output (a trained workdir, a
 paraphrase table) first runs the commands that make it, from the
 repository root (tools/run_needs.py's BENCHMARK_NEEDS; paraflax keeps
-finished work, so a made workdir costs nothing again).
+finished work, so a made workdir costs nothing again), then waits for
+the load they leave to settle (1-minute load under 0.5, at most 3 min)
+before the benchmark starts its clock.
 --print shows the commands, what they need first, and the line that
 collects their output by hand. A collected run whose recorded command
 fails at this commit reruns with the command a JSON file gives it,
@@ -42,6 +44,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 
 _LAB = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(_LAB)
@@ -230,11 +233,31 @@ def _first(need: str, line: str) -> str:
   return f"first ({need}): {line}" if need != line else f"first: {line}"
 
 
+# A benchmark's timing starts once the load its needs left has decayed:
+# the 1-minute load average under this (2 idle cores sit near 0.1), or
+# after the longest wait (other jobs on the machine: its result records
+# the load).
+_SETTLED_LOAD, _SETTLE_MAX_S, _SETTLE_POLL_S = 0.5, 180.0, 15.0
+
+
+def settle() -> float:
+  """Waits until the 1-minute load is under _SETTLED_LOAD, at most
+  _SETTLE_MAX_S; returns the load it starts at."""
+  deadline = time.monotonic() + _SETTLE_MAX_S
+  while ((load := os.getloadavg()[0]) >= _SETTLED_LOAD
+         and time.monotonic() < deadline):
+    print(f"run: the load is {load:.1f}; timing starts below "
+          f"{_SETTLED_LOAD} (at most {_SETTLE_MAX_S:.0f} s)", file=sys.stderr)
+    time.sleep(_SETTLE_POLL_S)
+  return load
+
+
 def _benchmark(name: str, argv: list[str],
                needs: list[tuple[str, str]]) -> int:
   """Runs benchmark NAME's `argv` from the repository root after the
-  commands of what it needs, on this checkout's code with this venv's
-  tools on PATH; 1 when a need fails (the benchmark does not run)."""
+  commands of what it needs and the load they leave settling, on this
+  checkout's code with this venv's tools on PATH; 1 when a need fails
+  (the benchmark does not run)."""
   env = dict(os.environ, **{
       var: os.pathsep.join(filter(None, [first, os.environ.get(var)]))
       for var, first in (("PATH", os.path.dirname(sys.executable)),
@@ -245,6 +268,8 @@ def _benchmark(name: str, argv: list[str],
                       check=False).returncode:
       print(f"run: {need} failed, so {name} did not run", file=sys.stderr)
       return 1
+  if needs:
+    settle()
   return subprocess.run(_interpreter(argv), cwd=ROOT, env=env,
                         check=False).returncode
 

@@ -33,7 +33,9 @@ def small_disk(tmp_path):
     pytest.skip("mounting a tmpfs needs root")
   _mount(target, "64k")
   yield target
-  subprocess.run(["umount", str(target)], check=False)
+  # Lazily: orbax's threads may still hold a file of the train test open,
+  # and a busy tmpfs left mounted outlives pytest's clean-up of tmp_path.
+  subprocess.run(["umount", "--lazy", str(target)], check=False)
 
 
 def _temp_files(folder: pathlib.Path) -> list[str]:

@@ -113,6 +113,34 @@ def test_a_config_and_its_name_are_recorded_from_the_repository_root():
                                 "CONFIG") == "configs/nmt.py:de"
 
 
+# Recorded result files that name a folder of the machine that ran them,
+# with what it takes to write each again; their scripts record none now,
+# so a rerun drops the file from this list, and nothing joins it.
+_MACHINE_FOLDERS_UNTIL_RERUN = {
+    **{f"gpu_scale.mining-compile.nvidia-h200/compile_{p}.json": (
+        "a GPU: `paraflax compile --json` keeps its own command, whose "
+        "--json is the lent machine's scratch") for p in (
+            "bilingual", "gran", "mine", "nmt", "search")},
+    **{f"mining_scale.peers-at-best-1e{n}.intel-xeon-2core.json": (
+        f"{hours} h of an Intel Xeon: stopes' import error keeps its venv")
+       for n, hours in ((5, "0.5"), (6, "1"))},
+    **{f"nmt_vs_opennmt.encoder-128-{v}.intel-xeon-2core.json": (
+        "1 h 20 min of an Intel Xeon, the NMT of headline/nmt-de first: "
+        "the file keeps its --workdir") for v in ("1core", "1core-repeat")},
+}
+# An absolute path not inside a URL, a placeholder or a relative path.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/$~-])/[A-Za-z_][\w.-]*/[\w./-]+")
+
+
+def test_recorded_result_files_name_no_folder_of_the_machine_that_ran_them(
+    manifest):
+  found = {rel for rel, entry in manifest.load().items()
+           if entry["written_by"] and rel.endswith(".json")
+           and _ABSOLUTE_PATH.search((LAB / "results" / rel).read_text())}
+  assert found == set(_MACHINE_FOLDERS_UNTIL_RERUN), (
+      sorted(found ^ set(_MACHINE_FOLDERS_UNTIL_RERUN)))
+
+
 def test_a_result_without_its_head_is_refused(tmp_path):
   children = _module(LAB / "benchmarks" / "children.py")
   with pytest.raises(ValueError, match="run_facts"):
@@ -304,6 +332,22 @@ def test_every_config_key_a_lab_script_reads_is_a_key_of_a_config():
   bad = {str(p): sorted(keys - known) for p, keys in reads.items()
          if keys - known}
   assert not bad, bad
+
+
+def test_a_benchmark_s_timing_waits_for_its_needs_load_to_settle(
+    monkeypatch):
+  run = _module(LAB / "run.py")
+  clock = {"now": 0.0}
+  loads = iter([2.3, 1.4, 0.4, 0.1])
+  monkeypatch.setattr(run.os, "getloadavg", lambda: (next(loads), 0, 0))
+  monkeypatch.setattr(run.time, "monotonic", lambda: clock["now"])
+  monkeypatch.setattr(run.time, "sleep",
+                      lambda s: clock.update(now=clock["now"] + s))
+  assert run.settle() == 0.4 and clock["now"] == 2 * run._SETTLE_POLL_S  # pylint: disable=protected-access
+  monkeypatch.setattr(run.os, "getloadavg", lambda: (3.0, 0, 0))
+  clock["now"] = 0.0
+  assert run.settle() == 3.0  # other jobs: it waits no longer than the cap
+  assert clock["now"] >= run._SETTLE_MAX_S  # pylint: disable=protected-access
 
 
 def test_every_collected_run_names_where_its_command_writes(manifest):

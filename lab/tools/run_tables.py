@@ -1068,6 +1068,14 @@ def _gpu_preset() -> Any:
                      + ":gpu")
 
 
+def _gpu_scoring_minutes() -> float:
+  """Minutes the host's 2 cores take to score the gpu preset's
+  back-translation, its n-best of each sentence, at the measured rate."""
+  bt = _gpu_preset().backtranslate
+  rate = quoted.field(_CPU_RATES["score"] + ":")
+  return bt.sentences * bt.nbest / rate / 60
+
+
 def _bt_projection_s() -> float:
   """The gpu preset's beam-50 back-translation at the H100's beam-5 rate."""
   return (_gpu_preset().backtranslate.sentences * _beam50_slowdown()
@@ -1166,6 +1174,8 @@ def _log_values() -> dict[str, Callable[[], str]]:
   out["decode.beam50_slowdown"] = lambda: f"{_beam50_slowdown():.1f}"
   out["gpu.bt_beam50_projection"] = lambda: (  # a projection: whole minutes
       f"{_bt_projection_s() / 60:.0f} min")
+  out["gpu.score_projection"] = lambda: (  # the host's cores score them
+      f"{_gpu_scoring_minutes():.0f} min")
   return out
 
 
