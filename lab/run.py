@@ -5,6 +5,7 @@ reruns one of them from the repository root.
     python lab/run.py NAME [--print]              # rerun (or show) NAME's command
     python lab/run.py runs/TABLE/RUN.json [--keep]  # rerun a collected run
     python lab/run.py runs/T/A.json runs/T/B.json   # several, in one clone
+    python lab/run.py A.json B.json               # benchmarks in turn
 
 The command is the one lab/results/manifest.json records for NAME, as a
 checkout of today lays it out (benchmarks under lab/), writing NAME again
@@ -27,7 +28,8 @@ paraphrase table) first runs the commands that make it, from the
 repository root (tools/run_needs.py's BENCHMARK_NEEDS; paraflax keeps
 finished work, so a made workdir costs nothing again), then waits for
 the load they leave to settle (1-minute load under 0.5, at most 3 min)
-before the benchmark starts its clock.
+before the benchmark starts its clock. Several benchmarks run in turn,
+each need once, the load settling before each.
 --print shows the commands, what they need first, and the line that
 collects their output by hand. A collected run whose recorded command
 fails at this commit reruns with the command a JSON file gives it,
@@ -196,6 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, e in sorted(entries.items()):
       print(f"{name}\t{e['written_by'] or 'kept'}\t{e['command'] or '-'}")
     return 0
+  if (len(args.names) > 1 and not args.replaced and not args.print
+      and all(n in entries and not n.startswith("runs/") for n in args.names)):
+    try:
+      return _benchmarks(args.names, entries)
+    except ValueError as e:
+      print(f"run: {e}", file=sys.stderr)
+      return 2
   if len(args.names) > 1 or args.replaced:
     return _rerun_family(args, entries)
   args.name, = args.names
@@ -252,12 +261,13 @@ def settle() -> float:
   return load
 
 
-def _benchmark(name: str, argv: list[str],
-               needs: list[tuple[str, str]]) -> int:
+def _benchmark(name: str, argv: list[str], needs: list[tuple[str, str]],
+               after_work: bool = False) -> int:
   """Runs benchmark NAME's `argv` from the repository root after the
-  commands of what it needs and the load they leave settling, on this
-  checkout's code with this venv's tools on PATH; 1 when a need fails
-  (the benchmark does not run)."""
+  commands of what it needs and the load they (or, `after_work`, the work
+  before this call) leave settling, on this checkout's code with this
+  venv's tools on PATH; 1 when a need fails (the benchmark does not
+  run)."""
   env = dict(os.environ, **{
       var: os.pathsep.join(filter(None, [first, os.environ.get(var)]))
       for var, first in (("PATH", os.path.dirname(sys.executable)),
@@ -268,19 +278,36 @@ def _benchmark(name: str, argv: list[str],
                       check=False).returncode:
       print(f"run: {need} failed, so {name} did not run", file=sys.stderr)
       return 1
-  if needs:
+  if needs or after_work:
     settle()
   return subprocess.run(_interpreter(argv), cwd=ROOT, env=env,
                         check=False).returncode
+
+
+def _benchmarks(names: list[str], entries: dict[str, dict]) -> int:
+  """Benchmarks NAMES in turn, each need run once (before the first that
+  needs it), every placeholder resolved before any work; stops at the
+  first that fails, naming those that did not run."""
+  commands = {name: _resolved(command_of(name, entries)) for name in names}
+  done: set[str] = set()
+  for i, name in enumerate(names):
+    needs = [(n, line) for n, line in needs_of(name, entries)
+             if line not in done]
+    done.update(line for _, line in needs)
+    if code := _benchmark(name, commands[name], needs, after_work=i > 0):
+      print(f"run: {name} failed; not run: {', '.join(names[i + 1:]) or '-'}",
+            file=sys.stderr)
+      return code
+  return 0
 
 
 def _rerun_family(args: argparse.Namespace, entries: dict[str, dict]) -> int:
   """Several collected runs in one clone, what they need made once."""
   if args.print or not all(n.startswith("runs/") and n in entries
                            for n in args.names):
-    print("run: several NAMEs, or --commands, rerun collected runs "
-          "(runs/TABLE/RUN.json, python lab/run.py --list) in one clone, "
-          "not --print", file=sys.stderr)
+    print("run: several NAMEs are collected runs (runs/TABLE/RUN.json), "
+          "rerun in one clone, or benchmark files, run in turn; not a mix, "
+          "not --print (python lab/run.py --list)", file=sys.stderr)
     return 2
   import rerun  # pylint: disable=g-import-not-at-top
   return rerun.rerun_all(

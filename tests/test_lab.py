@@ -350,6 +350,35 @@ def test_a_benchmark_s_timing_waits_for_its_needs_load_to_settle(
   assert clock["now"] >= run._SETTLE_MAX_S  # pylint: disable=protected-access
 
 
+def test_several_benchmarks_run_in_turn_each_need_once(monkeypatch):
+  run = _module(LAB / "run.py")
+  ran, settled = [], []
+  monkeypatch.setattr(run, "settle", lambda: settled.append(len(ran)))
+  monkeypatch.setattr(run.subprocess, "run", lambda argv, **_: (
+      ran.append(argv), types.SimpleNamespace(returncode=0))[1])
+  monkeypatch.setenv("ONMT_BIN", "/peer/bin")
+  names = [f"nmt_vs_opennmt.encoder-128-{v}.intel-xeon-2core.json"
+           for v in ("2core", "1core-idle")]
+  assert run.main(names) == 0
+  assert [argv[-1] for argv in ran if argv[0] == "bash"] == [
+      run.needs_of(names[0], run.manifest.load())[0][1]]  # the NMT, once
+  outputs = [argv[argv.index("--output") + 1] for argv in ran
+             if argv[0] != "bash"]
+  assert outputs == [f"lab/results/{n}" for n in names]
+  assert settled == [1, 2]  # after the need, and after the first benchmark
+
+
+def test_several_benchmarks_stop_before_any_work_without_a_placeholder(
+    monkeypatch):
+  run = _module(LAB / "run.py")
+  monkeypatch.delenv("ONMT_BIN", raising=False)
+  monkeypatch.setattr(run.subprocess, "run", lambda *a, **k: pytest.fail(
+      "ran before every placeholder was set"))
+  with pytest.raises(SystemExit, match="set ONMT_BIN"):
+    run.main(["scoring_throughput.intel-xeon-2core.json",
+              "nmt_vs_opennmt.encoder-128-2core.intel-xeon-2core.json"])
+
+
 def test_every_collected_run_names_where_its_command_writes(manifest):
   """A rerun finds the output of every kept run's command, as the kind of
   command names it (a sweep's results.json, eval-ppdb's OUTPUT.json)."""
