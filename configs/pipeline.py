@@ -37,9 +37,9 @@ every stage working, not the papers' numbers; gpu has the configs' own
 sizes.
 Time (gpu, pod): projections from measured per-device rates, not runs of
 these presets (docs/scaling-out.md, "At ParaNMT's size"). On one H100:
-the NMT's 6,000 steps about 3 minutes and the bilingual model's 20,000
-about 15 ({h100.nmt_de.stopped_at=7,259} and 5,250 steps in
-{h100.train_time=4 min} measured, the two sharing the GPU);
+the NMT's 6,000 steps about {gpu.nmt_projection=3 min} and the bilingual
+model's 20,000 about {gpu.bilingual_projection=15 min} ({h100.nmt_de.last_step=7,600} and
+{h100.bi_de.last_step=5,250} steps in {h100.train_time=4 min} measured, the two sharing the GPU);
 back-translating the 29,000 sentences at beam 50, 50-best, exact stop
 about {gpu.bt_beam50_projection=19 min} ({h100.bt_wmt.rate=208} sentences/s at beam 5 on the H100, from its
 session's WMT back-translation log; beam 50 exact {decode.beam50_slowdown=8.4}x slower than beam 5

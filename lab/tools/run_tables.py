@@ -986,6 +986,11 @@ _SESSION_FIGURES = {
                     lambda x: f"{int(x):,}"),
     "nmt_de.stopped_at": ("nmt_de.train.log", r"(\d+)/100000 \[",
                           lambda x: f"{int(x):,}"),
+    # The last step each training's metrics logged before the stop (its
+    # progress bar refreshes less often).
+    **{f"{run}.last_step": (f"{run}.metrics.jsonl", r'"step": (\d+)',
+                            lambda x: f"{int(x):,}")
+       for run in ("nmt_de", "bi_de")},
     "bi_de.step": ("bi_de.eval.log", r"checkpoint step (\d+)",
                    lambda x: f"{int(x):,}"),
     "bi_de.dev_align": ("bi_de.eval.log", r"alignment accuracy ([\d.]+) %",
@@ -1013,6 +1018,14 @@ def _session_figure(file: str, pattern: str, write: Callable[[str], str]
     raise ValueError(f"{os.path.relpath(path, run_results.ROOT)}: no line "
                      f"matches {pattern!r}")
   return write(found[-1])
+
+
+def _h100_minutes_for(run: str, steps: int) -> str:
+  """A projection: whole minutes `steps` of `run` (nmt_de, bi_de) take at
+  the rate the H100 session trained it, the two sharing the GPU."""
+  last, seconds = (int(_session_figure(*_SESSION_FIGURES[key][:2], str))
+                   for key in (f"{run}.last_step", "train_time"))
+  return f"{steps * seconds / last / 60:.0f} min"
 
 
 def _bar(path: str, done: str, last: bool = False) -> tuple[int, int]:
@@ -1174,6 +1187,10 @@ def _log_values() -> dict[str, Callable[[], str]]:
   out["decode.beam50_slowdown"] = lambda: f"{_beam50_slowdown():.1f}"
   out["gpu.bt_beam50_projection"] = lambda: (  # a projection: whole minutes
       f"{_bt_projection_s() / 60:.0f} min")
+  out["gpu.nmt_projection"] = lambda: _h100_minutes_for(
+      "nmt_de", _gpu_preset().nmt.settings.train_steps)
+  out["gpu.bilingual_projection"] = lambda: _h100_minutes_for(
+      "bi_de", _gpu_preset().bilingual.settings.train_steps)
   out["gpu.score_projection"] = lambda: (  # the host's cores score them
       f"{_gpu_scoring_minutes():.0f} min")
   return out
