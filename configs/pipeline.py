@@ -45,7 +45,7 @@ about {gpu.bt_beam50_projection=19 min} ({h100.bt_wmt.rate=208} sentences/s at b
 session's WMT back-translation log; beam 50 exact {decode.beam50_slowdown=8.4}x slower than beam 5
 on 2 AMD EPYC cores: lab/results/nmt_vs_opennmt.trained.amd-epyc-2core.json); scoring the 1.45M records about
 {gpu.score_projection=2 min} (the scores but lm_ppl at
-{scoring_throughput.intel-xeon-2core.json:sizes/records=100000/measures/command_base/records_per_s:,.0f=11,927}
+{scoring_throughput.intel-xeon-2core.json:sizes/records=100000/measures/command_base/records_per_s:,.0f=11,961}
 records/s over 100,000 records on 2 idle Intel Xeon cores). The pod preset's batch sizes and its `seconds_per_unit` of nmt,
 backtranslate, words, gran and bilingual are projected from `paraflax
 compile` for v5e:2x4 (lower bounds), lab/results/compile_pipeline_pod.json

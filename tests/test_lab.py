@@ -124,9 +124,6 @@ _MACHINE_FOLDERS_UNTIL_RERUN = {
     **{f"mining_scale.peers-at-best-1e{n}.intel-xeon-2core.json": (
         f"{hours} h of an Intel Xeon: stopes' import error keeps its venv")
        for n, hours in ((5, "0.5"), (6, "1"))},
-    **{f"nmt_vs_opennmt.encoder-128-{v}.intel-xeon-2core.json": (
-        "1 h 20 min of an Intel Xeon, the NMT of headline/nmt-de first: "
-        "the file keeps its --workdir") for v in ("1core", "1core-repeat")},
 }
 # An absolute path not inside a URL, a placeholder or a relative path.
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/$~-])/[A-Za-z_][\w.-]*/[\w./-]+")

@@ -576,7 +576,7 @@ NMT_VARIANTS = {"encoder-256": "2 x 256 (ours)",
                 "encoder-128-repeat": "2 x 128 (its `brnn`), repeated",
                 "encoder-128-1core": "2 x 128 (its `brnn`)",
                 "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated",
-                "encoder-128-1core-idle": "2 x 128 (its `brnn`), idle cores",
+                "encoder-128-1core-idle": "2 x 128 (its `brnn`), 300 steps",
                 "encoder-128-2core": "2 x 128 (its `brnn`)"}
 
 
