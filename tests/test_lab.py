@@ -121,9 +121,6 @@ _MACHINE_FOLDERS_UNTIL_RERUN = {
         "a GPU: `paraflax compile --json` keeps its own command, whose "
         "--json is the lent machine's scratch") for p in (
             "bilingual", "gran", "mine", "nmt", "search")},
-    **{f"mining_scale.peers-at-best-1e{n}.intel-xeon-2core.json": (
-        f"{hours} h of an Intel Xeon: stopes' import error keeps its venv")
-       for n, hours in ((5, "0.5"), (6, "1"))},
 }
 # An absolute path not inside a URL, a placeholder or a relative path.
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/$~-])/[A-Za-z_][\w.-]*/[\w./-]+")

@@ -65,22 +65,36 @@ def encoders_quality() -> list[str]:
 _RULES = ("exact", "k_finished", "best_ended", "best_ended_k")
 
 
+def trained_decodes() -> list[tuple[str, dict]]:
+  """(CPU kind, result) of nmt_vs_opennmt.py --onmt-model for each CPU kind
+  that has one."""
+  return [(name.split(".")[-2], _load(name))
+          for name in _kept_per_cpu_kind("nmt_vs_opennmt.trained")]
+
+
 def nmt_decoding() -> list[str]:
-  """nmt_vs_opennmt.py with trained models: beam search sentences/s."""
-  d = _load("nmt_vs_opennmt.trained.amd-epyc-2core.json")
+  """nmt_vs_opennmt.py with trained models: beam search sentences/s, per
+  CPU kind measured."""
   rows = []
-  for b in d["decode"]:
-    ours, peer = b["ours_trained"], b["opennmt"]
-    ratio = b["sentences_per_s_ratio_ours_over_opennmt"]
-    rows.append((b["beam"], " / ".join(_f(ours[r]["sentences_per_s"], 1)
-                                       for r in _RULES),
-                 _f(peer["sentences_per_s"], 1),
-                 " / ".join(_f(ratio[r]) for r in _RULES),
-                 f"{_f(ours['exact']['bleu'])} / {_f(peer['bleu'])}"))
-  return _table(["beam", "ours, sentences/s (exact / k_finished / "
+  for host, d in trained_decodes():
+    for b in d["decode"]:
+      ours, peer = b["ours_trained"], b["opennmt"]
+      ratio = b["sentences_per_s_ratio_ours_over_opennmt"]
+      rows.append((markdown_table.cpu_cell(host, d["cpu_count"]), b["beam"],
+                   " / ".join(_f(ours[r]["sentences_per_s"], 1)
+                              for r in _RULES),
+                   _f(peer["sentences_per_s"], 1),
+                   markdown_table.slower(" / ".join(
+                       _f(ratio[r]) for r in _RULES),
+                       [ratio[r] for r in _RULES]),
+                   f"{_f(ours['exact']['bleu'])} / {_f(peer['bleu'])}",
+                   f"{_f(ours['exact']['length_ratio'])} / "
+                   f"{_f(peer['length_ratio'])}"))
+  return _table(["CPU", "beam", "ours, sentences/s (exact / k_finished / "
                  "best_ended / best_ended_k)", "OpenNMT-py 3.0.4",
-                 "ours / OpenNMT-py", "BLEU ours (exact) / OpenNMT-py"],
-                rows)
+                 "ours / OpenNMT-py", "BLEU ours (exact) / OpenNMT-py",
+                 "output length / reference's: ours (exact) / OpenNMT-py"],
+                rows, numeric_from=1)
 
 
 def _nmt_setting(side: dict) -> str:
@@ -673,9 +687,9 @@ def performance() -> list[str]:
     onmt.setdefault((hardware, cores_used(d), "timing" in d["train"]), []
                     ).append(d["train"][
                         "target_tokens_per_s_ratio_ours_over_opennmt"])
-  dec = {b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"]["exact"]
-         for b in _load("nmt_vs_opennmt.trained.amd-epyc-2core.json")[
-             "decode"]}
+  dec = {markdown_table.cpu_cell(host, d["cpu_count"]): {
+      b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"]["exact"]
+      for b in d["decode"]} for host, d in trained_decodes()}
   wall: dict[str, list[dict]] = {}
   for host, _, d in equal_wall_runs():
     wall.setdefault(markdown_table.cpu_cell(host, d["cpu_count"]),
@@ -685,9 +699,8 @@ def performance() -> list[str]:
          for hardware, how, d in encoder_speed_results()]
   quality = [_load(f"encoders_vs_wieting.quality.{cpu}-2core.json")
              for cpu in ENCODER_CPUS]
-  epyc = "AMD EPYC, 2 cores"
   rows = [
-      _exact_mining_row("amd-epyc-2core", epyc),
+      _exact_mining_row("amd-epyc-2core", "AMD EPYC, 2 cores"),
       *([_exact_mining_row("intel-xeon-2core", "Intel Xeon, 2 cores")]
         if _mining_ratios("intel-xeon-2core", False) else []),
       _same_gpu_mining_row(),
@@ -700,10 +713,11 @@ def performance() -> list[str]:
              else ", ours timed on its jitted step alone"),
          "`nmt_vs_opennmt.py`")
         for (hardware, cores, fair), r in onmt.items()),
-      ("beam search of trained models, sentences/s, exact stop",
-       "OpenNMT-py 3.0.4", epyc,
-       f"{dec[5]:.2f}x (beam 5), {dec[50]:.2f}x (beam 50)",
-       "`nmt_vs_opennmt.py`"),
+      *(("beam search of trained models, sentences/s, exact stop",
+         "OpenNMT-py 3.0.4", cpu,
+         markdown_table.slower(f"{r[5]:.2f}x (beam 5), {r[50]:.2f}x "
+                               "(beam 50)", r.values()),
+         "`nmt_vs_opennmt.py`") for cpu, r in dec.items()),
       *(("newstest2013 BLEU after 30 minutes of training",
          "OpenNMT-py 3.0.4", hardware,
          ", ".join(f"{w['ours']['newstest2013']['bleu']:.2f} against "

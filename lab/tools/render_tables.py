@@ -242,15 +242,16 @@ def stage_scale_backtranslate() -> list[str]:
 def training_memory() -> list[str]:
   """lab/benchmarks/train_memory.py: peak RSS of `paraflax train` by the size
   of its training file, streamed and in memory, per recipe."""
-  lines = _header(["recipe", "path", "pairs", "peak RSS (MiB)",
+  lines = _header(["recipe", "CPU", "path", "pairs", "peak RSS (MiB)",
                    "encoded cache (MiB)", "first logged loss"],
-                  ["---", "---", "---:", "---:", "---:", "---:"])
+                  ["---", "---", "---", "---:", "---:", "---:", "---:"])
   for path in sorted(glob.glob(os.path.join(
       BENCH, "stage_scale_training.*.json"))):
     d = _load(path)
     recipe = d.get("recipe", "paraphrase")
+    cpu = markdown_table.cpu_cell(path.split(".")[-2], d["cpu_count"])
     for r in sorted(d["runs"], key=lambda r: (r["path"], r["pairs"])):
-      lines.append(_row([recipe, r["path"], f"{r['pairs']:,}",
+      lines.append(_row([recipe, cpu, r["path"], f"{r['pairs']:,}",
                          _f(r["peak_rss_mib"], 0),
                          _f(r["encoded_cache_mib"], 0)
                          if r["path"] == "streamed" else "",

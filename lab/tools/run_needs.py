@@ -125,6 +125,13 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "runs/nmt_subwords --config.train_steps=1",)
        for v in ("", "cores-swapped.")},
     "nmt_decode_phases.intel-xeon-2core.json": (_nmt_variant("nmt_feed"),),
+    # Both sides trained 1,500 steps on the same subwords: OpenNMT-py's
+    # checkpoints stay in runs/onmt_feed for --onmt-model.
+    "nmt_vs_opennmt.trained.intel-xeon-2core.json": (
+        _nmt_variant("nmt_feed"),
+        "python lab/benchmarks/nmt_learning_vs_opennmt.py --onmt-bin "
+        "$ONMT_BIN --workdirs runs/nmt_feed --keep runs/onmt_feed "
+        "--output runs/onmt_feed/learning.json"),
     **{f"nmt_learning_vs_opennmt.{host}.json": tuple(
         _nmt_variant(w) for w in NMT_VARIANTS)
        for host in ("cpu-2core", "intel-xeon-2core")},
