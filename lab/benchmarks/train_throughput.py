@@ -6,6 +6,10 @@ updates of `config.batch_size` (100) pairs on the real English pairs
 (`paraphrase_en_human`). pairs/s = batch_size * updates / second. Each
 model runs once per `--length-groups` value (1: every sentence padded to
 the megabatch's longest, the step before length groups), back to back.
+Each times `--calls` calls after the compiling one, and more, cycling over
+the same megabatches, until the timed calls add up to `--min-timed-s`: a
+short step (Avg's) is then timed over enough calls that the few slowed by
+other work on the host do not set the median.
 
 Command (writes lab/results/train_throughput.json by children.write_result,
 with the run's command, commit, hardware, load and seconds):
@@ -18,6 +22,7 @@ read once, when jax starts. Each child prints one JSON line on stdout.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -44,6 +49,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                       help="config.length_groups values, one child each")
   parser.add_argument("--calls", type=int, default=1,
                       help="timed train step calls (megabatches) per count")
+  parser.add_argument("--min-timed-s", type=float, default=10.0,
+                      help="time more calls until the timed ones take this "
+                      "long together")
   parser.add_argument("--output", default=_DEFAULT_OUTPUT)
   parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
   parser.add_argument("--model", default="gran", help=argparse.SUPPRESS)
@@ -54,8 +62,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 # ---------------------------------------------------------------- child ----
 
 
-def _measure(num_devices: int, calls: int, model: str, groups: int
-             ) -> dict[str, Any]:
+def _measure(num_devices: int, calls: int, model: str, groups: int,
+             min_timed_s: float) -> dict[str, Any]:
   """Builds the recipe, jits its step as `loop.train` does, times it."""
   from paraflax import host  # pylint: disable=g-import-not-at-top
   kept = host.keep_freed_memory()  # before jax starts, as `paraflax train`
@@ -101,7 +109,9 @@ def _measure(num_devices: int, calls: int, model: str, groups: int
     raise RuntimeError(f"megabatch shapes differ: {shapes}")
 
   step, times, losses = 0, [], []
-  for mb in megabatches:
+  for mb in itertools.chain(megabatches, itertools.cycle(megabatches[1:])):
+    if len(times) > calls and sum(times[1:]) >= min_timed_s:
+      break
     start = time.perf_counter()
     state, metrics = step_fn(
         state, partitioning.put_batch(mb, mesh, recipe.batch_axis),
@@ -128,6 +138,7 @@ def _measure(num_devices: int, calls: int, model: str, groups: int
       "max_len_timed": sorted({int(mb["a"].shape[2])
                                for mb in megabatches[1:]}),
       "calls_timed": len(timed),
+      "min_timed_s": min_timed_s,
       "compile_and_first_call_s": times[0],
       "call_s": timed,
       "median_call_s": median,
@@ -195,11 +206,12 @@ def main(argv: list[str] | None = None) -> None:
     raise SystemExit("--calls must be at least 1")
   if args.child:
     print(json.dumps(_measure(args.child, args.calls, args.model,
-                              args.groups)), flush=True)
+                              args.groups, args.min_timed_s)), flush=True)
     return
   results = [children.run_child(
       [os.path.abspath(__file__), "--child", str(n), "--calls",
-       str(args.calls), "--model", model, "--groups", str(groups)], n)
+       str(args.calls), "--min-timed-s", str(args.min_timed_s), "--model",
+       model, "--groups", str(groups)], n)
       for model in args.models for n in args.devices
       for groups in args.length_groups]
   ratios = _ratios(results)
