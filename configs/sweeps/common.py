@@ -5,8 +5,8 @@ Sweep configs import it as `from configs import common` (the loader makes
 
 Scale: N = `max_pairs` pairs per point (2,000 here, small enough for GRAN
 on 2 CPU cores: on 2 cores of an Intel Xeon its train step runs
-{train_throughput.intel-xeon-2core.json:results/model=gran,length_groups=8/updates_per_s:.1f=1.6} steps/s
-and Avg's {train_throughput.intel-xeon-2core.json:results/model=avg,length_groups=1/updates_per_s:.0f=32},
+{train_throughput.intel-xeon-2core.json:results/model=gran,length_groups=8/updates_per_s:.1f=1.7} steps/s
+and Avg's {train_throughput.intel-xeon-2core.json:results/model=avg,length_groups=1/updates_per_s:.0f=36},
 lab/performance.md; the paper: 24,000) and PASSES passes over them
 (train_steps = N * PASSES / batch, rounded down to whole megabatches: 160
 at N = 2,000, 1,920 at 24,000). `--config.max_pairs=24000`
