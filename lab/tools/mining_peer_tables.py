@@ -239,19 +239,6 @@ VALUES["mining_ann.projection_hours_64"] = lambda: (
     f"{_projected_s() / 3600 / 64:.0f}")
 
 
-def _our_build_ratio(slow: str, fast: str) -> str:
-  """How many times one run's build of our index took another's: the same
-  settings on the same CPU kind."""
-  build = {rows: _load(os.path.join(
-      BENCH, f"mining_scale.peers-at-best-{rows}.intel-xeon-2core.json"))[
-          "index_build_s"] for rows in (slow, fast)}
-  return f"{build[slow] / build[fast]:.1f}"
-
-
-VALUES["mining_scale.index_build_ratio.1e6"] = (
-    lambda: _our_build_ratio("1e6-idle", "1e6"))
-
-
 def _rerank_us_per_candidate() -> str:
   """What our re-ranking spends a candidate past the index's search (µs,
   the least and the most over the candidate counts re-ranked)."""
