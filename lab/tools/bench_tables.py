@@ -79,14 +79,13 @@ def nmt_decoding() -> list[str]:
   for host, d in trained_decodes():
     for b in d["decode"]:
       ours, peer = b["ours_trained"], b["opennmt"]
-      ratio = b["sentences_per_s_ratio_ours_over_opennmt"]
+      ratios = [b["sentences_per_s_ratio_ours_over_opennmt"][r]
+                for r in _RULES]
       rows.append((markdown_table.cpu_cell(host, d["cpu_count"]), b["beam"],
                    " / ".join(_f(ours[r]["sentences_per_s"], 1)
                               for r in _RULES),
                    _f(peer["sentences_per_s"], 1),
-                   markdown_table.slower(" / ".join(
-                       _f(ratio[r]) for r in _RULES),
-                       [ratio[r] for r in _RULES]),
+                   markdown_table.slower(" / ".join(map(_f, ratios)), ratios),
                    f"{_f(ours['exact']['bleu'])} / {_f(peer['bleu'])}",
                    f"{_f(ours['exact']['length_ratio'])} / "
                    f"{_f(peer['length_ratio'])}"))
