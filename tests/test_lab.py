@@ -1371,3 +1371,59 @@ def test_opennmt_reads_the_test_pairs_our_bleu_evaluator_reads(tmp_path):
   src, tgt = ((tmp_path / f"train.{side}").read_text().splitlines()
               for side in ("src", "tgt"))
   assert sorted(zip(src, tgt)) == [("ein haus", "a house"), ("zwei", "two")]
+
+
+def _fake_onmt_bin(tmp: pathlib.Path) -> pathlib.Path:
+  """OpenNMT-py's three commands as scripts that count their calls in
+  calls.log: training writes two checkpoints, translating copies -src."""
+  bin_dir = tmp / "bin"
+  bin_dir.mkdir()
+  for name, body in (
+      ("onmt_build_vocab", ""),
+      ("onmt_train", 'd=$(dirname "$2"); touch "$d/model_step_1.pt" '
+                     '"$d/model_step_2.pt"'),
+      ("onmt_translate", 'while [ $# -gt 0 ]; do case $1 in -src) s=$2;; '
+                         '-output) o=$2;; esac; shift; done; cp "$s" "$o"')):
+    script = bin_dir / name
+    script.write_text(f'#!/bin/bash\necho {name} >> "{tmp}/calls.log"\n'
+                      f"{body}\n")
+    script.chmod(0o755)
+  return bin_dir
+
+
+def test_a_kept_opennmt_folder_resumes_without_training_twice(tmp_path):
+  """nmt_learning_vs_opennmt --keep: a second run on the same inputs reuses
+  the finished training (its recorded wall) and its translations; changed
+  inputs train again and drop the old model's translations."""
+  learning = _module(LAB / "benchmarks" / "nmt_learning_vs_opennmt.py")
+  bin_dir, kept = _fake_onmt_bin(tmp_path), tmp_path / "kept"
+  kept.mkdir()
+  for name in ("onmt.yaml", "train.src", "train.tgt", "dev.src", "all.src"):
+    (kept / name).write_text(f"{name}\n")
+  config = types.SimpleNamespace(decode=types.SimpleNamespace(
+      max_output=10, alpha=0.6))
+  cfg, src = str(kept / "onmt.yaml"), str(kept / "dev.src")
+
+  def calls():
+    return (tmp_path / "calls.log").read_text().split()
+
+  first = learning.train(str(bin_dir), str(kept), cfg)
+  out = learning._translated(str(bin_dir), str(kept), src, 2, 4, config,
+                             "dev")
+  assert not first["train_reused"] and (kept / "trained.json").exists()
+  assert open(out).read() == "dev.src\n" and not list(kept.glob("*.partial"))
+  again = learning.train(str(bin_dir), str(kept), cfg)
+  assert again == {**first, "train_reused": True}
+  assert learning._translated(str(bin_dir), str(kept), src, 2, 4, config,
+                              "dev") == out
+  assert calls() == ["onmt_build_vocab", "onmt_train", "onmt_translate"]
+  (kept / "train.src").write_text("other pairs\n")
+  trainer = bin_dir / "onmt_train"
+  working = trainer.read_text()
+  trainer.write_text("#!/bin/bash\nexit 1\n")  # killed before it ends
+  with pytest.raises(SystemExit):
+    learning.train(str(bin_dir), str(kept), cfg)
+  assert not (kept / "trained.json").exists() and not os.path.exists(out)
+  trainer.write_text(working)
+  assert not learning.train(str(bin_dir), str(kept), cfg)["train_reused"]
+  assert calls().count("onmt_train") == 2

@@ -18,9 +18,12 @@ the first workdir's training pairs cut into its subwords, saved every
 (beam 4, GNMT length penalty alpha 0.6, `decode.max_output`), and the last
 one all of newstest2013 at beam 5. Its pieces are joined back into text by
 the target sentencepiece model and scored by sacrebleu (13a) against the
-same references our evaluator uses. With `--keep DIR` its data, vocabularies
-and checkpoints (`DIR/model_step_N.pt`) stay in DIR for
-`nmt_vs_opennmt.py --onmt-model` to decode beside ours.
+same references our evaluator uses. With `--keep DIR` its data, vocabularies,
+checkpoints (`DIR/model_step_N.pt`) and translations stay in DIR for
+`nmt_vs_opennmt.py --onmt-model` to decode beside ours, and a second run
+with the same DIR resumes: a training that `DIR/trained.json` records as
+finished on the same inputs is not run again (its wall time is the one
+recorded), nor a translation already written.
 
 children.write_result writes --output, with the run's facts and
 OpenNMT-py's and torch's versions as the peer's.
@@ -30,6 +33,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import glob
+import hashlib
 import json
 import os
 import tempfile
@@ -38,6 +43,7 @@ import time
 import children  # lab/benchmarks/, beside this script
 import nmt_vs_opennmt as peer  # lab/benchmarks/nmt_vs_opennmt.py, beside this script
 
+from paraflax import files
 from paraflax.data import bitext, specs, tasks
 from paraflax.recipes import nmt
 from paraflax.recipes import workdir as workdir_lib
@@ -73,18 +79,28 @@ def score(sp, out_path: str, references: list[str], max_output: int
           / max(len(pieces), 1), "n": len(texts)}
 
 
+def _translation(tmp: str, name: str, step: int | str, beam: int | str
+                 ) -> str:
+  """Where translate writes (every one of them, given "*"s)."""
+  return f"{tmp}/{name}.step{step}.beam{beam}.txt"
+
+
 def translate(bin_dir: str, tmp: str, src: str, step: int, beam: int,
               config, name: str, prefix: tuple[str, ...] = ()) -> str:
   """OpenNMT-py's translation of `src` by `tmp/model_step_{step}.pt`;
   `prefix`: a command to run it under (e.g. taskset)."""
-  out = f"{tmp}/{name}.step{step}.beam{beam}.txt"
+  out = _translation(tmp, name, step, beam)
+  # Written aside and renamed whole: a kept folder's translation is one
+  # that ended.
   peer.run_logged([*prefix, f"{bin_dir}/onmt_translate", "-model",
-                   f"{tmp}/model_step_{step}.pt", "-src", src, "-output", out,
+                   f"{tmp}/model_step_{step}.pt", "-src", src, "-output",
+                   f"{out}.partial",
                    "-beam_size", str(beam), "-batch_size", "32",
                    "-batch_type", "sents", "-max_length",
                    str(config.decode.max_output), "-length_penalty", "wu",
                    "-alpha", str(config.decode.alpha), "-gpu", "-1"],
                   f"{tmp}/translate.{name}.{step}.log")
+  os.replace(f"{out}.partial", out)
   return out
 
 
@@ -132,9 +148,57 @@ def build_vocab(bin_dir: str, tmp: str, config, vocab: int, steps: int,
                 every: int) -> str:
   """OpenNMT-py's training config in `tmp`, its vocabularies built."""
   cfg = peer.onmt_config(tmp, config, vocab, steps, every)
+  _vocabularies(bin_dir, tmp, cfg)
+  return cfg
+
+
+def _vocabularies(bin_dir: str, tmp: str, cfg: str) -> None:
   peer.run_logged([f"{bin_dir}/onmt_build_vocab", "-config", cfg,
                    "-n_sample", "-1"], f"{tmp}/build_vocab.log")
-  return cfg
+
+
+# What a finished training in a kept folder was made from: its config and
+# the files write_inputs wrote, whose hashes trained.json records.
+_TRAINED = "trained.json"
+_INPUT_FILES = ("onmt.yaml", "train.src", "train.tgt", "dev.src", "all.src")
+
+
+def _inputs_sha256(tmp: str) -> dict[str, str]:
+  return {name: hashlib.sha256(open(f"{tmp}/{name}", "rb").read()).hexdigest()
+          for name in _INPUT_FILES}
+
+
+def train(bin_dir: str, tmp: str, cfg: str) -> dict:
+  """OpenNMT-py's vocabularies and training by `cfg` in `tmp`: its wall
+  seconds, and whether the finished training `tmp/trained.json` records
+  for the same inputs was reused. Otherwise the record and every
+  translation in `tmp` go before it trains, so none outlives its model."""
+  record, inputs = os.path.join(tmp, _TRAINED), _inputs_sha256(tmp)
+  if os.path.exists(record):
+    done = json.load(open(record, encoding="utf-8"))
+    if done["inputs"] == inputs:
+      print(f"opennmt: reusing the training {record} records", flush=True)
+      return {"train_wall_s": done["train_wall_s"], "train_reused": True}
+    os.remove(record)
+  for old in glob.glob(_translation(tmp, "*", "*", "*")):
+    os.remove(old)
+  _vocabularies(bin_dir, tmp, cfg)
+  start = time.perf_counter()
+  peer.run_logged([f"{bin_dir}/onmt_train", "-config", cfg],
+                  f"{tmp}/train.log")
+  wall = time.perf_counter() - start
+  files.write_text_atomic(record, json.dumps(
+      {"inputs": inputs, "train_wall_s": wall}, indent=1) + "\n")
+  return {"train_wall_s": wall, "train_reused": False}
+
+
+def _translated(bin_dir: str, tmp: str, src: str, step: int, beam: int,
+                config, name: str) -> str:
+  """translate's output, or the one a kept folder holds (train removed
+  those of any other model)."""
+  if os.path.exists(out := _translation(tmp, name, step, beam)):
+    return out
+  return translate(bin_dir, tmp, src, step, beam, config, name)
 
 
 def _opennmt(bin_dir: str, workdir: str, steps: int, every: int,
@@ -149,24 +213,21 @@ def _opennmt(bin_dir: str, workdir: str, steps: int, every: int,
         tempfile.TemporaryDirectory(prefix="nmt_learning_")) as tmp:
     inputs = write_inputs(tmp, config, translator)
     dev, test = inputs.dev, inputs.test
-    cfg = build_vocab(bin_dir, tmp, config, inputs.vocab, steps, every)
-    start = time.perf_counter()
-    peer.run_logged([f"{bin_dir}/onmt_train", "-config", cfg],
-                    f"{tmp}/train.log")
-    wall = time.perf_counter() - start
+    trained = train(bin_dir, tmp, peer.onmt_config(
+        tmp, config, inputs.vocab, steps, every))
     curve = {}
     for step in range(every, steps + 1, every):
-      out = translate(bin_dir, tmp, inputs.dev_src, step, dev_eval.beam,
-                      config, "dev")
+      out = _translated(bin_dir, tmp, inputs.dev_src, step, dev_eval.beam,
+                        config, "dev")
       curve[step] = score(tgt_sp, out, [t for _, t in dev],
                           config.decode.max_output)
       print(f"opennmt step {step} dev", json.dumps(curve[step]), flush=True)
-    out = translate(bin_dir, tmp, inputs.all_src, steps, all_eval.beam,
-                    config, "all")
+    out = _translated(bin_dir, tmp, inputs.all_src, steps, all_eval.beam,
+                      config, "all")
     full = score(tgt_sp, out, [t for _, t in test], config.decode.max_output)
   print("opennmt dev_all", json.dumps(full), flush=True)
-  return {"train_pairs": len(inputs.data), "train_wall_s": wall,
-          "dev": curve, "dev_all": full}
+  return {"train_pairs": len(inputs.data), **trained, "dev": curve,
+          "dev_all": full}
 
 
 def main() -> None:
@@ -179,8 +240,9 @@ def main() -> None:
   parser.add_argument("--every", type=int, default=500)
   parser.add_argument("--output",
                       default="lab/results/nmt_learning_vs_opennmt.json")
-  parser.add_argument("--keep", help="a folder to keep OpenNMT-py's data and "
-                      "checkpoints in (default: a temporary one, removed)")
+  parser.add_argument("--keep", help="a folder to keep OpenNMT-py's data, "
+                      "checkpoints and translations in, which a second run "
+                      "resumes from (default: a temporary one, removed)")
   args = parser.parse_args()
   # One torch thread unless told otherwise, as the kept table's peer
   # trained (its torch_threads); ours trained in their own runs.

@@ -126,7 +126,8 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
        for v in ("", "cores-swapped.")},
     "nmt_decode_phases.intel-xeon-2core.json": (_nmt_variant("nmt_feed"),),
     # Both sides trained 1,500 steps on the same subwords: OpenNMT-py's
-    # checkpoints stay in runs/onmt_feed for --onmt-model.
+    # checkpoints stay in runs/onmt_feed for --onmt-model, and a later
+    # call reuses that finished training.
     "nmt_vs_opennmt.trained.intel-xeon-2core.json": (
         _nmt_variant("nmt_feed"),
         "python lab/benchmarks/nmt_learning_vs_opennmt.py --onmt-bin "
