@@ -239,7 +239,8 @@ def test_a_quoted_field_renders_from_its_file_and_a_bad_path_names_it(
 def test_a_quote_picks_a_list_item_by_the_fields_that_name_it(
     tmp_path, monkeypatch):
   """A position that fields name is refused with the selector to write; it
-  stays where no field that every item has names the item."""
+  stays where no field that every item has names the item (a measurement,
+  whose name ends in its unit, names nothing)."""
   render = _renderer()
   monkeypatch.setattr(render.quoted, "RESULTS", str(tmp_path))
   (tmp_path / "m.json").write_text(json.dumps({"results": [
@@ -251,9 +252,10 @@ def test_a_quote_picks_a_list_item_by_the_fields_that_name_it(
   assert render.VALUES[
       "m.json:results/method=faiss,n=10,devices=8/total_s:.4f"]() == "0.0080"
   (tmp_path / "s.json").write_text(json.dumps({"steps": [
-      {"step": "python3 -m venv .venv", "exit": 0, "wall_s": 2.5},
+      {"step": "python3 -m venv .venv", "exit": 0, "wall_s": 2.5,
+       "peak_rss_mib": 75},
       {"step": "paraflax pipeline --workdir runs/tiny", "exit": 0,
-       "wall_s": 191.2, "equal": 130}]}))
+       "wall_s": 191.2, "peak_rss_mib": 1873, "equal": 130}]}))
   assert render.VALUES["s.json:steps/1/wall_s:duration"]() == "3 min 11 s"
 
 

@@ -60,12 +60,15 @@ def is_quote(name: str) -> bool:
 
 # A field value that a KEY=VALUE segment can hold (no "/", ":", ",", "=").
 _NAMING = re.compile(r"[\w.-]+")
+# A field whose name ends in a unit measures: a rerun changes its value,
+# so it names nothing even where every item's differs (a step's peak MiB).
+_MEASURED = re.compile(r".*_(s|ms|mib|gib|bytes|hours)")
 
 
 def _naming_fields(item: dict) -> dict[str, str]:
   return {key: str(value) for key, value in item.items()
           if isinstance(value, (str, int)) and not isinstance(value, bool)
-          and _NAMING.fullmatch(str(value))}
+          and _NAMING.fullmatch(str(value)) and not _MEASURED.fullmatch(key)}
 
 
 def _selector(items: list, index: int) -> str | None:
