@@ -27,9 +27,9 @@ A benchmark that reads a paraflax run's output (a trained workdir, a
 paraphrase table) first runs the commands that make it, from the
 repository root (tools/run_needs.py's BENCHMARK_NEEDS; paraflax keeps
 finished work, so a made workdir costs nothing again), then waits for
-the load they leave to settle (1-minute load under 0.5, at most 3 min)
-before the benchmark starts its clock. Several benchmarks run in turn,
-each need once, the load settling before each.
+the load they, or whatever ran before, leave to settle (1-minute load
+under 0.5, at most 3 min) before the benchmark starts its clock. Several
+benchmarks run in turn, each need once, the load settling before each.
 --print shows the commands, what they need first, and the line that
 collects their output by hand. A collected run whose recorded command
 fails at this commit reruns with the command a JSON file gives it,
@@ -261,13 +261,12 @@ def settle() -> float:
   return load
 
 
-def _benchmark(name: str, argv: list[str], needs: list[tuple[str, str]],
-               after_work: bool = False) -> int:
+def _benchmark(name: str, argv: list[str], needs: list[tuple[str, str]]
+               ) -> int:
   """Runs benchmark NAME's `argv` from the repository root after the
-  commands of what it needs and the load they (or, `after_work`, the work
-  before this call) leave settling, on this checkout's code with this
-  venv's tools on PATH; 1 when a need fails (the benchmark does not
-  run)."""
+  commands of what it needs and the load they, or whatever ran before,
+  leave settling, on this checkout's code with this venv's tools on PATH;
+  1 when a need fails (the benchmark does not run)."""
   env = dict(os.environ, **{
       var: os.pathsep.join(filter(None, [first, os.environ.get(var)]))
       for var, first in (("PATH", os.path.dirname(sys.executable)),
@@ -278,8 +277,7 @@ def _benchmark(name: str, argv: list[str], needs: list[tuple[str, str]],
                       check=False).returncode:
       print(f"run: {need} failed, so {name} did not run", file=sys.stderr)
       return 1
-  if needs or after_work:
-    settle()
+  settle()
   return subprocess.run(_interpreter(argv), cwd=ROOT, env=env,
                         check=False).returncode
 
@@ -294,7 +292,7 @@ def _benchmarks(names: list[str], entries: dict[str, dict]) -> int:
     needs = [(n, line) for n, line in needs_of(name, entries)
              if line not in done]
     done.update(line for _, line in needs)
-    if code := _benchmark(name, commands[name], needs, after_work=i > 0):
+    if code := _benchmark(name, commands[name], needs):
       print(f"run: {name} failed; not run: {', '.join(names[i + 1:]) or '-'}",
             file=sys.stderr)
       return code

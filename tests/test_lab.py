@@ -360,6 +360,10 @@ def test_several_benchmarks_run_in_turn_each_need_once(monkeypatch):
              if argv[0] != "bash"]
   assert outputs == [f"lab/results/{n}" for n in names]
   assert settled == [1, 2]  # after the need, and after the first benchmark
+  ran.clear()
+  settled.clear()
+  assert run.main(["compile_presets.json"]) == 0  # it needs nothing
+  assert settled == [0] and len(ran) == 1  # the load of work before the call
 
 
 def test_several_benchmarks_stop_before_any_work_without_a_placeholder(
@@ -954,6 +958,7 @@ def test_a_benchmark_runs_what_it_needs_first_from_the_repository_root(
              "runs/t/a.json": {"command": "mkdir -p runs/a/made"}}
   monkeypatch.setattr(run, "ROOT", str(tmp_path))
   monkeypatch.setattr(run.manifest, "load", lambda: entries)
+  monkeypatch.setattr(run, "settle", lambda: 0.0)  # the suite's own load
   monkeypatch.setitem(run.run_needs.BENCHMARK_NEEDS, "b.json", ("t/a",))
   assert run.main(["b.json", "--print"]) == 0
   assert capsys.readouterr().out.splitlines() == [
