@@ -66,22 +66,23 @@ _RULES = ("exact", "k_finished", "best_ended", "best_ended_k")
 
 
 def trained_decodes() -> list[tuple[str, dict]]:
-  """(CPU kind, result) of nmt_vs_opennmt.py --onmt-model for each CPU kind
-  that has one."""
-  return [(name.split(".")[-2], _load(name))
-          for name in _kept_per_cpu_kind("nmt_vs_opennmt.trained")]
+  """(CPU and cores, result) of nmt_vs_opennmt.py --onmt-model for each CPU
+  kind that has one."""
+  names = _kept_per_cpu_kind("nmt_vs_opennmt.trained")
+  return [(markdown_table.named_cpu_cell(name, d), d)
+          for name, d in zip(names, map(_load, names))]
 
 
 def nmt_decoding() -> list[str]:
   """nmt_vs_opennmt.py with trained models: beam search sentences/s, per
   CPU kind measured."""
   rows = []
-  for host, d in trained_decodes():
+  for cpu, d in trained_decodes():
     for b in d["decode"]:
       ours, peer = b["ours_trained"], b["opennmt"]
       ratios = [b["sentences_per_s_ratio_ours_over_opennmt"][r]
                 for r in _RULES]
-      rows.append((markdown_table.cpu_cell(host, d["cpu_count"]), b["beam"],
+      rows.append((cpu, b["beam"],
                    " / ".join(_f(ours[r]["sentences_per_s"], 1)
                               for r in _RULES),
                    _f(peer["sentences_per_s"], 1),
@@ -686,9 +687,8 @@ def performance() -> list[str]:
     onmt.setdefault((hardware, cores_used(d), "timing" in d["train"]), []
                     ).append(d["train"][
                         "target_tokens_per_s_ratio_ours_over_opennmt"])
-  dec = {markdown_table.cpu_cell(host, d["cpu_count"]): {
-      b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"]["exact"]
-      for b in d["decode"]} for host, d in trained_decodes()}
+  dec = {cpu: {b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"][
+      "exact"] for b in d["decode"]} for cpu, d in trained_decodes()}
   wall: dict[str, list[dict]] = {}
   for host, _, d in equal_wall_runs():
     wall.setdefault(markdown_table.cpu_cell(host, d["cpu_count"]),

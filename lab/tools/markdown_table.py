@@ -45,6 +45,13 @@ def cpu_cell(hardware: str, cores: int) -> str:
           f"core{'s' if cores > 1 else ''}")
 
 
+def named_cpu_cell(path: str, result: dict) -> str:
+  """The CPU cell of result file NAME.HOST.json, by the host its name
+  gives (the lab's naming rule): files kept before children.run_facts
+  record no hardware of their own."""
+  return cpu_cell(path.split(".")[-2], result["cpu_count"])
+
+
 def hardware_cell(result: dict) -> str:
   """A result file's CPU and its 1-minute load at the start; files kept
   before children.run_facts record at most the core count."""

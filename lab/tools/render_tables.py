@@ -249,7 +249,7 @@ def training_memory() -> list[str]:
       BENCH, "stage_scale_training.*.json"))):
     d = _load(path)
     recipe = d.get("recipe", "paraphrase")
-    cpu = markdown_table.cpu_cell(path.split(".")[-2], d["cpu_count"])
+    cpu = markdown_table.named_cpu_cell(path, d)
     for r in sorted(d["runs"], key=lambda r: (r["path"], r["pairs"])):
       lines.append(_row([recipe, cpu, r["path"], f"{r['pairs']:,}",
                          _f(r["peak_rss_mib"], 0),
