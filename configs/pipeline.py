@@ -20,8 +20,8 @@ main; the README's table, from lab/results/newcomer.main.*.json):
 {newcomer.main.amd-epyc-2core.json:steps/3/wall_s:duration=3 min 11 s} for the
 pipeline ({newcomer.main.amd-epyc-2core.json:wall_s:duration=5 min 18 s} with the
 install and KenLM's build) on 2 idle cores of an AMD EPYC;
-{newcomer.main.intel-xeon-2core.json:steps/3/wall_s:duration=5 min 33 s}
-({newcomer.main.intel-xeon-2core.json:wall_s:duration=8 min 21 s}) on 2
+{newcomer.main.intel-xeon-2core.json:steps/3/wall_s:duration=4 min 31 s}
+({newcomer.main.intel-xeon-2core.json:wall_s:duration=6 min 49 s}) on 2
 idle cores of an Intel Xeon.
 Result (tiny, lab/results/runs/pipeline_tiny/tiny.json): NMT dev BLEU
 {runs/pipeline_tiny/tiny.json:nmt/best:.2f=28.76} on Multi30k validation
