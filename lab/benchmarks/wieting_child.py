@@ -125,6 +125,11 @@ def main() -> None:
       total += cost.item()
       model.optimizer.zero_grad()
       cost.backward()
+      # Their call as it stands: `model.parameters` is the generator their
+      # optimizer consumed (models.py: `self.parameters =
+      # self.parameters()`), so it clips nothing, in their main.py too, as
+      # ours (configs/paraphrase.py sets no clip_norm); torch warns of an
+      # empty generator.
       torch.nn.utils.clip_grad_norm_(model.parameters, model_args.grad_clip)
       model.optimizer.step()
     times.append(time.perf_counter() - start)
