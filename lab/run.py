@@ -11,8 +11,9 @@ The command is the one lab/results/manifest.json records for NAME, as a
 checkout of today lays it out (benchmarks under lab/), writing NAME again
 (its `--output` pointed at NAME). A placeholder of a path of the machine
 that ran it (`WORK`, `NMT_WORKDIR`, `PEER_PYTHON`, as children.portable
-writes them) is read from the environment variable of that name, and
-`$PEERS` from the environment as the shell would. A trailing
+writes them) is read from the environment variable of that name, one
+named like a variable every shell sets (`PATH`, a positional path's) from
+NAME_ARG (`PATH_ARG`), and `$PEERS` from the environment as the shell would. A trailing
 parenthesised note ("(the PPDB words of gran-seed0)") is printed, not run.
 A collected run (results/runs/) was made by paraflax commands and kept by
 tools/collect_result.py: tools/rerun.py runs its commands in a fresh clone
@@ -146,18 +147,29 @@ def shell_line(argv: list[str]) -> str:
   return " ".join(a if a == "&&" else shlex.quote(a) for a in argv)
 
 
+# Variables every shell sets: a placeholder so named (children.portable
+# writes PATH for a positional path) would silently take the shell's value.
+_SHELL_SETS = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER",
+                         "LOGNAME", "TMPDIR", "LANG", "TERM", "HOSTNAME"})
+
+
+def _variable(placeholder: str) -> str:
+  """The environment variable that gives `placeholder` its path."""
+  return f"{placeholder}_ARG" if placeholder in _SHELL_SETS else placeholder
+
+
 def _resolved(argv: list[str]) -> list[str]:
   """Placeholders and $VARS from the environment; SystemExit naming the
   ones it lacks."""
-  missing = [a for a in argv if _PLACEHOLDER.match(a) and a not in os.environ]
+  missing = [_variable(a) for a in argv if _PLACEHOLDER.match(a)]
   missing += re.findall(r"\$(\w+)", " ".join(argv))
   missing = [m for m in dict.fromkeys(missing) if m not in os.environ]
   if missing:
     raise SystemExit("run: set " + ", ".join(missing) + " (the paths of "
                      "this machine the command needs), e.g. "
                      f"{missing[0]}=/path python lab/run.py ...")
-  return [os.environ[a] if _PLACEHOLDER.match(a) else os.path.expandvars(a)
-          for a in argv]
+  return [os.environ[_variable(a)] if _PLACEHOLDER.match(a)
+          else os.path.expandvars(a) for a in argv]
 
 
 def _interpreter(argv: list[str]) -> list[str]:

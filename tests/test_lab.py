@@ -377,6 +377,20 @@ def test_several_benchmarks_stop_before_any_work_without_a_placeholder(
               "nmt_vs_opennmt.encoder-128-2core.intel-xeon-2core.json"])
 
 
+def test_a_placeholder_named_like_a_shell_variable_reads_name_arg(
+    monkeypatch):
+  """A positional path is recorded as PATH, which every shell sets: its
+  value comes from PATH_ARG, never from the shell's PATH."""
+  run = _module(LAB / "run.py")
+  monkeypatch.delenv("PATH_ARG", raising=False)
+  monkeypatch.setenv("WORK", "/scratch/w")
+  with pytest.raises(SystemExit, match="set PATH_ARG "):
+    run._resolved(["x.py", "PATH", "--work", "WORK"])  # pylint: disable=protected-access
+  monkeypatch.setenv("PATH_ARG", "/scratch/out")
+  assert run._resolved(["x.py", "PATH", "--work", "WORK"]) == [  # pylint: disable=protected-access
+      "x.py", "/scratch/out", "--work", "/scratch/w"]
+
+
 def test_every_collected_run_names_where_its_command_writes(manifest):
   """A rerun finds the output of every kept run's command, as the kind of
   command names it (a sweep's results.json, eval-ppdb's OUTPUT.json)."""
