@@ -13,8 +13,9 @@ checkout of today lays it out (benchmarks under lab/), writing NAME again
 that ran it (`WORK`, `NMT_WORKDIR`, `PEER_PYTHON`, as children.portable
 writes them) is read from the environment variable of that name, one
 named like a variable every shell sets (`PATH`, a positional path's) from
-NAME_ARG (`PATH_ARG`), and `$PEERS` from the environment as the shell would. A trailing
-parenthesised note ("(the PPDB words of gran-seed0)") is printed, not run.
+NAME_ARG (`PATH_ARG`), and `$PEERS` from the environment as the shell
+would. A trailing parenthesised note ("(the PPDB words of gran-seed0)") is
+printed, not run.
 A collected run (results/runs/) was made by paraflax commands and kept by
 tools/collect_result.py: tools/rerun.py runs its commands in a fresh clone
 whose caches start empty, after those of what it needs
