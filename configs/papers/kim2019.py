@@ -33,11 +33,11 @@ both still at chance
 (lab/fidelity.md). This preset as it stands, cut alike but with its own
 batches of 120, for 3,000 updates beside configs/bilingual.py:de's 3,000
 (`python lab/experiments/paper_fidelity/bilingual_cut.py OUT kim2019
-default --steps 3000 --own-batch`; Intel Xeon, 2 cores shared with other
-jobs): {kim_equal_steps.kim2019.time=40 min 58 s}, Multi30k 2016 alignment error
+default --steps 3000 --own-batch`; 2 idle cores of an Intel Xeon):
+{kim_equal_steps.kim2019.time=11 min 37 s}, Multi30k 2016 alignment error
 {kim_equal_steps.kim2019.cosine=99.6} % (cosine), still at chance, where the
 default reaches {kim_equal_steps.default.cosine=83.7} % in
-{kim_equal_steps.default.time=5 min 51 s} (lab/fidelity.md):
+{kim_equal_steps.default.time=3 min 34 s} (lab/fidelity.md):
 SGD at 1.0 is slow to start on the cut model. This preset's decoder
 start, with configs/bilingual.py's embedding fed at every step, at
 configs/pipeline.py:tiny's bilingual settings (Multi30k, 64-unit layers,
