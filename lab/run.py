@@ -30,8 +30,9 @@ paraphrase table) first runs the commands that make it, from the
 repository root (tools/run_needs.py's BENCHMARK_NEEDS; paraflax keeps
 finished work, so a made workdir costs nothing again), then waits for
 the load they, or whatever ran before, leave to settle (1-minute load
-under 0.5, at most 3 min) before the benchmark starts its clock. Several
-benchmarks run in turn, each need once, the load settling before each.
+under 0.5, at most 3 min: tools/settle.py) before the benchmark starts
+its clock. Several benchmarks run in turn, each need once, the load
+settling before each.
 --print shows the commands, what they need first, and the line that
 collects their output by hand. A collected run whose recorded command
 fails at this commit reruns with the command a JSON file gives it,
@@ -48,7 +49,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 
 _LAB = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(_LAB)
@@ -56,6 +56,7 @@ sys.path.insert(0, os.path.join(_LAB, "tools"))
 import manifest  # pylint: disable=wrong-import-position
 import run_needs  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
+from settle import settle  # pylint: disable=wrong-import-position
 
 # Where the scripts and results lay before lab/ held them.
 _MOVED = ((re.compile(r"(?<![\w/.-])(?:benchmarks|docs)/results/"),
@@ -253,25 +254,6 @@ def _first(need: str, line: str) -> str:
   """How a need that runs first is shown: by its run's name where it is a
   kept run's command."""
   return f"first ({need}): {line}" if need != line else f"first: {line}"
-
-
-# A benchmark's timing starts once the load its needs left has decayed:
-# the 1-minute load average under this (2 idle cores sit near 0.1), or
-# after the longest wait (other jobs on the machine: its result records
-# the load).
-_SETTLED_LOAD, _SETTLE_MAX_S, _SETTLE_POLL_S = 0.5, 180.0, 15.0
-
-
-def settle() -> float:
-  """Waits until the 1-minute load is under _SETTLED_LOAD, at most
-  _SETTLE_MAX_S; returns the load it starts at."""
-  deadline = time.monotonic() + _SETTLE_MAX_S
-  while ((load := os.getloadavg()[0]) >= _SETTLED_LOAD
-         and time.monotonic() < deadline):
-    print(f"run: the load is {load:.1f}; timing starts below "
-          f"{_SETTLED_LOAD} (at most {_SETTLE_MAX_S:.0f} s)", file=sys.stderr)
-    time.sleep(_SETTLE_POLL_S)
-  return load
 
 
 def _benchmark(name: str, argv: list[str], needs: list[tuple[str, str]]

@@ -328,20 +328,20 @@ def test_every_config_key_a_lab_script_reads_is_a_key_of_a_config():
   assert not bad, bad
 
 
-def test_a_benchmark_s_timing_waits_for_its_needs_load_to_settle(
+def test_a_timed_command_waits_for_the_load_before_it_to_settle(
     monkeypatch):
-  run = _module(LAB / "run.py")
+  settle = _module(LAB / "tools" / "settle.py")
   clock = {"now": 0.0}
   loads = iter([2.3, 1.4, 0.4, 0.1])
-  monkeypatch.setattr(run.os, "getloadavg", lambda: (next(loads), 0, 0))
-  monkeypatch.setattr(run.time, "monotonic", lambda: clock["now"])
-  monkeypatch.setattr(run.time, "sleep",
+  monkeypatch.setattr(settle.os, "getloadavg", lambda: (next(loads), 0, 0))
+  monkeypatch.setattr(settle.time, "monotonic", lambda: clock["now"])
+  monkeypatch.setattr(settle.time, "sleep",
                       lambda s: clock.update(now=clock["now"] + s))
-  assert run.settle() == 0.4 and clock["now"] == 2 * run._SETTLE_POLL_S  # pylint: disable=protected-access
-  monkeypatch.setattr(run.os, "getloadavg", lambda: (3.0, 0, 0))
+  assert settle.settle() == 0.4 and clock["now"] == 2 * settle._SETTLE_POLL_S  # pylint: disable=protected-access
+  monkeypatch.setattr(settle.os, "getloadavg", lambda: (3.0, 0, 0))
   clock["now"] = 0.0
-  assert run.settle() == 3.0  # other jobs: it waits no longer than the cap
-  assert clock["now"] >= run._SETTLE_MAX_S  # pylint: disable=protected-access
+  assert settle.settle() == 3.0  # other jobs: it waits no longer than the cap
+  assert clock["now"] >= settle._SETTLE_MAX_S  # pylint: disable=protected-access
 
 
 def test_several_benchmarks_run_in_turn_each_need_once(monkeypatch):
@@ -473,6 +473,7 @@ def _rerun(tmp_path, monkeypatch):
   rerun = _module(LAB / "tools" / "rerun.py")
   monkeypatch.setattr(rerun.run_results, "RUNS", str(tmp_path / "runs"))
   monkeypatch.setattr(rerun.children, "commit", lambda: "c" * 40)
+  monkeypatch.setattr(rerun, "settle", lambda: 0.0)  # the suite's own load
   return rerun
 
 
@@ -549,16 +550,21 @@ def test_a_rerun_of_an_uncommitted_checkout_is_refused(monkeypatch, capsys):
   assert "commit the checkout first" in capsys.readouterr().err
 
 
-def test_a_rerun_makes_what_the_run_needs_first_and_compares_it_too(
-    rerun, tmp_path, capsys):
-  runs = tmp_path / "runs"
+def _run_that_needs_another(rerun, runs: pathlib.Path
+                            ) -> tuple[str, list[tuple[str, str]]]:
+  """Kept runs t/m and t/n, which copies t/m's output: t/n's command and
+  what it needs."""
   _kept_sts_run(runs, 0.5, name="m")
   _kept_sts_run(runs, 0.5, command="mkdir -p runs/n && cp runs/m/sts.json "
                 "runs/n/sts.json")
   command = json.loads((runs / "t" / "n.about.json").read_text())["command"]
-  needs = rerun.run_needs.chain("t/n", lambda ref: json.loads(
-      (runs / f"{ref}.about.json").read_text())["command"],
-                                {"t/n": ("t/m",)})
+  return command, rerun.run_needs.chain("t/n", lambda ref: json.loads(
+      (runs / f"{ref}.about.json").read_text())["command"], {"t/n": ("t/m",)})
+
+
+def test_a_rerun_makes_what_the_run_needs_first_and_compares_it_too(
+    rerun, tmp_path, capsys):
+  command, needs = _run_that_needs_another(rerun, tmp_path / "runs")
   assert [need for need, _ in needs] == ["t/m"]
   assert rerun.rerun("runs/t/n.json", command, records=tmp_path / "r") == 1
   assert "the command failed" in capsys.readouterr().err  # runs/m is absent
@@ -571,6 +577,20 @@ def test_a_rerun_makes_what_the_run_needs_first_and_compares_it_too(
   need, = json.loads(record.read_text())["needs"]
   assert (need["need"], need["equal"], need["values"]) == ("t/m", 4, 4)
   assert need["span"]["exit"] == 0
+
+
+def test_each_command_of_a_rerun_starts_once_the_load_before_it_settles(
+    rerun, tmp_path, monkeypatch):
+  """A need's command and the run's own each start on settled cores, not
+  under the load the one before left."""
+  command, needs = _run_that_needs_another(rerun, tmp_path / "runs")
+  steps, timed = [], rerun.newcomer.timed
+  monkeypatch.setattr(rerun, "settle", lambda: steps.append("settle"))
+  monkeypatch.setattr(rerun.newcomer, "timed", lambda line, *a: (
+      steps.append(line.split(" && ")[-1].split()[0]), timed(line, *a))[1])
+  assert rerun.rerun("runs/t/n.json", command, needs,
+                     records=tmp_path / "r") == 0
+  assert steps == ["settle", "echo", "settle", "cp"]
 
 
 def test_a_family_reruns_in_one_clone_each_run_once(rerun, tmp_path,

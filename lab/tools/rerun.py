@@ -10,6 +10,9 @@ clone's code (PYTHONPATH), and paraflax's compilation cache starts empty.
 What the run reads that its commands do not make (tools/run_needs.py)
 is made first by its own commands, and a kept run's output among them is
 compared with its kept file too.
+Each command starts once the load of what ran before has settled
+(tools/settle.py: 1-minute load under 0.5, at most 3 min), so that a run
+timed after another in one family starts on idle cores as the first does.
 The wall and CPU seconds, the 1-minute load (sampled every 10 s), the
 commit and the machine are measured. Each rerun writes its record
 (children.write_result: the command that reruns it, commit, machine,
@@ -46,6 +49,7 @@ import quoted  # pylint: disable=wrong-import-position
 import rerun_tables  # pylint: disable=wrong-import-position
 import run_needs  # pylint: disable=wrong-import-position
 import run_results  # pylint: disable=wrong-import-position
+from settle import settle  # pylint: disable=wrong-import-position
 
 # The CPU families sidecars name ("AMD EPYC, 2 cores"), from /proc/cpuinfo's
 # model name; any other model is named in full.
@@ -386,6 +390,7 @@ def _rerun_one(job: _Run, before: list[dict[str, Any]], clone: str,
           f"{job.family[0]}", file=sys.stderr)
   else:
     print(f"rerun: {command}\n  in {clone} ({commit[:12]})", file=sys.stderr)
+    settle()
     ran[command] = newcomer.timed(command, clone, env)
   timing = ran[command]
   if timing["exit"]:
@@ -421,6 +426,7 @@ def _need(need: str, command: str, clone: str, env: dict[str, str]
   with its kept file too. Its span and counts and 0; (None, 1) when it
   fails."""
   print(f"rerun: first {need}: {command}", file=sys.stderr)
+  settle()
   timing = newcomer.timed(command, clone, env)
   if timing["exit"]:
     print(f"rerun: {need} failed (exit {timing['exit']})", file=sys.stderr)
