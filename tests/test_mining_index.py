@@ -15,6 +15,8 @@ import pytest
 import paraflax.recipes
 from paraflax import cli
 from paraflax.mining import embeddings_io
+from paraflax.mining import index_search
+from paraflax.mining import index_spec
 
 N, DIM, SHARDS = 300, 16, 3
 # IVF with few lists, so that small corpora train in well under a second.
@@ -98,6 +100,38 @@ def test_shards_in_any_order_give_the_same_tsv(shards, tmp_path):
   assert _mine(listed, tmp_path / "listed.tsv", "--index", IVF) == 0
   assert ((tmp_path / "listed.tsv").read_bytes()
           == (tmp_path / "glob.tsv").read_bytes())
+
+
+def test_shards_gather_rows_as_the_whole_matrix_would(tmp_path):
+  """Rows gathered in any order, repeated, from every shard or from one,
+  in any shape, are the whole matrix's rows there."""
+  x, _ = _vectors()
+  whole = x.astype(np.float16)
+  rows, _ = embeddings_io.read_shards(_write(tmp_path, "x", x, shards=4),
+                                      DIM, fp16=True)
+  assert isinstance(rows, embeddings_io.Shards)
+  for at in (np.random.default_rng(1).integers(0, N, (50, 7)),
+             np.array([N - 1, 0, 0, 76, 75, N - 1]), np.array([80, 81]),
+             np.zeros(0, np.int64)):
+    np.testing.assert_array_equal(rows[at], whole[at])
+
+
+def test_candidates_scored_again_in_threaded_chunks_equal_one_pass(
+    tmp_path, monkeypatch):
+  """The chunks, spread over threads, give the cosines of the whole block
+  scored at once, bit for bit."""
+  x, y = _vectors()
+  corpus = index_search.Rows(embeddings_io.read_shards(
+      _write(tmp_path, "x", x), DIM, fp16=True)[0], None)
+  q = index_spec.unit(y)
+  ids = np.random.default_rng(2).integers(0, N, (N, 16))
+  whole = np.einsum("qd,qkd->qk", q, index_spec.unit(
+      corpus[ids.ravel()]).reshape(N, 16, DIM))
+  monkeypatch.setattr(index_search, "_RESCORE_QUERIES", 7)  # 43 chunks
+  for threads in (1, 2):
+    cos = index_search.exact_cosines(q, corpus, ids, threads)
+    assert cos.dtype == np.float32
+    np.testing.assert_array_equal(cos, whole)
 
 
 def test_ivf_finds_the_planted_pairs(shards, tmp_path):

@@ -205,13 +205,14 @@ class Shards:
     flat = rows.ravel().astype(np.int64)
     if flat.size and (flat.min() < 0 or flat.max() >= len(self)):
       raise IndexError(f"rows out of range 0..{len(self) - 1}")
-    shard = np.searchsorted(self.starts, flat, side="right") - 1
+    order = np.argsort(flat)  # in file order: fewer seeks
+    ordered = flat[order]
+    bounds = np.searchsorted(ordered, self.starts)  # each shard's run
     out = np.empty((flat.size, self.shape[1]), self.dtype)
-    for i in np.unique(shard):
-      at = np.flatnonzero(shard == i)
-      local = flat[at] - self.starts[i]
-      order = np.argsort(local, kind="stable")  # in file order: fewer seeks
-      out[at[order]] = self.parts[i][local[order]]
+    for part, first, lo, hi in zip(self.parts, self.starts, bounds[:-1],
+                                   bounds[1:]):
+      if lo < hi:
+        out[order[lo:hi]] = part[ordered[lo:hi] - first]
     return out.reshape(rows.shape + (self.shape[1],))
 
   def __array__(self, dtype=None, copy=None):
