@@ -104,16 +104,27 @@ def test_shards_in_any_order_give_the_same_tsv(shards, tmp_path):
 
 def test_shards_gather_rows_as_the_whole_matrix_would(tmp_path):
   """Rows gathered in any order, repeated, from every shard or from one,
-  in any shape, are the whole matrix's rows there."""
+  in any shape, are the whole matrix's rows there; so are those of one
+  file and of a subset of its rows, as the index path reads them."""
   x, _ = _vectors()
   whole = x.astype(np.float16)
-  rows, _ = embeddings_io.read_shards(_write(tmp_path, "x", x, shards=4),
-                                      DIM, fp16=True)
-  assert isinstance(rows, embeddings_io.Shards)
-  for at in (np.random.default_rng(1).integers(0, N, (50, 7)),
-             np.array([N - 1, 0, 0, 76, 75, N - 1]), np.array([80, 81]),
+  sharded, _ = embeddings_io.read_shards(_write(tmp_path, "x", x, shards=4),
+                                         DIM, fp16=True)
+  assert isinstance(sharded, embeddings_io.Shards)
+  one, _ = embeddings_io.read_shards(_write(tmp_path, "one", x, shards=1),
+                                     DIM, fp16=True)
+  subset = np.arange(N)[::-2]
+  for at in (np.random.default_rng(1).integers(0, N // 2, (50, 7)),
+             np.array([N // 2 - 1, 0, 0, 76, 75, 1]), np.array([80, 81]),
              np.zeros(0, np.int64)):
-    np.testing.assert_array_equal(rows[at], whole[at])
+    for rows in (sharded, index_search.Rows(sharded, None),
+                 index_search.Rows(one, None)):
+      np.testing.assert_array_equal(rows[at], whole[at])
+    for emb in (sharded, one):
+      np.testing.assert_array_equal(
+          index_search.Rows(emb, subset)[at], whole[subset[at]])
+  np.testing.assert_array_equal(index_search.Rows(one, subset)[3:6],
+                                whole[subset[3:6]])
 
 
 def test_candidates_scored_again_in_threaded_chunks_equal_one_pass(

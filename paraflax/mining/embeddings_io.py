@@ -166,6 +166,12 @@ def expand(patterns: str, what: str) -> list[str]:
   return sorted(paths)
 
 
+def take_rows(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
+  """matrix[rows] for an int array `rows`: np.take copies whole rows
+  2 to 3 times as fast as fancy indexing does."""
+  return np.take(matrix, rows, axis=0)
+
+
 class Shards:
   """The rows of several embedding files, in order, as one [rows, dim]
   matrix that can be sliced (`s[a:b]`) and gathered (`s[int array]`);
@@ -208,12 +214,15 @@ class Shards:
     order = np.argsort(flat)  # in file order: fewer seeks
     ordered = flat[order]
     bounds = np.searchsorted(ordered, self.starts)  # each shard's run
-    out = np.empty((flat.size, self.shape[1]), self.dtype)
+    found = np.empty((flat.size, self.shape[1]), self.dtype)
     for part, first, lo, hi in zip(self.parts, self.starts, bounds[:-1],
                                    bounds[1:]):
-      if lo < hi:
-        out[order[lo:hi]] = part[ordered[lo:hi] - first]
-    return out.reshape(rows.shape + (self.shape[1],))
+      if lo < hi:  # rows checked above: "clip" copies unbuffered
+        np.take(part, ordered[lo:hi] - first, axis=0, out=found[lo:hi],
+                mode="clip")
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    return take_rows(found, back).reshape(rows.shape + (self.shape[1],))
 
   def __array__(self, dtype=None, copy=None):
     del copy  # always a copy: the shards are separate files

@@ -11,6 +11,7 @@ from concurrent import futures
 import numpy as np
 
 from paraflax import errors
+from paraflax.mining import embeddings_io
 from paraflax.mining import index_build
 from paraflax.mining import index_spec
 
@@ -56,7 +57,11 @@ class Rows:
     return self.shape[0]
 
   def __getitem__(self, key):
-    return self.emb[key] if self.rows is None else self.emb[self.rows[key]]
+    if self.rows is not None:
+      key = self.rows[key]
+    if isinstance(key, slice) or isinstance(self.emb, embeddings_io.Shards):
+      return self.emb[key]
+    return embeddings_io.take_rows(self.emb, key)
 
 
 # Candidates are scored again a chunk of queries at a time, the chunks
