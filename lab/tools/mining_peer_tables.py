@@ -242,7 +242,7 @@ VALUES["mining_ann.projection_hours_64"] = lambda: (
 def _rerank_us_per_candidate() -> str:
   """What our re-ranking spends a candidate past the index's search (µs,
   the least and the most over the candidate counts re-ranked)."""
-  d = _load(os.path.join(BENCH, "mining_rerank.1e5.amd-epyc-2core.json"))
+  d = _load(os.path.join(BENCH, "mining_rerank.1e5.intel-xeon-2core.json"))
   costs = [1e6 * r["ours"]["rest_s"] / (d["rows_per_side"] * r["candidates"])
            for r in d["rows"] if r["rerank"]]
   return f"{min(costs):.2f}-{max(costs):.2f}"

@@ -310,14 +310,16 @@ def mining_rerank() -> list[str]:
   """lab/benchmarks/mining_rerank.py: our re-ranking from the float16 shards
   beside faiss's IndexRefineFlat from float32 rows in memory."""
   lines = _header(
-      ["rows a side", "candidates", "recall@4", "ours (s)",
-       "of which index search (s)", "the rest: re-rank, order (s)",
-       "faiss (s)", "faiss / ours (time)"], ["---:"] * 8)
+      ["hardware", "commit", "rows a side", "candidates", "recall@4",
+       "ours (s)", "of which index search (s)",
+       "the rest: re-rank, order (s)", "faiss (s)", "faiss / ours (time)"],
+      ["---", "---"] + ["---:"] * 8)
   for path in sorted(glob.glob(os.path.join(BENCH, "mining_rerank.*.json"))):
     d = _load(path)
     for r in d["rows"]:
       ours, peer = r["ours"], r["faiss"]
       lines.append(_row([
+          markdown_table.hardware_cell(d), f"`{d['commit'][:7]}`",
           f"{d['rows_per_side']:,}", r["candidates"] if r["rerank"]
           else f"{r['candidates']} (none re-ranked)",
           _f(ours["recall_at_k"], 3), _f(ours["seconds"]),
