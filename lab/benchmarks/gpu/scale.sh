@@ -38,13 +38,22 @@ OUT=${1:?usage: scale.sh OUT}
 T0=$(date +%s)
 say() { echo "== $(( $(date +%s) - T0 )) s: $*"; }
 
-S=/tmp/scale_results; rm -rf $S; mkdir -p $S $OUT
+# Relative to the repository root, so that no file's recorded command
+# names a folder of the lent machine.
+S=.scale_results; rm -rf $S; mkdir -p $S $OUT
 # scale.log in the results: the machine (env.sh prints it), the settings,
 # each phase's times.
 exec > >(tee $S/scale.log) 2>&1
-echo "scale.sh $(date -u +%FT%TZ) PHASES=${PHASES:-all} NMT_WIDTH=${NMT_WIDTH:-} LIMIT=${LIMIT:-} COMPILE_S=${COMPILE_S:-} SMALL=${SMALL:-}"
+settings=()
+for v in PHASES NMT_WIDTH LIMIT COMPILE_S SMALL METHODS PLATFORM KEEP; do
+  [ -n "${!v}" ] && settings+=("$v=${!v}")
+done
+echo "scale.sh $(date -u +%FT%TZ) ${settings[*]}"
 echo "commit $(git rev-parse HEAD 2>/dev/null || echo 'unknown (no .git)')"
 source lab/benchmarks/gpu/env.sh
+# run.json: the command, commit, machine, versions and load of this run,
+# and at the end its wall and CPU seconds.
+$PY lab/benchmarks/gpu/scale_record.py start $S/run.json "${settings[@]}"
 [ -n "$KEEP" ] || rm -rf /tmp/scale_pipe
 pack() { tar czf $OUT/results.tar.gz -C $S .; }
 PF="$PY lab/benchmarks/gpu/no_tf.py"
@@ -124,4 +133,5 @@ for spec in "nmt train configs/nmt.py:de $NMTC" \
   pack
 done
 fi
-say "done"; pack
+say "done"
+$PY lab/benchmarks/gpu/scale_record.py end $S/run.json $$; pack
