@@ -201,11 +201,9 @@ def nmt_equal_wall() -> list[str]:
 
 def nmt_decode_phases() -> list[str]:
   """nmt_decode_phases.py: phases (SHRINK) against compile and speed, per
-  CPU (the unrecorded CPU's beams ran apart, each in a file of its own)."""
-  names = [f"nmt_decode_phases.beam{beam}.cpu-2core.json" for beam in (5, 50)]
-  names += _kept_per_cpu_kind("nmt_decode_phases")
+  CPU kind measured."""
   rows = []
-  for name in names:
+  for name in _kept_per_cpu_kind("nmt_decode_phases"):
     d = _load(name)
     rows += [(markdown_table.hardware_cell(d), r["beam"], r["shrink"],
               ", ".join(map(str, r["phases"])),
@@ -329,9 +327,8 @@ def mining_devices_product() -> list[str]:
 
 
 # The hosts a benchmark pair (a run and its companion) ran on, by the
-# files' last name: recorded ones first, then the files kept before
-# children.run_facts (`cpu-2core`, their CPU not recorded).
-PAIRED_HOSTS = ("intel-xeon-2core", "cpu-2core")
+# files' last name.
+PAIRED_HOSTS = ("intel-xeon-2core",)
 
 
 def _paired(first: str, second: str) -> list[tuple[dict, dict]]:
@@ -472,18 +469,14 @@ def cores_used(d: dict) -> int:
 
 def encoder_speed_results() -> list[tuple[str, str, dict]]:
   """(hardware cell, how the two sides ran, result) of each speed run of
-  encoders_vs_wieting.py, `encoders_vs_wieting.<variant>.<hardware>.json`
-  (the file without a variant ran the sides one after the other)."""
+  encoders_vs_wieting.py, `encoders_vs_wieting.<variant>.<hardware>.json`."""
   out = []
   for path in sorted(glob.glob(os.path.join(BENCH, "encoders_vs_wieting.*.json"))):
     d = _load(os.path.basename(path))
     if any(r.get("updates") for r in d["results"]):  # a --quality run
       continue
-    hardware = _cpu_of(d)
-    rounds = d["results"][0].get("rounds")
-    how = (f"taking turns, {rounds} runs a side, median" if rounds
-           else "one after the other")
-    out.append((hardware, how, d))
+    rounds = d["results"][0]["rounds"]
+    out.append((_cpu_of(d), f"taking turns, {rounds} runs a side, median", d))
   return out
 
 

@@ -91,11 +91,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
 
 # A benchmark's result file -> what its command reads from runs/.
 BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
-    **{f"bilingual_throughput.{v}{cpu}.json": ("config_runs/bilingual-de",)
-       for v in ("", "csls.") for cpu in ("cpu-2core", "intel-xeon-2core")},
-    **{f"domain_throughput.{cpu}.json": (
-        "paraflax domain-data --output runs/domain",)
-       for cpu in ("cpu-2core", "intel-xeon-2core")},
+    **{f"bilingual_throughput.{v}intel-xeon-2core.json": (
+        "config_runs/bilingual-de",) for v in ("", "csls.")},
+    "domain_throughput.intel-xeon-2core.json": (
+        "paraflax domain-data --output runs/domain",),
     **{f"scoring_throughput.{v}intel-xeon-2core.json": (_TINY_BT, _TINY_REFCLF)
        for v in ("", "beam-direct-runner.")},
     "mlp_negatives.multi30k.intel-xeon-2core.json": (
@@ -112,8 +111,7 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "encoder-128-1core.amd-epyc-2core",
         "encoder-128-2core.amd-epyc-2core",
         "encoder-128-2core.intel-xeon-2core")},
-    **{f"pivot_throughput.table.{cpu}.json": ("domain/pivot-top",)
-       for cpu in ("cpu-2core", "intel-xeon-2core")},
+    "pivot_throughput.table.intel-xeon-2core.json": ("domain/pivot-top",),
     **{f"stage_scale.{v}amd-epyc-2core.json": (_TINY_NMT,)
        for v in ("", "backtranslate-b256.", "filtered-1e7.")},
     # Its --workdir lends the sentencepiece models both sides cut with,
