@@ -11,6 +11,11 @@ beam-search sentences/s, in one run, on the same subwords.
 
 Both sides get the workdir's training pairs, cut into the workdir's
 sentencepiece subwords (OpenNMT-py reads the same pieces as text), and the
+same vocabularies: every piece of the workdir's two sentencepiece models
+(`--onmt-vocab seen` gives OpenNMT-py only the pieces its training text
+holds, onmt_build_vocab's, as in result files without an
+`onmt_vocabulary` key: on the de-en workdir 5,256 of the 8,000 target
+pieces, an output layer two thirds the size of ours), and the
 same model sizes: 1-layer bidirectional GRU encoder, GRU decoder, additive
 ("mlp") attention, batch of 64 sentences, Adam 1e-3, clip 1, label smoothing
 0.1. Each side trains `--train-steps` steps from scratch; then each decodes
@@ -320,11 +325,36 @@ def onmt_config(tmp: str, config, vocab: int, steps: int,
   return write_lines(f"{tmp}/onmt.yaml", [body])
 
 
+# OpenNMT-py's vocabularies: "all" the pieces of each sentencepiece model,
+# as our embeddings and output layer hold them (the same work a step), or
+# only the pieces "seen" in the training text (onmt_build_vocab's).
+VOCABULARIES = ("all", "seen")
+
+
+def onmt_vocabularies(bin_dir: str, tmp: str, cfg: str, src_sp, tgt_sp,
+                      which: str) -> dict:
+  """Writes OpenNMT-py's vocabulary files for `cfg`; the pieces of each."""
+  if which == "seen":
+    run_logged([f"{bin_dir}/onmt_build_vocab", "-config", cfg,
+                "-n_sample", "-1"], f"{tmp}/build_vocab.log")
+  else:  # OpenNMT-py adds its own unknown, padding, start and end tokens
+    for side, sp in (("src", src_sp), ("tgt", tgt_sp)):
+      pieces = (sp.id_to_piece(i) for i in range(sp.get_piece_size())
+                if not (sp.is_control(i) or sp.is_unknown(i)))
+      # Its files split "piece count" at whitespace: a piece that is
+      # whitespace to Python (a no-break space) cannot be listed.
+      write_lines(f"{tmp}/vocab.{side}", (f"{p}\t1" for p in pieces
+                                          if len(p.split()) == 1))
+  sizes = {}
+  for side in ("src", "tgt"):
+    with open(f"{tmp}/vocab.{side}", encoding="utf-8") as f:
+      sizes[side] = sum(1 for _ in f)
+  return {"which": which, "pieces": sizes}
+
+
 def _onmt_train(bin_dir: str, tmp: str, config, vocab: int, steps: int,
                 warmup: int) -> dict:
   cfg = onmt_config(tmp, config, vocab, steps)
-  run_logged([f"{bin_dir}/onmt_build_vocab", "-config", cfg, "-n_sample", "-1"],
-       f"{tmp}/build_vocab.log")
   start = time.perf_counter()
   log = run_logged([f"{bin_dir}/onmt_train", "-config", cfg], f"{tmp}/train.log")
   wall = time.perf_counter() - start
@@ -424,6 +454,9 @@ def _fresh(args, config, translator, trained, data, stream, sources,
                                   args.warmup_steps)
   print("ours train", json.dumps(ours_train), flush=True)
   load["after_ours_train"] = os.getloadavg()[0]
+  vocabularies = onmt_vocabularies(
+      args.onmt_bin, tmp, onmt_config(tmp, config, vocab, args.train_steps),
+      src_sp, tgt_sp, args.onmt_vocab)
   onmt_train = _onmt_train(args.onmt_bin, tmp, config, vocab,
                            args.train_steps, args.warmup_steps)
   print("opennmt train", json.dumps(onmt_train), flush=True)
@@ -448,7 +481,8 @@ def _fresh(args, config, translator, trained, data, stream, sources,
     row["sentences_per_s_ratio_ours_over_opennmt"] = _ratios(row, "ours")
     decode.append(row)
     print("decode", json.dumps(row), flush=True)
-  return {"train": {"ours": ours_train, "opennmt": onmt_train,
+  return {"onmt_vocabulary": vocabularies,
+          "train": {"ours": ours_train, "opennmt": onmt_train,
                     "timing": TIMING, "warmup_steps": args.warmup_steps,
                     "target_tokens_per_s_ratio_ours_over_opennmt":
                         ours_train["target_tokens_per_s"]
@@ -509,6 +543,11 @@ def main() -> None:
                       "shared cores torch's threads lose far more to other "
                       "jobs than XLA's; default: all cores, each side's own "
                       "threads")
+  parser.add_argument("--onmt-vocab", choices=VOCABULARIES, default="all",
+                      help="OpenNMT-py's vocabularies in the side-by-side "
+                      "training: all pieces of the workdir's sentencepiece "
+                      "models, as ours (the same output layer), or those "
+                      "seen in the training text (onmt_build_vocab's)")
   parser.add_argument("--sentences", type=int, default=200)
   parser.add_argument("--beams", type=int, nargs="+", default=[5, 50])
   parser.add_argument("--output",

@@ -216,6 +216,30 @@ def nmt_decode_phases() -> list[str]:
                 numeric_from=5)
 
 
+def nmt_step_profile() -> list[str]:
+  """nmt_step_profile.py: each side's profiled train step by kind of
+  operation, per 1,000 target tokens, per result file."""
+  rows = []
+  for d in result_files("nmt_step_profile.*.json"):
+    ours, theirs = d["ours"], d["opennmt"]
+    for kind in [*d["kinds"], "step"]:
+      per = [s["kinds_ms_per_1k_target_tokens"][kind] if kind != "step"
+             else sum(s["kinds_ms_per_1k_target_tokens"].values())
+             for s in (ours, theirs)]
+      share = [s["shares"][kind] if kind != "step" else 1.0
+               for s in (ours, theirs)]
+      rows.append((f"{markdown_table.hardware_cell(d)}, {d['cores']} "
+                   f"thread{'s' if d['cores'] > 1 else ''} a side",
+                   "the whole step" if kind == "step" else kind,
+                   _f(per[0], 0), _f(per[1], 0),
+                   f"{per[0] / per[1]:.2f}x" if per[1] else "",
+                   f"{100 * share[0]:.0f} %", f"{100 * share[1]:.0f} %"))
+  return _table(["hardware (1-min load at start)", "operations",
+                 "ours (ms per 1,000 target tokens)", "OpenNMT-py's",
+                 "ours / OpenNMT-py's", "share of our step",
+                 "share of OpenNMT-py's"], rows, numeric_from=2)
+
+
 def _by(name: str) -> dict:
   d = _load(name)
   return {(r["method"], r["n"], r["devices"]): r["total_s"]
@@ -584,7 +608,19 @@ NMT_VARIANTS = {"encoder-256": "2 x 256 (ours)",
                 "encoder-128-1core": "2 x 128 (its `brnn`)",
                 "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated",
                 "encoder-128-1core-idle": "2 x 128 (its `brnn`), 300 steps",
-                "encoder-128-2core": "2 x 128 (its `brnn`)"}
+                "encoder-128-1core-all-pieces": "2 x 128 (its `brnn`)",
+                "encoder-128-2core": "2 x 128 (its `brnn`)",
+                "encoder-128-2core-all-pieces": "2 x 128 (its `brnn`)"}
+
+
+def onmt_vocabulary(d: dict) -> str:
+  """OpenNMT-py's vocabularies in a nmt_vs_opennmt.py result: every piece
+  of the sentencepiece models, as ours, or (files without the key) the
+  pieces its training text holds."""
+  found = d.get("onmt_vocabulary")
+  if found is None or found["which"] == "seen":
+    return "the pieces its training text holds"
+  return f"all pieces, as ours ({found['pieces']['tgt']:,} target)"
 
 
 def nmt_train_results() -> list[tuple[str, str, dict]]:
@@ -675,11 +711,11 @@ def performance() -> list[str]:
   """lab/performance.md: ours against each peer, one row per benchmark."""
   # The training ratios by CPU kind and cores; those that timed our jitted
   # step alone apart from those that timed the whole loop on both sides.
-  onmt: dict[tuple[str, int, bool], list[float]] = {}
+  onmt: dict[tuple[str, int, bool, bool], list[float]] = {}
   for hardware, _, d in nmt_train_results():
-    onmt.setdefault((hardware, cores_used(d), "timing" in d["train"]), []
-                    ).append(d["train"][
-                        "target_tokens_per_s_ratio_ours_over_opennmt"])
+    onmt.setdefault((hardware, cores_used(d), "timing" in d["train"],
+                     "onmt_vocabulary" in d), []).append(d["train"][
+                         "target_tokens_per_s_ratio_ours_over_opennmt"])
   dec = {cpu: {b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"][
       "exact"] for b in d["decode"]} for cpu, d in trained_decodes()}
   wall: dict[str, list[dict]] = {}
@@ -702,9 +738,11 @@ def performance() -> list[str]:
          markdown_table.cpu_cell(hardware, cores),
          markdown_table.slower(_span(r), r) + (
              ", whole loop to whole loop" if fair
-             else ", ours timed on its jitted step alone"),
+             else ", ours timed on its jitted step alone") + (
+                 ", the same vocabularies" if same else
+                 ", OpenNMT-py on the pieces its training text holds"),
          "`nmt_vs_opennmt.py`")
-        for (hardware, cores, fair), r in onmt.items()),
+        for (hardware, cores, fair, same), r in onmt.items()),
       *(("beam search of trained models, sentences/s, exact stop",
          "OpenNMT-py 3.0.4", cpu,
          markdown_table.slower(f"{r[5]:.2f}x (beam 5), {r[50]:.2f}x "
@@ -789,7 +827,7 @@ def newcomer_tests() -> list[str]:
 
 TABLES = (newcomer_main, newcomer_tests, performance, encoders_quality,
           nmt_decoding, nmt_learning, nmt_decoder_changes, nmt_equal_wall,
-          nmt_decode_phases, mining_kernel_or_ops, mining_tile_profile,
+          nmt_decode_phases, nmt_step_profile, mining_kernel_or_ops, mining_tile_profile,
           mining_devices_product, mining_index_build, bilingual_throughput,
           scoring_throughput, domain_throughput, pivot_throughput,
           compile_cache, monods_weights,

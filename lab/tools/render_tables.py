@@ -124,10 +124,11 @@ def nmt_vs_opennmt() -> list[str]:
   """NMT training target tokens/s against OpenNMT-py, a row per CPU kind
   and encoder measured, with what each side's timer covered."""
   lines = _header(["CPU", "our encoder", "threads a side", "timed",
-                   "OpenNMT-py's torch", "load (1 min)", "ours (tokens/s)",
+                   "OpenNMT-py's vocabularies", "OpenNMT-py's torch",
+                   "load (1 min)", "ours (tokens/s)",
                    "OpenNMT-py 3.0.4 (tokens/s)", "ours / OpenNMT-py",
                    "whole loop from step 0: ours / OpenNMT-py"],
-                  ["---"] * 5 + ["---:"] * 5)
+                  ["---"] * 6 + ["---:"] * 5)
   for hardware, variant, d in bench_tables.nmt_train_results():
     t, load = d["train"], list(d["load_average_1min"].values())
     if "timing" in t:  # both sides timed over the same span
@@ -152,6 +153,7 @@ def nmt_vs_opennmt() -> list[str]:
         markdown_table.cpu_cell(hardware, bench_tables.cores_used(d))
         + (f" ({cpu_id})" if cpu_id else ""),
         bench_tables.NMT_VARIANTS[variant], d["torch_threads"], timed,
+        bench_tables.onmt_vocabulary(d),
         d.get("run", {}).get("peers", {}).get("torch", "not recorded"),
         f"{min(load):.1f}-{max(load):.1f}",
         _f(t["ours"]["target_tokens_per_s"], 0),
