@@ -60,3 +60,32 @@ def test_time_outside_every_operation_counts_as_other(profile):
   assert found["kinds_ms_per_1k_target_tokens"]["products"] == \
       pytest.approx(1500)
   assert sum(found["shares"].values()) == pytest.approx(1)
+
+
+class _Pieces:
+  """A sentencepiece model's pieces: <unk>, <s>, </s>, then the rest."""
+  pieces = ["<unk>", "<s>", "</s>", "▁the", "\xa0", "s"]
+
+  def get_piece_size(self):
+    return len(self.pieces)
+
+  def id_to_piece(self, i):
+    return self.pieces[i]
+
+  def is_unknown(self, i):
+    return i == 0
+
+  def is_control(self, i):
+    return i in (1, 2)
+
+
+def test_opennmt_gets_every_piece_it_can_list_as_its_vocabularies(
+    profile, tmp_path):
+  del profile  # puts lab/benchmarks on the path
+  import nmt_vs_opennmt  # pylint: disable=import-outside-toplevel
+  found = nmt_vs_opennmt.onmt_vocabularies(
+      "unused", str(tmp_path), "unused.yaml", _Pieces(), _Pieces(), "all")
+  # Its own unknown and boundary tokens stand for sentencepiece's; a piece
+  # Python splits as whitespace cannot be listed.
+  assert (tmp_path / "vocab.tgt").read_text() == "▁the\t1\ns\t1\n"
+  assert found == {"which": "all", "pieces": {"src": 2, "tgt": 2}}

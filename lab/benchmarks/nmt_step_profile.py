@@ -8,12 +8,13 @@ the own time of every operation is summed by kind:
   products     matrix products (XLA:CPU's dot thunks and the library
                fusions that hold them; torch's mm, addmm, bmm, linear)
   elementwise  fused elementwise work and reductions (the GRU gates, the
-               attention's softmax, the loss)
+               attention's softmax, the loss, the Adam update)
   loop         loop control: XLA's while and call thunks, torch's own
                recurrent kernels' bookkeeping
   copies       copies, transposes, slices, concatenations
   gathers      embedding lookups, gathers and scatters
-  optimizer    torch's optimizer ops (ours fuse into the step)
+  optimizer    torch's optimizer step around its elementwise operations
+               (those count as elementwise, as our fused update does)
   other        the rest, and the loop's time outside any operation
 per step and per 1,000 target tokens (the two sides' batches differ),
 and, for ours, the step's matrix-product FLOPs (from its jaxpr,
@@ -211,7 +212,7 @@ def _ours(args, config, recipe, stream) -> dict:
 
 
 def _opennmt(args, config, tmp: str, translator) -> dict:
-  import nmt_vs_opennmt as peer  # pylint: disable=import-outside-toplevel
+  import nmt_vs_opennmt as peer  # pylint: disable=import-outside-toplevel,g-import-not-at-top
   total = args.warmup_steps + args.steps
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
   cfg = peer.onmt_config(tmp, config, max(src_sp.get_piece_size(),
@@ -255,28 +256,13 @@ def main() -> None:
   parser.add_argument("--output",
                       default="lab/results/nmt_step_profile.json")
   args = parser.parse_args()
-  # Before jax starts, as nmt_vs_opennmt.py --cores.
-  os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.cores])
-  os.environ["OMP_NUM_THREADS"] = str(args.cores)
-  if args.cores == 1:
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                               " --xla_cpu_multi_thread_eigen=false").strip()
   import nmt_vs_opennmt as peer  # pylint: disable=import-outside-toplevel
-  from paraflax.data import bitext, tasks  # pylint: disable=import-outside-toplevel
   from paraflax.recipes import nmt  # pylint: disable=import-outside-toplevel
-  from paraflax.recipes import workdir as workdir_lib  # pylint: disable=import-outside-toplevel
-
+  peer.pin_cores(args.cores)  # before jax starts
   facts = children.run_facts(__file__, None)
-  config = workdir_lib.load_config(args.workdir, "nmt")
-  if args.encoder_hidden:
-    config.model.encoder_hidden = args.encoder_hidden
-  translator, _, _ = nmt.load_translator(args.workdir)
+  config, translator, _, _, data, stream = peer.training_inputs(
+      args.workdir, args.encoder_hidden)
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
-  pairs = [(e["source"], e["target"]) for name in config.data.train
-           for e in tasks.examples(name, "train")]
-  data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
-                       config.data.max_len, config.data.too_long, "train")
-  stream = bitext.BucketStream(data, config.batch_size, 1, config.seed)
   recipe = nmt.NMTRecipe(config, src_sp, tgt_sp, stream, mesh=translator.mesh)
   ours = _ours(args, config, recipe, stream)
   print("ours", json.dumps(ours), flush=True)

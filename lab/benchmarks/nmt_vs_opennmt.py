@@ -426,6 +426,33 @@ def onmt_versions(bin_dir: str) -> dict:
 # -------------------------------------------------------------------- main
 
 
+def pin_cores(cores: int) -> None:
+  """Both sides on the first `cores` cores, `cores` threads each: before
+  jax starts; OpenNMT-py inherits both."""
+  os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])
+  os.environ["OMP_NUM_THREADS"] = str(cores)
+  if cores == 1:  # XLA's pool otherwise follows the cores it may use
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + " --xla_cpu_multi_thread_eigen=false").strip()
+
+
+def training_inputs(workdir: str, encoder_hidden: int | None):
+  """(config, translator, checkpoint, its step, encoded training pairs, their
+  bucketed stream) of an NMT workdir; `encoder_hidden` sets the encoder of
+  the side-by-side training only (the checkpoint is the workdir's)."""
+  config = workdir_lib.load_config(workdir, "nmt")
+  if encoder_hidden:
+    config.model.encoder_hidden = encoder_hidden
+  translator, trained, trained_step = nmt.load_translator(workdir)
+  pairs = [(e["source"], e["target"]) for name in config.data.train
+           for e in tasks.examples(name, "train")]
+  data = bitext.encode(pairs, translator.src_sp.encode,
+                       translator.tgt_sp.encode, config.data.max_len,
+                       config.data.too_long, "train")
+  stream = bitext.BucketStream(data, config.batch_size, 1, config.seed)
+  return config, translator, trained, trained_step, data, stream
+
+
 def _variants(ratio: float) -> list[Variant]:
   plain = [Variant(stop) for stop in STOPS] + [Variant("best_ended", True)]
   if ratio <= 0:
@@ -557,28 +584,16 @@ def main() -> None:
       or not 0 <= args.warmup_steps < args.train_steps):
     parser.error(f"--warmup-steps and --train-steps: multiples of "
                  f"{REPORT_EVERY}, warm-up below the steps")
-  if args.cores:  # before jax starts; OpenNMT-py inherits both
-    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.cores])
-    os.environ["OMP_NUM_THREADS"] = str(args.cores)
-    if args.cores == 1:  # XLA's pool otherwise follows the cores it may use
-      os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                                 + " --xla_cpu_multi_thread_eigen=false"
-                                 ).strip()
+  if args.cores:
+    pin_cores(args.cores)
   kept = host.keep_freed_memory()  # before jax starts, as `paraflax train`
 
   # The cores are shared: the 1-minute load average at each phase says how
   # much (contention slows OpenNMT-py's torch threads far more than XLA).
   load = {"start": os.getloadavg()[0]}
-  config = workdir_lib.load_config(args.workdir, "nmt")
-  if args.encoder_hidden:  # the fresh training only; the checkpoint is the workdir's
-    config.model.encoder_hidden = args.encoder_hidden
-  translator, trained, trained_step = nmt.load_translator(args.workdir)
+  config, translator, trained, trained_step, data, stream = training_inputs(
+      args.workdir, args.encoder_hidden)
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
-  pairs = [(e["source"], e["target"]) for name in config.data.train
-           for e in tasks.examples(name, "train")]
-  data = bitext.encode(pairs, src_sp.encode, tgt_sp.encode,
-                       config.data.max_len, config.data.too_long, "train")
-  stream = bitext.BucketStream(data, config.batch_size, 1, config.seed)
   lang = config.lang
   lines, _ = readers.read_lines(
       paths.data_path("newstest_dev", f"newstest2013.{_ISO3[lang]}"))

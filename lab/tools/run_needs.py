@@ -110,7 +110,11 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "encoder-128-1core-repeat.intel-xeon-2core",
         "encoder-128-1core.amd-epyc-2core",
         "encoder-128-2core.amd-epyc-2core",
-        "encoder-128-2core.intel-xeon-2core")},
+        "encoder-128-2core.intel-xeon-2core",
+        "encoder-128-1core-all-pieces.intel-xeon-2core",
+        "encoder-128-2core-all-pieces.intel-xeon-2core")},
+    **{f"nmt_step_profile.encoder-128-{c}core.intel-xeon-2core.json": (
+        "headline/nmt-de",) for c in (1, 2)},
     "pivot_throughput.table.intel-xeon-2core.json": ("domain/pivot-top",),
     **{f"stage_scale.{v}amd-epyc-2core.json": (_TINY_NMT,)
        for v in ("", "backtranslate-b256.", "filtered-1e7.")},
