@@ -1389,6 +1389,12 @@ class _WordPieces:
   def get_piece_size(self):
     return len(self.words)
 
+  def is_control(self, i):
+    return self.words[i] in ("<pad>", "<s>", "</s>")
+
+  def is_unknown(self, i):
+    return self.words[i] == "<unk>"
+
 
 def test_opennmt_reads_the_test_pairs_our_bleu_evaluator_reads(tmp_path):
   """nmt_learning_vs_opennmt.write_inputs (nmt_equal_wall's too) gives
@@ -1418,7 +1424,8 @@ def _fake_onmt_bin(tmp: pathlib.Path) -> pathlib.Path:
   bin_dir = tmp / "bin"
   bin_dir.mkdir()
   for name, body in (
-      ("onmt_build_vocab", ""),
+      ("onmt_build_vocab", 'd=$(dirname "$2"); printf "a\\t1\\n" | '
+                           'tee "$d/vocab.src" > "$d/vocab.tgt"'),
       ("onmt_train", 'd=$(dirname "$2"); touch "$d/model_step_1.pt" '
                      '"$d/model_step_2.pt"'),
       ("onmt_translate", 'while [ $# -gt 0 ]; do case $1 in -src) s=$2;; '
@@ -1466,3 +1473,10 @@ def test_a_kept_opennmt_folder_resumes_without_training_twice(tmp_path):
   trainer.write_text(working)
   assert not learning.train(str(bin_dir), str(kept), cfg)["train_reused"]
   assert calls().count("onmt_train") == 2
+  # The same inputs with every sentencepiece piece as its vocabularies:
+  # a model trained on the smaller ones is not reused.
+  pieces = _WordPieces(["<unk>", "<s>", "</s>", "▁a", "▁house"])
+  every = learning.train(str(bin_dir), str(kept), cfg, (pieces, pieces))
+  assert not every["train_reused"] and calls().count("onmt_train") == 3
+  assert every["vocabulary"] == {"which": "all",
+                                 "pieces": {"src": 2, "tgt": 2}}

@@ -226,6 +226,8 @@ def main() -> None:
                       help="bin/ of a venv with OpenNMT-py 3.0.4 and torch")
   parser.add_argument("--config", default=f"{ROOT}/configs/nmt.py:de")
   parser.add_argument("--minutes", type=float, default=20.0)
+  parser.add_argument("--onmt-vocab", choices=peer.VOCABULARIES,
+                      default="all", help="as nmt_vs_opennmt.py's")
   parser.add_argument("--every", type=int, default=50,
                       help="steps between checkpoints, both sides")
   parser.add_argument("--cores", type=int, nargs=2, default=[0, 1],
@@ -254,8 +256,10 @@ def main() -> None:
     with config.unlocked():
       config.evals.dev_all.sentences = args.sentences
   inputs = learning.write_inputs(tmp, config, translator)
-  cfg = learning.build_vocab(args.onmt_bin, tmp, config, inputs.vocab,
-                             _FOREVER, args.every)
+  cfg = peer.onmt_config(tmp, config, inputs.vocab, _FOREVER, args.every)
+  vocabulary = peer.onmt_vocabularies(args.onmt_bin, tmp, cfg,
+                                      translator.src_sp, translator.tgt_sp,
+                                      args.onmt_vocab)
   sides = [
       Side("ours", args.cores[0],
            [sys.executable, "-m", "paraflax.cli", "train", "--config",
@@ -294,6 +298,7 @@ def main() -> None:
       "config": children.portable_path(args.config, "CONFIG"),
       "overrides": overrides, "decode": config.decode.to_dict(),
       "xla_flags": _ONE_XLA_THREAD, "torch_threads": onmt.pop("torch_threads"),
+      "onmt_vocabulary": vocabulary,
       **reached, "bleu_ours_minus_opennmt": ours_bleu["bleu"]
       - onmt_bleu["bleu"], "samples": samples, "top_threads": top}
   children.write_result(args.output, report, peers=onmt)

@@ -144,19 +144,6 @@ def write_inputs(tmp: str, config, translator) -> Inputs:
                 peer.write_lines(f"{tmp}/all.src", source_pieces(test)))
 
 
-def build_vocab(bin_dir: str, tmp: str, config, vocab: int, steps: int,
-                every: int) -> str:
-  """OpenNMT-py's training config in `tmp`, its vocabularies built."""
-  cfg = peer.onmt_config(tmp, config, vocab, steps, every)
-  _vocabularies(bin_dir, tmp, cfg)
-  return cfg
-
-
-def _vocabularies(bin_dir: str, tmp: str, cfg: str) -> None:
-  peer.run_logged([f"{bin_dir}/onmt_build_vocab", "-config", cfg,
-                   "-n_sample", "-1"], f"{tmp}/build_vocab.log")
-
-
 # What a finished training in a kept folder was made from: its config and
 # the files write_inputs wrote, whose hashes trained.json records.
 _TRAINED = "trained.json"
@@ -168,28 +155,37 @@ def _inputs_sha256(tmp: str) -> dict[str, str]:
           for name in _INPUT_FILES}
 
 
-def train(bin_dir: str, tmp: str, cfg: str) -> dict:
+def train(bin_dir: str, tmp: str, cfg: str, pieces=None) -> dict:
   """OpenNMT-py's vocabularies and training by `cfg` in `tmp`: its wall
-  seconds, and whether the finished training `tmp/trained.json` records
-  for the same inputs was reused. Otherwise the record and every
-  translation in `tmp` go before it trains, so none outlives its model."""
-  record, inputs = os.path.join(tmp, _TRAINED), _inputs_sha256(tmp)
+  seconds, its vocabularies (every piece of the (source, target)
+  sentencepiece models `pieces`, or where None those its training text
+  holds; nmt_vs_opennmt.onmt_vocabularies), and whether the finished
+  training `tmp/trained.json` records for the same inputs was reused.
+  Otherwise the record and every translation in `tmp` go before it
+  trains, so none outlives its model."""
+  which = "seen" if pieces is None else "all"
+  record = os.path.join(tmp, _TRAINED)
+  inputs = {**_inputs_sha256(tmp), "vocabulary": which}
   if os.path.exists(record):
     done = json.load(open(record, encoding="utf-8"))
     if done["inputs"] == inputs:
       print(f"opennmt: reusing the training {record} records", flush=True)
-      return {"train_wall_s": done["train_wall_s"], "train_reused": True}
+      return {"train_wall_s": done["train_wall_s"], "train_reused": True,
+              "vocabulary": done["vocabulary"]}
     os.remove(record)
   for old in glob.glob(_translation(tmp, "*", "*", "*")):
     os.remove(old)
-  _vocabularies(bin_dir, tmp, cfg)
+  vocabulary = peer.onmt_vocabularies(bin_dir, tmp, cfg,
+                                      *(pieces or (None, None)), which)
   start = time.perf_counter()
   peer.run_logged([f"{bin_dir}/onmt_train", "-config", cfg],
                   f"{tmp}/train.log")
   wall = time.perf_counter() - start
   files.write_text_atomic(record, json.dumps(
-      {"inputs": inputs, "train_wall_s": wall}, indent=1) + "\n")
-  return {"train_wall_s": wall, "train_reused": False}
+      {"inputs": inputs, "train_wall_s": wall, "vocabulary": vocabulary},
+      indent=1) + "\n")
+  return {"train_wall_s": wall, "train_reused": False,
+          "vocabulary": vocabulary}
 
 
 def _translated(bin_dir: str, tmp: str, src: str, step: int, beam: int,
@@ -202,7 +198,7 @@ def _translated(bin_dir: str, tmp: str, src: str, step: int, beam: int,
 
 
 def _opennmt(bin_dir: str, workdir: str, steps: int, every: int,
-             keep: str | None) -> dict:
+             keep: str | None, vocab: str) -> dict:
   config = workdir_lib.load_config(workdir, "nmt")
   translator, _, _ = nmt.load_translator(workdir)
   tgt_sp = translator.tgt_sp
@@ -214,7 +210,9 @@ def _opennmt(bin_dir: str, workdir: str, steps: int, every: int,
     inputs = write_inputs(tmp, config, translator)
     dev, test = inputs.dev, inputs.test
     trained = train(bin_dir, tmp, peer.onmt_config(
-        tmp, config, inputs.vocab, steps, every))
+        tmp, config, inputs.vocab, steps, every),
+                    (translator.src_sp, translator.tgt_sp)
+                    if vocab == "all" else None)
     curve = {}
     for step in range(every, steps + 1, every):
       out = _translated(bin_dir, tmp, inputs.dev_src, step, dev_eval.beam,
@@ -238,6 +236,11 @@ def main() -> None:
                       help="finished `paraflax train` runs of configs/nmt.py")
   parser.add_argument("--steps", type=int, default=1500)
   parser.add_argument("--every", type=int, default=500)
+  parser.add_argument("--onmt-vocab", choices=peer.VOCABULARIES,
+                      default="all", help="as nmt_vs_opennmt.py's: "
+                      "OpenNMT-py's vocabularies, every piece of the "
+                      "sentencepiece models (as ours) or those its "
+                      "training text holds")
   parser.add_argument("--output",
                       default="lab/results/nmt_learning_vs_opennmt.json")
   parser.add_argument("--keep", help="a folder to keep OpenNMT-py's data, "
@@ -248,7 +251,7 @@ def main() -> None:
   # trained (its torch_threads); ours trained in their own runs.
   os.environ.setdefault("OMP_NUM_THREADS", "1")
   opennmt = _opennmt(args.onmt_bin, args.workdirs[0], args.steps, args.every,
-                     args.keep)
+                     args.keep, args.onmt_vocab)
   onmt = peer.onmt_versions(args.onmt_bin)
   report = {
       **children.run_facts(__file__, None),

@@ -754,7 +754,12 @@ def performance() -> list[str]:
          "OpenNMT-py 3.0.4", hardware,
          ", ".join(f"{w['ours']['newstest2013']['bleu']:.2f} against "
                    f"{w['opennmt']['newstest2013']['bleu']:.2f}"
-                   for w in runs), "`nmt_equal_wall.py`")
+                   + ("" if "onmt_vocabulary" in w else "*")
+                   for w in runs) + (
+                       "; * OpenNMT-py on the pieces its training text "
+                       "holds" if any("onmt_vocabulary" not in w
+                                      for w in runs) else ""),
+         "`nmt_equal_wall.py`")
         for hardware, runs in wall.items()),
       *(("newstest2013 BLEU after 1,500 steps", "OpenNMT-py 3.0.4",
          hardware, f"{_input_feeding(d)['dev_all']['bleu']:.2f} against "
