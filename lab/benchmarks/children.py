@@ -7,6 +7,8 @@ its stderr (logs, warnings) goes to the terminal.
 """
 from __future__ import annotations
 
+import glob
+import gzip
 import json
 import os
 import platform
@@ -183,6 +185,17 @@ def write_result(path: str, result: dict[str, Any], *,
   files.write_text_atomic(path, json.dumps(result, indent=2) + "\n")
   manifest.record(path, written_by=os.path.relpath(
       os.path.abspath(sys.argv[0]), _ROOT), command=result["command"])
+
+
+def trace_events(folder: str) -> list[dict[str, Any]]:
+  """The events of the jax profile trace under `folder` (the Chrome trace
+  jax.profiler writes, one a profile), or [] without one."""
+  traces = sorted(glob.glob(os.path.join(folder, "**", "*.trace.json.gz"),
+                            recursive=True))
+  if not traces:
+    return []
+  with gzip.open(traces[-1], "rt", encoding="utf-8") as f:
+    return json.load(f).get("traceEvents", [])
 
 
 def peak_rss_mib() -> float:

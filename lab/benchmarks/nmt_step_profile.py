@@ -33,8 +33,6 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
-import glob
-import gzip
 import json
 import os
 import re
@@ -44,6 +42,7 @@ import tempfile
 import time
 
 import children  # lab/benchmarks/children.py, beside this script
+import nmt_vs_opennmt as peer  # beside it too
 
 KINDS = ("products", "elementwise", "loop", "copies", "gathers",
          "optimizer", "other")
@@ -101,10 +100,7 @@ def own_times(events: list[dict]) -> dict[str, float]:
 def xla_op_times(trace_dir: str) -> dict[str, float]:
   """Own seconds of each XLA:CPU thunk in jax's trace under `trace_dir`,
   summed over the client's threads."""
-  path = sorted(glob.glob(os.path.join(trace_dir, "**", "*.trace.json.gz"),
-                          recursive=True))[-1]
-  with gzip.open(path, "rt", encoding="utf-8") as f:
-    events = json.load(f)["traceEvents"]
+  events = children.trace_events(trace_dir)
   names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
            if e.get("ph") == "M" and e.get("name") == "thread_name"}
   by_thread = collections.defaultdict(list)
@@ -212,7 +208,6 @@ def _ours(args, config, recipe, stream) -> dict:
 
 
 def _opennmt(args, config, tmp: str, translator) -> dict:
-  import nmt_vs_opennmt as peer  # pylint: disable=import-outside-toplevel,g-import-not-at-top
   total = args.warmup_steps + args.steps
   src_sp, tgt_sp = translator.src_sp, translator.tgt_sp
   cfg = peer.onmt_config(tmp, config, max(src_sp.get_piece_size(),
@@ -249,14 +244,13 @@ def main() -> None:
                       "brnn's model")
   parser.add_argument("--cores", type=int, default=1,
                       help="both sides on the first N cores, N threads each")
-  parser.add_argument("--onmt-vocab", choices=("all", "seen"),
+  parser.add_argument("--onmt-vocab", choices=peer.VOCABULARIES,
                       default="all", help="as nmt_vs_opennmt.py's")
   parser.add_argument("--warmup-steps", type=int, default=20)
   parser.add_argument("--steps", type=int, default=20)
   parser.add_argument("--output",
                       default="lab/results/nmt_step_profile.json")
   args = parser.parse_args()
-  import nmt_vs_opennmt as peer  # pylint: disable=import-outside-toplevel
   from paraflax.recipes import nmt  # pylint: disable=import-outside-toplevel
   peer.pin_cores(args.cores)  # before jax starts
   facts = children.run_facts(__file__, None)

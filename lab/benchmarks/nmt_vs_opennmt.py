@@ -352,9 +352,10 @@ def onmt_vocabularies(bin_dir: str, tmp: str, cfg: str, src_sp, tgt_sp,
   return {"which": which, "pieces": sizes}
 
 
-def _onmt_train(bin_dir: str, tmp: str, config, vocab: int, steps: int,
+def _onmt_train(bin_dir: str, tmp: str, cfg: str, steps: int,
                 warmup: int) -> dict:
-  cfg = onmt_config(tmp, config, vocab, steps)
+  """OpenNMT-py trained by `cfg` (onmt_config, its vocabularies written),
+  timed as the module says."""
   start = time.perf_counter()
   log = run_logged([f"{bin_dir}/onmt_train", "-config", cfg], f"{tmp}/train.log")
   wall = time.perf_counter() - start
@@ -481,11 +482,11 @@ def _fresh(args, config, translator, trained, data, stream, sources,
                                   args.warmup_steps)
   print("ours train", json.dumps(ours_train), flush=True)
   load["after_ours_train"] = os.getloadavg()[0]
-  vocabularies = onmt_vocabularies(
-      args.onmt_bin, tmp, onmt_config(tmp, config, vocab, args.train_steps),
-      src_sp, tgt_sp, args.onmt_vocab)
-  onmt_train = _onmt_train(args.onmt_bin, tmp, config, vocab,
-                           args.train_steps, args.warmup_steps)
+  cfg = onmt_config(tmp, config, vocab, args.train_steps)
+  vocabularies = onmt_vocabularies(args.onmt_bin, tmp, cfg, src_sp, tgt_sp,
+                                   args.onmt_vocab)
+  onmt_train = _onmt_train(args.onmt_bin, tmp, cfg, args.train_steps,
+                           args.warmup_steps)
   print("opennmt train", json.dumps(onmt_train), flush=True)
   load["after_opennmt_train"] = os.getloadavg()[0]
   decode = []

@@ -219,18 +219,21 @@ def nmt_decode_phases() -> list[str]:
 def nmt_step_profile() -> list[str]:
   """nmt_step_profile.py: each side's profiled train step by kind of
   operation, per 1,000 target tokens, per result file."""
+  def with_step(side: dict) -> tuple[dict, dict]:
+    """(ms per 1,000 target tokens, share) by kind, the whole step last."""
+    per = side["kinds_ms_per_1k_target_tokens"]
+    return ({**per, "the whole step": sum(per.values())},
+            {**side["shares"], "the whole step": 1.0})
+
   rows = []
   for d in result_files("nmt_step_profile.*.json"):
-    ours, theirs = d["ours"], d["opennmt"]
-    for kind in [*d["kinds"], "step"]:
-      per = [s["kinds_ms_per_1k_target_tokens"][kind] if kind != "step"
-             else sum(s["kinds_ms_per_1k_target_tokens"].values())
-             for s in (ours, theirs)]
-      share = [s["shares"][kind] if kind != "step" else 1.0
-               for s in (ours, theirs)]
+    (ours, our_share), (theirs, their_share) = map(
+        with_step, (d["ours"], d["opennmt"]))
+    for kind in ours:
+      per, share = (ours[kind], theirs[kind]), (our_share[kind],
+                                                their_share[kind])
       rows.append((f"{markdown_table.hardware_cell(d)}, {d['cores']} "
-                   f"thread{'s' if d['cores'] > 1 else ''} a side",
-                   "the whole step" if kind == "step" else kind,
+                   f"thread{'s' if d['cores'] > 1 else ''} a side", kind,
                    _f(per[0], 0), _f(per[1], 0),
                    # A ratio of a few milliseconds' noise says nothing.
                    f"{per[0] / per[1]:.2f}x" if min(per) >= 5 else "",

@@ -26,8 +26,6 @@ On a CPU (tests/test_gpu_device_utilization.py): --tiny --steps 6.
 from __future__ import annotations
 
 import argparse
-import glob
-import gzip
 import json
 import os
 import sys
@@ -89,12 +87,9 @@ def _batches(config, vocab: int, seed: int = 0):
 def _device_busy_s(folder: str) -> float | None:
   """Summed duration of the device's ops in a jax profile trace (the
   Chrome trace that jax.profiler writes), or None without one."""
-  traces = glob.glob(os.path.join(folder, "**", "*.trace.json.gz"),
-                     recursive=True)
-  if not traces:
+  events = children.trace_events(folder)
+  if not events:
     return None
-  with gzip.open(traces[0], "rt") as f:
-    events = json.load(f).get("traceEvents", [])
   devices = {e["pid"] for e in events if e.get("ph") == "M"
              and e.get("name") == "process_name"
              and any(k in str(e.get("args", {}).get("name", ""))
