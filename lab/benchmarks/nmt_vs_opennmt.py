@@ -45,9 +45,7 @@ loop, steps 1..N, on both sides as well, and each side's process wall
 besides. Our steps compile once per padded batch width: before the loop,
 each width of the N batches compiles on a copy of the state (reported as
 `compile_s`, apart from the loop), and `compiles_in_loop` counts any
-that still happened inside it. (Result files without a `timing` key
-timed our jitted step alone and OpenNMT-py's report intervals after the
-first.) `--cores N` runs both sides on the
+that still happened inside it. `--cores N` runs both sides on the
 first N cores with N threads each: on cores other jobs share, OpenNMT-py's
 2 torch threads, which wait for each other at every operation, ran at
 about a fifth of our rate in a 20-step trial at load 8-10 (153 against

@@ -39,7 +39,7 @@ def _cpu_of(result: dict) -> str:
   record their core count alone (`cpu-2core`)."""
   hardware = result.get("hardware")
   if isinstance(hardware, dict):
-    return markdown_table.cpu_cell(hardware["name"], hardware["cores"])
+    return markdown_table.recorded_cpu_cell(hardware)
   return f"{result['cpu_count']} cores (`cpu-2core`)"
 
 
@@ -549,20 +549,12 @@ def _mining_intel_over_amd(method: str, n: int) -> str:
   return f"{intel / amd:.1f}"
 
 
-def _step_alone_ratios() -> str:
-  """ours / OpenNMT-py of the runs that timed our jitted step alone."""
-  return _span([d["train"]["target_tokens_per_s_ratio_ours_over_opennmt"]
-                for _, _, d in nmt_train_results()
-                if "timing" not in d["train"]])
-
-
 VALUES.update({f"encoders_vs_wieting.round_spread.{cpu}.avg.{side}":
                functools.partial(_round_spread, cpu, "avg", side)
                for cpu in ENCODER_CPUS for side in ("ours", "wieting")})
 VALUES.update({f"mining_throughput.intel_over_amd.{method}.{n}":
                functools.partial(_mining_intel_over_amd, method, n)
                for method in ("faiss", "ours") for n in (50000, 100000)})
-VALUES["nmt_vs_opennmt.step_alone"] = _step_alone_ratios
 
 
 def _device_merge_speedup(n: int) -> str:
@@ -586,7 +578,7 @@ def _their_time_over_ours(cpu: str) -> str:
 VALUES.update({
     f"mining_vs_sentence_transformers.their_time_over_ours.{cpu}":
     functools.partial(_their_time_over_ours, cpu)
-    for cpu in ("epyc", "intel-xeon")})
+    for cpu in ("amd-epyc", "intel-xeon")})
 
 
 def _one_core_amd_over_intel(side: str) -> str:
@@ -606,10 +598,7 @@ VALUES.update({f"nmt_vs_opennmt.one_core_amd_over_intel.{side}":
 
 # nmt_vs_opennmt.py's variants in table order, each with our encoder's
 # width as the table shows it.
-NMT_VARIANTS = {"encoder-256": "2 x 256 (ours)",
-                "encoder-128": "2 x 128 (its `brnn`)",
-                "encoder-128-repeat": "2 x 128 (its `brnn`), repeated",
-                "encoder-128-1core": "2 x 128 (its `brnn`)",
+NMT_VARIANTS = {"encoder-128-1core": "2 x 128 (its `brnn`)",
                 "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated",
                 "encoder-128-1core-idle": "2 x 128 (its `brnn`), 300 steps",
                 "encoder-128-1core-all-pieces": "2 x 128 (its `brnn`)",
@@ -695,18 +684,18 @@ def _same_gpu_mining_row() -> tuple:
           "`mining_throughput.py` (`gpu/scale.sh`)")
 
 
-def _sentence_transformers_row() -> tuple[str, ...]:
-  """The idle CPU run of mining_vs_sentence_transformers.py (the AMD
-  EPYC's ran under a load that slowed the two sides unevenly)."""
-  d = _load("mining_vs_sentence_transformers.intel-xeon-2core.json")
+def _sentence_transformers_row(cpu: str) -> tuple[str, ...]:
+  """The run of mining_vs_sentence_transformers.py on CPU kind `cpu`."""
+  d = _load(f"mining_vs_sentence_transformers.{cpu}-2core.json")
   ours, theirs = d["rows"]["paraflax"], d["rows"]["sentence-transformers"]
+  peers = d["run"]["peers"]
   return ("exact margin mining from the same embeddings, 5,000 a side, "
           f"d = {d['embeddings'].split(', ')[1].split()[0]}",
-          f"sentence-transformers {d['run']['peers']['sentence-transformers']}"
-          " `semantic_search` and its mining example's margin and selection",
-          markdown_table.cpu_cell(d["hardware"]["name"],
-                                  d["hardware"]["cores"]),
-          f"{_their_time_over_ours('intel-xeon')} faster, first call left out (ours "
+          f"sentence-transformers {peers['sentence-transformers']}"
+          " `semantic_search` and its mining example's margin and selection"
+          f" (torch {peers['torch']})",
+          markdown_table.recorded_cpu_cell(d["hardware"]),
+          f"{_their_time_over_ours(cpu)} faster, first call left out (ours "
           f"compiling {ours['dev_run']['first_s']:.2f} s); the same pairs, "
           f"test F1 {ours['test_f1']:.1f} against {theirs['test_f1']:.1f}",
           "`mining_vs_sentence_transformers.py`")
@@ -714,13 +703,12 @@ def _sentence_transformers_row() -> tuple[str, ...]:
 
 def performance() -> list[str]:
   """lab/performance.md: ours against each peer, one row per benchmark."""
-  # The training ratios by CPU kind and cores; those that timed our jitted
-  # step alone apart from those that timed the whole loop on both sides.
-  onmt: dict[tuple[str, int, bool, bool], list[float]] = {}
-  for hardware, _, d in nmt_train_results():
-    onmt.setdefault((hardware, cores_used(d), "timing" in d["train"],
-                     "onmt_vocabulary" in d), []).append(d["train"][
-                         "target_tokens_per_s_ratio_ours_over_opennmt"])
+  # The training ratios by CPU, cores and OpenNMT-py's vocabularies.
+  onmt: dict[tuple[str, bool], list[float]] = {}
+  for _, _, d in nmt_train_results():
+    onmt.setdefault((markdown_table.recorded_cpu_cell(
+        d["hardware"], cores_used(d)), "onmt_vocabulary" in d), []).append(
+            d["train"]["target_tokens_per_s_ratio_ours_over_opennmt"])
   dec = {cpu: {b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"][
       "exact"] for b in d["decode"]} for cpu, d in trained_decodes()}
   wall: dict[str, list[dict]] = {}
@@ -737,17 +725,15 @@ def performance() -> list[str]:
       *([_exact_mining_row("intel-xeon-2core", "Intel Xeon, 2 cores")]
         if _mining_ratios("intel-xeon-2core", False) else []),
       _same_gpu_mining_row(),
-      _sentence_transformers_row(),
+      *(_sentence_transformers_row(cpu) for cpu in ("amd-epyc", "intel-xeon")),
       *mining_peer_tables.performance_rows(),
       *(("NMT training, target tokens/s", "OpenNMT-py 3.0.4",
-         markdown_table.cpu_cell(hardware, cores),
-         markdown_table.slower(_span(r), r) + (
-             ", whole loop to whole loop" if fair
-             else ", ours timed on its jitted step alone") + (
-                 ", the same vocabularies" if same else
-                 ", OpenNMT-py on the pieces its training text holds"),
+         cpu, markdown_table.slower(_span(r), r)
+         + ", whole loop to whole loop" + (
+             ", the same vocabularies" if same else
+             ", OpenNMT-py on the pieces its training text holds"),
          "`nmt_vs_opennmt.py`")
-        for (hardware, cores, fair, same), r in onmt.items()),
+        for (cpu, same), r in onmt.items()),
       *(("beam search of trained models, sentences/s, exact stop",
          "OpenNMT-py 3.0.4", cpu,
          markdown_table.slower(f"{r[5]:.2f}x (beam 5), {r[50]:.2f}x "
@@ -774,8 +760,7 @@ def performance() -> list[str]:
          "`encoders_vs_wieting.py`") for hardware, how, ratio in enc),
       *((f"the same Avg after {q['results'][0]['updates']} updates, "
          "STSb test", "Wieting's PyTorch code",
-         markdown_table.cpu_cell(q["hardware"]["name"],
-                                 q["hardware"]["cores"]),
+         markdown_table.recorded_cpu_cell(q["hardware"]),
          f"{q['results'][0]['ours']['figures']['STSb test']:.1f} against "
          f"{q['results'][0]['wieting']['figures']['STSb test']:.1f}",
          "`encoders_vs_wieting.py --quality`") for q in quality),
@@ -805,8 +790,7 @@ def _newcomer(job: str) -> list[str]:
   rows = []
   for path in sorted(glob.glob(os.path.join(BENCH, f"newcomer.{job}.*.json"))):
     d = _load(os.path.basename(path))
-    where = markdown_table.cpu_cell(d["hardware"]["name"],
-                                    d["hardware"]["cores"])
+    where = markdown_table.recorded_cpu_cell(d["hardware"])
     for step in d["steps"]:
       rows.append((f"`{_head(step['step'])}`", where,
                    _minutes(step["wall_s"]), _minutes(step["cpu_s"]),

@@ -40,9 +40,25 @@ def slower(ratio_cell: str, ratios) -> str:
 CPU_KINDS = {"amd-epyc-2core": "AMD EPYC", "intel-xeon-2core": "Intel Xeon"}
 
 
-def cpu_cell(hardware: str, cores: int) -> str:
-  return (f"{CPU_KINDS.get(hardware, hardware)}, {cores} "
+# Generations that one hardware name covers, by the "family F, model M" of
+# children.cpu_id: AMD EPYC hosts of both kinds are lent, and their vector
+# units differ (Zen 4 splits each AVX-512 operation into two 256-bit halves,
+# Zen 5 does not), so a table says which one ran.
+GENERATIONS = {"family 26, model 2": "Zen 5", "family 25, model 17": "Zen 4"}
+
+
+def cpu_cell(hardware: str, cores: int, cpu_id: str | None = None) -> str:
+  generation = GENERATIONS.get((cpu_id or "").rpartition(",")[0])
+  return (f"{CPU_KINDS.get(hardware, hardware)}"
+          f"{f' ({generation})' if generation else ''}, {cores} "
           f"core{'s' if cores > 1 else ''}")
+
+
+def recorded_cpu_cell(hardware: dict, cores: int | None = None) -> str:
+  """The CPU cell of the hardware children.run_facts recorded; `cores`
+  where the run used fewer than the machine has."""
+  return cpu_cell(hardware["name"], hardware["cores"] if cores is None
+                  else cores, hardware.get("cpu_id"))
 
 
 def named_cpu_cell(path: str, result: dict) -> str:
@@ -60,7 +76,7 @@ def hardware_cell(result: dict) -> str:
   load = f", load {load[0]:.1f}" if load[0] is not None else ""
   hardware = result.get("hardware")
   if isinstance(hardware, dict):
-    return cpu_cell(hardware["name"], hardware["cores"]) + load
+    return recorded_cpu_cell(hardware) + load
   cores = (result.get("cpu_count") or result.get("cpus")
            or (result.get("results") or [{}])[0].get("cpu_count"))
   return f"{cores} cores, CPU not recorded{load}" if cores \

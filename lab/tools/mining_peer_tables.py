@@ -58,7 +58,7 @@ def _cpu(d: dict) -> str:
   """The CPU and cores of a run; side by side, the cores of each side."""
   both = d.get("side_by_side")
   cores = len(both["ours_cores"]) if both else d["hardware"]["cores"]
-  return (markdown_table.cpu_cell(d["hardware"]["name"], cores)
+  return (markdown_table.recorded_cpu_cell(d["hardware"], cores)
           + (" each, side by side" if both else ""))
 
 

@@ -122,43 +122,37 @@ def mining_h100_de_en() -> list[str]:
 
 def nmt_vs_opennmt() -> list[str]:
   """NMT training target tokens/s against OpenNMT-py, a row per CPU kind
-  and encoder measured, with what each side's timer covered."""
-  lines = _header(["CPU", "our encoder", "threads a side", "timed",
+  and encoder measured: both sides' whole loop, data loading in, from the
+  warm-up step to the last."""
+  lines = _header(["CPU", "our encoder", "threads a side",
+                   "steps timed (both: the whole loop, data loading in)",
                    "OpenNMT-py's vocabularies", "OpenNMT-py's torch",
                    "load (1 min)", "ours (tokens/s)",
                    "OpenNMT-py 3.0.4 (tokens/s)", "ours / OpenNMT-py",
                    "whole loop from step 0: ours / OpenNMT-py"],
                   ["---"] * 6 + ["---:"] * 5)
-  for hardware, variant, d in bench_tables.nmt_train_results():
+  for _, variant, d in bench_tables.nmt_train_results():
     t, load = d["train"], list(d["load_average_1min"].values())
-    if "timing" in t:  # both sides timed over the same span
-      ours, peer = t["ours"], t["opennmt"]
-      timed = (f"both: the whole loop, steps {t['warmup_steps']}-"
-               f"{ours['steps']}, data loading in")
-      with_compiles = ours["loop"]["target_tokens"] / (
-          ours["loop"]["seconds"] + ours["compile_s"])
-      whole = (f"{t['loop_target_tokens_per_s_ratio_ours_over_opennmt']:.2f}"
-               f"x ({with_compiles / peer['loop']['target_tokens_per_s']:.2f}"
-               "x with our compiles)")
-    else:
-      timed = ("ours: the jitted step alone, compiles out; OpenNMT-py: its "
-               "loop after step 10, data loading in")
-      whole = ""
+    ours, peer = t["ours"], t["opennmt"]
+    with_compiles = ours["loop"]["target_tokens"] / (
+        ours["loop"]["seconds"] + ours["compile_s"])
     ratio = t["target_tokens_per_s_ratio_ours_over_opennmt"]
-    # The CPU's family, model and stepping, where the file names them: two
-    # hosts both called "AMD EPYC" train at different rates.
-    cpu_id = d["hardware"].get("cpu_id") if isinstance(
-        d.get("hardware"), dict) else None
+    # The CPU's family, model and stepping: hosts all called "AMD EPYC"
+    # train at different rates.
     lines.append(_row([
-        markdown_table.cpu_cell(hardware, bench_tables.cores_used(d))
-        + (f" ({cpu_id})" if cpu_id else ""),
-        bench_tables.NMT_VARIANTS[variant], d["torch_threads"], timed,
-        bench_tables.onmt_vocabulary(d),
-        d.get("run", {}).get("peers", {}).get("torch", "not recorded"),
+        markdown_table.recorded_cpu_cell(d["hardware"],
+                                         bench_tables.cores_used(d))
+        + f" ({d['hardware']['cpu_id']})",
+        bench_tables.NMT_VARIANTS[variant], d["torch_threads"],
+        f"steps {t['warmup_steps']}-{ours['steps']}",
+        bench_tables.onmt_vocabulary(d), d["run"]["peers"]["torch"],
         f"{min(load):.1f}-{max(load):.1f}",
-        _f(t["ours"]["target_tokens_per_s"], 0),
-        _f(t["opennmt"]["target_tokens_per_s"], 0),
-        markdown_table.slower(_f(ratio) + "x", [ratio]), whole]))
+        _f(ours["target_tokens_per_s"], 0),
+        _f(peer["target_tokens_per_s"], 0),
+        markdown_table.slower(_f(ratio) + "x", [ratio]),
+        f"{t['loop_target_tokens_per_s_ratio_ours_over_opennmt']:.2f}x "
+        f"({with_compiles / peer['loop']['target_tokens_per_s']:.2f}x with "
+        "our compiles)"]))
   return lines
 
 
@@ -271,13 +265,14 @@ def mining_ann_recall() -> list[str]:
   """Index settings against exact search on synthetic clustered vectors,
   with faiss driven directly as the peer, on each machine measured."""
   lines = _header(
-      ["hardware", "index", "nprobe", "recall@4 src->tgt",
+      ["hardware (1-min load at start)", "index", "nprobe",
+       "recall@4 src->tgt",
        "recall@4 tgt->src", "pairs as exact", "bytes / row", "build (s)",
        "search (s)", "faiss directly: pairs as exact",
        "faiss directly / ours (time)"],
       ["---", "---", "---:"] + ["---:"] * 8)
   for d in _ann():
-    where = _hardware_name(d)
+    where = markdown_table.hardware_cell(d)
     for r in d.get("recall", []):
       if r["nprobe"] is None:
         lines.append(_row([where, r["setting"], "", "1.000", "1.000",
@@ -293,14 +288,15 @@ def mining_ann_recall() -> list[str]:
 
 def mining_ann_quality() -> list[str]:
   """Mining P/R/F1 on the de-en news benchmarks, exact and per index."""
-  lines = _header(["hardware", "search", "nprobe", "dev threshold", "dev F1",
+  lines = _header(["hardware (1-min load at start)", "search", "nprobe",
+                   "dev threshold", "dev F1",
                    "test P", "test R", "test F1"],
                   ["---", "---", "---:", "---:", "---:", "---:", "---:",
                    "---:"])
   for d in _ann("quality"):
     for r in d["quality"]:
       lines.append(_row([
-          _hardware_name(d),
+          markdown_table.hardware_cell(d),
           r["setting"] if r["nprobe"] is None else f"`{r['setting']}`",
           r["nprobe"] or "", _f(r["dev_threshold"], 3), _f(r["dev_f1"], 1),
           _f(r["test_precision"], 1), _f(r["test_recall"], 1),
@@ -330,8 +326,8 @@ def mining_rerank() -> list[str]:
   return lines
 
 
-# One run per CPU kind (the AMD EPYC's on cores shared with other jobs).
-SENTENCE_TRANSFORMERS = ("mining_vs_sentence_transformers.epyc-2core.json",
+# One run per CPU kind.
+SENTENCE_TRANSFORMERS = ("mining_vs_sentence_transformers.amd-epyc-2core.json",
                          "mining_vs_sentence_transformers.intel-xeon-2core.json")
 
 
@@ -344,10 +340,11 @@ def mining_vs_sentence_transformers() -> list[str]:
                    "test R", "test F1"], ["---", "---"] + ["---:"] * 8)
   for name in SENTENCE_TRANSFORMERS:
     d = _load(os.path.join(BENCH, name))
-    # "amd-epyc-2core (shared cores)" in the file written before run_facts.
-    cpu = markdown_table.CPU_KINDS[_hardware_name(d).split()[0]]
+    cpu = markdown_table.recorded_cpu_cell(d["hardware"])
     for tool, r in d["rows"].items():
       first = r["dev_run"].get("first_s")
+      if tool != "paraflax":
+        tool += f" (torch {d['run']['peers']['torch']})"
       lines.append(_row([
           f"{cpu} ({d['load_average'][0]:.1f})", tool,
           _f(r["dev_median_s"]), _f(r["test_median_s"]),
