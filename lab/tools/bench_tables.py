@@ -617,17 +617,19 @@ def onmt_vocabulary(d: dict) -> str:
           "pieces and its 4 special tokens)")
 
 
-def nmt_train_results() -> list[tuple[str, str, dict]]:
-  """(hardware, variant, result) of each training side by side of
-  nmt_vs_opennmt.py, `nmt_vs_opennmt.<variant>.<hardware>.json` for the
-  variants of NMT_VARIANTS, by hardware, then variant."""
+def nmt_train_results() -> list[tuple[str, dict]]:
+  """(variant, result) of each training side by side of nmt_vs_opennmt.py,
+  `nmt_vs_opennmt.<variant>.<hardware>.json` for the variants of
+  NMT_VARIANTS, by hardware, then variant."""
   found = []
   for path in glob.glob(os.path.join(BENCH, "nmt_vs_opennmt.encoder-*.json")):
     variant, hardware = os.path.basename(path)[
         len("nmt_vs_opennmt."):-len(".json")].rsplit(".", 1)
     if variant in NMT_VARIANTS:
-      found.append((hardware, variant, _load(os.path.basename(path))))
-  return sorted(found, key=lambda f: (f[0], list(NMT_VARIANTS).index(f[1])))
+      found.append((hardware, list(NMT_VARIANTS).index(variant), variant,
+                     _load(os.path.basename(path))))
+  return [(variant, d) for *_, variant, d in sorted(
+      found, key=lambda f: f[:2])]
 
 
 def _mining_ratios(hardware: str, with_compile: bool) -> list[float]:
@@ -705,7 +707,7 @@ def performance() -> list[str]:
   """lab/performance.md: ours against each peer, one row per benchmark."""
   # The training ratios by CPU, cores and OpenNMT-py's vocabularies.
   onmt: dict[tuple[str, bool], list[float]] = {}
-  for _, _, d in nmt_train_results():
+  for _, d in nmt_train_results():
     onmt.setdefault((markdown_table.recorded_cpu_cell(
         d["hardware"], cores_used(d)), "onmt_vocabulary" in d), []).append(
             d["train"]["target_tokens_per_s_ratio_ours_over_opennmt"])

@@ -131,7 +131,7 @@ def nmt_vs_opennmt() -> list[str]:
                    "OpenNMT-py 3.0.4 (tokens/s)", "ours / OpenNMT-py",
                    "whole loop from step 0: ours / OpenNMT-py"],
                   ["---"] * 6 + ["---:"] * 5)
-  for _, variant, d in bench_tables.nmt_train_results():
+  for variant, d in bench_tables.nmt_train_results():
     t, load = d["train"], list(d["load_average_1min"].values())
     ours, peer = t["ours"], t["opennmt"]
     with_compiles = ours["loop"]["target_tokens"] / (
