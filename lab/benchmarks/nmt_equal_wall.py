@@ -235,11 +235,15 @@ def main() -> None:
   parser.add_argument("--sentences", type=int, default=0,
                       help="translate only the first N test lines (a check "
                       "of the script; 0: all)")
-  parser.add_argument("--keep", help="a folder to keep both sides' files in "
-                      "(default: a temporary one, removed)")
+  parser.add_argument("--keep", help="a new or empty folder to keep both "
+                      "sides' files in (default: a temporary one, removed)")
   parser.add_argument("--output",
                       default="lab/results/nmt_equal_wall.json")
   args = parser.parse_args()
+  # An earlier run's checkpoints there would start both sides part-trained.
+  if args.keep and os.path.isdir(args.keep) and os.listdir(args.keep):
+    parser.error(f"--keep {args.keep} holds an earlier run's files, which "
+                 "both sides would resume from: name a new or empty folder")
   # One thread for every torch process of the run (run_logged's too).
   os.environ["OMP_NUM_THREADS"] = "1"
   facts = children.run_facts(__file__, None)

@@ -131,11 +131,12 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
     # Both sides trained 1,500 steps on the same subwords: OpenNMT-py's
     # checkpoints stay in runs/onmt_feed for --onmt-model, and a later
     # call reuses that finished training.
-    "nmt_vs_opennmt.trained.intel-xeon-2core.json": (
+    **{f"nmt_vs_opennmt.trained.{host}.json": (
         _nmt_variant("nmt_feed"),
         "python lab/benchmarks/nmt_learning_vs_opennmt.py --onmt-bin "
         "$ONMT_BIN --workdirs runs/nmt_feed --keep runs/onmt_feed "
-        "--output runs/onmt_feed/learning.json"),
+        "--output runs/onmt_feed/learning.json")
+       for host in ("intel-xeon-2core", "amd-epyc-2core")},
     **{f"nmt_learning_vs_opennmt.{host}.json": tuple(
         _nmt_variant(w) for w in NMT_VARIANTS)
        for host in ("cpu-2core", "intel-xeon-2core")},
