@@ -1396,6 +1396,19 @@ class _WordPieces:
     return self.words[i] == "<unk>"
 
 
+def test_equal_wall_refuses_a_keep_folder_an_earlier_run_left_files_in(
+    tmp_path):
+  """nmt_equal_wall.py --keep: both sides would resume from the checkpoints
+  an earlier run left there, so it stops before any work."""
+  (tmp_path / "ours").mkdir()
+  out = subprocess.run(
+      [sys.executable, str(LAB / "benchmarks" / "nmt_equal_wall.py"),
+       "--workdir", str(tmp_path / "absent"), "--onmt-bin", str(tmp_path),
+       "--keep", str(tmp_path)], capture_output=True, text=True, check=False)
+  assert out.returncode == 2
+  assert f"--keep {tmp_path} holds an earlier run's files" in out.stderr
+
+
 def test_opennmt_reads_the_test_pairs_our_bleu_evaluator_reads(tmp_path):
   """nmt_learning_vs_opennmt.write_inputs (nmt_equal_wall's too) gives
   OpenNMT-py the dev_all evaluator's pairs: its `data`, or data.dev."""

@@ -26,12 +26,10 @@ def _table(columns, rows, numeric_from=1) -> list[str]:
 
 
 # The CPU kinds whose encoders_vs_wieting.py runs (taking turns, and
-# --quality) the prose and performance.md quote; the quality table also
-# has the earlier run on shared cores.
+# --quality) the tables, the prose and performance.md quote.
 ENCODER_CPUS = ("amd-epyc", "intel-xeon")
-ENCODERS_QUALITY_RUNS = ("encoders_vs_wieting.quality.cpu-2core.json",
-                         *(f"encoders_vs_wieting.quality.{cpu}-2core.json"
-                           for cpu in ENCODER_CPUS))
+ENCODERS_QUALITY_RUNS = tuple(f"encoders_vs_wieting.quality.{cpu}-2core.json"
+                              for cpu in ENCODER_CPUS)
 
 
 def _cpu_of(result: dict) -> str:
