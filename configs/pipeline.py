@@ -41,8 +41,8 @@ the NMT's 6,000 steps about {gpu.nmt_projection=3 min} and the bilingual
 model's 20,000 about {gpu.bilingual_projection=15 min} ({h100.nmt_de.last_step=7,600} and
 {h100.bi_de.last_step=5,250} steps in {h100.train_time=4 min} measured, the two sharing the GPU);
 back-translating the 29,000 sentences at beam 50, 50-best, exact stop
-about {gpu.bt_beam50_projection=19 min} ({h100.bt_wmt.rate=208} sentences/s at beam 5 on the H100, from its
-session's WMT back-translation log; beam 50 exact {decode.beam50_slowdown=8.4}x slower than beam 5
+about {gpu.bt_beam50_projection=16 min} ({h100.bt_wmt.rate=208} sentences/s at beam 5 on the H100, from its
+session's WMT back-translation log; beam 50 exact {decode.beam50_slowdown=6.9}x slower than beam 5
 on 2 AMD EPYC cores: lab/results/nmt_vs_opennmt.trained.amd-epyc-2core.json); scoring the 1.45M records about
 {gpu.score_projection=2 min} (the scores but lm_ppl at
 {scoring_throughput.intel-xeon-2core.json:sizes/records=100000/measures/command_base/records_per_s:,.0f=11,961}

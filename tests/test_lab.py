@@ -1493,3 +1493,8 @@ def test_a_kept_opennmt_folder_resumes_without_training_twice(tmp_path):
   assert not every["train_reused"] and calls().count("onmt_train") == 3
   assert every["vocabulary"] == {"which": "all",
                                  "pieces": {"src": 2, "tgt": 2}}
+  # nmt_vs_opennmt.py --onmt-model records the vocabularies of the kept
+  # training beside the checkpoint, and finds none beside any other.
+  assert learning.peer.kept_vocabularies(
+      str(kept / "model_step_2.pt")) == every["vocabulary"]
+  assert learning.peer.kept_vocabularies(str(tmp_path / "m.pt")) is None

@@ -145,8 +145,8 @@ def write_inputs(tmp: str, config, translator) -> Inputs:
 
 
 # What a finished training in a kept folder was made from: its config and
-# the files write_inputs wrote, whose hashes trained.json records.
-_TRAINED = "trained.json"
+# the files write_inputs wrote, whose hashes its record
+# (peer.KEPT_TRAINING) holds.
 _INPUT_FILES = ("onmt.yaml", "train.src", "train.tgt", "dev.src", "all.src")
 
 
@@ -164,7 +164,7 @@ def train(bin_dir: str, tmp: str, cfg: str, pieces=None) -> dict:
   Otherwise the record and every translation in `tmp` go before it
   trains, so none outlives its model."""
   which = "seen" if pieces is None else "all"
-  record = os.path.join(tmp, _TRAINED)
+  record = os.path.join(tmp, peer.KEPT_TRAINING)
   inputs = {**_inputs_sha256(tmp), "vocabulary": which}
   if os.path.exists(record):
     done = json.load(open(record, encoding="utf-8"))

@@ -56,7 +56,8 @@ run once untimed before the timed pass. OpenNMT-py's "Total translation
 time" gives its rate, without loading the model.
 
 With `--onmt-model` (an OpenNMT-py checkpoint trained on the workdir's
-subwords, e.g. by `nmt_learning_vs_opennmt.py --keep DIR`) nothing trains:
+subwords by `nmt_learning_vs_opennmt.py --keep DIR`, whose record there
+gives the vocabularies it trained with) nothing trains:
 the workdir's checkpoint and that one decode side by side, trained models
 writing outputs of about the reference's length on both sides. Our side
 also runs "best_ended_k": best_ended waiting for K finished hypotheses,
@@ -327,6 +328,19 @@ def onmt_config(tmp: str, config, vocab: int, steps: int,
 # as our embeddings and output layer hold them (the same work a step), or
 # only the pieces "seen" in the training text (onmt_build_vocab's).
 VOCABULARIES = ("all", "seen")
+# The record of a finished OpenNMT-py training that nmt_learning_vs_opennmt
+# --keep leaves beside its checkpoints, with the vocabularies it had.
+KEPT_TRAINING = "trained.json"
+
+
+def kept_vocabularies(model: str) -> dict | None:
+  """The vocabularies (onmt_vocabularies') the kept training beside
+  checkpoint `model` records, or None where no record is there."""
+  record = os.path.join(os.path.dirname(model), KEPT_TRAINING)
+  if not os.path.exists(record):
+    return None
+  with open(record, encoding="utf-8") as f:
+    return json.load(f)["vocabulary"]
 
 
 def onmt_vocabularies(bin_dir: str, tmp: str, cfg: str, src_sp, tgt_sp,
@@ -536,7 +550,9 @@ def _trained(args, config, translator, trained, sources, references,
         row, "ours_trained")
     decode.append(row)
     print("decode", json.dumps(row), flush=True)
-  return {"opennmt_model": args.onmt_model, "decode": decode}
+  return {"opennmt_model": args.onmt_model,
+          "onmt_vocabulary": kept_vocabularies(args.onmt_model),
+          "decode": decode}
 
 
 def main() -> None:
@@ -583,6 +599,11 @@ def main() -> None:
       or not 0 <= args.warmup_steps < args.train_steps):
     parser.error(f"--warmup-steps and --train-steps: multiples of "
                  f"{REPORT_EVERY}, warm-up below the steps")
+  if args.onmt_model and kept_vocabularies(args.onmt_model) is None:
+    parser.error(f"--onmt-model {args.onmt_model}: no {KEPT_TRAINING} "
+                 "beside it records the vocabularies OpenNMT-py trained "
+                 "with; train it with nmt_learning_vs_opennmt.py --keep "
+                 "DIR and pass DIR/model_step_N.pt")
   if args.cores:
     pin_cores(args.cores)
   kept = host.keep_freed_memory()  # before jax starts, as `paraflax train`

@@ -80,7 +80,7 @@ def nmt_decoding() -> list[str]:
       ours, peer = b["ours_trained"], b["opennmt"]
       ratios = [b["sentences_per_s_ratio_ours_over_opennmt"][r]
                 for r in _RULES]
-      rows.append((cpu, b["beam"],
+      rows.append((cpu, onmt_vocabulary(d), b["beam"],
                    " / ".join(_f(ours[r]["sentences_per_s"], 1)
                               for r in _RULES),
                    _f(peer["sentences_per_s"], 1),
@@ -88,11 +88,12 @@ def nmt_decoding() -> list[str]:
                    f"{_f(ours['exact']['bleu'])} / {_f(peer['bleu'])}",
                    f"{_f(ours['exact']['length_ratio'])} / "
                    f"{_f(peer['length_ratio'])}"))
-  return _table(["CPU", "beam", "ours, sentences/s (exact / k_finished / "
-                 "best_ended / best_ended_k)", "OpenNMT-py 3.0.4",
-                 "ours / OpenNMT-py", "BLEU ours (exact) / OpenNMT-py",
+  return _table(["CPU", "OpenNMT-py vocabulary", "beam",
+                 "ours, sentences/s (exact / k_finished / best_ended / "
+                 "best_ended_k)", "OpenNMT-py 3.0.4", "ours / OpenNMT-py",
+                 "BLEU ours (exact) / OpenNMT-py",
                  "output length / reference's: ours (exact) / OpenNMT-py"],
-                rows, numeric_from=1)
+                rows, numeric_from=2)
 
 
 def _nmt_setting(side: dict) -> str:
@@ -183,13 +184,15 @@ def equal_wall_runs() -> list[tuple[str, str, dict]]:
 
 
 def nmt_equal_wall() -> list[str]:
-  """nmt_equal_wall.py: newstest2013 BLEU after the same 30 minutes."""
+  """nmt_equal_wall.py: newstest2013 BLEU after the same 30 minutes, the
+  peer's row naming its vocabularies."""
   rows = []
   for _, run, d in equal_wall_runs():
     for side in ("ours", "opennmt"):
       s = d[side]
       rows.append((markdown_table.hardware_cell(d), run,
-                   "ours" if side == "ours" else "OpenNMT-py 3.0.4",
+                   "ours" if side == "ours"
+                   else f"OpenNMT-py 3.0.4, {onmt_vocabulary(d)}",
                    f"{s['steps']:,}", _f(s["target_tokens_per_s"], 0),
                    _f(s["newstest2013"]["bleu"])))
   return _table(["hardware (1-min load at start)", "run", "side",
@@ -605,7 +608,8 @@ NMT_VARIANTS = {"encoder-128-1core": "2 x 128 (its `brnn`)",
 
 
 def onmt_vocabulary(d: dict) -> str:
-  """OpenNMT-py's vocabularies in a nmt_vs_opennmt.py result: every piece
+  """OpenNMT-py's vocabularies in a nmt_vs_opennmt.py result (training
+  beside ours, or --onmt-model's kept training): every piece
   of the sentencepiece models, as ours, or (files without the key) the
   pieces its training text holds."""
   found = d.get("onmt_vocabulary")

@@ -62,9 +62,12 @@ def recorded_cpu_cell(hardware: dict, cores: int | None = None) -> str:
 
 
 def named_cpu_cell(path: str, result: dict) -> str:
-  """The CPU cell of result file NAME.HOST.json, by the host its name
-  gives (the lab's naming rule): files kept before children.run_facts
-  record no hardware of their own."""
+  """The CPU cell of result file NAME.HOST.json: the hardware it records,
+  else the host its name gives (the lab's naming rule) for files kept
+  before children.run_facts, which record none of their own."""
+  hardware = result.get("hardware")
+  if isinstance(hardware, dict):
+    return recorded_cpu_cell(hardware)
   return cpu_cell(path.split(".")[-2], result["cpu_count"])
 
 
