@@ -112,10 +112,9 @@ def _kept_per_cpu_kind(stem: str) -> list[str]:
 
 
 def learning_results() -> list[tuple[str, dict]]:
-  """nmt_learning_vs_opennmt.py's runs: (CPU and cores, result) for the
-  unrecorded CPU and each CPU kind that has one."""
-  names = ["nmt_learning_vs_opennmt.cpu-2core.json",
-           *_kept_per_cpu_kind("nmt_learning_vs_opennmt")]
+  """nmt_learning_vs_opennmt.py's runs: (CPU and cores, result) for each
+  CPU kind that has one."""
+  names = _kept_per_cpu_kind("nmt_learning_vs_opennmt")
   return [(_cpu_of(d), d) for d in map(_load, names)]
 
 
@@ -716,8 +715,8 @@ def performance() -> list[str]:
   dec = {cpu: {b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"][
       "exact"] for b in d["decode"]} for cpu, d in trained_decodes()}
   wall: dict[str, list[dict]] = {}
-  for host, _, d in equal_wall_runs():
-    wall.setdefault(markdown_table.cpu_cell(host, d["cpu_count"]),
+  for _, _, d in equal_wall_runs():
+    wall.setdefault(markdown_table.recorded_cpu_cell(d["hardware"]),
                     []).append(d)
   enc = [(hardware, how, {r["model"]: r["ours_over_wieting"]
                            for r in d["results"]})

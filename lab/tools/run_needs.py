@@ -139,7 +139,7 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
        for host in ("intel-xeon-2core", "amd-epyc-2core")},
     **{f"nmt_learning_vs_opennmt.{host}.json": tuple(
         _nmt_variant(w) for w in NMT_VARIANTS)
-       for host in ("cpu-2core", "intel-xeon-2core")},
+       for host in ("intel-xeon-2core", "amd-epyc-2core")},
 }
 _RUN = re.compile(r"[a-z0-9_.-]+/[a-z0-9_.-]+")
 _TOP = re.compile(r"(?:\.\./)*(runs/[^/\s]+)")
