@@ -172,10 +172,10 @@ def nmt_decoder_changes() -> list[str]:
                 numeric_from=3)
 
 
-def equal_wall_runs() -> list[tuple[str, str, dict]]:
-  """nmt_equal_wall.py's runs: (hardware name, run, result) for each CPU
-  kind that has them."""
-  return [(host, variant.strip(".") or "cores 0 / 1", _load(name))
+def equal_wall_runs() -> list[tuple[str, dict]]:
+  """nmt_equal_wall.py's runs: (run, result) for each CPU kind that has
+  them, in markdown_table.CPU_KINDS order."""
+  return [(variant.strip(".") or "cores 0 / 1", _load(name))
           for host in markdown_table.CPU_KINDS
           for variant in ("", ".cores-swapped")
           if os.path.exists(os.path.join(
@@ -186,7 +186,7 @@ def nmt_equal_wall() -> list[str]:
   """nmt_equal_wall.py: newstest2013 BLEU after the same 30 minutes, the
   peer's row naming its vocabularies."""
   rows = []
-  for _, run, d in equal_wall_runs():
+  for run, d in equal_wall_runs():
     for side in ("ours", "opennmt"):
       s = d[side]
       rows.append((markdown_table.hardware_cell(d), run,
@@ -715,7 +715,7 @@ def performance() -> list[str]:
   dec = {cpu: {b["beam"]: b["sentences_per_s_ratio_ours_over_opennmt"][
       "exact"] for b in d["decode"]} for cpu, d in trained_decodes()}
   wall: dict[str, list[dict]] = {}
-  for _, _, d in equal_wall_runs():
+  for _, d in equal_wall_runs():
     wall.setdefault(markdown_table.recorded_cpu_cell(d["hardware"]),
                     []).append(d)
   enc = [(hardware, how, {r["model"]: r["ours_over_wieting"]
