@@ -4,16 +4,19 @@ Apache Beam's DirectRunner), so that memory can be seen flat (or not) in
 the number of records and the rates projected to ParaNMT's 50M pairs.
 
 Command (writes lab/results/stage_scale.<hardware>.json, the
-hardware from /proc/cpuinfo's model name and the core count, by
-children.write_result after each measurement, with the run's facts):
-  .venv/bin/python lab/benchmarks/stage_scale.py --nmt-workdir runs/nmt_tiny \
+hardware from /proc/cpuinfo's model name and the core count, whole, by
+children.write_result after each measurement, with the run's facts; one
+command makes the whole file):
+  .venv/bin/python lab/benchmarks/stage_scale.py --nmt-workdir runs/tiny/nmt \
     --bt-sizes 10000 100000 --sizes 100000 1000000
-The streamed Task to 10^7 records (stage_scale.filtered-1e7.<hardware>.json;
---tmp a folder that holds bt.jsonl, the records of a back-translation run):
-  nice -n 10 .venv/bin/python lab/benchmarks/stage_scale.py \
-    --nmt-workdir runs/nmt_tiny --stages filter filter_stream \
-    --sizes 100000 1000000 10000000 --tmp SCRATCH \
-    --output lab/results/stage_scale.filtered-1e7.amd-epyc-2core.json
+The streamed Task to 10^7 records, from a back-translation of 10^5 rows:
+  .venv/bin/python lab/benchmarks/stage_scale.py \
+    --nmt-workdir runs/tiny/nmt --stages backtranslate filter filter_stream \
+    --bt-sizes 100000 --batch-size 256 --sizes 100000 1000000 10000000 \
+    --tmp SCRATCH --output lab/results/stage_scale.filtered-1e7.<hardware>.json
+The stages after `backtranslate` read --tmp's bt.jsonl, the records of
+the last back-translation size: without `backtranslate` in --stages,
+--tmp is a folder that holds one.
 
 Data: the Multi30k train pairs (de-en), repeated in file order to reach
 each back-translation size; the back-translation records of the largest
@@ -139,11 +142,7 @@ def _child(args: argparse.Namespace, stage: str, source: str, out: str
           "--window", str(args.window), "--child", stage, "--child-input",
           source, "--child-output", out]
   print(f"  {stage} {source} ...", file=sys.stderr, flush=True)
-  row = children.run_child(argv, num_devices=args.devices)
-  # Several invocations fill one file: each row says which made it.
-  row["run"] = {k: v for k, v in children.run_facts(__file__, None).items()
-                if k in ("command", "date", "load_average")}
-  return row
+  return children.run_child(argv, num_devices=args.devices)
 
 
 def _renumbered(lines: list[str], n: int, path: str) -> None:
@@ -182,16 +181,18 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(_measure(args)))
     return
   tmp = args.tmp or tempfile.mkdtemp(prefix="stage_scale-")
+  records = os.path.join(tmp, "bt.jsonl")
+  if "backtranslate" not in args.stages and not os.path.exists(records):
+    raise SystemExit(
+        f"stage_scale: {records} not found: the stages after backtranslate "
+        "read the records of a back-translation run; add backtranslate to "
+        "--stages (with --bt-sizes) or give --tmp a folder that holds bt.jsonl")
   os.makedirs(tmp, exist_ok=True)
   result = {**children.run_facts(__file__, argv),
             "nmt_workdir": args.nmt_workdir, "beam": args.beam,
             "batch_size": args.batch_size, "window": args.window,
             "devices": args.devices, "filter": FILTER, "stages": {}}
-  if os.path.exists(args.output):  # measurements of other stages stay
-    with open(args.output, encoding="utf-8") as f:
-      result["stages"] = json.load(f).get("stages", {})
   sides = [_lines(p) for p in _BITEXT]
-  records = os.path.join(tmp, "bt.jsonl")
   if "backtranslate" in args.stages:
     for n in args.bt_sizes:
       base = os.path.join(tmp, f"bitext{n}")
