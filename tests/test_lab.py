@@ -1450,7 +1450,8 @@ def _fake_onmt_bin(tmp: pathlib.Path) -> pathlib.Path:
   return bin_dir
 
 
-def test_a_kept_opennmt_folder_resumes_without_training_twice(tmp_path):
+def test_a_kept_opennmt_folder_resumes_without_training_twice(
+    tmp_path, monkeypatch, capsys):
   """nmt_learning_vs_opennmt --keep: a second run on the same inputs reuses
   the finished training (its recorded wall) and its translations; changed
   inputs train again and drop the old model's translations."""
@@ -1498,3 +1499,11 @@ def test_a_kept_opennmt_folder_resumes_without_training_twice(tmp_path):
   assert learning.peer.kept_vocabularies(
       str(kept / "model_step_2.pt")) == every["vocabulary"]
   assert learning.peer.kept_vocabularies(str(tmp_path / "m.pt")) is None
+  # ... and refuses a checkpoint without that record before any work.
+  monkeypatch.setattr(sys, "argv", [
+      "nmt_vs_opennmt.py", "--workdir", str(tmp_path / "none"),
+      "--onmt-bin", str(bin_dir), "--onmt-model", str(tmp_path / "m.pt")])
+  with pytest.raises(SystemExit) as stopped:
+    learning.peer.main()
+  assert stopped.value.code == 2
+  assert "no trained.json beside it" in capsys.readouterr().err

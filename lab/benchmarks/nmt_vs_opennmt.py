@@ -534,8 +534,9 @@ def _fresh(args, config, translator, trained, data, stream, sources,
 
 
 def _trained(args, config, translator, trained, sources, references,
-             tmp: str, test_src: str) -> dict:
-  """The workdir's checkpoint beside `--onmt-model`, no training."""
+             tmp: str, test_src: str, vocabulary: dict) -> dict:
+  """The workdir's checkpoint beside `--onmt-model` (trained with
+  `vocabulary`), no training."""
   decode = []
   for beam in args.beams:
     batch = max(1, 256 // beam)  # about the same number of live rows
@@ -551,7 +552,7 @@ def _trained(args, config, translator, trained, sources, references,
     decode.append(row)
     print("decode", json.dumps(row), flush=True)
   return {"opennmt_model": args.onmt_model,
-          "onmt_vocabulary": kept_vocabularies(args.onmt_model),
+          "onmt_vocabulary": vocabulary,
           "decode": decode}
 
 
@@ -599,7 +600,8 @@ def main() -> None:
       or not 0 <= args.warmup_steps < args.train_steps):
     parser.error(f"--warmup-steps and --train-steps: multiples of "
                  f"{REPORT_EVERY}, warm-up below the steps")
-  if args.onmt_model and kept_vocabularies(args.onmt_model) is None:
+  kept_vocabulary = args.onmt_model and kept_vocabularies(args.onmt_model)
+  if args.onmt_model and kept_vocabulary is None:
     parser.error(f"--onmt-model {args.onmt_model}: no {KEPT_TRAINING} "
                  "beside it records the vocabularies OpenNMT-py trained "
                  "with; train it with nmt_learning_vs_opennmt.py --keep "
@@ -628,7 +630,7 @@ def main() -> None:
                                                for s in sources))
     if args.onmt_model:
       found = _trained(args, config, translator, trained, sources,
-                       references, tmp, test_src)
+                       references, tmp, test_src, kept_vocabulary)
     else:
       found = _fresh(args, config, translator, trained, data, stream,
                      sources, references, tmp, test_src, vocab, load)

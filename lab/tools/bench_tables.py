@@ -32,15 +32,6 @@ ENCODERS_QUALITY_RUNS = tuple(f"encoders_vs_wieting.quality.{cpu}-2core.json"
                               for cpu in ENCODER_CPUS)
 
 
-def _cpu_of(result: dict) -> str:
-  """A result file's CPU and cores; files kept before children.run_facts
-  record their core count alone (`cpu-2core`)."""
-  hardware = result.get("hardware")
-  if isinstance(hardware, dict):
-    return markdown_table.recorded_cpu_cell(hardware)
-  return f"{result['cpu_count']} cores (`cpu-2core`)"
-
-
 def encoders_quality() -> list[str]:
   """encoders_vs_wieting.py --quality: the same Avg after the same updates,
   ours / Wieting's, a row per run."""
@@ -48,7 +39,7 @@ def encoders_quality() -> list[str]:
   for name in ENCODERS_QUALITY_RUNS:
     d = _load(name)
     r = d["results"][0]
-    where = _cpu_of(d)
+    where = markdown_table.named_cpu_cell(name, d)
     ours, theirs = r["ours"], r["wieting"]
     rows.append((where, r["updates"], *(
         f"{_f(ours['figures'][k])} / {_f(theirs['figures'][k])}"
@@ -115,7 +106,8 @@ def learning_results() -> list[tuple[str, dict]]:
   """nmt_learning_vs_opennmt.py's runs: (CPU and cores, result) for each
   CPU kind that has one."""
   names = _kept_per_cpu_kind("nmt_learning_vs_opennmt")
-  return [(_cpu_of(d), d) for d in map(_load, names)]
+  return [(markdown_table.named_cpu_cell(name, d), d)
+          for name, d in zip(names, map(_load, names))]
 
 
 def _input_feeding(learning: dict) -> dict:
@@ -504,7 +496,7 @@ def encoder_speed_results() -> list[tuple[str, str, dict]]:
     if any(r.get("updates") for r in d["results"]):  # a --quality run
       continue
     rounds = d["results"][0]["rounds"]
-    out.append((_cpu_of(d), f"taking turns, {rounds} runs a side, median", d))
+    out.append((markdown_table.named_cpu_cell(path, d), f"taking turns, {rounds} runs a side, median", d))
   return out
 
 
