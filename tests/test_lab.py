@@ -135,6 +135,19 @@ def test_recorded_result_files_name_no_folder_of_the_machine_that_ran_them(
       sorted(found ^ set(_MACHINE_FOLDERS_UNTIL_RERUN)))
 
 
+def test_stage_scale_refuses_scoring_stages_without_their_records(tmp_path):
+  """The stages after backtranslate read --tmp's bt.jsonl: without
+  backtranslate in --stages and without that file, the script stops
+  before it writes anything."""
+  stage_scale = _module(LAB / "benchmarks" / "stage_scale.py")
+  output = tmp_path / "out.json"
+  with pytest.raises(SystemExit, match="bt.jsonl not found.*add backtranslate"):
+    stage_scale.main(["--nmt-workdir", str(tmp_path / "nmt"), "--stages",
+                      "filter", "--tmp", str(tmp_path / "scratch"),
+                      "--output", str(output)])
+  assert not output.exists() and not (tmp_path / "scratch").exists()
+
+
 def test_a_result_without_its_head_is_refused(tmp_path):
   children = _module(LAB / "benchmarks" / "children.py")
   with pytest.raises(ValueError, match="run_facts"):

@@ -600,7 +600,8 @@ def main() -> None:
       or not 0 <= args.warmup_steps < args.train_steps):
     parser.error(f"--warmup-steps and --train-steps: multiples of "
                  f"{REPORT_EVERY}, warm-up below the steps")
-  kept_vocabulary = args.onmt_model and kept_vocabularies(args.onmt_model)
+  kept_vocabulary = (kept_vocabularies(args.onmt_model) if args.onmt_model
+                     else None)
   if args.onmt_model and kept_vocabulary is None:
     parser.error(f"--onmt-model {args.onmt_model}: no {KEPT_TRAINING} "
                  "beside it records the vocabularies OpenNMT-py trained "

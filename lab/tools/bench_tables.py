@@ -496,7 +496,8 @@ def encoder_speed_results() -> list[tuple[str, str, dict]]:
     if any(r.get("updates") for r in d["results"]):  # a --quality run
       continue
     rounds = d["results"][0]["rounds"]
-    out.append((markdown_table.named_cpu_cell(path, d), f"taking turns, {rounds} runs a side, median", d))
+    out.append((markdown_table.named_cpu_cell(path, d),
+                f"taking turns, {rounds} runs a side, median", d))
   return out
 
 
