@@ -180,13 +180,16 @@ def main(argv: list[str] | None = None) -> None:
   if args.child:
     print(json.dumps(_measure(args)))
     return
-  tmp = args.tmp or tempfile.mkdtemp(prefix="stage_scale-")
-  records = os.path.join(tmp, "bt.jsonl")
-  if "backtranslate" not in args.stages and not os.path.exists(records):
+  # Checked before a scratch folder is made: a refused run leaves none.
+  given = os.path.join(args.tmp or "", "bt.jsonl")
+  if "backtranslate" not in args.stages and not (
+      args.tmp and os.path.exists(given)):
     raise SystemExit(
-        f"stage_scale: {records} not found: the stages after backtranslate "
+        f"stage_scale: {given} not found: the stages after backtranslate "
         "read the records of a back-translation run; add backtranslate to "
         "--stages (with --bt-sizes) or give --tmp a folder that holds bt.jsonl")
+  tmp = args.tmp or tempfile.mkdtemp(prefix="stage_scale-")
+  records = os.path.join(tmp, "bt.jsonl")
   os.makedirs(tmp, exist_ok=True)
   result = {**children.run_facts(__file__, argv),
             "nmt_workdir": args.nmt_workdir, "beam": args.beam,
