@@ -14,6 +14,8 @@ The streamed Task to 10^7 records, from a back-translation of 10^5 rows:
     --nmt-workdir runs/tiny/nmt --stages backtranslate filter filter_stream \
     --bt-sizes 100000 --batch-size 256 --sizes 100000 1000000 10000000 \
     --tmp SCRATCH --output lab/results/stage_scale.filtered-1e7.<hardware>.json
+Each of the lab's stage_scale files keeps its exact command in
+lab/results/manifest.json; `python lab/run.py FILE` reruns one.
 The stages after `backtranslate` read --tmp's bt.jsonl, the records of
 the last back-translation size: without `backtranslate` in --stages,
 --tmp is a folder that holds one.
