@@ -41,10 +41,13 @@ CPU_KINDS = {"amd-epyc-2core": "AMD EPYC", "intel-xeon-2core": "Intel Xeon"}
 
 
 # Generations that one hardware name covers, by the "family F, model M" of
-# children.cpu_id: AMD EPYC hosts of both kinds are lent, and their vector
-# units differ (Zen 4 splits each AVX-512 operation into two 256-bit halves,
-# Zen 5 does not), so a table says which one ran.
-GENERATIONS = {"family 26, model 2": "Zen 5", "family 25, model 17": "Zen 4"}
+# children.cpu_id: hosts of two generations are lent under each name, and
+# their vector units differ (Zen 4 splits each AVX-512 operation into two
+# 256-bit halves, Zen 5 does not), so a table says which one ran. The
+# Intel names are those Linux's intel-family.h gives the model.
+GENERATIONS = {"family 26, model 2": "Zen 5", "family 25, model 17": "Zen 4",
+               "family 6, model 167": "Rocket Lake",
+               "family 6, model 207": "Emerald Rapids"}
 
 
 def cpu_cell(hardware: str, cores: int, cpu_id: str | None = None) -> str:
