@@ -122,7 +122,9 @@ def nmt_learning() -> list[str]:
   rows = []
   for hardware, d in learning_results():
     steps = sorted(d["opennmt"]["dev"], key=int)
-    for name, side in [("OpenNMT-py 3.0.4", d["opennmt"])] + [
+    peer = ("OpenNMT-py 3.0.4, "
+            + _vocabulary_cell(d["opennmt"].get("vocabulary")))
+    for name, side in [(peer, d["opennmt"])] + [
         (_nmt_setting(o), o) for o in d["ours"]]:
       dev = side.get("dev") or {}
       full = side.get("dev_all") or {}
@@ -604,7 +606,12 @@ def onmt_vocabulary(d: dict) -> str:
   beside ours, or --onmt-model's kept training): every piece
   of the sentencepiece models, as ours, or (files without the key) the
   pieces its training text holds."""
-  found = d.get("onmt_vocabulary")
+  return _vocabulary_cell(d.get("onmt_vocabulary"))
+
+
+def _vocabulary_cell(found: dict | None) -> str:
+  """The words for an OpenNMT-py vocabulary record, {"which", "pieces"}:
+  None where the file predates the record (the pieces its text holds)."""
   if found is None or found["which"] == "seen":
     return "the pieces its training text holds"
   return (f"all pieces, as ours ({found['pieces']['tgt']:,} target "
@@ -748,7 +755,9 @@ def performance() -> list[str]:
         for hardware, runs in wall.items()),
       *(("newstest2013 BLEU after 1,500 steps", "OpenNMT-py 3.0.4",
          hardware, f"{_input_feeding(d)['dev_all']['bleu']:.2f} against "
-         f"{d['opennmt']['dev_all']['bleu']:.2f}",
+         f"{d['opennmt']['dev_all']['bleu']:.2f}" + (
+             "" if "vocabulary" in d["opennmt"] else
+             ", OpenNMT-py on the pieces its training text holds"),
          "`nmt_learning_vs_opennmt.py`") for hardware, d in learning_results()),
       *((f"Avg / LSTM-avg training, pairs/s ({how})",
          "Wieting's PyTorch code", hardware,
