@@ -121,12 +121,9 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
        for v in ("", "backtranslate-b256.", "filtered-1e7.")},
     # Its --workdir lends the sentencepiece models both sides cut with,
     # which one step trains as 1,500 do.
-    **{f"nmt_equal_wall.{v}amd-epyc-2core.json": (_nmt_variant("nmt_feed"),)
-       for v in ("", "cores-swapped.")},
-    **{f"nmt_equal_wall.{v}intel-xeon-2core.json": (
-        "paraflax train --config configs/nmt.py:de --workdir "
-        "runs/nmt_subwords --config.train_steps=1",)
-       for v in ("", "cores-swapped.")},
+    **{f"nmt_equal_wall.{v}{host}.json": (_nmt_variant("nmt_feed"),)
+       for v in ("", "cores-swapped.")
+       for host in ("intel-xeon-2core", "amd-epyc-2core")},
     "nmt_decode_phases.intel-xeon-2core.json": (_nmt_variant("nmt_feed"),),
     # Both sides trained 1,500 steps on the same subwords: OpenNMT-py's
     # checkpoints stay in runs/onmt_feed for --onmt-model, and a later
