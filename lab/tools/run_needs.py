@@ -119,8 +119,8 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
     "pivot_throughput.table.intel-xeon-2core.json": ("domain/pivot-top",),
     **{f"stage_scale.{v}amd-epyc-2core.json": (_TINY_NMT,)
        for v in ("", "backtranslate-b256.", "filtered-1e7.")},
-    # Its --workdir lends the sentencepiece models both sides cut with,
-    # which one step trains as 1,500 do.
+    # Its --workdir lends the sentencepiece models both sides cut with:
+    # runs/nmt_feed, which the trained decode below reads too.
     **{f"nmt_equal_wall.{v}{host}.json": (_nmt_variant("nmt_feed"),)
        for v in ("", "cores-swapped.")
        for host in ("intel-xeon-2core", "amd-epyc-2core")},
