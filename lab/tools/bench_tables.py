@@ -597,8 +597,12 @@ NMT_VARIANTS = {"encoder-128-1core": "2 x 128 (its `brnn`)",
                 "encoder-128-1core-repeat": "2 x 128 (its `brnn`), repeated",
                 "encoder-128-1core-idle": "2 x 128 (its `brnn`), 300 steps",
                 "encoder-128-1core-all-pieces": "2 x 128 (its `brnn`)",
+                "encoder-128-1core-all-pieces-emerald-rapids":
+                    "2 x 128 (its `brnn`)",
                 "encoder-128-2core": "2 x 128 (its `brnn`)",
-                "encoder-128-2core-all-pieces": "2 x 128 (its `brnn`)"}
+                "encoder-128-2core-all-pieces": "2 x 128 (its `brnn`)",
+                "encoder-128-2core-all-pieces-emerald-rapids":
+                    "2 x 128 (its `brnn`)"}
 
 
 def onmt_vocabulary(d: dict) -> str:

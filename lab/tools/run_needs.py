@@ -111,11 +111,13 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "encoder-128-1core.amd-epyc-2core",
         "encoder-128-2core.amd-epyc-2core",
         "encoder-128-2core.intel-xeon-2core",
-        *(f"encoder-128-{c}core-all-pieces.{host}" for c in (1, 2)
-          for host in ("intel-xeon-2core", "amd-epyc-2core")))},
-    **{f"nmt_step_profile.encoder-128-{c}core.{host}.json": (
+        *(f"encoder-128-{c}core-all-pieces{v}" for c in (1, 2)
+          for v in (".intel-xeon-2core", ".amd-epyc-2core",
+                    "-emerald-rapids.intel-xeon-2core")))},
+    **{f"nmt_step_profile.encoder-128-{c}core{v}.json": (
         "headline/nmt-de",) for c in (1, 2)
-       for host in ("intel-xeon-2core", "amd-epyc-2core")},
+       for v in (".intel-xeon-2core", ".amd-epyc-2core",
+                 "-emerald-rapids.intel-xeon-2core")},
     "pivot_throughput.table.intel-xeon-2core.json": ("domain/pivot-top",),
     **{f"stage_scale.{v}amd-epyc-2core.json": (_TINY_NMT,)
        for v in ("", "backtranslate-b256.", "filtered-1e7.")},
