@@ -39,6 +39,11 @@ _TINY_BT = ("paraflax pipeline --config configs/pipeline.py:tiny "
 _TINY_REFCLF = ("paraflax train --config configs/ref_classifier.py:avg "
                 "--workdir runs/refclf_tiny "
                 "--config.data.input=runs/tiny/backtranslate/bt.jsonl")
+# The hosts of the NMT side-by-side files, as their names end: the second
+# Intel Xeon generation's files sit beside the first's under a variant of
+# their own (lab/benchmarks/README.md, hardware names).
+_NMT_HOSTS = (".intel-xeon-2core", ".amd-epyc-2core",
+              "-emerald-rapids.intel-xeon-2core")
 _MLPS = ("band20", "band40", "band60", "band80", "band100", "random",
          "shuffled", "worst60")
 
@@ -111,13 +116,10 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "encoder-128-1core.amd-epyc-2core",
         "encoder-128-2core.amd-epyc-2core",
         "encoder-128-2core.intel-xeon-2core",
-        *(f"encoder-128-{c}core-all-pieces{v}" for c in (1, 2)
-          for v in (".intel-xeon-2core", ".amd-epyc-2core",
-                    "-emerald-rapids.intel-xeon-2core")))},
-    **{f"nmt_step_profile.encoder-128-{c}core{v}.json": (
-        "headline/nmt-de",) for c in (1, 2)
-       for v in (".intel-xeon-2core", ".amd-epyc-2core",
-                 "-emerald-rapids.intel-xeon-2core")},
+        *(f"encoder-128-{c}core-all-pieces{h}" for c in (1, 2)
+          for h in _NMT_HOSTS))},
+    **{f"nmt_step_profile.encoder-128-{c}core{h}.json": (
+        "headline/nmt-de",) for c in (1, 2) for h in _NMT_HOSTS},
     "pivot_throughput.table.intel-xeon-2core.json": ("domain/pivot-top",),
     **{f"stage_scale.{v}amd-epyc-2core.json": (_TINY_NMT,)
        for v in ("", "backtranslate-b256.", "filtered-1e7.")},
