@@ -28,11 +28,15 @@ once.
 A benchmark that reads a paraflax run's output (a trained workdir, a
 paraphrase table) first runs the commands that make it, from the
 repository root (tools/run_needs.py's BENCHMARK_NEEDS; paraflax keeps
-finished work, so a made workdir costs nothing again), then waits for
-the load they, or whatever ran before, leave to settle (1-minute load
-under 0.5, at most 3 min: tools/settle.py) before the benchmark starts
-its clock. Several benchmarks run in turn, each need once, the load
-settling before each.
+finished work, so a trained workdir trains no further, though an
+evaluation among the commands runs again), then waits for the load they,
+or whatever ran before, leave to settle (1-minute load under 0.5, at
+most 3 min: tools/settle.py) before the benchmark starts its clock. A
+need that is a kept run has its output compared with the kept file value
+by value; each need's command, time and count of equal values reach the
+benchmark's file (`run.needs`, through PARAFLAX_LAB_NEEDS), so the file
+says which state of its input it measured. Several benchmarks run in
+turn, each need once, the load settling before each.
 --print shows the commands, what they need first, and the line that
 collects their output by hand. A collected run whose recorded command
 fails at this commit reruns with the command a JSON file gives it,
@@ -49,6 +53,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 
 _LAB = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(_LAB)
@@ -256,25 +261,59 @@ def _first(need: str, line: str) -> str:
   return f"first ({need}): {line}" if need != line else f"first: {line}"
 
 
-def _benchmark(name: str, argv: list[str], needs: list[tuple[str, str]]
-               ) -> int:
+def _benchmark(name: str, argv: list[str], needs: list[tuple[str, str]],
+               made: dict[str, dict] | None = None) -> int:
   """Runs benchmark NAME's `argv` from the repository root after the
-  commands of what it needs and the load they, or whatever ran before,
-  leave settling, on this checkout's code with this venv's tools on PATH;
-  1 when a need fails (the benchmark does not run)."""
+  commands of what it needs (those not in `made`, a need's command -> its
+  record, which this fills) and the load they, or whatever ran before,
+  leave settling, on this checkout's code with this venv's tools on PATH,
+  its needs' records in PARAFLAX_LAB_NEEDS; 1 when a need fails (the
+  benchmark does not run)."""
+  made = {} if made is None else made
   env = dict(os.environ, **{
       var: os.pathsep.join(filter(None, [first, os.environ.get(var)]))
       for var, first in (("PATH", os.path.dirname(sys.executable)),
                          ("PYTHONPATH", ROOT))})
   for need, line in needs:
+    if line in made:
+      continue
     print(f"run: {_first(need, line)}", file=sys.stderr)
+    start = time.monotonic()
     if subprocess.run(["bash", "-c", line], cwd=ROOT, env=env,
                       check=False).returncode:
       print(f"run: {need} failed, so {name} did not run", file=sys.stderr)
       return 1
+    made[line] = {"need": need, "command": line,
+                  "wall_s": round(time.monotonic() - start, 1),
+                  **_kept_match(need, line)}
+  env[run_needs.RECORD_VARIABLE] = json.dumps(
+      [made[line] for _, line in needs])
   settle()
   return subprocess.run(_interpreter(argv), cwd=ROOT, env=env,
                         check=False).returncode
+
+
+def _kept_match(need: str, line: str) -> dict:
+  """For a need that is a kept run: where its command wrote its output and
+  how many of the kept file's values that output repeats (None when it
+  cannot be read); {} for another need (a command no run keeps)."""
+  if not run_needs.is_run(need):
+    return {}
+  import rerun  # pylint: disable=g-import-not-at-top
+  kept = run_results.load(need)
+  output = rerun.output_of(kept.about, line)
+  try:
+    with open(os.path.join(ROOT, output), encoding="utf-8") as f:
+      counts = rerun.compare(kept.data, json.load(f))
+  except (OSError, ValueError) as e:
+    print(f"run: {need}: {output} does not compare with the kept file "
+          f"({e})", file=sys.stderr)
+    return {"output": output, "values": len(rerun.flatten(kept.data)),
+            "equal": None}
+  print(f"  {need}: {counts['equal']} of {counts['values']} kept values "
+        f"equal in {output}", file=sys.stderr)
+  return {"output": output, "values": counts["values"],
+          "equal": counts["equal"]}
 
 
 def _benchmarks(names: list[str], entries: dict[str, dict]) -> int:
@@ -282,12 +321,10 @@ def _benchmarks(names: list[str], entries: dict[str, dict]) -> int:
   needs it), every placeholder resolved before any work; stops at the
   first that fails, naming those that did not run."""
   commands = {name: _resolved(command_of(name, entries)) for name in names}
-  done: set[str] = set()
+  made: dict[str, dict] = {}
   for i, name in enumerate(names):
-    needs = [(n, line) for n, line in needs_of(name, entries)
-             if line not in done]
-    done.update(line for _, line in needs)
-    if code := _benchmark(name, commands[name], needs):
+    if code := _benchmark(name, commands[name], needs_of(name, entries),
+                          made):
       print(f"run: {name} failed; not run: {', '.join(names[i + 1:]) or '-'}",
             file=sys.stderr)
       return code

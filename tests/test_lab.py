@@ -76,6 +76,7 @@ def test_write_result_records_how_to_rerun_and_its_hash(manifest, results,
   children = _module(LAB / "benchmarks" / "children.py")
   monkeypatch.setattr(manifest, "RESULTS", str(results))
   monkeypatch.setitem(sys.modules, "manifest", manifest)
+  monkeypatch.delenv("PARAFLAX_LAB_NEEDS", raising=False)
   out = results / "x.intel-2core.json"
   head = children.run_facts(str(LAB / "benchmarks" / "x.py"),
                             ["--rows", "5", "--output", str(out)])
@@ -88,11 +89,18 @@ def test_write_result_records_how_to_rerun_and_its_hash(manifest, results,
   assert "jax" in data["versions"] and len(data["load_average"]) == 3
   assert data["run"]["wall_s"] >= 0 and data["run"]["cpu_s"] > 0
   assert data["run"]["peers"] == {"faiss-cpu": "1.0"}
+  assert "needs" not in data["run"]  # run by hand, not by lab/run.py
   entry = manifest.load(str(results))["x.intel-2core.json"]
   assert entry["command"] == data["command"]
   assert manifest.problems(str(results)) == []
   out.write_text(out.read_text().replace('"rows": [\n    1', '"rows": [\n    2'))
   assert manifest.problems(str(results))[0].startswith("x.intel-2core.json")
+  need = {"need": "t/a", "command": "paraflax train", "wall_s": 8.4,
+          "output": "runs/a/evals.json", "values": 5, "equal": 5}
+  monkeypatch.setenv("PARAFLAX_LAB_NEEDS", json.dumps([need]))
+  children.write_result(str(out), {**head, "rows": [1]})
+  assert json.loads(out.read_text())["run"]["needs"] == [need]
+  assert manifest.problems(str(results)) == []
 
 
 def test_a_result_records_its_inputs_without_this_machine_s_folders(
@@ -990,30 +998,48 @@ def test_the_nmt_variants_commands_train_the_models_their_file_records():
 def test_a_benchmark_runs_what_it_needs_first_from_the_repository_root(
     tmp_path, monkeypatch, capsys):
   """`lab/run.py NAME` makes what benchmark NAME reads before running it
-  on the checkout's code, and does not run it when that fails; --print
-  shows the order."""
+  on the checkout's code, hands it the need's record (its output compared
+  with the kept run's file), and does not run it when a need fails;
+  --print shows the order."""
   run = _module(LAB / "run.py")
   (tmp_path / "lab").mkdir()
   (tmp_path / "lab" / "x.py").write_text(
       "import os, pathlib, sys\n"
       "made = pathlib.Path('runs/a/made').is_dir()\n"
       "code = os.environ['PYTHONPATH'].split(os.pathsep)[0] == os.getcwd()\n"
-      "pathlib.Path(sys.argv[2]).write_text(f'{made} {code}')\n")
-  (tmp_path / "lab" / "results").mkdir()
+      "needs = os.environ['PARAFLAX_LAB_NEEDS']\n"
+      "pathlib.Path(sys.argv[2]).write_text(f'{made} {code} {needs}')\n")
+  kept = tmp_path / "lab" / "results" / "runs" / "t"
+  kept.mkdir(parents=True)
+  (kept / "a.json").write_text('{"checkpoint_step": 3, "bleu": 1.5}')
+  (kept / "a.about.json").write_text(json.dumps({
+      "kind": "eval", "output": "runs/a/made/evals.json",
+      "sha256": hashlib.sha256((kept / "a.json").read_bytes()).hexdigest()}))
+  (tmp_path / "made.json").write_text('{"checkpoint_step": 3, "bleu": 1.25}')
+  make = "mkdir -p runs/a/made && cp made.json runs/a/made/evals.json"
   entries = {"b.json": {"command": "lab/x.py --output b.json",
                         "written_by": "lab/x.py"},
-             "runs/t/a.json": {"command": "mkdir -p runs/a/made"}}
+             "runs/t/a.json": {"command": make}}
   monkeypatch.setattr(run, "ROOT", str(tmp_path))
+  monkeypatch.setattr(run.run_results, "RUNS", str(tmp_path / "lab" /
+                                                    "results" / "runs"))
   monkeypatch.setattr(run.manifest, "load", lambda: entries)
   monkeypatch.setattr(run, "settle", lambda: 0.0)  # the suite's own load
   monkeypatch.setitem(run.run_needs.BENCHMARK_NEEDS, "b.json", ("t/a",))
   assert run.main(["b.json", "--print"]) == 0
   assert capsys.readouterr().out.splitlines() == [
-      "first (t/a): mkdir -p runs/a/made",
+      f"first (t/a): {make}",
       "lab/x.py --output lab/results/b.json"]
   assert run.main(["b.json"]) == 0
-  assert (tmp_path / "lab" / "results" / "b.json").read_text() == (
-      "True True")
+  made, code, needs = (tmp_path / "lab" / "results" / "b.json").read_text(
+      ).split(" ", 2)
+  assert (made, code) == ("True", "True")
+  record, = json.loads(needs)
+  assert record.pop("wall_s") >= 0
+  assert record == {"need": "t/a", "command": make,
+                    "output": "runs/a/made/evals.json", "values": 2,
+                    "equal": 1}  # the BLEU differs from the kept one
+  assert "t/a: 1 of 2 kept values equal" in capsys.readouterr().err
   (tmp_path / "lab" / "results" / "b.json").unlink()
   entries["runs/t/a.json"]["command"] = "false"
   assert run.main(["b.json"]) == 1

@@ -169,10 +169,12 @@ def write_result(path: str, result: dict[str, Any], *,
                  peers: dict[str, str] | None = None) -> None:
   """Writes `result` (whose head is `run_facts`) to `path` whole, with the
   run's span: wall and CPU seconds of this process and its children, the
-  load at the end, the peers' versions; and enters its sha256 in
+  load at the end, the peers' versions, and, when lab/run.py ran what it
+  reads first, the records of those needs; and enters its sha256 in
   lab/results/manifest.json when `path` lies in lab/results/."""
   sys.path.insert(0, os.path.join(_ROOT, "lab", "tools"))
   import manifest  # pylint: disable=g-import-not-at-top
+  import run_needs  # pylint: disable=g-import-not-at-top
   from paraflax import files  # pylint: disable=g-import-not-at-top
   if "command" not in result:
     raise ValueError("a result starts from children.run_facts(...)")
@@ -182,6 +184,8 @@ def write_result(path: str, result: dict[str, Any], *,
       "wall_s": round(time.time() - _STARTED, 2),
       "cpu_s": round(sum(u.ru_utime + u.ru_stime for u in usage), 2),
       "load_average_at_end": os.getloadavg(), "peers": peers or {}}}
+  if needs := os.environ.get(run_needs.RECORD_VARIABLE):
+    result["run"]["needs"] = json.loads(needs)
   files.write_text_atomic(path, json.dumps(result, indent=2) + "\n")
   manifest.record(path, written_by=os.path.relpath(
       os.path.abspath(sys.argv[0]), _ROOT), command=result["command"])

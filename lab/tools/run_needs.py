@@ -22,6 +22,11 @@ import re
 import shlex
 from collections.abc import Callable
 
+# The environment variable in which lab/run.py hands a benchmark the
+# records of its needs (command, seconds, kept values repeated), which
+# children.write_result keeps in the result file's `run.needs`.
+RECORD_VARIABLE = "PARAFLAX_LAB_NEEDS"
+
 # The noisy corpus of lab/fidelity.md's caption encoders (Multi30k de-en,
 # Khayrallah & Koehn noise on 10 % of the lines per kind).
 _NOISY_M30K = ("paraflax noise-bitext --corpus bitext_multi30k_de_en "
