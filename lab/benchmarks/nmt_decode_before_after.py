@@ -18,14 +18,15 @@ import json
 import sys
 import time
 
+# Before jax, which reads its platform when imported (children.py).
+import children  # lab/benchmarks/children.py, beside this script
+
 import jax
 import numpy as np
 
 from paraflax.data import batching, bitext, paths, readers
 from paraflax.models import nmt as nmt_model
 from paraflax.recipes import nmt
-
-import children  # lab/benchmarks/children.py, beside this script
 
 
 def load_module(path: str, name: str = "beam_search_before"):

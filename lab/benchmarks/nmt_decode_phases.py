@@ -18,6 +18,9 @@ import argparse
 import json
 import time
 
+# Before jax, which reads its platform when imported (children.py).
+import children  # lab/benchmarks/children.py, beside this script
+
 import jax
 import numpy as np
 
@@ -25,8 +28,6 @@ from paraflax.data import batching, paths, readers
 from paraflax.decoding import beam_search as bs
 from paraflax.decoding.translator import Translator
 from paraflax.recipes import nmt
-
-import children  # lab/benchmarks/children.py, beside this script
 
 
 def _measure(translator, params, batches, beam: int, stop: str,

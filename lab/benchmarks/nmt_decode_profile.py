@@ -13,6 +13,9 @@ from __future__ import annotations
 import argparse
 import time
 
+# Before jax, which reads its platform when imported (children.py).
+import children  # pylint: disable=unused-import
+
 import jax
 import jax.numpy as jnp
 import numpy as np

@@ -22,6 +22,9 @@ import argparse
 import json
 import time
 
+# Before jax, which reads its platform when imported (children.py).
+import children  # lab/benchmarks/children.py, beside this script
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -30,8 +33,6 @@ import optax
 from paraflax import host, losses
 from paraflax.models import nmt
 from paraflax.training import loop
-
-import children  # lab/benchmarks/children.py, beside this script
 
 VOCAB, BATCH = 8000, 64
 

@@ -83,6 +83,9 @@ import sys
 import tempfile
 import time
 
+# Before jax, which reads its platform when imported (children.py).
+import children  # lab/benchmarks/children.py, beside this script
+
 import jax
 import jax.numpy as jnp
 import sacrebleu
@@ -94,8 +97,6 @@ from paraflax.decoding.translator import Translator
 from paraflax.models import nmt as nmt_model
 from paraflax.recipes import nmt
 from paraflax.recipes import workdir as workdir_lib
-
-import children  # lab/benchmarks/children.py, beside this script
 
 _ISO3 = {"de": "deu", "fr": "fra", "cs": "ces"}
 REPORT_EVERY = 10
