@@ -3,6 +3,7 @@ reruns one of them from the repository root.
 
     python lab/run.py --list                      # NAME, writer, command
     python lab/run.py NAME [--print]              # rerun (or show) NAME's command
+    python lab/run.py NAME --as NEW               # a repeat beside NAME, in NEW
     python lab/run.py runs/TABLE/RUN.json [--keep]  # rerun a collected run
     python lab/run.py runs/T/A.json runs/T/B.json   # several, in one clone
     python lab/run.py A.json B.json               # benchmarks in turn
@@ -198,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--list", action="store_true")
   parser.add_argument("--print", action="store_true",
                       help="show the command, run nothing")
+  parser.add_argument("--as", dest="repeat", metavar="NEW",
+                      help="a benchmark: its command writes lab/results/NEW, "
+                      "a new file beside NAME (a repeat, for the spread "
+                      "between runs)")
   parser.add_argument("--keep", action="store_true",
                       help="a collected run: keep the rerun's output in "
                       "place of the kept file")
@@ -217,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, e in sorted(entries.items()):
       print(f"{name}\t{e['written_by'] or 'kept'}\t{e['command'] or '-'}")
     return 0
+  if args.repeat and (len(args.names) != 1 or args.replaced):
+    print("run: --as NEW repeats one benchmark NAME", file=sys.stderr)
+    return 2
   if (len(args.names) > 1 and not args.replaced and not args.print
       and all(n in entries and not n.startswith("runs/") for n in args.names)):
     try:
@@ -229,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
   args.name, = args.names
   try:
     command = command_of(args.name, entries)
+    if args.repeat:
+      command = repeat_of(args.name, args.repeat, command, entries)
   except KeyError:
     print(f"run: {args.name} is not in lab/results/manifest.json "
           "(python lab/run.py --list)", file=sys.stderr)
@@ -253,6 +263,24 @@ def main(argv: list[str] | None = None) -> int:
     return rerun.rerun(args.name, shell_line(command), needs, keep=args.keep,
                        keep_scratch=args.keep_scratch)
   return _benchmark(args.name, _resolved(command), needs)
+
+
+def repeat_of(name: str, new: str, argv: list[str],
+              entries: dict[str, dict]) -> list[str]:
+  """Benchmark NAME's command `argv` writing lab/results/NEW instead;
+  ValueError for a collected run and for a NEW the manifest lists (a
+  repeat never replaces a kept file) or that is no file name of
+  lab/results/."""
+  if name.startswith("runs/") or "--output" not in argv[:-1]:
+    raise ValueError(f"--as: {name} is no benchmark file whose command "
+                     "takes --output; a collected run reruns in place")
+  if new in entries or os.sep in new or not new.endswith(".json"):
+    raise ValueError(f"--as {new}: give a new .json name in lab/results/, "
+                     "one the manifest does not list (python lab/run.py "
+                     "--list)")
+  argv = list(argv)
+  argv[argv.index("--output") + 1] = os.path.join("lab", "results", new)
+  return argv
 
 
 def _first(need: str, line: str) -> str:

@@ -1047,6 +1047,24 @@ def test_a_benchmark_runs_what_it_needs_first_from_the_repository_root(
   assert not (tmp_path / "lab" / "results" / "b.json").exists()
 
 
+def test_a_repeat_writes_a_new_file_beside_the_kept_one(capsys):
+  """`lab/run.py NAME --as NEW` runs NAME's command and what it needs,
+  writing NEW: never a file the manifest lists, never a collected run."""
+  run = _module(LAB / "run.py")
+  name = "nmt_vs_opennmt.encoder-128-2core.intel-xeon-2core.json"
+  new = "nmt_vs_opennmt.encoder-128-2core-repeat2.intel-xeon-2core.json"
+  assert run.main([name, "--as", new, "--print"]) == 0
+  lines = capsys.readouterr().out.splitlines()
+  assert lines[0].startswith("first (headline/nmt-de): paraflax train")
+  assert lines[-1].endswith(f"--output lab/results/{new}")
+  for wrong in (["--as", name], ["--as", "sub/x.json"], ["--as", "x.txt"]):
+    assert run.main([name, *wrong]) == 2
+    assert "give a new .json name" in capsys.readouterr().err
+  assert run.main(["runs/sts_encoders/avg.json", "--as", "x.json"]) == 2
+  assert "a collected run reruns in place" in capsys.readouterr().err
+  assert run.main([name, name, "--as", new]) == 2
+
+
 def test_a_collected_run_prints_the_line_that_keeps_it_again():
   run = _module(LAB / "run.py")
   line = run.collect_line("runs/filter_tables/cs-news-gran-length.json")
