@@ -599,10 +599,14 @@ NMT_VARIANTS = {"encoder-128-1core": "2 x 128 (its `brnn`)",
                 "encoder-128-1core-all-pieces": "2 x 128 (its `brnn`)",
                 "encoder-128-1core-all-pieces-emerald-rapids":
                     "2 x 128 (its `brnn`)",
+                "encoder-128-1core-all-pieces-repeat-emerald-rapids":
+                    "2 x 128 (its `brnn`), repeated",
                 "encoder-128-2core": "2 x 128 (its `brnn`)",
                 "encoder-128-2core-all-pieces": "2 x 128 (its `brnn`)",
                 "encoder-128-2core-all-pieces-emerald-rapids":
-                    "2 x 128 (its `brnn`)"}
+                    "2 x 128 (its `brnn`)",
+                "encoder-128-2core-all-pieces-repeat-emerald-rapids":
+                    "2 x 128 (its `brnn`), repeated"}
 
 
 def onmt_vocabulary(d: dict) -> str:

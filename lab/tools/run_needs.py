@@ -122,7 +122,7 @@ BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
         "encoder-128-2core.amd-epyc-2core",
         "encoder-128-2core.intel-xeon-2core",
         *(f"encoder-128-{c}core-all-pieces{h}" for c in (1, 2)
-          for h in _NMT_HOSTS))},
+          for h in (*_NMT_HOSTS, "-repeat-emerald-rapids.intel-xeon-2core")))},
     **{f"nmt_step_profile.encoder-128-{c}core{h}.json": (
         "headline/nmt-de",) for c in (1, 2) for h in _NMT_HOSTS},
     "pivot_throughput.table.intel-xeon-2core.json": ("domain/pivot-top",),
