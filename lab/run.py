@@ -322,26 +322,13 @@ def _benchmark(name: str, argv: list[str], needs: list[tuple[str, str]],
 
 
 def _kept_match(need: str, line: str) -> dict:
-  """For a need that is a kept run: where its command wrote its output and
-  how many of the kept file's values that output repeats (None when it
-  cannot be read); {} for another need (a command no run keeps)."""
-  if not run_needs.is_run(need):
-    return {}
+  """rerun.kept_match of a need run from the repository root, printed."""
   import rerun  # pylint: disable=g-import-not-at-top
-  kept = run_results.load(need)
-  output = rerun.output_of(kept.about, line)
-  try:
-    with open(os.path.join(ROOT, output), encoding="utf-8") as f:
-      counts = rerun.compare(kept.data, json.load(f))
-  except (OSError, ValueError) as e:
-    print(f"run: {need}: {output} does not compare with the kept file "
-          f"({e})", file=sys.stderr)
-    return {"output": output, "values": len(rerun.flatten(kept.data)),
-            "equal": None}
-  print(f"  {need}: {counts['equal']} of {counts['values']} kept values "
-        f"equal in {output}", file=sys.stderr)
-  return {"output": output, "values": counts["values"],
-          "equal": counts["equal"]}
+  match = rerun.kept_match(need, line, ROOT)
+  if match.get("equal") is not None:
+    print(f"  {need}: {match['equal']} of {match['values']} kept values "
+          f"equal in {match['output']}", file=sys.stderr)
+  return match
 
 
 def _benchmarks(names: list[str], entries: dict[str, dict]) -> int:

@@ -432,14 +432,30 @@ def _need(need: str, command: str, clone: str, env: dict[str, str]
     print(f"rerun: {need} failed (exit {timing['exit']})", file=sys.stderr)
     return None, 1
   entry = {"need": need, "span": timing}
-  if run_needs.is_run(need):
-    kept = run_results.load(need)
-    counts = _compared(os.path.join(clone, output_of(kept.about, command)),
-                       kept.data)
-    entry.update(values=counts["values"], equal=counts["equal"])
-    print(f"  {need}: {counts['equal']} of {counts['values']} kept values "
+  if match := kept_match(need, command, clone):
+    entry.update(values=match["values"], equal=match["equal"])
+    print(f"  {need}: {match['equal']} of {match['values']} kept values "
           f"equal; {quoted.duration(timing['wall_s'])}")
   return entry, 0
+
+
+def kept_match(need: str, command: str, root: str) -> dict[str, Any]:
+  """For a need that is a kept run: where `command` wrote its output
+  (relative to `root`) and how many of the kept file's values it repeats
+  (None when it cannot be read); {} for a need no run keeps."""
+  if not run_needs.is_run(need):
+    return {}
+  kept = run_results.load(need)
+  output = output_of(kept.about, command)
+  try:
+    counts = _compared(os.path.join(root, output), kept.data)
+  except (OSError, ValueError) as e:
+    print(f"  {need}: {output} does not compare with the kept file ({e})",
+          file=sys.stderr)
+    return {"output": output, "values": len(flatten(kept.data)),
+            "equal": None}
+  return {"output": output, "values": counts["values"],
+          "equal": counts["equal"]}
 
 
 def report(name: str, comparison: dict[str, Any], timing: dict[str, Any],
