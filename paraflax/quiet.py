@@ -69,11 +69,17 @@ def quiet_native_logs() -> None:
   paraflax's message of it."""
   if not os.environ.get(VERBOSE_ENV):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  keep_jax_off_libtpu()
+
+
+def keep_jax_off_libtpu() -> None:
+  """jax's platform set to the CPU on a host with libtpu but no TPU chip and
+  no GPU, unless JAX_PLATFORMS names one: jax would start libtpu to look for
+  a TPU, which prints init errors (TPU_WORKER_HOSTNAMES, host bounds) and
+  holds /tmp/libtpu_lockfile while the process runs. The `tpu` extra brings
+  libtpu to CPU hosts for `paraflax compile`, whose compile-only client needs
+  neither. jax reads the variable when it is imported, so this runs first."""
   if "JAX_PLATFORMS" not in os.environ and cpu_only_host_with_libtpu():
-    # jax would start libtpu to look for a TPU: it prints init errors
-    # (TPU_WORKER_HOSTNAMES, host bounds) and holds /tmp/libtpu_lockfile
-    # while the command runs. The `tpu` extra brings libtpu to CPU hosts for
-    # `paraflax compile`, whose compile-only client needs neither.
     os.environ["JAX_PLATFORMS"] = "cpu"
 
 

@@ -1137,33 +1137,41 @@ def test_a_benchmark_keeps_jax_off_libtpu_on_a_cpu_only_host():
 _JAX_FAMILY = {"jax", "jaxlib", "flax", "optax", "orbax"}
 
 
-def test_every_benchmark_imports_children_before_jax():
+def test_every_lab_script_imports_children_before_jax():
   """jax reads its platform when it is imported, so children.py's choice
   (the CPU backend on a CPU host with libtpu) only holds if no import
   before `import children` loads jax; else libtpu prints its init errors
-  and holds its lock through the measurement. Each script's imports up to
-  `import children` run here, in turn in one interpreter, and none may
-  load jax; a script without children imports nothing of jax's family."""
+  and holds its lock through the measurement. Each benchmark's and
+  experiment's imports up to `import children` run here, in turn in one
+  interpreter, and none may load jax; a script without children imports
+  nothing of jax's family, and none of paraflax's modules that load it."""
   prefixes = {}
-  for script in sorted((LAB / "benchmarks").glob("*.py")):
+  scripts = [*(LAB / "benchmarks").glob("*.py"),
+             *(LAB / "experiments").glob("*/*.py")]
+  for script in sorted(scripts):
     imports = [n for n in ast.parse(script.read_text()).body
                if isinstance(n, (ast.Import, ast.ImportFrom))
                and getattr(n, "module", "") != "__future__"]
     names = [[a.name for a in n.names] if isinstance(n, ast.Import)
              else [n.module or ""] for n in imports]
-    first = next((i for i, n in enumerate(names) if "children" in n), None)
+    first = next((i for i, n in enumerate(names)
+                  if any(m.split(".")[-1] == "children" for m in n)
+                  or "benchmarks" in n), None)
     if first is None:
       assert not any(m.split(".")[0] in _JAX_FAMILY for n in names for m in n
                      ), f"{script.name} imports jax without children.py"
-      continue
+      imports = [n for n, m in zip(imports, names)
+                 if m[0].split(".")[0] == "paraflax"]
+      first = len(imports)
     prefixes[script.name] = "\n".join(ast.unparse(n) for n in imports[:first])
-  assert len(prefixes) > 20  # the benchmarks that import children
-  check = ("import json, sys\nsys.path.insert(0, sys.argv[1])\n"
+  assert len(prefixes) > 30 and "clf_accuracy.py" in prefixes
+  check = ("import json, sys\nsys.path[:0] = json.loads(sys.argv[1])\n"
            "prefixes = json.loads(sys.argv[2])\nfor name, code in "
            "prefixes.items():\n  exec(code, {})\n  if 'jax' in sys.modules:\n"
            "    print(name)\n    break\n")
   env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
-  out = subprocess.run([sys.executable, "-c", check, str(LAB / "benchmarks"),
+  paths = [str(LAB), str(LAB / "benchmarks")]
+  out = subprocess.run([sys.executable, "-c", check, json.dumps(paths),
                         json.dumps(prefixes)], env=env, capture_output=True,
                        text=True, check=True, cwd=ROOT).stdout.strip()
   assert not out, f"{out} loads jax before it imports children.py"

@@ -171,10 +171,17 @@ except errors.DataError as e:
   assert not done.stderr.strip(), done.stderr
 
 
-def test_a_cpu_host_with_libtpu_installed_starts_jax_without_its_errors():
+@pytest.mark.parametrize("script", [
+    "from paraflax import quiet\nquiet.quiet_native_logs()\nimport jax\n",
+    "import numpy as np\nimport paraflax\nx = np.eye(4, dtype=np.float32)\n"
+    "paraflax.mine(x, x, k=1)\nimport jax\n",
+], ids=["command_line", "python_api"])
+def test_a_cpu_host_with_libtpu_installed_starts_jax_without_its_errors(
+    script):
   """The `tpu` extra (and the test extra) bring libtpu to CPU hosts for
   `paraflax compile`; jax left to probe for a TPU would start libtpu,
-  which prints TPU_WORKER_HOSTNAMES and host-bounds errors."""
+  which prints TPU_WORKER_HOSTNAMES and host-bounds errors, into a
+  command's output or a user's notebook alike."""
   import importlib.util  # pylint: disable=g-import-not-at-top
   import subprocess  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
@@ -183,8 +190,7 @@ def test_a_cpu_host_with_libtpu_installed_starts_jax_without_its_errors():
     pytest.skip("libtpu is not installed (pip install -e '.[tpu]')")
   if not quiet.cpu_only_host_with_libtpu():
     pytest.skip("this host has a TPU or a GPU")
-  script = ("from paraflax import quiet\nquiet.quiet_native_logs()\n"
-            "import jax\nprint(jax.devices()[0].platform)")
+  script += "print(jax.devices()[0].platform)"
   env = {k: v for k, v in os.environ.items()
          if k not in ("JAX_PLATFORMS", "TF_CPP_MIN_LOG_LEVEL")}
   done = subprocess.run([sys.executable, "-c", script], capture_output=True,

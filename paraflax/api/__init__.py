@@ -26,3 +26,9 @@ lines, naming the index, while `translate` gives one "" as `paraflax
 translate` leaves an empty line empty. `mine` refuses a threshold that is
 NaN or infinite as `paraflax mine --threshold` does.
 """
+from paraflax import quiet
+
+# Every module here loads jax when it is first used; on a CPU host with the
+# `tpu` extra, jax left to probe would start libtpu, whose init errors would
+# land in the user's notebook. The command line makes the same choice.
+quiet.keep_jax_off_libtpu()
