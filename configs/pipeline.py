@@ -55,8 +55,8 @@ tests/test_compile.py pins them to that file): every batch fills the 8
 chips (13 to 100 rows a chip) and fits (the largest, gran's,
 {compile_pipeline_pod.json:rows/stage=gran/memory_bytes_per_chip/total:gib=3.2} of
 {compile_pipeline_pod.json:rows/stage=gran/hbm_bytes_per_chip:gib=14.9} GiB a chip);
-its back-translation of 29,000 sentences at beam 50 projects to about 26
-seconds, nothing of it measured on a TPU. A fresh
+its back-translation of 29,000 sentences at beam 50 projects to
+{compile_pipeline_pod.backtranslate_s=26 s}, nothing of it measured on a TPU. A fresh
 run compiles the NMT step once per batch width: at data.width_multiple=8
 (7 widths) an H200 reached step 56 after {h200.width8.step56=3 min 50 s} and step 1,000 after
 {h200.width8.step1000=6 min 50 s} (lab/results/gpu_scale.pipeline-width8.nvidia-h200/); gpu

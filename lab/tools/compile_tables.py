@@ -10,6 +10,7 @@ import json
 import os
 
 import markdown_table
+import quoted
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULT = os.path.join(ROOT, "lab", "results", "compile_presets.json")
@@ -113,6 +114,20 @@ def compile_pipeline_pod() -> list[str]:
         _f(r["projected_step_seconds"] * 1000, 2), r["unit"],
         f"{r['units_per_step']:,}", f"{r['seconds_per_unit']:.3g}"]
        for r in rows], 3)
+
+
+def _pod_backtranslate_s() -> float:
+  """The pod preset's back-translation projected: its sentences at the
+  compiled search's seconds a sentence (configs/pipeline.py's header)."""
+  from paraflax import config as config_lib  # pylint: disable=g-import-not-at-top
+  preset = config_lib.load(os.path.join(ROOT, "configs/pipeline.py:pod"), [])
+  with open(POD, encoding="utf-8") as f:
+    (row,) = (r for r in json.load(f)["rows"] if r["stage"] == "backtranslate")
+  return preset.backtranslate.sentences * row["seconds_per_unit"]
+
+
+VALUES = {"compile_pipeline_pod.backtranslate_s":
+          lambda: quoted.duration(_pod_backtranslate_s())}
 
 
 def gpu_measured() -> list[str]:

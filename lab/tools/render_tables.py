@@ -380,7 +380,8 @@ VALUES: dict[str, Callable[[], str]] = _Values({**run_tables.VALUES,
                                                 **fidelity_tables.VALUES,
                                                 **bench_tables.VALUES,
                                                 **mining_peer_tables.VALUES,
-                                                **rerun_tables.VALUES})
+                                                **rerun_tables.VALUES,
+                                                **compile_tables.VALUES})
 
 
 COMMANDS_MD = os.path.join(ROOT, "docs", "commands.md")

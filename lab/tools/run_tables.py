@@ -1324,8 +1324,44 @@ def _pivot_p1_range() -> str:
   return f"{100 * min(p1):.1f}-{100 * max(p1):.1f}"
 
 
+# docs/domain.md's projection of the pivot to a corpus of this many pairs.
+PROJECTED_PAIRS = 10_000_000
+
+
+def _slowest(key: str) -> float:
+  """The general table's slowest language at `key` (a rate of pivot's
+  summary), the rate the projection assumes for every language."""
+  return min(lang[key] for lang in _report(PIVOT_GENERAL)[
+      "languages"].values())
+
+
+def _phrases_per_pair() -> float:
+  """Phrase pairs extracted per sentence pair, the most of any language."""
+  return max(lang["phrase_pairs"] / lang["pairs"] for lang in _report(
+      PIVOT_GENERAL)["languages"].values())
+
+
+def _projection_values() -> dict[str, Callable[[], str]]:
+  """docs/domain.md's projection to PROJECTED_PAIRS pairs a language from
+  the general table's measured rates: alignment and extraction at the
+  slowest language's rate, MonoDS's events a second at B = 256."""
+  return {
+      "align_rate": lambda: f"{_slowest('pairs_per_s'):,.0f}",
+      "align_time": lambda: quoted.duration(
+          PROJECTED_PAIRS / _slowest("pairs_per_s")),
+      "phrases_per_pair": lambda: f"{_phrases_per_pair():.0f}",
+      "extract_rate": lambda: f"{_slowest('phrase_pairs_per_s'):,.0f}",
+      "extract_time": lambda: quoted.duration(
+          PROJECTED_PAIRS * _phrases_per_pair()
+          / _slowest("phrase_pairs_per_s")),
+      "monods_rate": lambda: (
+          f"{run_results.load(MONODS_GENERAL[256]).data['events_per_s']:,.0f}"),
+  }
+
+
 def _values() -> dict[str, Callable[[], str]]:
-  out = {}
+  out = {f"domain.projection.{key}": value
+         for key, value in _projection_values().items()}
   for ref, figures in _QUOTED_RUNS:
     for key, figure in figures.items():
       out[f"{ref}.{key}"] = (lambda ref=ref, figure=figure:
