@@ -103,6 +103,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
 BENCHMARK_NEEDS: dict[str, tuple[str, ...]] = {
     **{f"bilingual_throughput.{v}intel-xeon-2core.json": (
         "config_runs/bilingual-de",) for v in ("", "csls.")},
+    "batch_padding.nmt-de.json": ("headline/nmt-de",),
     "domain_throughput.intel-xeon-2core.json": (
         "paraflax domain-data --output runs/domain",),
     **{f"scoring_throughput.{v}intel-xeon-2core.json": (_TINY_BT, _TINY_REFCLF)
