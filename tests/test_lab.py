@@ -1177,6 +1177,27 @@ def test_every_lab_script_imports_children_before_jax():
   assert not out, f"{out} loads jax before it imports children.py"
 
 
+def test_batch_padding_counts_an_epoch_as_training_pads_it():
+  """Two batches of two pairs, one long source and one long target: sorted
+  by the target side, each batch holds one of them and is padded to 16;
+  sorted by the longer side, the two long pairs share one batch."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from paraflax.data import bitext  # pylint: disable=g-import-not-at-top
+  padding = _module(LAB / "benchmarks" / "batch_padding.py")
+  src, tgt = ([np.ones(n, np.int32) for n in side]
+              for side in ((16, 2, 2, 2), (2, 3, 2, 16)))
+  data = bitext.EncodedBitext(src, tgt)
+  counts = {key: padding.epoch_counts(bitext.BucketStream(
+      data, 2, sort_by=key, width_multiple=8), 8) for key in ("target",
+                                                              "longer")}
+  subwords = 16 + 2 + 2 + 2 + 2 + 3 + 2 + 16
+  for key, widths in (("target", (16, 16)), ("longer", (8, 16))):
+    assert counts[key] == {
+        "batches": 2, "width_units": sum(widths) // 8,
+        "slots": sum(2 * 2 * w for w in widths), "subwords": subwords,
+        "padded_slots": sum(2 * 2 * w for w in widths) - subwords}
+
+
 def test_a_newcomer_s_steps_are_timed_until_one_fails(tmp_path):
   """newcomer.py times each ` && ` step with its load as reruns do, and a
   failed step ends the command, as it would a newcomer's paste."""

@@ -156,9 +156,9 @@ def width_multiple(config) -> int:
 
 
 # The length a window is sorted by before it is cut into batches.
-# "longer" (the longer side) is what the padded width follows: an NMT batch
-# sorted by its targets alone was padded to sources up to 64 long, 1.5x the
-# slots. "target" keeps two streams over the same targets in one
+# "longer" (the longer side) is what the padded width follows: NMT batches
+# sorted by their targets alone are padded to sources up to 64 long, 1.4x
+# the slots of configs/nmt.py:de's (lab/benchmarks/batch_padding.py). "target" keeps two streams over the same targets in one
 # order (the bilingual recipe's pairs and its autoencoded sentences).
 SORT_KEYS = {"target": lambda src, tgt: tgt, "longer": np.maximum}
 
