@@ -126,8 +126,21 @@ def _pod_backtranslate_s() -> float:
   return preset.backtranslate.sentences * row["seconds_per_unit"]
 
 
+def _beyond_parameters_mib(recipe: str, topology: str = "v5e:4x4") -> str:
+  """What `recipe`'s step moves past data parallelism's all-reduce of its
+  parameters, a update (MiB; lab/scaling.md)."""
+  with open(RECIPES, encoding="utf-8") as f:
+    (r,) = (r for r in json.load(f)["rows"]
+            if r["recipe"] == recipe and r["topology"] == topology)
+  extra = r["collective_bytes_per_step"] - r["predicted_bytes"]
+  return f"{extra / r['updates_per_step'] / MIB:.1f}"
+
+
 VALUES = {"compile_pipeline_pod.backtranslate_s":
-          lambda: quoted.duration(_pod_backtranslate_s())}
+          lambda: quoted.duration(_pod_backtranslate_s()),
+          **{f"compile_recipes.beyond_parameters_mib.{model}": (
+              lambda model=model: _beyond_parameters_mib(f"paraphrase {model}"))
+             for model in ("avg", "lstmavg", "gran")}}
 
 
 def gpu_measured() -> list[str]:

@@ -223,6 +223,9 @@ def _rerank_us(d: dict) -> float:
 
 
 VALUES["mining_ann.rerank_us.1e7"] = lambda: f"{_rerank_us(_scale('1e7')):.0f}"
+# Both sides' float16 shards at 10^7 rows, in GB (10^9 bytes).
+VALUES["mining_ann.shards_gb.1e7"] = lambda: (
+    f"{2 * _scale('1e7')['shard_bytes_per_side'] / 1e9:.1f}")
 VALUES["mining_ann.ns_per_code"] = lambda: f"{_ns_per_code():.1f}"
 
 

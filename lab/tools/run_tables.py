@@ -332,6 +332,12 @@ def _mlp_key(refs: list[str]) -> str:
   return "mlp-" + refs[0].rsplit("captions-mlp-", 1)[1]
 
 
+def _budget_share(ref: str, words: int) -> str:
+  """`words` target words as a share (%) of the noisy corpus's, which run
+  `ref`'s unfiltered row trained on."""
+  return f"{100 * words / _by_selection(ref)['unfiltered', 0]['target_words']:.0f}"
+
+
 def _spread(bleus: list[float]) -> str:
   return f"{min(bleus):.1f}-{max(bleus):.1f}"
 
@@ -353,7 +359,8 @@ def _caption_values() -> dict[str, Callable[[], str]]:
   """lab/fidelity.md's prose on the caption selections: each one's BLEU
   "seed 0 / seed 1" (captions.bleu.KEY, keys as _caption_bleus), the
   similarities' lowest-highest at a budget (captions.range.N) and the
-  random selections' at every budget (captions.range.random), the rows
+  random selections' at every budget (captions.range.random), each
+  budget's share of the corpus's target words (captions.share.N), the rows
   that filtering pays for and those it does not (captions.pays,
   captions.pays_not)."""
   d = _table("eval_filtering_captions")
@@ -368,6 +375,8 @@ def _caption_values() -> dict[str, Callable[[], str]]:
           f"{name}.{n}"][1]])) for n in d["budgets"]})
   out["captions.range.random"] = lambda: _spread([
       b for n in d["budgets"] for b in _caption_bleus()[f"random.{n}"][1]])
+  out.update({f"captions.share.{n}": functools.partial(
+      _budget_share, d["runs"][0], n) for n in d["budgets"]})
   out["captions.pays"] = lambda: _spread(_filtering_pays()[1])
   out["captions.pays_not"] = lambda: ", ".join(_filtering_pays()[0]) or "none"
   return out
