@@ -266,13 +266,15 @@ def test_a_typed_figure_is_found_and_a_rendered_or_quoted_one_is_not():
           "<!-- /value --> s rendered, 217k events/s\n```\n9 s\n```\n"
           "and 30\ns over a line break; BLEU 6.21, STSb dev-tuning 27.95,\n"
           "Pearson 0.3280 and P@1 38.9 typed, the test 1-4-grams and F1 "
-          "<!-- value: t.f1 -->53.61<!-- /value --> not; 0.4 µs a row")
+          "<!-- value: t.f1 -->53.61<!-- /value --> not; 0.4 µs a row\n"
+          "in 214 bytes a row, 8, byte for byte, 1,024 MiB")
   assert typed.figures(text) == [(1, "12 min"), (1, "50 s"), (1, "6.9 %"),
                                  (1, "1.64x"), (2, "217k events/s"),
                                  (6, "30 s"), (7, "BLEU 6.21"),
                                  (7, "dev-tuning 27.95"),
                                  (8, "Pearson 0.3280"), (8, "P@1 38.9"),
-                                 (8, "0.4 µs")]
+                                 (8, "0.4 µs"), (9, "214 bytes"),
+                                 (9, "1,024 MiB")]
 
 
 def test_every_typed_figure_is_listed_with_why_it_is_typed():

@@ -223,6 +223,18 @@ def _rerank_us(d: dict) -> float:
 
 
 VALUES["mining_ann.rerank_us.1e7"] = lambda: f"{_rerank_us(_scale('1e7')):.0f}"
+def _bytes_per_row() -> float:
+  """What the peak memory of our re-ranked run grows by from 10^6 to 10^7
+  rows a side, less the shards' growth, per row a side."""
+  small, large = _scale("1e6"), _scale("1e7")
+  grown = (large["runs"]["16"]["peak_rss_bytes"]
+           - small["runs"]["16"]["peak_rss_bytes"]
+           - 2 * (large["shard_bytes_per_side"]
+                  - small["shard_bytes_per_side"]))
+  return grown / (2 * (large["rows_per_side"] - small["rows_per_side"]))
+
+
+VALUES["mining_ann.bytes_per_row"] = lambda: f"{_bytes_per_row():.0f}"
 # Both sides' float16 shards at 10^7 rows, in GB (10^9 bytes).
 VALUES["mining_ann.shards_gb.1e7"] = lambda: (
     f"{2 * _scale('1e7')['shard_bytes_per_side'] / 1e9:.1f}")

@@ -2,8 +2,9 @@
 and the lab's pages type instead of rendering from a result file.
 
 A figure is a number with a unit of measure: a time ("12 min 50 s",
-"0.4 µs"), a share ("6.9 %"), a speed ratio ("1.64x"), a size ("2.1 GB"),
-a rate ("217k events/s") or "BLEU" / "F1" / "points"; or a score named
+"0.4 µs"), a share ("6.9 %"), a speed ratio ("1.64x"), a size ("2.1 GB",
+"16 bytes"), a rate ("217k events/s") or "BLEU" / "F1" / "points"; a
+number's commas group thousands ("1,024 MiB", not "8, byte"); or a score named
 before its decimal number ("BLEU 6.21", "F1 0.14", "STSb test 64.96",
 "Pearson 0.3280", "P@1 38.9"). Rendered figures (value and table
 markers), code blocks and `code` spans are skipped. Every
@@ -32,11 +33,11 @@ import render_tables
 LISTED = os.path.join(render_tables.ROOT, "lab", "tables",
                       "typed_figures.json")
 _UNIT = (r"%|min(?:utes?)?|ms|µs|ns|s|seconds?|h|hours?|MiB|GiB|TiB|MB|GB|TB"
-         r"|BLEU|F1|points?|[a-z]+/s")
+         r"|BLEU|F1|points?|[a-z]+/s|bytes?|KiB|kB")
 # A number and a unit; "1.64x" (no space) a ratio, "2 x 4" a product; the
 # end of a range ("35-41 s") counts, a flag's or a name's digits do not.
 FIGURE = re.compile(
-    r"(?<![\w.^/=])(?<![A-Za-z_-]-)\d[\d,]*(?:\.\d+)?(?:k|M)?"
+    r"(?<![\w.^/=])(?<![A-Za-z_-]-)\d+(?:,\d{3})*(?:\.\d+)?(?:k|M)?"
     r"(?:x(?![\w^])|\s?(?:" + _UNIT + r")(?![\w^]))")
 # A score's name, then its decimal number ("STSb dev-tuning 27.95").
 SCORE = re.compile(
