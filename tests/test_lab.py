@@ -1198,6 +1198,28 @@ def test_batch_padding_counts_an_epoch_as_training_pads_it():
         "padded_slots": sum(2 * 2 * w for w in widths) - subwords}
 
 
+def test_script_pieces_counts_what_train_requires_of_the_vocabulary(
+    tmp_path):
+  """Four distinct characters and the whitespace piece, with the 3 special
+  pieces: 8 at full coverage, more than a vocab.size of 7 holds, which
+  paraflax train refuses too; a missing test set stops before any work."""
+  from paraflax import errors  # pylint: disable=g-import-not-at-top
+  from paraflax.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+  pieces = _module(LAB / "benchmarks" / "script_pieces.py")
+  path = pathlib.Path(pieces.source_path(str(tmp_path), "zh-en"))
+  path.parent.mkdir(parents=True)
+  path.write_text("我们 我们\n试试看\n", encoding="utf-8")
+  row = pieces.count(str(path), 7)
+  assert (row["sentences"], row["distinct_characters"]) == (2, 5)
+  assert row["pieces_required"]["1.0"] == 8 and not row["fits"]["1.0"]
+  with pytest.raises(errors.ConfigError, match="needs 5 of them"):
+    sentencepiece_vocab.check_size(["我们 我们", "试试看"], 7)
+  with pytest.raises(SystemExit):
+    pieces.main(["--wmt22", str(tmp_path), "--pairs", "ja-en", "--output",
+                 str(tmp_path / "out.json")])
+  assert not (tmp_path / "out.json").exists()
+
+
 def test_a_newcomer_s_steps_are_timed_until_one_fails(tmp_path):
   """newcomer.py times each ` && ` step with its load as reruns do, and a
   failed step ends the command, as it would a newcomer's paste."""

@@ -155,7 +155,7 @@ _PIECE_TYPES = ("unigram", "bpe")
 CJK_COVERAGE = 0.9995
 
 
-def _char_counts(texts: Iterable[str]) -> collections.Counter:
+def char_counts(texts: Iterable[str]) -> collections.Counter:
   """Characters as sentencepiece counts them: NFKC, whitespace (and the
   prefix of each sentence) as one piece."""
   counts: collections.Counter = collections.Counter()
@@ -167,20 +167,31 @@ def _char_counts(texts: Iterable[str]) -> collections.Counter:
   return counts
 
 
-def check_size(texts: Iterable[str], size: int, coverage: float = 1.0,
-               prefix: str = "vocab.") -> None:
-  """A ConfigError naming the keys (`prefix` size, character_coverage)
-  when `size` pieces cannot hold the characters that `coverage` of
-  `texts` needs: sentencepiece would stop with "Vocabulary size is
-  smaller than required_chars" after reading them all."""
-  counts = _char_counts(texts)
+def required_chars(counts: collections.Counter, coverage: float) -> int:
+  """The characters sentencepiece must make pieces of: the most frequent
+  ones, until they cover `coverage` of the text's characters."""
   total = sum(counts.values())
   required, covered = 0, 0
   for _, n in counts.most_common():
     if covered >= coverage * total:
       break
     covered, required = covered + n, required + 1
-  special = sum(1 for i in _IDS.values() if i >= 0)
+  return required
+
+
+# The special pieces every model holds besides its characters.
+SPECIAL_PIECES = sum(1 for i in _IDS.values() if i >= 0)
+
+
+def check_size(texts: Iterable[str], size: int, coverage: float = 1.0,
+               prefix: str = "vocab.") -> None:
+  """A ConfigError naming the keys (`prefix` size, character_coverage)
+  when `size` pieces cannot hold the characters that `coverage` of
+  `texts` needs: sentencepiece would stop with "Vocabulary size is
+  smaller than required_chars" after reading them all."""
+  counts = char_counts(texts)
+  total = sum(counts.values())
+  required, special = required_chars(counts, coverage), SPECIAL_PIECES
   if required + special <= size:
     return
   room = sorted(counts.values(), reverse=True)[:max(size - special, 0)]
