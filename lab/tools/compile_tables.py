@@ -128,7 +128,7 @@ def _pod_backtranslate_s() -> float:
 
 def _beyond_parameters_mib(recipe: str, topology: str = "v5e:4x4") -> str:
   """What `recipe`'s step moves past data parallelism's all-reduce of its
-  parameters, a update (MiB; lab/scaling.md)."""
+  parameters, an update (MiB; lab/scaling.md)."""
   with open(RECIPES, encoding="utf-8") as f:
     (r,) = (r for r in json.load(f)["rows"]
             if r["recipe"] == recipe and r["topology"] == topology)

@@ -223,6 +223,8 @@ def _rerank_us(d: dict) -> float:
 
 
 VALUES["mining_ann.rerank_us.1e7"] = lambda: f"{_rerank_us(_scale('1e7')):.0f}"
+
+
 def _bytes_per_row() -> float:
   """What the peak memory of our re-ranked run grows by from 10^6 to 10^7
   rows a side, less the shards' growth, per row a side."""

@@ -335,7 +335,8 @@ def _mlp_key(refs: list[str]) -> str:
 def _budget_share(ref: str, words: int) -> str:
   """`words` target words as a share (%) of the noisy corpus's, which run
   `ref`'s unfiltered row trained on."""
-  return f"{100 * words / _by_selection(ref)['unfiltered', 0]['target_words']:.0f}"
+  whole = _by_selection(ref)["unfiltered", 0]["target_words"]
+  return f"{100 * words / whole:.0f}"
 
 
 def _spread(bleus: list[float]) -> str:
