@@ -322,9 +322,10 @@ def _benchmark(name: str, argv: list[str], needs: list[tuple[str, str]],
 
 
 def _kept_match(need: str, line: str) -> dict:
-  """rerun.kept_match of a need run from the repository root, printed."""
-  import rerun  # pylint: disable=g-import-not-at-top
-  match = rerun.kept_match(need, line, ROOT)
+  """kept_compare.kept_match of a need run from the repository root,
+  printed."""
+  import kept_compare  # pylint: disable=g-import-not-at-top
+  match = kept_compare.kept_match(need, line, ROOT)
   if match.get("equal") is not None:
     print(f"  {need}: {match['equal']} of {match['values']} kept values "
           f"equal in {match['output']}", file=sys.stderr)

@@ -416,27 +416,40 @@ def test_every_collected_run_names_where_its_command_writes(manifest):
   """A rerun finds the output of every kept run's command, as the kind of
   command names it (a sweep's results.json, eval-ppdb's OUTPUT.json)."""
   run = _module(LAB / "run.py")
-  rerun = _module(LAB / "tools" / "rerun.py")
+  kept_compare = _module(LAB / "tools" / "kept_compare.py")
   entries = manifest.load()
   for about_path in sorted((LAB / "results" / "runs").glob("*/*.about.json")):
     name = f"runs/{about_path.parent.name}/" + about_path.name.replace(
         ".about.json", ".json")
     about = json.loads(about_path.read_text())
-    output = rerun.output_of(about, run.shell_line(run.command_of(
+    output = kept_compare.output_of(about, run.shell_line(run.command_of(
         name, entries)))
-    kind = rerun.run_results.KINDS[about["kind"]]
+    kind = kept_compare.run_results.KINDS[about["kind"]]
     assert output.endswith(".json") and not os.path.isabs(output), name
     assert os.path.basename(output) == (kind.file or os.path.basename(
         output)), name
 
 
+def test_comparing_a_need_with_its_kept_file_leaves_the_environment_alone():
+  """lab/run.py compares a benchmark's needs through kept_compare, whose
+  import loads neither children.py (which sets JAX_PLATFORMS and the log
+  level for the whole process) nor jax."""
+  check = ("import os, sys\nsys.path.insert(0, sys.argv[1])\n"
+           "import kept_compare\nprint(sorted({'children', 'jax'} & "
+           "set(sys.modules)), os.environ.get('JAX_PLATFORMS'))")
+  env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+  out = subprocess.run([sys.executable, "-c", check, str(LAB / "tools")],
+                       env=env, capture_output=True, text=True, check=True)
+  assert out.stdout.split() == ["[]", "None"], out
+
+
 def test_a_rerun_compares_every_value_with_the_kept_file():
-  rerun = _module(LAB / "tools" / "rerun.py")
+  kept_compare = _module(LAB / "tools" / "kept_compare.py")
   kept = {"sts": {"STSb.test": {"pearson": 0.5}, "n": [1, 2]}, "steps": 9}
-  assert rerun.differences(kept, json.loads(json.dumps(kept))) == []
+  assert kept_compare.differences(kept, json.loads(json.dumps(kept))) == []
   now = {"sts": {"STSb.test": {"pearson": 0.51}, "n": [1]}, "extra": True,
          "steps": 9}
-  assert rerun.differences(kept, now) == [
+  assert kept_compare.differences(kept, now) == [
       ("extra", "(absent)", True), ("sts/STSb.test/pearson", 0.5, 0.51),
       ("sts/n/1", 2, "(absent)")]
 
@@ -444,18 +457,18 @@ def test_a_rerun_compares_every_value_with_the_kept_file():
 def test_a_rerun_matches_rows_by_what_names_them_not_by_index():
   """A file written over two invocations holds its rows in another order
   than one invocation writes; they compare row by row."""
-  rerun = _module(LAB / "tools" / "rerun.py")
+  kept_compare = _module(LAB / "tools" / "kept_compare.py")
   rows = [{"scorer": "cosine", "words": w, "bleu": b}
           for w, b in ((75, 1.0), (150, 2.0), (225, 3.0))]
   kept = {"rows": [rows[1], rows[0], rows[2]], "seed": 0}
-  assert rerun.differences(kept, {"rows": rows, "seed": 0}) == []
+  assert kept_compare.differences(kept, {"rows": rows, "seed": 0}) == []
   now = {"rows": [rows[0], {**rows[1], "bleu": 2.5}, rows[2]], "seed": 0}
-  assert rerun.differences(kept, now) == [
+  assert kept_compare.differences(kept, now) == [
       ("rows/scorer=cosine,words=150/bleu", 2.0, 2.5)]
-  assert rerun.compare(kept, now)["equal"] == 9
+  assert kept_compare.compare(kept, now)["equal"] == 9
   # A row one side lacks is absent there; rows that share no name, or no
   # field that names each row, compare by index.
-  assert rerun.differences({"rows": rows[:2]}, {"rows": rows[1:]}) == [
+  assert kept_compare.differences({"rows": rows[:2]}, {"rows": rows[1:]}) == [
       ("rows/scorer=cosine,words=225/bleu", "(absent)", 3.0),
       ("rows/scorer=cosine,words=225/scorer", "(absent)", "cosine"),
       ("rows/scorer=cosine,words=225/words", "(absent)", 225),
@@ -463,10 +476,11 @@ def test_a_rerun_matches_rows_by_what_names_them_not_by_index():
       ("rows/scorer=cosine,words=75/scorer", "cosine", "(absent)"),
       ("rows/scorer=cosine,words=75/words", 75, "(absent)")]
   other = {"scorer": "csls", "words": 75, "bleu": 1.0}
-  assert rerun.differences({"rows": rows[:1]}, {"rows": [other]}) == [
+  assert kept_compare.differences({"rows": rows[:1]}, {"rows": [other]}) == [
       ("rows/0/scorer", "cosine", "csls")]
   same = [{"scorer": "cosine", "bleu": 1.0}, {"scorer": "cosine", "bleu": 2.0}]
-  assert rerun.differences({"r": same}, {"r": same[::-1]})[0][0] == "r/0/bleu"
+  assert kept_compare.differences({"r": same}, {"r": same[::-1]})[0][0] == (
+      "r/0/bleu")
 
 
 def _kept_sts_run(runs: pathlib.Path, pearson: float, name: str = "n",
