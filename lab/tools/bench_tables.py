@@ -536,20 +536,26 @@ def _round_spread(cpu: str, model: str, side: str) -> str:
   return f"{100 * (max(rates) / min(rates) - 1):.0f}"
 
 
-def _mining_intel_over_amd(method: str, n: int) -> str:
-  """How many times its AMD EPYC time `method` took on the Intel Xeon to
-  mine N x N exactly at d = 256 on one device."""
-  intel, amd = (_by(f"mining_throughput.d256.{cpu}-2core.json")[
-      (method, n, 1)] for cpu in ("intel-xeon", "amd-epyc"))
-  return f"{intel / amd:.1f}"
+# The Intel Xeon's exact-mining files by variant: the first (its
+# generation not recorded) and its rerun on an Emerald Rapids.
+MINING_INTEL = ("", "-emerald-rapids")
+
+
+def _mining_intel_over_amd(method: str, n: int, intel: str = "") -> str:
+  """How many times its AMD EPYC time `method` took on the Intel Xeon
+  (file variant `intel`) to mine N x N exactly at d = 256 on one device."""
+  xeon = _by(f"mining_throughput.d256{intel}.intel-xeon-2core.json")
+  amd = _by("mining_throughput.d256.amd-epyc-2core.json")
+  return f"{xeon[(method, n, 1)] / amd[(method, n, 1)]:.1f}"
 
 
 VALUES.update({f"encoders_vs_wieting.round_spread.{cpu}.avg.{side}":
                functools.partial(_round_spread, cpu, "avg", side)
                for cpu in ENCODER_CPUS for side in ("ours", "wieting")})
-VALUES.update({f"mining_throughput.intel_over_amd.{method}.{n}":
-               functools.partial(_mining_intel_over_amd, method, n)
-               for method in ("faiss", "ours") for n in (50000, 100000)})
+VALUES.update({f"mining_throughput.intel{variant}_over_amd.{method}.{n}":
+               functools.partial(_mining_intel_over_amd, method, n, variant)
+               for method in ("faiss", "ours") for n in (50000, 100000)
+               for variant in MINING_INTEL})
 
 
 def _device_merge_speedup(n: int) -> str:
@@ -641,12 +647,14 @@ def nmt_train_results() -> list[tuple[str, dict]]:
       found, key=lambda f: f[:2])]
 
 
-def _mining_ratios(hardware: str, with_compile: bool) -> list[float]:
+def _mining_ratios(hardware: str, with_compile: bool,
+                   variant: str = "") -> list[float]:
   """faiss's time over ours, exact mining at d = 256 and 512 (the dims
-  measured on `hardware`); with our first call's compile added or not."""
+  measured on `hardware`, files of `variant`); with our first call's
+  compile added or not."""
   out = []
   for dim in (256, 512):
-    name = f"mining_throughput.d{dim}.{hardware}.json"
+    name = f"mining_throughput.d{dim}{variant}.{hardware}.json"
     if not os.path.exists(os.path.join(BENCH, name)):
       continue
     ok = [r for r in _load(name)["results"] if r.get("status") == "ok"]
@@ -659,14 +667,20 @@ def _mining_ratios(hardware: str, with_compile: bool) -> list[float]:
   return out
 
 
-def _exact_mining_row(hardware: str, cpu: str) -> tuple:
-  dims = [d for d in (256, 512) if os.path.exists(os.path.join(
-      BENCH, f"mining_throughput.d{d}.{hardware}.json"))]
+def _exact_mining_row(hardware: str, variant: str = "") -> tuple:
+  """The exact-mining speed-ups of `hardware`'s files of `variant`, its
+  CPU as the files record it."""
+  def name(dim: int) -> str:
+    return f"mining_throughput.d{dim}{variant}.{hardware}.json"
+  dims = [d for d in (256, 512)
+          if os.path.exists(os.path.join(BENCH, name(d)))]
   return ("exact margin mining, 50k-100k, d = "
           + " and ".join(map(str, dims)),
-          "faiss `IndexFlatIP` both ways + numpy", cpu,
-          _span(_mining_ratios(hardware, False)) + " faster, compile left "
-          "out; " + _span(_mining_ratios(hardware, True))
+          "faiss `IndexFlatIP` both ways + numpy",
+          markdown_table.recorded_cpu_cell(_load(name(dims[0]))["hardware"]),
+          _span(_mining_ratios(hardware, False, variant))
+          + " faster, compile left out; "
+          + _span(_mining_ratios(hardware, True, variant))
           + " with our first call's compile", "`mining_throughput.py`")
 
 
@@ -732,9 +746,10 @@ def performance() -> list[str]:
   quality = [_load(f"encoders_vs_wieting.quality.{cpu}-2core.json")
              for cpu in ENCODER_CPUS]
   rows = [
-      _exact_mining_row("amd-epyc-2core", "AMD EPYC, 2 cores"),
-      *([_exact_mining_row("intel-xeon-2core", "Intel Xeon, 2 cores")]
-        if _mining_ratios("intel-xeon-2core", False) else []),
+      _exact_mining_row("amd-epyc-2core"),
+      *(_exact_mining_row("intel-xeon-2core", variant)
+        for variant in MINING_INTEL
+        if _mining_ratios("intel-xeon-2core", False, variant)),
       _same_gpu_mining_row(),
       *(_sentence_transformers_row(cpu) for cpu in ("amd-epyc", "intel-xeon")),
       *mining_peer_tables.performance_rows(),

@@ -72,27 +72,30 @@ _header = markdown_table.header
 _f = markdown_table.num
 
 
-_CPU_FILES = re.compile(r"mining_throughput\.d\d+\.(amd-epyc|intel-xeon)-2core\.json")
+# A kind's file, or its rerun on a later generation beside it.
+_CPU_FILES = re.compile(r"mining_throughput\.d\d+(-emerald-rapids)?"
+                        r"\.(amd-epyc|intel-xeon)-2core\.json")
 
 
 def mining_throughput() -> list[str]:
   """Ours against faiss + numpy and the bare product on 2 CPU cores, each
   CPU kind measured; ours with and without its first call's compile."""
   lines = _header(
-      ["CPU, 2 cores", "d", "N", "ours, 1 device (s)", "its compile (s)",
+      ["hardware (1-min load at start)", "d", "N", "ours, 1 device (s)",
+       "its compile (s)",
        "ours, 8 devices (s)", "faiss IndexFlatIP both ways + numpy (s)",
        "one product, jax (s)", "faiss / ours", "faiss / (ours + compile)",
        "ours / product"],
       ["---"] + ["---:"] * 10)
-  paths = sorted(p for p in os.listdir(BENCH) if _CPU_FILES.fullmatch(p))
-  for path in sorted(paths, key=lambda p: (_CPU_FILES.fullmatch(p)[1], p)):
+  paths = [p for p in os.listdir(BENCH) if _CPU_FILES.fullmatch(p)]
+  for path in sorted(paths, key=lambda p: (
+      _CPU_FILES.fullmatch(p)[2], bool(_CPU_FILES.fullmatch(p)[1]), p)):
     d = _load(os.path.join(BENCH, path))
     ok = [r for r in d["results"] if r.get("status") == "ok"]
     by = {(r["method"], r["n"], r["devices"]): r["total_s"] for r in ok}
     compile_s = {r["n"]: r.get("compile_s") for r in ok
                  if r["method"] == "ours" and r["devices"] == 1}
-    cpu = {"amd-epyc": "AMD EPYC", "intel-xeon": "Intel Xeon"}[
-        _CPU_FILES.fullmatch(path)[1]]
+    cpu = markdown_table.hardware_cell(d)
     for n in sorted({k[1] for k in by}):
       ours, ours8 = by.get(("ours", n, 1)), by.get(("ours", n, 8))
       faiss, roof = by.get(("faiss", n, 1)), by.get(("roofline_jax", n, 1))
