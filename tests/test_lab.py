@@ -1531,6 +1531,38 @@ def test_a_side_by_side_mining_run_is_rowed_a_core_each_both_ways(
   assert row[4] == "`mining_scale.py --peer --stopes-python --side-by-side`"
 
 
+def test_the_peers_table_rows_each_cpu_generations_largest_mining_run(
+    tmp_path, monkeypatch):
+  """lab/performance.md takes, per CPU kind and generation (the recorded
+  cpu_id), the largest run with faiss re-ranking as ours: a rerun on a
+  second generation adds a row instead of replacing the first's."""
+  tables = _module(LAB / "tools" / "mining_peer_tables.py")
+  monkeypatch.setattr(tables, "BENCH", str(tmp_path))
+
+  def write(name: str, rows: int, cpu_id: str, peer_s: float) -> None:
+    (tmp_path / name).write_text(json.dumps({
+        "rows_per_side": rows, "date": "2026-12-06", "rerank": 16,
+        "index": "IVF64,PQ16x4fs", "peak_rss_measure": "VmHWM",
+        "hardware": {"name": "intel-xeon-2core", "cores": 2,
+                     "cpu_id": cpu_id},
+        "runs": {"16": _side(100.0, 95.0, 700.0)},
+        "peers": {"refine_flat-16": _side(peer_s, 95.0, 800.0)}}))
+
+  write("mining_scale.peers-at-best-1e6.x.json", 10**6,
+        "family 6, model 167, stepping 1", 50.0)
+  write("mining_scale.peers-at-best-1e7.x.json", 10**7,
+        "family 6, model 167, stepping 1", 90.0)
+  write("mining_scale.peers-at-best-1e6-emerald-rapids.x.json", 10**6,
+        "family 6, model 207, stepping 2", 120.0)
+  rows = tables.performance_rows()
+  assert [(r[0].split(" a side")[0], r[2], r[3].split(", ")[0])
+          for r in rows] == [
+      ("approximate mining, 10,000,000", "Intel Xeon (Rocket Lake), 2 cores",
+       "0.90x (ours slower)"),
+      ("approximate mining, 1,000,000", "Intel Xeon (Emerald Rapids), 2 cores",
+       "1.20x")]
+
+
 class _WordPieces:
   """A sentencepiece stand-in: a word's id is its index in `words` (+ 2)."""
 

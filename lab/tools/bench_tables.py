@@ -300,16 +300,35 @@ _PIECES = ("product", "row_top_k", "column_top_k", "step", "kernel_top_k",
            "step_kernel")
 
 
+# An Intel Xeon file's name, by run: the first (on a Rocket Lake, or of
+# no recorded generation) and its rerun beside it on an Emerald Rapids.
+INTEL_RERUNS = ("", "-emerald-rapids")
+
+
+def rerun_last(path: str) -> tuple[str, bool]:
+  """Sort key of result files: an Intel Xeon rerun right after its first."""
+  return path.replace(INTEL_RERUNS[1], ""), INTEL_RERUNS[1] in path
+
+
+def per_cpu(stem: str, variants: tuple[str, ...] = ("",)) -> list[dict]:
+  """The result files STEM{variant}.HOST.json kept, for the CPU kinds of
+  markdown_table.CPU_KINDS in that order, each Intel Xeon variant followed
+  by its rerun on an Emerald Rapids (INTEL_RERUNS) where one was kept."""
+  return [_load(name) for host in markdown_table.CPU_KINDS
+          for rerun in INTEL_RERUNS for variant in variants
+          if os.path.exists(os.path.join(
+              BENCH, name := f"{stem}{variant}{rerun}.{host}.json"))]
+
+
 def mining_tile_profile() -> list[str]:
   """mining_tile_profile.py: one [8192, 7168] tile, wall ms, per CPU and
   build."""
   rows = []
-  for host in markdown_table.CPU_KINDS:
-    for variant in ("", ".avx2-build", ".portable-build"):
-      d = _load(f"mining_tile_profile.d256{variant}.{host}.json")
-      ms = d["runs"][0]["ms"]
-      rows.append((markdown_table.hardware_cell(d), f"`{d['cxx']}`",
-                   *(_f(ms[p]["wall_ms"], 1) for p in _PIECES)))
+  for d in per_cpu("mining_tile_profile.d256",
+                   ("", ".avx2-build", ".portable-build")):
+    ms = d["runs"][0]["ms"]
+    rows.append((markdown_table.hardware_cell(d), f"`{d['cxx']}`",
+                 *(_f(ms[p]["wall_ms"], 1) for p in _PIECES)))
   return _table(["hardware (1-min load at start)", "build (CXX)", "product",
                  "rows' top-k (XLA)", "columns' top-k (XLA)", "step (XLA)",
                  "both top-k (kernel)", "step (kernel)"], rows,
@@ -320,7 +339,7 @@ def mining_index_build() -> list[str]:
   """mining_index_build.py: one side's index, ours against faiss's train
   and add, a row per repeat."""
   rows = []
-  for d in result_files("mining_index_build.1e5.*.json"):
+  for d in result_files("mining_index_build.1e5*.json"):
     for i, r in enumerate(d["repeats"], start=1):
       ours, peer = r["paraflax"], r["faiss"]
       rows.append((markdown_table.hardware_cell(d), i, _f(ours["build_s"], 1),
@@ -337,8 +356,7 @@ def mining_index_build() -> list[str]:
 def mining_devices_product() -> list[str]:
   """mining_devices_product.py: one query block's products, alternated."""
   rows = []
-  for host in markdown_table.CPU_KINDS:
-    d = _load(f"mining_devices_product.d256.{host}.json")
+  for d in per_cpu("mining_devices_product.d256"):
     runs: dict[int, list[str]] = {}
     for n, ms in d["runs_ms"]:
       runs.setdefault(n, []).append(_f(ms, 1))
@@ -493,8 +511,11 @@ def encoder_speed_results() -> list[tuple[str, str, dict]]:
   """(hardware cell, how the two sides ran, result) of each speed run of
   encoders_vs_wieting.py, `encoders_vs_wieting.<variant>.<hardware>.json`."""
   out = []
-  for path in sorted(glob.glob(os.path.join(BENCH, "encoders_vs_wieting.*.json"))):
-    d = _load(os.path.basename(path))
+  found = {path: _load(os.path.basename(path)) for path in glob.glob(
+      os.path.join(BENCH, "encoders_vs_wieting.*.json"))}
+  for path, d in sorted(found.items(), key=lambda item: (
+      list(markdown_table.CPU_KINDS).index(item[1]["hardware"]["name"]),
+      item[1]["hardware"].get("cpu_id") or "", item[0])):
     if any(r.get("updates") for r in d["results"]):  # a --quality run
       continue
     rounds = d["results"][0]["rounds"]
@@ -536,11 +557,6 @@ def _round_spread(cpu: str, model: str, side: str) -> str:
   return f"{100 * (max(rates) / min(rates) - 1):.0f}"
 
 
-# The Intel Xeon's exact-mining files by variant: the first (its
-# generation not recorded) and its rerun on an Emerald Rapids.
-MINING_INTEL = ("", "-emerald-rapids")
-
-
 def _mining_intel_over_amd(method: str, n: int, intel: str = "") -> str:
   """How many times its AMD EPYC time `method` took on the Intel Xeon
   (file variant `intel`) to mine N x N exactly at d = 256 on one device."""
@@ -555,7 +571,21 @@ VALUES.update({f"encoders_vs_wieting.round_spread.{cpu}.avg.{side}":
 VALUES.update({f"mining_throughput.intel{variant}_over_amd.{method}.{n}":
                functools.partial(_mining_intel_over_amd, method, n, variant)
                for method in ("faiss", "ours") for n in (50000, 100000)
-               for variant in MINING_INTEL})
+               for variant in INTEL_RERUNS})
+
+
+def _tile_step_over_product(host: str, rerun: str = "") -> str:
+  """How many times its bare product one tile's step with our kernel
+  (AVX-512 build) took on `host`'s file of `rerun`."""
+  ms = _load(f"mining_tile_profile.d256{rerun}.{host}.json")["runs"][0]["ms"]
+  return f"{ms['step_kernel']['wall_ms'] / ms['product']['wall_ms']:.2f}"
+
+
+VALUES.update({f"mining_tile_profile.step_over_product.{host}{rerun}":
+               functools.partial(_tile_step_over_product, host, rerun)
+               for host in markdown_table.CPU_KINDS for rerun in INTEL_RERUNS
+               if os.path.exists(os.path.join(
+                   BENCH, f"mining_tile_profile.d256{rerun}.{host}.json"))})
 
 
 def _device_merge_speedup(n: int) -> str:
@@ -748,7 +778,7 @@ def performance() -> list[str]:
   rows = [
       _exact_mining_row("amd-epyc-2core"),
       *(_exact_mining_row("intel-xeon-2core", variant)
-        for variant in MINING_INTEL
+        for variant in INTEL_RERUNS
         if _mining_ratios("intel-xeon-2core", False, variant)),
       _same_gpu_mining_row(),
       *(_sentence_transformers_row(cpu) for cpu in ("amd-epyc", "intel-xeon")),

@@ -62,6 +62,11 @@ def _cpu(d: dict) -> str:
           + (" each, side by side" if both else ""))
 
 
+def _machine(d: dict) -> tuple[str, str]:
+  """A run's hardware name and CPU id: its CPU kind and generation."""
+  return d["hardware"]["name"], d["hardware"].get("cpu_id") or ""
+
+
 def _peer_table(pattern: str) -> list[str]:
   """Per file matching `pattern`: paraflax with and without re-ranking,
   and faiss driven directly with the same re-ranking budget (its own
@@ -69,9 +74,8 @@ def _peer_table(pattern: str) -> list[str]:
   code and by stopes'; times, peak memory and planted-pair P/R/F1 of
   each, ratios to paraflax with the same number of candidates re-scored."""
   rows = []
-  paths = sorted(glob.glob(os.path.join(BENCH, pattern)),
-                 key=lambda p: (_load(p)["hardware"]["name"],
-                                _load(p)["rows_per_side"]))
+  paths = sorted(glob.glob(os.path.join(BENCH, pattern)), key=lambda p: (
+      *_machine(_load(p)), _load(p)["rows_per_side"]))
   for path in paths:
     d = _load(path)
     load = (f"load {d['load_average'][0]:.1f} to "
@@ -132,24 +136,31 @@ def mining_ann_scale() -> list[str]:
 
 
 def performance_rows() -> list[tuple[str, ...]]:
-  """lab/performance.md's rows: per kind of file, its largest run with
-  faiss re-ranking the same candidates as ours (IndexRefineFlat)."""
+  """lab/performance.md's rows: per kind of file and CPU generation, its
+  largest run with faiss re-ranking the same candidates as ours
+  (IndexRefineFlat)."""
   return [row for pattern in ("mining_ann.scale-*.json",
                               "mining_scale.peers-at-best-*.json")
-          for row in _performance_row(pattern)]
+          for row in _performance_rows(pattern)]
 
 
-def _performance_row(pattern: str) -> list[tuple[str, ...]]:
-  """The row of the largest run matching `pattern` with faiss re-ranking
-  the same candidates as ours, its margin by stopes' code where that ran
-  (else paraflax's): speed, F1 and peak memory; and the speed of both
-  re-ranking none where the run has that."""
-  found = [_load(p) for p in glob.glob(os.path.join(BENCH, pattern))]
-  found = [d for d in found
-           if f"refine_flat-{d['rerank']}" in d.get("peers", {})]
-  if not found:
-    return []
-  d = max(found, key=lambda d: (d["rows_per_side"], d["date"]))  # newest
+def _performance_rows(pattern: str) -> list[tuple[str, ...]]:
+  """Per CPU kind and generation, the row of the largest run matching
+  `pattern` with faiss re-ranking the same candidates as ours."""
+  found: dict[tuple[str, str], list[dict]] = {}
+  for d in map(_load, glob.glob(os.path.join(BENCH, pattern))):
+    if f"refine_flat-{d['rerank']}" in d.get("peers", {}):
+      found.setdefault(_machine(d), []).append(d)
+  return [_largest_row(max(runs, key=lambda d: (d["rows_per_side"],
+                                                d["date"])))  # newest
+          for _, runs in sorted(found.items())]
+
+
+def _largest_row(d: dict) -> tuple[str, ...]:
+  """A run's row of the peers' table: faiss re-ranking the same candidates
+  as ours, its margin by stopes' code where that ran (else paraflax's):
+  speed, F1 and peak memory; and the speed of both re-ranking none where
+  the run has that."""
   ours = d["runs"][str(d["rerank"])]
   peer = d["peers"][f"refine_flat-{d['rerank']}"]
   stopes = peer.get("stopes", {})
@@ -170,7 +181,7 @@ def _performance_row(pattern: str) -> list[tuple[str, ...]]:
     none = alone["total_mining_s"] / plain["total_mining_s"]
     memory += "; " + markdown_table.slower(f"{none:.2f}x", [none]) + (
         " both re-ranking none")
-  return [(
+  return (
       f"approximate mining, {d['rows_per_side']:,} a side, `{d['index']}`, "
       f"both re-ranking {d['rerank']} candidates",
       f"faiss `IndexRefineFlat` over the same index string, sample, nprobe "
@@ -180,7 +191,7 @@ def _performance_row(pattern: str) -> list[tuple[str, ...]]:
       f"planted-pair F1 {ours['quality']['f1_optimal']['f1']:.1f} against "
       f"{side['quality']['f1_optimal']['f1']:.1f}{memory}",
       "`mining_scale.py --peer --stopes-python"
-      + (" --side-by-side`" if d.get("side_by_side") else "`"))]
+      + (" --side-by-side`" if d.get("side_by_side") else "`"))
 
 
 TABLES = (mining_scale_peers, mining_ann_scale)

@@ -315,7 +315,8 @@ def mining_rerank() -> list[str]:
        "ours (s)", "of which index search (s)",
        "the rest: re-rank, order (s)", "faiss (s)", "faiss / ours (time)"],
       ["---", "---"] + ["---:"] * 8)
-  for path in sorted(glob.glob(os.path.join(BENCH, "mining_rerank.*.json"))):
+  for path in sorted(glob.glob(os.path.join(BENCH, "mining_rerank.*.json")),
+                     key=bench_tables.rerun_last):
     d = _load(path)
     for r in d["rows"]:
       ours, peer = r["ours"], r["faiss"]
