@@ -28,18 +28,15 @@ def _table(columns, rows, numeric_from=1) -> list[str]:
 # The CPU kinds whose encoders_vs_wieting.py runs (taking turns, and
 # --quality) the tables, the prose and performance.md quote.
 ENCODER_CPUS = ("amd-epyc", "intel-xeon")
-ENCODERS_QUALITY_RUNS = tuple(f"encoders_vs_wieting.quality.{cpu}-2core.json"
-                              for cpu in ENCODER_CPUS)
 
 
 def encoders_quality() -> list[str]:
   """encoders_vs_wieting.py --quality: the same Avg after the same updates,
   ours / Wieting's, a row per run."""
   rows = []
-  for name in ENCODERS_QUALITY_RUNS:
-    d = _load(name)
+  for d in per_cpu("encoders_vs_wieting", (".quality",)):
     r = d["results"][0]
-    where = markdown_table.named_cpu_cell(name, d)
+    where = markdown_table.recorded_cpu_cell(d["hardware"])
     ours, theirs = r["ours"], r["wieting"]
     rows.append((where, r["updates"], *(
         f"{_f(ours['figures'][k])} / {_f(theirs['figures'][k])}"
@@ -599,17 +596,21 @@ def _device_merge_speedup(n: int) -> str:
 VALUES.update({f"mining_throughput.device_merge_speedup.{n}":
                functools.partial(_device_merge_speedup, n)
                for n in (100000, 200000)})
-def _their_time_over_ours(cpu: str) -> str:
+def _their_time_over_ours(d: dict) -> str:
   """How many times paraflax's mining time sentence-transformers' took, on
-  dev and on test, on CPU kind `cpu`."""
-  return _span(_load(f"mining_vs_sentence_transformers.{cpu}-2core.json")[
-      "their_time_over_ours"].values(), 1)
+  dev and on test, in run `d` of mining_vs_sentence_transformers.py."""
+  return _span(d["their_time_over_ours"].values(), 1)
 
 
 VALUES.update({
     f"mining_vs_sentence_transformers.their_time_over_ours.{cpu}":
-    functools.partial(_their_time_over_ours, cpu)
+    lambda cpu=cpu: _their_time_over_ours(
+        _load(f"mining_vs_sentence_transformers.{cpu}-2core.json"))
     for cpu in ("amd-epyc", "intel-xeon")})
+VALUES["mining_vs_sentence_transformers.their_time_over_ours."
+       "intel-xeon-emerald-rapids"] = lambda: _their_time_over_ours(_load(
+           "mining_vs_sentence_transformers-emerald-rapids"
+           ".intel-xeon-2core.json"))
 
 
 def _one_core_amd_over_intel(side: str) -> str:
@@ -739,9 +740,8 @@ def _same_gpu_mining_row() -> tuple:
           "`mining_throughput.py` (`gpu/scale.sh`)")
 
 
-def _sentence_transformers_row(cpu: str) -> tuple[str, ...]:
-  """The run of mining_vs_sentence_transformers.py on CPU kind `cpu`."""
-  d = _load(f"mining_vs_sentence_transformers.{cpu}-2core.json")
+def _sentence_transformers_row(d: dict) -> tuple[str, ...]:
+  """A run of mining_vs_sentence_transformers.py as a row of the peers'."""
   ours, theirs = d["rows"]["paraflax"], d["rows"]["sentence-transformers"]
   peers = d["run"]["peers"]
   return ("exact margin mining from the same embeddings, 5,000 a side, "
@@ -750,7 +750,7 @@ def _sentence_transformers_row(cpu: str) -> tuple[str, ...]:
           " `semantic_search` and its mining example's margin and selection"
           f" (torch {peers['torch']})",
           markdown_table.recorded_cpu_cell(d["hardware"]),
-          f"{_their_time_over_ours(cpu)} faster, first call left out (ours "
+          f"{_their_time_over_ours(d)} faster, first call left out (ours "
           f"compiling {ours['dev_run']['first_s']:.2f} s); the same pairs, "
           f"test F1 {ours['test_f1']:.1f} against {theirs['test_f1']:.1f}",
           "`mining_vs_sentence_transformers.py`")
@@ -773,15 +773,15 @@ def performance() -> list[str]:
   enc = [(hardware, how, {r["model"]: r["ours_over_wieting"]
                            for r in d["results"]})
          for hardware, how, d in encoder_speed_results()]
-  quality = [_load(f"encoders_vs_wieting.quality.{cpu}-2core.json")
-             for cpu in ENCODER_CPUS]
+  quality = per_cpu("encoders_vs_wieting", (".quality",))
   rows = [
       _exact_mining_row("amd-epyc-2core"),
       *(_exact_mining_row("intel-xeon-2core", variant)
         for variant in INTEL_RERUNS
         if _mining_ratios("intel-xeon-2core", False, variant)),
       _same_gpu_mining_row(),
-      *(_sentence_transformers_row(cpu) for cpu in ("amd-epyc", "intel-xeon")),
+      *map(_sentence_transformers_row,
+           per_cpu("mining_vs_sentence_transformers")),
       *mining_peer_tables.performance_rows(),
       *(("NMT training, target tokens/s", "OpenNMT-py 3.0.4",
          cpu, markdown_table.slower(_span(r), r)

@@ -330,11 +330,6 @@ def mining_rerank() -> list[str]:
   return lines
 
 
-# One run per CPU kind.
-SENTENCE_TRANSFORMERS = ("mining_vs_sentence_transformers.amd-epyc-2core.json",
-                         "mining_vs_sentence_transformers.intel-xeon-2core.json")
-
-
 def mining_vs_sentence_transformers() -> list[str]:
   """lab/benchmarks/mining_vs_sentence_transformers.py: the same embeddings
   mined by paraflax and by sentence-transformers' recipe, on each CPU kind
@@ -342,8 +337,7 @@ def mining_vs_sentence_transformers() -> list[str]:
   lines = _header(["CPU (1-min load)", "mined by", "dev (s)", "test (s)",
                    "first call (s)", "dev threshold", "dev F1", "test P",
                    "test R", "test F1"], ["---", "---"] + ["---:"] * 8)
-  for name in SENTENCE_TRANSFORMERS:
-    d = _load(os.path.join(BENCH, name))
+  for d in bench_tables.per_cpu("mining_vs_sentence_transformers"):
     cpu = markdown_table.recorded_cpu_cell(d["hardware"])
     for tool, r in d["rows"].items():
       first = r["dev_run"].get("first_s")
