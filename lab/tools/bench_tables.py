@@ -603,14 +603,11 @@ def _their_time_over_ours(d: dict) -> str:
 
 
 VALUES.update({
-    f"mining_vs_sentence_transformers.their_time_over_ours.{cpu}":
-    lambda cpu=cpu: _their_time_over_ours(
-        _load(f"mining_vs_sentence_transformers.{cpu}-2core.json"))
-    for cpu in ("amd-epyc", "intel-xeon")})
-VALUES["mining_vs_sentence_transformers.their_time_over_ours."
-       "intel-xeon-emerald-rapids"] = lambda: _their_time_over_ours(_load(
-           "mining_vs_sentence_transformers-emerald-rapids"
-           ".intel-xeon-2core.json"))
+    f"mining_vs_sentence_transformers.their_time_over_ours.{host}{rerun}":
+    lambda name=f"mining_vs_sentence_transformers{rerun}.{host}-2core.json": (
+        _their_time_over_ours(_load(name)))
+    for host, rerun in (("amd-epyc", ""), ("intel-xeon", ""),
+                        ("intel-xeon", INTEL_RERUNS[1]))})
 
 
 def _one_core_amd_over_intel(side: str) -> str:
