@@ -511,8 +511,7 @@ def encoder_speed_results() -> list[tuple[str, str, dict]]:
   found = {path: _load(os.path.basename(path)) for path in glob.glob(
       os.path.join(BENCH, "encoders_vs_wieting.*.json"))}
   for path, d in sorted(found.items(), key=lambda item: (
-      list(markdown_table.CPU_KINDS).index(item[1]["hardware"]["name"]),
-      item[1]["hardware"].get("cpu_id") or "", item[0])):
+      *markdown_table.machine(item[1]["hardware"]), item[0])):
     if any(r.get("updates") for r in d["results"]):  # a --quality run
       continue
     rounds = d["results"][0]["rounds"]

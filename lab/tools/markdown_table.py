@@ -57,6 +57,13 @@ def cpu_cell(hardware: str, cores: int, cpu_id: str | None = None) -> str:
           f"core{'s' if cores > 1 else ''}")
 
 
+def machine(hardware: dict) -> tuple[str, str]:
+  """The CPU kind and generation children.run_facts recorded: the hardware
+  name and the CPU id. As a sort key it puts the AMD EPYC first and each
+  kind's generations in CPU-id order."""
+  return hardware["name"], hardware.get("cpu_id") or ""
+
+
 def recorded_cpu_cell(hardware: dict, cores: int | None = None) -> str:
   """The CPU cell of the hardware children.run_facts recorded; `cores`
   where the run used fewer than the machine has."""

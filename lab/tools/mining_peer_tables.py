@@ -62,11 +62,6 @@ def _cpu(d: dict) -> str:
           + (" each, side by side" if both else ""))
 
 
-def _machine(d: dict) -> tuple[str, str]:
-  """A run's hardware name and CPU id: its CPU kind and generation."""
-  return d["hardware"]["name"], d["hardware"].get("cpu_id") or ""
-
-
 def _peer_table(pattern: str) -> list[str]:
   """Per file matching `pattern`: paraflax with and without re-ranking,
   and faiss driven directly with the same re-ranking budget (its own
@@ -74,10 +69,9 @@ def _peer_table(pattern: str) -> list[str]:
   code and by stopes'; times, peak memory and planted-pair P/R/F1 of
   each, ratios to paraflax with the same number of candidates re-scored."""
   rows = []
-  paths = sorted(glob.glob(os.path.join(BENCH, pattern)), key=lambda p: (
-      *_machine(_load(p)), _load(p)["rows_per_side"]))
-  for path in paths:
-    d = _load(path)
+  for d in sorted(map(_load, glob.glob(os.path.join(BENCH, pattern))),
+                  key=lambda d: (*markdown_table.machine(d["hardware"]),
+                                 d["rows_per_side"])):
     load = (f"load {d['load_average'][0]:.1f} to "
             f"{d['run']['load_average_at_end'][0]:.1f}")
     head = (f"{d['rows_per_side']:,}, {_cpu(d)}, {d['threads']} "
@@ -150,7 +144,7 @@ def _performance_rows(pattern: str) -> list[tuple[str, ...]]:
   found: dict[tuple[str, str], list[dict]] = {}
   for d in map(_load, glob.glob(os.path.join(BENCH, pattern))):
     if f"refine_flat-{d['rerank']}" in d.get("peers", {}):
-      found.setdefault(_machine(d), []).append(d)
+      found.setdefault(markdown_table.machine(d["hardware"]), []).append(d)
   return [_largest_row(max(runs, key=lambda d: (d["rows_per_side"],
                                                 d["date"])))  # newest
           for _, runs in sorted(found.items())]
