@@ -271,16 +271,33 @@ def repeat_of(name: str, new: str, argv: list[str],
   ValueError for a collected run and for a NEW the manifest lists (a
   repeat never replaces a kept file) or that is no file name of
   lab/results/."""
-  if name.startswith("runs/") or "--output" not in argv[:-1]:
+  if name.startswith("runs/") or not takes_output(argv):
     raise ValueError(f"--as: {name} is no benchmark file whose command "
                      "takes --output; a collected run reruns in place")
   if new in entries or os.sep in new or not new.endswith(".json"):
     raise ValueError(f"--as {new}: give a new .json name in lab/results/, "
                      "one the manifest does not list (python lab/run.py "
                      "--list)")
+  if "--output" not in argv[:-1]:
+    return [*argv, "--output", os.path.join("lab", "results", new)]
   argv = list(argv)
   argv[argv.index("--output") + 1] = os.path.join("lab", "results", new)
   return argv
+
+
+def takes_output(argv: list[str]) -> bool:
+  """Whether a benchmark's command names its output, or its script's
+  --help offers --output (a file recorded before the script wrote its
+  default output into the command)."""
+  if "--output" in argv[:-1]:
+    return True
+  script = _interpreter(argv)
+  if script[0] != sys.executable:
+    return False
+  helped = subprocess.run([*script[:2], "--help"], cwd=ROOT, check=False,
+                          capture_output=True, text=True)
+  return (helped.returncode == 0
+          and re.search(r"--output(?![\w-])", helped.stdout) is not None)
 
 
 def _first(need: str, line: str) -> str:

@@ -1079,6 +1079,20 @@ def test_a_repeat_writes_a_new_file_beside_the_kept_one(capsys):
   assert run.main([name, name, "--as", new]) == 2
 
 
+def test_a_repeat_names_the_output_a_recorded_command_left_to_its_default(
+    capsys):
+  """A command recorded without --output (newcomer.py wrote its default
+  name) repeats with one when its script's --help offers it, so the
+  repeat never writes over the kept file."""
+  run = _module(LAB / "run.py")
+  new = "newcomer.main-repeat.intel-xeon-2core.json"
+  assert run.main(["newcomer.main.intel-xeon-2core.json", "--as", new,
+                   "--print"]) == 0
+  assert capsys.readouterr().out.strip() == (
+      f"lab/benchmarks/newcomer.py main --output lab/results/{new}")
+  assert not run.takes_output(["lab/tools/collect_result.py", "OUTPUT"])
+
+
 def test_a_collected_run_prints_the_line_that_keeps_it_again():
   run = _module(LAB / "run.py")
   line = run.collect_line("runs/filter_tables/cs-news-gran-length.json")

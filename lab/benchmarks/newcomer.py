@@ -131,7 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     return 2
   with open(os.path.join(_ROOT, "README.md"), encoding="utf-8") as f:
     command = readme_command(args.job, f.read())
-  head = children.run_facts(__file__, [args.job])
+  # The output is part of the recorded command, so `lab/run.py NAME --as
+  # NEW` repeats it beside NAME on another machine of the same name.
+  head = children.run_facts(__file__, [args.job, "--output",
+                                       os.path.abspath(output)])
   scratch = tempfile.mkdtemp(prefix="newcomer.")
   try:
     clone_dir = clone(scratch)

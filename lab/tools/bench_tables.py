@@ -842,8 +842,7 @@ def _newcomer(job: str) -> list[str]:
   """newcomer.py JOB: one of the README's commands from a fresh clone with
   cold caches, step by step, on each machine it ran on."""
   rows = []
-  for path in sorted(glob.glob(os.path.join(BENCH, f"newcomer.{job}.*.json"))):
-    d = _load(os.path.basename(path))
+  for d in per_cpu(f"newcomer.{job}"):
     where = markdown_table.recorded_cpu_cell(d["hardware"])
     for step in d["steps"]:
       rows.append((f"`{_head(step['step'])}`", where,
