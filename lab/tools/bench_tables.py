@@ -217,7 +217,7 @@ def nmt_step_profile() -> list[str]:
             {**side["shares"], "the whole step": 1.0})
 
   rows = []
-  for d in result_files("nmt_step_profile.*.json"):
+  for d in per_cpu("nmt_step_profile.encoder-128-", ("2core", "1core")):
     (ours, our_share), (theirs, their_share) = map(
         with_step, (d["ours"], d["opennmt"]))
     for kind in ours:
@@ -336,7 +336,7 @@ def mining_index_build() -> list[str]:
   """mining_index_build.py: one side's index, ours against faiss's train
   and add, a row per repeat."""
   rows = []
-  for d in result_files("mining_index_build.1e5*.json"):
+  for d in per_cpu("mining_index_build.1e5"):
     for i, r in enumerate(d["repeats"], start=1):
       ours, peer = r["paraflax"], r["faiss"]
       rows.append((markdown_table.hardware_cell(d), i, _f(ours["build_s"], 1),
