@@ -19,10 +19,13 @@ Time (tiny), a fresh clone with cold caches (lab/benchmarks/newcomer.py
 main; the README's table, from lab/results/newcomer.main.*.json):
 {newcomer.main.amd-epyc-2core.json:steps/3/wall_s:duration=3 min 11 s} for the
 pipeline ({newcomer.main.amd-epyc-2core.json:wall_s:duration=5 min 18 s} with the
-install and KenLM's build) on 2 idle cores of an AMD EPYC;
+install and KenLM's build) on 2 idle cores of an AMD EPYC (Zen 5);
 {newcomer.main.intel-xeon-2core.json:steps/3/wall_s:duration=4 min 31 s}
 ({newcomer.main.intel-xeon-2core.json:wall_s:duration=6 min 49 s}) on 2
-idle cores of an Intel Xeon.
+idle cores of an Intel Xeon (Rocket Lake);
+{newcomer.main-emerald-rapids.intel-xeon-2core.json:steps/3/wall_s:duration=3 min 40 s}
+({newcomer.main-emerald-rapids.intel-xeon-2core.json:wall_s:duration=6 min 8 s}) on 2
+idle cores of an Intel Xeon (Emerald Rapids).
 Result (tiny, lab/results/runs/pipeline_tiny/tiny.json): NMT dev BLEU
 {runs/pipeline_tiny/tiny.json:nmt/best:.2f=28.76} on Multi30k validation
 ({pipeline_tiny/tiny.nmt_steps=2,400} steps);
@@ -32,7 +35,8 @@ filter; GRAN STS12-15 mean {pipeline_tiny/tiny.sts12_15=53.33}, STSb test
 {runs/pipeline_tiny/tiny.json:bilingual/best:.1f=55.0} %; mining Multi30k
 test captions (300 gold pairs among 350 distractors a side): F1
 {runs/pipeline_tiny/tiny.json:mining/test/f1:pct=51.0} at the dev
-threshold, the 10 best-scored pairs all correct. The tiny preset shows
+threshold, {pipeline_tiny/tiny.shown_correct=9} of the
+{pipeline_tiny/tiny.shown=10} best-scored pairs correct. The tiny preset shows
 every stage working, not the papers' numbers; gpu has the configs' own
 sizes.
 Time (gpu, pod): projections from measured per-device rates, not runs of
