@@ -705,7 +705,53 @@ def _perplexities(r: dict) -> dict[tuple[str, int], dict]:
 def domain_selection() -> list[str]:
   """Biomedical test perplexity of an LM on each selection, per size (the
   lowest bold), with the perplexity without unseen tokens in brackets."""
-  by = _perplexities(_report(DOMAIN))
+  return _selection_table(DOMAIN)
+
+
+# The selection LMs' settings tried on the biomedical dev text, and the
+# chosen ones on a second domain (`paraflax domain-data --domain
+# abc_science`), each a kept run of select-domain and eval-domain.
+DOMAIN_SETTINGS = "domain_settings"
+DOMAIN_DEV_GRID = {(m, n): f"{DOMAIN_SETTINGS}/dev-m{m}-o{n}"
+                   for m in (1, 2, 3) for n in (2, 3, 4)}
+DOMAIN_ABC = {n: f"{DOMAIN_SETTINGS}/abc-science-o{n}" for n in (2, 3)}
+# The test curve again with other random draws (--eval-seed) and with
+# order-3 selection LMs.
+DOMAIN_TEST_VARIANTS = tuple(f"{DOMAIN_SETTINGS}/test-{v}"
+                             for v in ("seed1", "seed2", "o3"))
+_SIZES = (2000, 4000, 8000, 16000, 32000)
+
+
+def domain_abc_science() -> list[str]:
+  """domain_selection's table for ABC science news, order-2 selection LMs."""
+  return _selection_table(DOMAIN_ABC[2])
+
+
+def _ratios(ref: str) -> list[float]:
+  """Top diffCE's perplexity over random's at each of _SIZES."""
+  by = _perplexities(_report(ref))
+  return [by["moore_lewis", n]["perplexity"] / by["random", n]["perplexity"]
+          for n in _SIZES]
+
+
+def domain_dev_grid() -> list[str]:
+  """Top diffCE / random on the dev text at each size, per min_count (rows)
+  and selection LM order (columns); the lowest ratio at 2,000 bold."""
+  ratios = {k: _ratios(ref) for k, ref in DOMAIN_DEV_GRID.items()}
+  best = min(r[0] for r in ratios.values())
+  orders = sorted({n for _, n in ratios})
+  return markdown_table.table(
+      ["min_count", *(f"order {n}" for n in orders)],
+      [(m, *(" / ".join([markdown_table.bold_if(
+          f"{ratios[m, n][0]:.3f}", ratios[m, n][0] == best),
+                         *(f"{r:.3f}" for r in ratios[m, n][1:])])
+             for n in orders)) for m in sorted({m for m, _ in ratios})])
+
+
+def _selection_table(ref: str) -> list[str]:
+  """Test perplexity of an LM on each selection of run REF, per size (the
+  lowest bold), with the perplexity without unseen tokens in brackets."""
+  by = _perplexities(_report(ref))
   out = []
   for size in sorted({size for _, size in by}):
     ppl = {m: by[m, size]["perplexity"] for m in _METHODS}
@@ -940,6 +986,9 @@ _QUOTED_RUNS = (
       for n in ("de", "fr", "cs", "de-500-initial", "de-500-feed",
                 "captions")),
     (DOMAIN, _domain_figures()),
+    *((ref, _domain_figures())
+      for ref in (*DOMAIN_DEV_GRID.values(), *DOMAIN_ABC.values(),
+                  *DOMAIN_TEST_VARIANTS)),
     ("paper_presets/domain-paraphrasing-select", _domain_figures()),
     (PIVOT, _ppdb_figures()),
     (PIVOT_1024, _ppdb_figures()),
@@ -1408,5 +1457,6 @@ TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           pipeline_tiny, pipeline_tiny_mined, filtering_downstream,
           filtering_downstream_captions, filtering_downstream_budgets,
           paper_grids_overlap, paper_grids_lm, bilingual_alignment,
-          domain_selection, ppdb_agreement, pivot_general, bilingual_paracrawl,
+          domain_selection, domain_dev_grid, domain_abc_science,
+          ppdb_agreement, pivot_general, bilingual_paracrawl,
           domain_bins, gran_ablations)
