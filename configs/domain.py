@@ -21,8 +21,10 @@ random {headline/domain-selection.random_2000=1444.8}
 ({headline/domain-selection.ratio_2000=0.505} of it),
 n-gram overlap {headline/domain-selection.ngram_overlap_2000=988.3}.
 The selection LMs' order 2 and min_count 2 were chosen on the dev text
-(D/biomed.dev.en as --test): order 2 gave 0.493 of random at 2,000, order
-3 0.502, order 4 0.506. The paper states no order; `--order 3` gives
+(D/biomed.dev.en as --test; lab/results/runs/domain_settings/): order 2
+gave {domain_settings/dev-m2-o2.ratio_2000=0.503} of random at 2,000,
+order 3 {domain_settings/dev-m2-o3.ratio_2000=0.512},
+order 4 {domain_settings/dev-m2-o4.ratio_2000=0.515}. The paper states no order; `--order 3` gives
 3-gram selection LMs (configs/papers/domain_paraphrasing.py:select).
 Docs: docs/domain.md.
 """
@@ -32,8 +34,7 @@ import ml_collections
 def get_config() -> ml_collections.ConfigDict:
   c = ml_collections.ConfigDict()
   # n-gram order of both selection LMs: 2, chosen on the dev text (the
-  # seed's 3-grams gave 0.502 there against 0.493); the curve's LMs keep
-  # 3 (eval_order).
+  # header gives the ratios); the curve's LMs keep 3 (eval_order).
   c.order = 2
   c.bins = 8  # equal-size bins of the selectable general sentences
   c.seed = 0  # which general sentences train the general LM

@@ -13,10 +13,12 @@ Time (train and eval-sts) and result (STS12-15 mean / STSb test, Pearson
 x 100) of the runs kept in lab/results/runs/sts_encoders/ (avg and lstmavg
 as configs/avg.py and configs/lstmavg.py, the same settings), on
 {sts_encoders/avg.hardware=AMD EPYC, 2 cores}:
-  avg {sts_encoders/avg.time=58 s (1 min 35 s of CPU), fresh clone, cold caches}, 54.06 / 59.35;
-  lstmavg {sts_encoders/lstmavg.time=2 min 26 s (4 min 5 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 4 min 13 s of other runs' steps}, 51.85 / 55.66;
+  avg {sts_encoders/avg.time=58 s (1 min 35 s of CPU), fresh clone, cold caches},
+  {sts_encoders/avg.sts12_15=54.06} / {sts_encoders/avg.stsb_test=59.35};
+  lstmavg {sts_encoders/lstmavg.time=2 min 26 s (4 min 5 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 4 min 13 s of other runs' steps},
+  {sts_encoders/lstmavg.sts12_15=51.85} / {sts_encoders/lstmavg.stsb_test=55.66};
   gran {runs/sts_encoders/gran-random.about.json:time:str=3 min 2 s (5 min 6 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 1 min 11 s of other runs' steps},
-  53.50 / 59.14 (docs/paraphrase-embeddings.md has each run's table).
+  {sts_encoders/gran-random.sts12_15=53.48} / {sts_encoders/gran-random.stsb_test=58.97} (docs/paraphrase-embeddings.md has each run's table).
   configs/gran.py is the better GRAN.
 Docs: docs/paraphrase-embeddings.md.
 """

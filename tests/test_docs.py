@@ -277,6 +277,18 @@ def test_a_typed_figure_is_found_and_a_rendered_or_quoted_one_is_not():
                                  (9, "1,024 MiB")]
 
 
+def test_a_typed_table_s_decimals_and_a_series_of_scores_are_figures():
+  """Cells and score pairs carry no unit: a decimal number in a row of a
+  typed table or in a series ("54.06 / 59.35") is a figure; the same in
+  a rendered table, an integer cell or a version is not."""
+  typed = _tool("typed_figures")
+  text = ("| m | order 2 |\n|---|---|\n| 2 | **0.493** / 0.532 (743.2) |\n"
+          "scores 54.06 / 59.35; version 1.15.1, 12 steps\n"
+          "<!-- table: t -->\n| 3 | 0.7 |\n<!-- /table -->\n| 4 | 5 |")
+  assert typed.figures(text) == [(3, "0.493"), (3, "0.532"), (3, "743.2"),
+                                 (4, "54.06 / 59.35")]
+
+
 def test_every_typed_figure_is_listed_with_why_it_is_typed():
   """README.md, docs/, the config headers and the lab's pages (but the
   generated lab/figures.md) render their measured figures; the few typed

@@ -20,9 +20,9 @@ Time and result, on
 {runs/paper_presets/domain-paraphrasing-select.about.json:hardware:str=AMD EPYC, 2 cores}:
 select-domain and eval-domain together
 {runs/paper_presets/domain-paraphrasing-select.about.json:time:str=12 s (13 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 2 min 13 s of other runs' steps}; top diffCE /
-random test perplexity 0.503 at 2,000 sentences, 0.794 at 32,000, against
-0.495 and 0.800 for
-configs/domain.py's 2-gram LMs (chosen on the dev text; lab/fidelity.md).
+random test perplexity {paper_presets/domain-paraphrasing-select.ratio_2000=0.514} at 2,000 sentences,
+{paper_presets/domain-paraphrasing-select.ratio_32000=0.792} at 32,000, against {headline/domain-selection.ratio_2000=0.505} and
+{headline/domain-selection.ratio_32000=0.799} for configs/domain.py's 2-gram LMs (chosen on the dev text; lab/fidelity.md).
 The pivot block reads only the French-English pairs of the bitexts it is
 given (`paraflax pivot --bitext bitext_multi30k_fr_en --bitext
 bitext_newstest_pool_fr_en ...`).

@@ -6,7 +6,9 @@ A figure is a number with a unit of measure: a time ("12 min 50 s",
 "16 bytes"), a rate ("217k events/s") or "BLEU" / "F1" / "points"; a
 number's commas group thousands ("1,024 MiB", not "8, byte"); or a score named
 before its decimal number ("BLEU 6.21", "F1 0.14", "STSb test 64.96",
-"Pearson 0.3280", "P@1 38.9"). Rendered figures (value and table
+"Pearson 0.3280", "P@1 38.9"); decimal numbers given as a series
+("54.06 / 59.35"); or a decimal number in a row of a typed table, whose
+cells carry no unit. Rendered figures (value and table
 markers), code blocks and `code` spans are skipped. Every
 figure left must be listed, per page, in lab/tables/typed_figures.json
 with why it is typed: a setting rather than a measurement, or a
@@ -43,6 +45,9 @@ FIGURE = re.compile(
 SCORE = re.compile(
     r"(?<![\w@-])(?:BLEU|F1|P@\d+|Pearson|Spearman|dev(?:-tuning)?|test)"
     r"\s(?:of\s)?\d+\.\d+(?![\w.])")
+SERIES = re.compile(r"(?<![\w.^/=])\d+\.\d+(?:\s?/\s?\d+\.\d+)+(?![\w.])")
+_TABLE_ROW = re.compile(r"^\|.*\|[ \t]*$", re.M)
+_DECIMAL = re.compile(r"(?<![\w.^/=@-])\d+(?:,\d{3})*\.\d+(?![\w.])")
 _RENDERED = (render_tables.MARKER, render_tables.VALUE,
              render_tables.CONFIG_VALUE)
 _CODE = re.compile(r"^```.*?^```|`[^`\n]*`", re.S | re.M)
@@ -67,8 +72,17 @@ def figures(text: str) -> list[tuple[int, str]]:
   """(line, figure) of every typed figure in a page's `text`."""
   for pattern in (*_RENDERED, _CODE):
     text = pattern.sub(_blank, text)
-  hits = sorted((*FIGURE.finditer(text), *SCORE.finditer(text)),
-                key=lambda m: m.start())
+  cells = [m for row in _TABLE_ROW.finditer(text)
+           for m in _DECIMAL.finditer(text, row.start(), row.end())]
+  hits, end = [], -1
+  # The longest figure at each place: a series' numbers, a ratio's digits
+  # or a table cell's are no figures of their own.
+  for m in sorted((*FIGURE.finditer(text), *SCORE.finditer(text),
+                   *SERIES.finditer(text), *cells),
+                  key=lambda m: (m.start(), -m.end())):
+    if m.start() >= end:
+      hits.append(m)
+      end = m.end()
   return [(text.count("\n", 0, m.start()) + 1, " ".join(m.group(0).split()))
           for m in hits]
 
