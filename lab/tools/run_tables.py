@@ -970,7 +970,7 @@ _QUOTED_RUNS = (
     (f"{PIPELINE}-nmt600", _tiny_figures()),
     *((f"sts_encoders/{n}", _sts_figures())
       for n in ("avg", "lstmavg", "ppdb-words", "gran-seed0", "gran-seed1",
-                "gran-random")),
+                "gran-random", "gran-backtranslated")),
     *((f"paper_presets/{n}", _sts_figures())
       for n in ("avg-default", "avg-wieting2017")),
     *((f"seqio_cache/{n}", _sts_figures()) for n in ("file", "cache")),
