@@ -257,6 +257,11 @@ def test_a_quote_picks_a_list_item_by_the_fields_that_name_it(
       {"step": "paraflax pipeline --workdir runs/tiny", "exit": 0,
        "wall_s": 191.2, "peak_rss_mib": 1873, "equal": 130}]}))
   assert render.VALUES["s.json:steps/1/wall_s:duration"]() == "3 min 11 s"
+  (tmp_path / "h.json").write_text(json.dumps({"hardware": {
+      "name": "intel-xeon-2core", "cores": 2,
+      "cpu_id": "family 6, model 207, stepping 2"}}))
+  assert render.VALUES["h.json:hardware:cpu"]() == (
+      "Intel Xeon (Emerald Rapids), 2 cores")
 
 
 def test_a_typed_figure_is_found_and_a_rendered_or_quoted_one_is_not():

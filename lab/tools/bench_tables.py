@@ -872,10 +872,24 @@ def newcomer_tests() -> list[str]:
   return _newcomer("tests")
 
 
+def pod_shards() -> list[str]:
+  """pod_shards.py: per run of data.parts over P processes, what each
+  process read and encoded, its peak RSS and the run's losses."""
+  d = _load("pod_shards.intel-xeon-2core.json")
+  return _table(
+      ["data.parts", "processes", "pairs each process reads and encodes",
+       "peak RSS of each process (MiB)", "losses at steps 1, 2"],
+      [(r["parts"], r["processes"],
+        " / ".join(f"{p['pairs_read']:,}" for p in r["per_process"]),
+        " / ".join(f"{p['peak_rss_mib']:,}" for p in r["per_process"]),
+        ", ".join(f"{loss:.6f}" for loss in r["losses"]))
+       for r in d["runs"]])
+
+
 TABLES = (newcomer_main, newcomer_tests, performance, encoders_quality,
           nmt_decoding, nmt_learning, nmt_decoder_changes, nmt_equal_wall,
           nmt_decode_phases, nmt_step_profile, mining_kernel_or_ops, mining_tile_profile,
           mining_devices_product, mining_index_build, bilingual_throughput,
           scoring_throughput, domain_throughput, pivot_throughput,
           compile_cache, monods_weights,
-          mining_same_gpu)
+          mining_same_gpu, pod_shards)

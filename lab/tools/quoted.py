@@ -50,6 +50,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "inverse": lambda r: f"{1 / r:.2f}",  # ours / theirs as theirs / ours
     # A hardware name ("intel-xeon-2core") as the tables name its CPU.
     "machine": lambda name: markdown_table.CPU_KINDS.get(name, name),
+    # A recorded hardware dict as the tables name its CPU and generation.
+    "cpu": markdown_table.recorded_cpu_cell,
     "str": str,
 }
 
