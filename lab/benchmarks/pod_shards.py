@@ -78,8 +78,9 @@ def run(parts: int, processes: int, shards: str, work: str) -> dict:
        str(_DEVICES // processes), "configs/nmt.py:de", workdir,
        f"--config.data.train=('tsv:{shards}/*.tsv.gz',)",
        f"--config.data.parts={parts}", *_SETTINGS],
+      # Its stderr names a failed process's log.
       cwd=_ROOT, env=dict(os.environ, PARAFLAX=timed), check=True,
-      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+      stdout=subprocess.DEVNULL)
   rows = []
   for i in range(processes):
     with open(os.path.join(workdir + ".logs", f"process_{i}.log"),
