@@ -727,11 +727,16 @@ def domain_abc_science() -> list[str]:
   return _selection_table(DOMAIN_ABC[2])
 
 
+def _ratio(r: dict, size: int) -> float:
+  """Top diffCE's perplexity over random's at `size` in eval-domain's `r`."""
+  by = _perplexities(r)
+  return by["moore_lewis", size]["perplexity"] / by["random", size]["perplexity"]
+
+
 def _ratios(ref: str) -> list[float]:
-  """Top diffCE's perplexity over random's at each of _SIZES."""
-  by = _perplexities(_report(ref))
-  return [by["moore_lewis", n]["perplexity"] / by["random", n]["perplexity"]
-          for n in _SIZES]
+  """_ratio at each of _SIZES of kept run REF."""
+  r = _report(ref)
+  return [_ratio(r, n) for n in _SIZES]
 
 
 def domain_dev_grid() -> list[str]:
@@ -774,8 +779,7 @@ def _domain_figures() -> dict[str, Callable[[dict], str]]:
   def at(r: dict, method: str, key: str = "perplexity",
          size: int = 2000) -> float:
     return _perplexities(r)[method, size][key]
-  return {**{f"ratio_{size}": lambda r, size=size: (
-      f"{at(r, 'moore_lewis', size=size) / at(r, 'random', size=size):.3f}")
+  return {**{f"ratio_{size}": lambda r, size=size: f"{_ratio(r, size):.3f}"
              for size in (2000, 32000)},
           **{f"{m}_2000": (lambda r, m=m: f"{at(r, m):.1f}")
              for m in _METHODS},
