@@ -62,17 +62,25 @@ def write_shards(data: str, out: str) -> int:
   return len(pairs)
 
 
-def run(parts: int, processes: int, shards: str, work: str) -> dict:
-  """One run of launch/local_processes.sh; its processes' rows."""
-  workdir = os.path.join(work, f"p{processes}.parts{parts}")
-  for path in (workdir, workdir + ".logs"):
-    shutil.rmtree(path, ignore_errors=True)
+def timed_paraflax(work: str) -> str:
+  """A `paraflax` in `work` that runs this checkout's under /usr/bin/time,
+  which prints the process's peak RSS at its end."""
   timed = os.path.join(work, "paraflax_timed")
   with open(timed, "w", encoding="utf-8") as f:
     f.write("#!/bin/bash\nexec /usr/bin/time -f 'peak_rss_kb=%M' "
             f"{shlex.quote(os.path.join(_ROOT, '.venv', 'bin', 'paraflax'))}"
             ' "$@"\n')
   os.chmod(timed, 0o755)
+  return timed
+
+
+def run(parts: int, processes: int, shards: str, work: str,
+        timed: str) -> dict:
+  """One run of launch/local_processes.sh with `timed` as its paraflax; its
+  processes' rows."""
+  workdir = os.path.join(work, f"p{processes}.parts{parts}")
+  for path in (workdir, workdir + ".logs"):
+    shutil.rmtree(path, ignore_errors=True)
   subprocess.run(
       ["launch/local_processes.sh", str(processes),
        str(_DEVICES // processes), "configs/nmt.py:de", workdir,
@@ -111,13 +119,15 @@ def main(argv: list[str] | None = None) -> None:
   args = parser.parse_args(argv)
   data = os.path.join(os.environ.get("PARAFLAX_DATA_DIR") or os.path.join(
       os.path.dirname(_ROOT), "shared", "data"), "opennmt_wmt_ende_10k")
-  shards = os.path.join(os.path.abspath(args.work), "shards")
+  work = os.path.abspath(args.work)
+  shards = os.path.join(work, "shards")
   pairs = write_shards(data, shards)
   print(f"{pairs} pairs in {_SHARDS} shards", file=sys.stderr)
+  timed = timed_paraflax(work)
   runs = []
   for spec in args.runs:
     parts, processes = map(int, spec.split(":"))
-    runs.append(run(parts, processes, shards, os.path.abspath(args.work)))
+    runs.append(run(parts, processes, shards, work, timed))
     print(json.dumps(runs[-1]), file=sys.stderr)
   report = {**children.run_facts(__file__, argv), "pairs": pairs,
             "shards": _SHARDS, "devices": _DEVICES, "runs": runs}
