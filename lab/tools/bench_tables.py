@@ -493,12 +493,6 @@ def compile_cache() -> list[str]:
                  "to the first step (s)", "CPU (s)"], rows, numeric_from=2)
 
 
-def _span(ratios, digits=2) -> str:
-  lo, hi = min(ratios), max(ratios)
-  return f"{lo:.{digits}f}x" if f"{lo:.{digits}f}" == f"{hi:.{digits}f}" \
-      else f"{lo:.{digits}f}-{hi:.{digits}f}x"
-
-
 def cores_used(d: dict) -> int:
   """The cores a result ran on: `cores` (its affinity) or all."""
   return len(d.get("cores") or range(d["cpu_count"]))
@@ -598,7 +592,7 @@ VALUES.update({f"mining_throughput.device_merge_speedup.{n}":
 def _their_time_over_ours(d: dict) -> str:
   """How many times paraflax's mining time sentence-transformers' took, on
   dev and on test, in run `d` of mining_vs_sentence_transformers.py."""
-  return _span(d["their_time_over_ours"].values(), 1)
+  return markdown_table.span(d["their_time_over_ours"].values(), 1)
 
 
 VALUES.update({
@@ -705,9 +699,9 @@ def _exact_mining_row(hardware: str, variant: str = "") -> tuple:
           + " and ".join(map(str, dims)),
           "faiss `IndexFlatIP` both ways + numpy",
           markdown_table.recorded_cpu_cell(_load(name(dims[0]))["hardware"]),
-          _span(_mining_ratios(hardware, False, variant))
+          markdown_table.span(_mining_ratios(hardware, False, variant))
           + " faster, compile left out; "
-          + _span(_mining_ratios(hardware, True, variant))
+          + markdown_table.span(_mining_ratios(hardware, True, variant))
           + " with our first call's compile", "`mining_throughput.py`")
 
 
@@ -780,7 +774,7 @@ def performance() -> list[str]:
            per_cpu("mining_vs_sentence_transformers")),
       *mining_peer_tables.performance_rows(),
       *(("NMT training, target tokens/s", "OpenNMT-py 3.0.4",
-         cpu, markdown_table.slower(_span(r), r)
+         cpu, markdown_table.slower(markdown_table.span(r), r)
          + ", whole loop to whole loop" + (
              ", the same vocabularies" if same else
              ", OpenNMT-py on the pieces its training text holds"),

@@ -129,14 +129,47 @@ def _pod_backtranslate_s() -> float:
 def _beyond_parameters_mib(recipe: str, topology: str = "v5e:4x4") -> str:
   """What `recipe`'s step moves past data parallelism's all-reduce of its
   parameters, an update (MiB; lab/scaling.md)."""
-  with open(RECIPES, encoding="utf-8") as f:
-    (r,) = (r for r in json.load(f)["rows"]
-            if r["recipe"] == recipe and r["topology"] == topology)
+  (r,) = (r for r in _recipe_rows()
+          if r["recipe"] == recipe and r["topology"] == topology)
   extra = r["collective_bytes_per_step"] - r["predicted_bytes"]
   return f"{extra / r['updates_per_step'] / MIB:.1f}"
 
 
-VALUES = {"compile_pipeline_pod.backtranslate_s":
+def _recipe_rows() -> list[dict]:
+  with open(RECIPES, encoding="utf-8") as f:
+    return [r for r in json.load(f)["rows"] if "error" not in r and r["fits"]]
+
+
+def _ratios(rule: str, paraphrase: bool | None = None) -> str:
+  """The span of collective bytes over the prediction under `rule`, of
+  the paraphrase encoders' steps, of the other recipes' or (None) of all
+  (lab/scaling.md, docs/pod.md)."""
+  return markdown_table.span(
+      [r["ratio"] for r in _recipe_rows()
+       if r["recipe"].endswith(" fsdp") == (rule == "fsdp")
+       and paraphrase in (None, r["recipe"].startswith("paraphrase "))],
+      unit="")
+
+
+def _fsdp_speedup() -> str:
+  """The span of `fsdp`'s projected steps/s over `replicate`'s, recipe by
+  recipe and slice by slice (the models compiled under both)."""
+  steps = {(r["recipe"], r["topology"]): 1 / r["projected_step_seconds"]
+           for r in _recipe_rows()}
+  return markdown_table.span(
+      [rate / steps[(recipe[:-len(" fsdp")], topology)]
+       for (recipe, topology), rate in steps.items()
+       if recipe.endswith(" fsdp")], 1, unit="")
+
+
+VALUES = {"compile_recipes.ratio.replicate": lambda: _ratios("replicate"),
+          "compile_recipes.ratio.replicate.other": lambda: _ratios(
+              "replicate", False),
+          "compile_recipes.ratio.replicate.paraphrase": lambda: _ratios(
+              "replicate", True),
+          "compile_recipes.ratio.fsdp": lambda: _ratios("fsdp"),
+          "compile_recipes.fsdp_over_replicate": _fsdp_speedup,
+          "compile_pipeline_pod.backtranslate_s":
           lambda: quoted.duration(_pod_backtranslate_s()),
           **{f"compile_recipes.beyond_parameters_mib.{model}": (
               lambda model=model: _beyond_parameters_mib(f"paraphrase {model}"))

@@ -29,6 +29,13 @@ def num(x, digits: int = 2) -> str:
   return "" if x is None else f"{x:,.{digits}f}"
 
 
+def span(values, digits: int = 2, unit: str = "x") -> str:
+  """The least and the most of `values` ("1.60-1.74x"), one figure where
+  they round alike."""
+  lo, hi = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
+  return f"{lo}{unit}" if lo == hi else f"{lo}-{hi}{unit}"
+
+
 def slower(ratio_cell: str, ratios) -> str:
   """A cell of ours / peer that says so where ours is the slower."""
   if max(ratios) < 1:

@@ -1,7 +1,8 @@
 """The tables of mining_scale.py --peer, paraflax beside faiss driven
 directly with and without its own re-ranking: lab/benchmarks/README.md's
 (`mining_scale.peers-at-best-<rows>.<hardware>.json`) and lab/mining.md's,
-side by side on a core each (`mining_ann.scale-<rows>.<hardware>.json`)."""
+side by side on a core each (`mining_ann.scale-<rows>.<hardware>.json`);
+and the figures lab/mining.md's prose draws from mining_ann.py's runs."""
 from __future__ import annotations
 
 import glob
@@ -23,6 +24,12 @@ _PEER_NAMES = {"index": "faiss, the index alone",
 def _load(path: str) -> dict:
   with open(path, encoding="utf-8") as f:
     return json.load(f)
+
+
+def ann(what: str) -> list[dict]:
+  """mining_ann.py's runs of `what` ("recall", "quality"), one a machine."""
+  return [_load(p) for p in sorted(glob.glob(os.path.join(
+      BENCH, f"mining_ann.{what}.*.json")))]
 
 
 def _prf(quality: dict) -> str:
@@ -271,3 +278,67 @@ def _rerank_us_per_candidate() -> str:
 
 
 VALUES["mining_rerank.us_per_candidate"] = _rerank_us_per_candidate
+
+
+def _recall_span(fields: tuple[str, ...], settings: tuple[str, ...],
+                 nprobe: int) -> str:
+  """The least and the most of `fields` over the index `settings` probed
+  at `nprobe`, on every machine (the recall table's rows)."""
+  values = [r[field] for d in ann("recall") for r in d["recall"]
+            for field in fields
+            if r["setting"] in settings and r["nprobe"] == nprobe]
+  return markdown_table.span(values, unit="")
+
+
+_RECALL = ("recall_fwd", "recall_bwd")
+_CODES = {"8_bit": ("IVF256,Flat", "IVF256,SQ8", "IVF256,PQ16"),
+          "flat": ("IVF256,Flat",), "pq": ("IVF256,PQ16", "OPQ16,IVF256,PQ16"),
+          "fast_scan": ("IVF256_HNSW32,PQ16x4fs",)}
+# lab/mining.md's readings of the recall table: what re-ranking finds of
+# the exact neighbours, the pairs it shares with exact mining, and those
+# faiss driven directly shares, by the index's codes and nprobe.
+_RECALL_READINGS = {"recall.8_bit.8": (_RECALL, "8_bit", 8),
+                    "recall.fast_scan.8": (_RECALL, "fast_scan", 8),
+                    "recall.pq.32": (_RECALL, "pq", 32),
+                    "same_pairs.pq.32": (("same_pairs",), "pq", 32),
+                    "peer_same_pairs.flat.8": (("peer_same_pairs",), "flat", 8),
+                    "peer_same_pairs.pq.8": (("peer_same_pairs",), "pq", 8),
+                    "peer_same_pairs.fast_scan.8": (
+                        ("peer_same_pairs",), "fast_scan", 8)}
+VALUES.update({f"mining_ann.{name}": (
+    lambda fields=fields, codes=codes, nprobe=nprobe: _recall_span(
+        fields, _CODES[codes], nprobe))
+               for name, (fields, codes, nprobe) in _RECALL_READINGS.items()})
+
+
+def _f1_losses(setting: str, nprobe: int, split: str) -> list[float]:
+  """Exact search's F1 less an index's on the news benchmark's `split`,
+  on every machine (the quality table's rows)."""
+  losses = []
+  for d in ann("quality"):
+    exact = next(r for r in d["quality"] if r["nprobe"] is None)
+    row = next(r for r in d["quality"]
+               if r["setting"] == setting and r["nprobe"] == nprobe)
+    losses.append(exact[f"{split}_f1"] - row[f"{split}_f1"])
+  return losses
+
+
+# lab/mining.md's readings of the quality table: the F1 points an index
+# loses against exact search.
+_LOSSES = {"flat.16": ("IVF64,Flat", 16), "flat.8": ("IVF64,Flat", 8),
+           "pq.32": ("IVF64,PQ16", 32),
+           "fast_scan.32": ("IVF64_HNSW32,PQ16x4fs", 32)}
+VALUES.update({f"mining_ann.f1_loss.{name}.{split}": (
+    lambda spec=spec, split=split: markdown_table.span(
+        _f1_losses(*spec, split), 1, unit=""))
+               for name, spec in _LOSSES.items() for split in ("dev", "test")})
+
+
+def _f1_within(setting: str, nprobe: int) -> str:
+  """Within how many F1 points of exact search an index is, dev and test."""
+  worst = max(abs(x) for split in ("dev", "test")
+              for x in _f1_losses(setting, nprobe, split))
+  return f"{worst:.1f}"
+
+
+VALUES["mining_ann.f1_within.flat.32"] = lambda: _f1_within("IVF64,Flat", 32)

@@ -258,12 +258,6 @@ def training_memory() -> list[str]:
   return lines
 
 
-def _ann(what: str = "recall") -> list[dict]:
-  """mining_ann.py's runs of `what`, one a machine."""
-  return [_load(p) for p in sorted(glob.glob(os.path.join(
-      BENCH, f"mining_ann.{what}.*.json")))]
-
-
 def mining_ann_recall() -> list[str]:
   """Index settings against exact search on synthetic clustered vectors,
   with faiss driven directly as the peer, on each machine measured."""
@@ -274,7 +268,7 @@ def mining_ann_recall() -> list[str]:
        "search (s)", "faiss directly: pairs as exact",
        "faiss directly / ours (time)"],
       ["---", "---", "---:"] + ["---:"] * 8)
-  for d in _ann():
+  for d in mining_peer_tables.ann("recall"):
     where = markdown_table.hardware_cell(d)
     for r in d.get("recall", []):
       if r["nprobe"] is None:
@@ -296,7 +290,7 @@ def mining_ann_quality() -> list[str]:
                    "test P", "test R", "test F1"],
                   ["---", "---", "---:", "---:", "---:", "---:", "---:",
                    "---:"])
-  for d in _ann("quality"):
+  for d in mining_peer_tables.ann("quality"):
     for r in d["quality"]:
       lines.append(_row([
           markdown_table.hardware_cell(d),
