@@ -880,10 +880,34 @@ def pod_shards() -> list[str]:
        for r in d["runs"]])
 
 
+def width_compiles() -> list[str]:
+  """width_compiles.py: the same NMT run at each data.width_multiple, its
+  compiles, wall time, last loss and dev BLEU."""
+  d = _load("width_compiles.intel-xeon-2core.json")
+  return _table(
+      ["data.width_multiple", "train-step compiles", "beam-search compiles",
+       "wall, compiles included (s)", f"loss at step {d['steps']:,}", "dev BLEU"],
+      [(r["width_multiple"], r["compiles"]["step"],
+        r["compiles"]["search_all"], _f(r["wall_s"], 1),
+        f"{r['last_loss']:.7f}", _f(r["dev_bleu"], 4)) for r in d["runs"]],
+      numeric_from=1)
+
+
+def _width_loss_gap() -> str:
+  """The largest gap between the runs' losses at a logged step."""
+  runs = _load("width_compiles.intel-xeon-2core.json")["runs"]
+  gap = max(abs(a[1] - b[1]) for run in runs[1:]
+            for a, b in zip(runs[0]["losses"], run["losses"], strict=True))
+  return f"{gap:.1e}"
+
+
+VALUES["width_compiles.loss_gap"] = _width_loss_gap
+
+
 TABLES = (newcomer_main, newcomer_tests, performance, encoders_quality,
           nmt_decoding, nmt_learning, nmt_decoder_changes, nmt_equal_wall,
           nmt_decode_phases, nmt_step_profile, mining_kernel_or_ops, mining_tile_profile,
           mining_devices_product, mining_index_build, bilingual_throughput,
           scoring_throughput, domain_throughput, pivot_throughput,
           compile_cache, monods_weights,
-          mining_same_gpu, pod_shards)
+          mining_same_gpu, pod_shards, width_compiles)
