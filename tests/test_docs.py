@@ -294,6 +294,20 @@ def test_a_typed_table_s_decimals_and_a_series_of_scores_are_figures():
                                  (4, "54.06 / 59.35")]
 
 
+def test_a_span_of_decimals_and_a_decimal_after_what_it_measures_are_figures():
+  """A span ("0.87-0.88", "1.00 to 1.23") and a decimal number a few words
+  after a loss, ratio or recall (across a line break, past "at step N")
+  are figures; a flag's value ("ratio=1.05"), a rendered span and a
+  version range with no decimals are not."""
+  typed = _tool("typed_figures")
+  text = ("recall 0.87-0.88 and 1.00 to\n1.23; ratio 1.00 for the NMT; loss\n"
+          "at step 30 6.5773625 and more; --thresholds ratio=1.05;\n"
+          "<!-- value: v -->0.1-0.2<!-- /value -->, versions 3 to 4")
+  assert typed.figures(text) == [(1, "recall 0.87-0.88"), (1, "1.00 to 1.23"),
+                                 (2, "ratio 1.00"),
+                                 (2, "loss at step 30 6.5773625")]
+
+
 def test_every_typed_figure_is_listed_with_why_it_is_typed():
   """README.md, docs/, the config headers and the lab's pages (but the
   generated lab/figures.md) render their measured figures; the few typed

@@ -7,7 +7,9 @@ A figure is a number with a unit of measure: a time ("12 min 50 s",
 number's commas group thousands ("1,024 MiB", not "8, byte"); or a score named
 before its decimal number ("BLEU 6.21", "F1 0.14", "STSb test 64.96",
 "Pearson 0.3280", "P@1 38.9"); decimal numbers given as a series
-("54.06 / 59.35"); or a decimal number in a row of a typed table, whose
+("54.06 / 59.35") or a span ("0.87-0.88", "1.00 to 1.23"); a decimal
+number a few words after what it measures ("ratio 1.00", "loss at step
+30 6.5773625"); or a decimal number in a row of a typed table, whose
 cells carry no unit. Rendered figures (value and table
 markers), code blocks and `code` spans are skipped. Every
 figure left must be listed, per page, in lab/tables/typed_figures.json
@@ -46,6 +48,15 @@ SCORE = re.compile(
     r"(?<![\w@-])(?:BLEU|F1|P@\d+|Pearson|Spearman|dev(?:-tuning)?|test)"
     r"\s(?:of\s)?\d+\.\d+(?![\w.])")
 SERIES = re.compile(r"(?<![\w.^/=])\d+\.\d+(?:\s?/\s?\d+\.\d+)+(?![\w.])")
+# A span of decimal numbers ("0.87-0.88", "1.00 to 1.23"), and a decimal
+# number a few words after what it measures ("ratio 1.00", "loss at step
+# 30 6.57", "recall@4 ... 0.96").
+_DECIMAL_OR_SPAN = r"\d+\.\d+(?:(?:-|\s+to\s+)\d+\.\d+)?(?![\w.])"
+SPAN = re.compile(r"(?<![\w.^/=@-])\d+\.\d+(?:-|\s+to\s+)\d+\.\d+(?![\w.])")
+MEASURE = re.compile(
+    r"(?<![\w@-])(?:loss(?:es)?|ratio|recall(?:@\d+)?|accuracy|precision"
+    r"|perplexity)(?:\s+at\s+step\s+[\d,]+)?[^.\d|]{0,24}?\s"
+    + _DECIMAL_OR_SPAN, re.I)
 _TABLE_ROW = re.compile(r"^\|.*\|[ \t]*$", re.M)
 _DECIMAL = re.compile(r"(?<![\w.^/=@-])\d+(?:,\d{3})*\.\d+(?![\w.])")
 _RENDERED = (render_tables.MARKER, render_tables.VALUE,
@@ -78,7 +89,8 @@ def figures(text: str) -> list[tuple[int, str]]:
   # The longest figure at each place: a series' numbers, a ratio's digits
   # or a table cell's are no figures of their own.
   for m in sorted((*FIGURE.finditer(text), *SCORE.finditer(text),
-                   *SERIES.finditer(text), *cells),
+                   *SERIES.finditer(text), *SPAN.finditer(text),
+                   *MEASURE.finditer(text), *cells),
                   key=lambda m: (m.start(), -m.end())):
     if m.start() >= end:
       hits.append(m)
