@@ -972,8 +972,10 @@ _QUOTED_RUNS = (
     (PIPELINE, _tiny_figures()),
     (f"{PIPELINE}-bridge", _tiny_figures()),
     (f"{PIPELINE}-nmt600", _tiny_figures()),
+    (f"{PIPELINE}-lr3e-3", _tiny_figures()),
     *((f"sts_encoders/{n}", _sts_figures())
-      for n in ("avg", "lstmavg", "ppdb-words", "gran-seed0", "gran-seed1",
+      for n in ("avg", "lstmavg", "ppdb-words", "ppdb-words-lr1e-3",
+                "gran-seed0", "gran-seed1",
                 "gran-random", "gran-backtranslated")),
     *((f"paper_presets/{n}", _sts_figures())
       for n in ("avg-default", "avg-wieting2017")),
