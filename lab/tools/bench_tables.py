@@ -886,7 +886,8 @@ def width_compiles() -> list[str]:
   d = _load("width_compiles.intel-xeon-2core.json")
   return _table(
       ["data.width_multiple", "train-step compiles", "beam-search compiles",
-       "wall, compiles included (s)", f"loss at step {d['steps']:,}", "dev BLEU"],
+       "wall, compiles included (s)", f"loss at step {d['steps']:,}",
+       "dev BLEU"],
       [(r["width_multiple"], r["compiles"]["step"],
         r["compiles"]["search_all"], _f(r["wall_s"], 1),
         f"{r['last_loss']:.7f}", _f(r["dev_bleu"], 4)) for r in d["runs"]],

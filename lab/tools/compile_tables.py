@@ -136,6 +136,7 @@ def _beyond_parameters_mib(recipe: str, topology: str = "v5e:4x4") -> str:
 
 
 def _recipe_rows() -> list[dict]:
+  """compile_recipes.py's rows that compiled and fit their chips."""
   with open(RECIPES, encoding="utf-8") as f:
     return [r for r in json.load(f)["rows"] if "error" not in r and r["fits"]]
 

@@ -291,20 +291,20 @@ def _recall_span(fields: tuple[str, ...], settings: tuple[str, ...],
 
 
 _RECALL = ("recall_fwd", "recall_bwd")
-_CODES = {"8_bit": ("IVF256,Flat", "IVF256,SQ8", "IVF256,PQ16"),
+_CODES = {"flat_sq8_pq16": ("IVF256,Flat", "IVF256,SQ8", "IVF256,PQ16"),
           "flat": ("IVF256,Flat",), "pq": ("IVF256,PQ16", "OPQ16,IVF256,PQ16"),
           "fast_scan": ("IVF256_HNSW32,PQ16x4fs",)}
 # lab/mining.md's readings of the recall table: what re-ranking finds of
 # the exact neighbours, the pairs it shares with exact mining, and those
 # faiss driven directly shares, by the index's codes and nprobe.
-_RECALL_READINGS = {"recall.8_bit.8": (_RECALL, "8_bit", 8),
-                    "recall.fast_scan.8": (_RECALL, "fast_scan", 8),
-                    "recall.pq.32": (_RECALL, "pq", 32),
-                    "same_pairs.pq.32": (("same_pairs",), "pq", 32),
-                    "peer_same_pairs.flat.8": (("peer_same_pairs",), "flat", 8),
-                    "peer_same_pairs.pq.8": (("peer_same_pairs",), "pq", 8),
-                    "peer_same_pairs.fast_scan.8": (
-                        ("peer_same_pairs",), "fast_scan", 8)}
+_RECALL_READINGS = {
+    "recall.flat_sq8_pq16.8": (_RECALL, "flat_sq8_pq16", 8),
+    "recall.fast_scan.8": (_RECALL, "fast_scan", 8),
+    "recall.pq.32": (_RECALL, "pq", 32),
+    "same_pairs.pq.32": (("same_pairs",), "pq", 32),
+    "peer_same_pairs.flat.8": (("peer_same_pairs",), "flat", 8),
+    "peer_same_pairs.pq.8": (("peer_same_pairs",), "pq", 8),
+    "peer_same_pairs.fast_scan.8": (("peer_same_pairs",), "fast_scan", 8)}
 VALUES.update({f"mining_ann.{name}": (
     lambda fields=fields, codes=codes, nprobe=nprobe: _recall_span(
         fields, _CODES[codes], nprobe))
