@@ -7,8 +7,12 @@ checkpoint evaluated on STS. The argument names the setting:
   mixture   PPDB's one-word pairs' share of the examples 0, 0.025, 0.05, 0.15
   batch     batches of 25, 50 and 100 pairs, each seeing 64,000 pairs
             (2,560, 1,280 and 640 updates) and 100 at 960 updates
+  words     the PPDB words of configs/ppdb_words.py at its learning rate,
+            1e-2 (runs/ppdb_words), and at 1e-3 (runs/ppdb_words_lr1e-3)
 
-Command (after configs/gran.py's first two, which write the PPDB words):
+Command (after configs/gran.py's first two, which write the PPDB words;
+`words` also needs them at 1e-3, which
+lab/experiments/gran_ablations/ablations.sh writes):
   paraflax sweep --config configs/sweeps/gran_ablations.py:margin \
     --workdir runs/gran_margin
 Time: each point is a configs/gran.py run (its header gives the time of
@@ -28,6 +32,9 @@ def _mixture(share: float) -> tuple[str, ...]:
           f"{1 - share!r}), ('paraphrase_en_ppdb_lexical', {share!r}))")
 
 
+# configs/ppdb_words.py's words at each learning rate (ablations.sh).
+WORDS = {"1e-2": "runs/ppdb_words", "1e-3": "runs/ppdb_words_lr1e-3"}
+
 SETTINGS = {
     "scramble": [(f"loss.scramble={p}",) for p in (0.0, 0.3, 0.5)],
     "margin": [(f"loss.margin={m}",) for m in (0.4, 0.6, 0.8, 1.0)],
@@ -36,6 +43,8 @@ SETTINGS = {
               ("batch_size=50", "train_steps=1280", "eval_every=320"),
               ("batch_size=100", "train_steps=640", "eval_every=160"),
               ("batch_size=100", "train_steps=960", "eval_every=160")],
+    "words": [(f"model.word_vectors={w}/word_vectors.txt",)
+              for w in WORDS.values()],
 }
 
 
