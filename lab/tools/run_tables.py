@@ -586,12 +586,14 @@ def _ablation_rows(spec: dict) -> list[list[str]]:
 
 def _ablation_figures(spec: dict) -> dict[str, Callable[[dict], str]]:
   """A kept setting sweep's two-seed means of each value, Pearson x 100,
-  by the value's label: best STSb dev ("dev_mean.0.3") and the STSb test
-  of the checkpoints it picks ("test_mean.0.3")."""
+  by the value's label: best STSb dev ("dev_mean.0.3"), and the STSb test
+  and STS12-15 of the checkpoints it picks ("test_mean.0.3",
+  "sts_mean.0.3")."""
   def mean(r: dict, label: str, key: str) -> str:
     return f"{100 * _mean(_by_label(spec, r['points'])[label], key):.2f}"
   return {f"{name}.{v}": (lambda r, v=v, key=key: mean(r, v, key))
-          for name, key in (("dev_mean", _DEV), ("test_mean", _TEST))
+          for name, key in (("dev_mean", _DEV), ("test_mean", _TEST),
+                            ("sts_mean", _STS))
           for v in spec["values"]}
 
 
