@@ -51,12 +51,12 @@ SERIES = re.compile(r"(?<![\w.^/=])\d+\.\d+(?:\s?/\s?\d+\.\d+)+(?![\w.])")
 # A span of decimal numbers ("0.87-0.88", "1.00 to 1.23"), and a decimal
 # number a few words after what it measures ("ratio 1.00", "loss at step
 # 30 6.57", "recall@4 ... 0.96").
-_DECIMAL_OR_SPAN = r"\d+\.\d+(?:(?:-|\s+to\s+)\d+\.\d+)?(?![\w.])"
-SPAN = re.compile(r"(?<![\w.^/=@-])\d+\.\d+(?:-|\s+to\s+)\d+\.\d+(?![\w.])")
+_TO = r"(?:-|\s+to\s+)\d+\.\d+"  # a span's second end
+SPAN = re.compile(r"(?<![\w.^/=@-])\d+\.\d+" + _TO + r"(?![\w.])")
 MEASURE = re.compile(
     r"(?<![\w@-])(?:loss(?:es)?|ratio|recall(?:@\d+)?|accuracy|precision"
     r"|perplexity)(?:\s+at\s+step\s+[\d,]+)?[^.\d|]{0,24}?\s"
-    + _DECIMAL_OR_SPAN, re.I)
+    r"\d+\.\d+(?:" + _TO + r")?(?![\w.])", re.I)
 _TABLE_ROW = re.compile(r"^\|.*\|[ \t]*$", re.M)
 _DECIMAL = re.compile(r"(?<![\w.^/=@-])\d+(?:,\d{3})*\.\d+(?![\w.])")
 _RENDERED = (render_tables.MARKER, render_tables.VALUE,
