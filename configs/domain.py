@@ -55,6 +55,11 @@ def get_config() -> ml_collections.ConfigDict:
   # vocabulary of the in-domain words seen twice (Moore & Lewis 2010).
   c.eval_order = 3
   c.eval_min_count = 2
+  # The curve's LMs estimated with lmplz --vocab_pad at the closed
+  # vocabulary's size: each vocabulary word an LM never saw gets its own
+  # share of probability; False: <unk> is one event for all of them
+  # (docs/domain.md gives the curve both ways).
+  c.eval_vocab_pad = True
   c.eval_seed = 0  # of the random selection
   c.overlap_order = 3  # n-gram overlap selection: n-grams up to this n
   return c

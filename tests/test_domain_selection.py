@@ -270,6 +270,18 @@ def test_eval_domain_writes_the_curve(corpora, selected, tmp_path):
   assert (kenlm.Model(os.path.join(selected, "in_domain.lm")).order,
           curve_lm.order) == (config.order, config.eval_order) == (2, 3)
   assert "<oov>" in curve_lm
+  # eval_vocab_pad False: <unk> is one event for every vocabulary word an
+  # LM never saw, so it weighs more than the padded LM's one word's share.
+  unpadded = domain_selection.evaluate(
+      selected, corpora["test"], str(tmp_path / "eval_nopad"),
+      config_lib.load(CONFIG, ["--config.eval_sizes=(20,)",
+                               "--config.eval_vocab_pad=False"]))
+  assert "without lmplz --vocab_pad" in (
+      tmp_path / "eval_nopad" / "results.md").read_text()
+  assert unpadded[0]["perplexity"] != rows[0]["perplexity"]
+  unk = {name: kenlm.Model(str(tmp_path / name / "moore_lewis_20.lm")).score(
+      "zebroid", bos=False, eos=False) for name in ("eval", "eval_nopad")}
+  assert unk["eval_nopad"] > unk["eval"]
   with pytest.raises(errors.ConfigError, match="give sizes from 1"):
     domain_selection.evaluate(
         selected, corpora["test"], str(tmp_path / "eval2"),

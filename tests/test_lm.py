@@ -236,6 +236,34 @@ def test_rerun_does_nothing_other_settings_refused_overwrite_replaces(
   assert other.read_bytes() == before
 
 
+def _closed_vocabulary_mass(arpa: str, vocabulary: frozenset[str]) -> float:
+  """p(w) summed over the closed vocabulary, OOV and </s>: the events a
+  closed-vocabulary LM predicts, a word it never saw read as <unk>."""
+  table, _ = _arpa(arpa)
+  unk = table[("<unk>",)]
+  return sum(10 ** table.get((w,), unk)[0]
+             for w in vocabulary | {lm.OOV, "</s>"})
+
+
+def test_a_padded_closed_vocabulary_lm_sums_to_one_over_its_words(
+    tmp_path, corpus):
+  # The words seen twice, and three the corpus never has.
+  vocabulary = lm.vocabulary(str(corpus), 2) | {"zebra", "giraffe", "lion"}
+  mass = {}
+  for pad in (True, False):
+    out = tmp_path / f"pad_{pad}.arpa"
+    lm.train_lm(str(corpus), str(out), order=2, format="arpa",
+                discount_fallback=True, vocabulary=vocabulary, vocab_pad=pad)
+    mass[pad] = _closed_vocabulary_mass(str(out), vocabulary)
+  assert mass[True] == pytest.approx(1, abs=1e-5)
+  # Unpadded, <unk> is one event's share, read again for each unseen word.
+  assert mass[False] > 1.05
+  with pytest.raises(errors.ConfigError, match="vocab_pad"):
+    lm.train_lm(str(corpus), str(tmp_path / "pad_True.arpa"), order=2,
+                format="arpa", discount_fallback=True, vocabulary=vocabulary,
+                vocab_pad=False)
+
+
 # The meta file is the first atomic write, the LM the second.
 @pytest.mark.parametrize("crash_at", ["train_lm.estimated:1",
                                       "atomic.written:2", "atomic.renamed:2"])

@@ -238,11 +238,14 @@ def _markdown(rows: list[dict], summary: dict, test: str,
            f"Curve: {config.eval_order}-gram LMs with the vocabulary of "
            f"the words seen at least {config.eval_min_count} times in the "
            "in-domain text (0: open; any other word is one <oov> word), "
-           "estimated "
-           "with lmplz --vocab_pad at its size, so that each vocabulary "
-           "word an LM never saw gets one share of its uniform "
-           "distribution. KenLM's perplexity with </s>; in brackets "
-           "without the words the LM never saw.\n",
+           + ("estimated with lmplz --vocab_pad at its size, so that each "
+              "vocabulary word an LM never saw gets one share of its "
+              "uniform distribution" if config.eval_vocab_pad else
+              "estimated without lmplz --vocab_pad (eval_vocab_pad False): "
+              "<unk> is one event for all the vocabulary words an LM never "
+              "saw")
+           + ". KenLM's perplexity with </s>; in brackets without the "
+           "words the LM never saw.\n",
            "| sentences | " + " | ".join(_LABELS[m] for m in METHODS)
            + " | top diffCE / random | unseen tokens % (top diffCE / random) |",
            "|---|" + "---|" * (len(METHODS) + 2)]
@@ -283,7 +286,7 @@ def evaluate(select_dir: str, test: str, output: str,
               "test": lm.sha256(test),
               **{k: config[k] for k in ("eval_sizes", "eval_seed",
                                         "overlap_order", "eval_order",
-                                        "eval_min_count")}}
+                                        "eval_min_count", "eval_vocab_pad")}}
   files.claim_output(output, settings, overwrite=overwrite)
   ranked = rankings(select_dir, summary, config)
   wanted = {line for lines in ranked.values() for line in lines}
@@ -298,7 +301,7 @@ def evaluate(select_dir: str, test: str, output: str,
     lm.train_lm(name + ".en", name + ".lm", order=config.eval_order,
                 memory=summary["settings"]["memory"],
                 discount_fallback=summary["settings"]["discount_fallback"],
-                vocabulary=vocabulary)
+                vocabulary=vocabulary, vocab_pad=config.eval_vocab_pad)
     rows.append({"method": method, "size": size,
                  **perplexity(lm.load(name + ".lm"), sentences)})
     print(f"eval-domain: {method} {size}: perplexity "

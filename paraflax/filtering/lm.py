@@ -16,7 +16,8 @@ perplexities count the same events. Such an LM is estimated with lmplz's
 probability is that of each vocabulary word it never saw (one share of the
 interpolated uniform distribution; without the pad <unk> is one event that
 stands for all of them), and its probabilities over the closed vocabulary
-sum to one.
+sum to one. `vocab_pad=False` estimates it without the pad (the ablation
+of `paraflax eval-domain --config.eval_vocab_pad=False`).
 """
 from __future__ import annotations
 
@@ -143,10 +144,12 @@ def _estimate(lmplz: str, lines: list[str], input: str, order: int,
 def train_lm(input: str, output: str, order: int = 3, format: str = "binary",
              memory: str = "1G", discount_fallback: bool = False,
              overwrite: bool = False,
-             vocabulary: frozenset[str] | None = None) -> None:
+             vocabulary: frozenset[str] | None = None,
+             vocab_pad: bool = True) -> None:
   """Writes `output`: an `order`-gram modified Kneser-Ney LM of `input`'s
-  lines, tokenized as `sentence` does (with `vocabulary`, if given), in
-  KenLM's binary (probing) format or as ARPA text.
+  lines, tokenized as `sentence` does (with `vocabulary`, if given, and
+  then padded to its size unless `vocab_pad` is False), in KenLM's binary
+  (probing) format or as ARPA text.
 
   The output appears whole or not at all (built in a temporary folder
   beside it, then renamed; a SIGKILL may leave that `.tmp-lm-*` folder,
@@ -168,6 +171,7 @@ def train_lm(input: str, output: str, order: int = 3, format: str = "binary",
   if vocabulary is not None:
     settings["vocabulary"] = hashlib.sha256(
         "\n".join(sorted(vocabulary)).encode()).hexdigest()
+    settings["vocab_pad"] = vocab_pad
   files.claim_output(output, settings, overwrite=overwrite)
   if os.path.isfile(output):
     print(f"{output}: already written by this command; nothing to do",
@@ -176,9 +180,12 @@ def train_lm(input: str, output: str, order: int = 3, format: str = "binary",
   folder = os.path.dirname(os.path.abspath(output))
   with tempfile.TemporaryDirectory(dir=folder, prefix=".tmp-lm-") as tmp:
     arpa = os.path.join(tmp, "lm.arpa")
-    # The closed vocabulary and OOV, <s> and </s>, less the <unk> that
-    # lmplz adds: <unk> then stands for each of the words never seen.
-    pad = len(vocabulary | {OOV}) + 2 if vocabulary is not None else 0
+    # The events an LM predicts: the closed vocabulary, OOV and </s>. lmplz
+    # spreads its uniform share over the padded size, which counts <unk>
+    # and not <s>; its <unk> then gets one share, and each vocabulary word
+    # it never saw reads as <unk>: the shares add up to one.
+    pad = (len(vocabulary | {OOV}) + 1
+           if vocabulary is not None and vocab_pad else 0)
     _estimate(tools[0], lines, input, order, arpa, memory, discount_fallback,
               pad)
     faults.moment("train_lm.estimated")
