@@ -721,12 +721,20 @@ DOMAIN_ABC = {n: f"{DOMAIN_SETTINGS}/abc-science-o{n}" for n in (2, 3)}
 # order-3 selection LMs.
 DOMAIN_TEST_VARIANTS = tuple(f"{DOMAIN_SETTINGS}/test-{v}"
                              for v in ("seed1", "seed2", "o3"))
+# The test curve with its LMs estimated without lmplz --vocab_pad
+# (--config.eval_vocab_pad=False).
+DOMAIN_NO_PAD = f"{DOMAIN_SETTINGS}/test-nopad"
 _SIZES = (2000, 4000, 8000, 16000, 32000)
 
 
 def domain_abc_science() -> list[str]:
   """domain_selection's table for ABC science news, order-2 selection LMs."""
   return _selection_table(DOMAIN_ABC[2])
+
+
+def domain_no_pad() -> list[str]:
+  """domain_selection's table with the curve's LMs estimated unpadded."""
+  return _selection_table(DOMAIN_NO_PAD)
 
 
 def _ratio(r: dict, size: int) -> float:
@@ -997,7 +1005,7 @@ _QUOTED_RUNS = (
     (DOMAIN, _domain_figures()),
     *((ref, _domain_figures())
       for ref in (*DOMAIN_DEV_GRID.values(), *DOMAIN_ABC.values(),
-                  *DOMAIN_TEST_VARIANTS)),
+                  *DOMAIN_TEST_VARIANTS, DOMAIN_NO_PAD)),
     ("paper_presets/domain-paraphrasing-select", _domain_figures()),
     (PIVOT, _ppdb_figures()),
     (PIVOT_1024, _ppdb_figures()),
@@ -1469,5 +1477,5 @@ TABLES = (headline, sts_encoders, filter_tables, paper_presets,
           filtering_downstream_captions, filtering_downstream_budgets,
           paper_grids_overlap, paper_grids_lm, bilingual_alignment,
           domain_selection, domain_dev_grid, domain_abc_science,
-          ppdb_agreement, pivot_general, bilingual_paracrawl,
+          domain_no_pad, ppdb_agreement, pivot_general, bilingual_paracrawl,
           domain_bins, gran_ablations)
