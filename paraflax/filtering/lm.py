@@ -12,12 +12,12 @@ LMs that are compared with each other (Moore-Lewis selection) share a closed
 vocabulary: the words of `vocabulary(text)`, every other token read as
 `OOV`, a word the LM learns like any other (Moore & Lewis 2010), so their
 perplexities count the same events. Such an LM is estimated with lmplz's
-`--vocab_pad` at the closed vocabulary's size, so that its <unk>
-probability is that of each vocabulary word it never saw (one share of the
-interpolated uniform distribution; without the pad <unk> is one event that
-stands for all of them), and its probabilities over the closed vocabulary
-sum to one. `vocab_pad=False` estimates it without the pad (the ablation
-of `paraflax eval-domain --config.eval_vocab_pad=False`).
+`--vocab_pad` at the closed vocabulary's size (its words, OOV and </s>),
+so that its <unk> probability is that of each vocabulary word it never saw
+(one share of the interpolated uniform distribution; without the pad <unk>
+is one event that stands for all of them), and its probabilities over the
+closed vocabulary sum to one. `vocab_pad=False` estimates it without the
+pad (the ablation of `paraflax eval-domain --config.eval_vocab_pad=False`).
 """
 from __future__ import annotations
 
@@ -180,10 +180,11 @@ def train_lm(input: str, output: str, order: int = 3, format: str = "binary",
   folder = os.path.dirname(os.path.abspath(output))
   with tempfile.TemporaryDirectory(dir=folder, prefix=".tmp-lm-") as tmp:
     arpa = os.path.join(tmp, "lm.arpa")
-    # The events an LM predicts: the closed vocabulary, OOV and </s>. lmplz
-    # spreads its uniform share over the padded size, which counts <unk>
-    # and not <s>; its <unk> then gets one share, and each vocabulary word
-    # it never saw reads as <unk>: the shares add up to one.
+    # The events an LM predicts: the closed vocabulary, OOV and </s>.
+    # lmplz's uniform distribution is over the padded size, which counts
+    # <unk> but not <s>: <unk>'s share and the padding's are the vocabulary
+    # words the LM never saw, one each, so its probabilities over the
+    # closed vocabulary sum to one.
     pad = (len(vocabulary | {OOV}) + 1
            if vocabulary is not None and vocab_pad else 0)
     _estimate(tools[0], lines, input, order, arpa, memory, discount_fallback,
