@@ -10,13 +10,13 @@ Commands (the flags --bins, --order and --seed set these keys too):
       --output D/select
   paraflax eval-domain --select-dir D/select --test D/biomed.test.en \
       --output D/eval
-Time: the three commands {runs/headline/domain-selection.about.json:time:str=14 s (14 s of CPU), fresh clone, cold caches}
-on {runs/headline/domain-selection.about.json:hardware:str=AMD EPYC, 2 cores}
+Time: the three commands {runs/headline/domain-selection.about.json:time:str=14 s (14 s of CPU), peak 305 MiB, fresh clone, cold caches}
+on {runs/headline/domain-selection.about.json:hardware:str=Intel Xeon, 2 cores}
 (95,442 general pairs); select-domain alone runs
 {domain_throughput.intel-xeon-2core.json:sizes/sentences=1000000/measures/command/sentences_per_s:,.0f=35,938}
 pairs/s at 1M pairs on 2 idle Intel Xeon cores (lab/benchmarks/README.md).
 Result (biomedical test perplexity at 2,000 selected sentences): top
-diffCE {headline/domain-selection.moore_lewis_2000=730.4},
+diffCE {headline/domain-selection.moore_lewis_2000=730.3},
 random {headline/domain-selection.random_2000=1444.8}
 ({headline/domain-selection.ratio_2000=0.505} of it),
 n-gram overlap {headline/domain-selection.ngram_overlap_2000=988.3}.

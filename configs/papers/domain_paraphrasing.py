@@ -17,9 +17,9 @@ Command:
       --general-tgt D/general.en --src-lang mul --output D/select
   paraflax eval-domain --select-dir D/select --test D/biomed.test.en --output D/eval
 Time and result, on
-{runs/paper_presets/domain-paraphrasing-select.about.json:hardware:str=AMD EPYC, 2 cores}:
+{runs/paper_presets/domain-paraphrasing-select.about.json:hardware:str=Intel Xeon, 2 cores}:
 select-domain and eval-domain together
-{runs/paper_presets/domain-paraphrasing-select.about.json:time:str=12 s (13 s of CPU), fresh clone, caches warm from the steps before it, in one clone after 2 min 13 s of other runs' steps}; top diffCE /
+{runs/paper_presets/domain-paraphrasing-select.about.json:time:str=15 s (15 s of CPU), peak 267 MiB, fresh clone, cold caches}; top diffCE /
 random test perplexity {paper_presets/domain-paraphrasing-select.ratio_2000=0.514} at 2,000 sentences,
 {paper_presets/domain-paraphrasing-select.ratio_32000=0.792} at 32,000, against {headline/domain-selection.ratio_2000=0.505} and
 {headline/domain-selection.ratio_32000=0.799} for configs/domain.py's 2-gram LMs (chosen on the dev text; lab/fidelity.md).
