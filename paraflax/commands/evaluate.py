@@ -159,7 +159,9 @@ COMMANDS: dict[str, Command] = {
         "selections",
         "For each size of eval_sizes, an eval_order-gram LM (3, paraflax's "
         "choice: the domain paraphrasing paper states no order; "
-        "closed vocabulary: the in-domain words seen eval_min_count times) "
+        "closed vocabulary: the in-domain words seen eval_min_count times, "
+        "estimated with lmplz --vocab_pad at its size unless eval_vocab_pad "
+        "is False) "
         "on the top-diffCE sentences of a select-domain folder, on as many "
         "random ones and on the ones with the most n-grams in the in-domain "
         "text, all drawn from the sentences outside the general LM's "
