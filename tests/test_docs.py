@@ -308,16 +308,26 @@ def test_a_span_of_decimals_and_a_decimal_after_what_it_measures_are_figures():
                                  (2, "loss at step 30 6.5773625")]
 
 
+def test_a_table_definitions_typed_cell_is_a_figure_and_its_value_cell_not():
+  """A hand-written cell of lab/tables/*.json reaches a rendered table: a
+  time typed there is a figure, a {NAME} cell rendered from VALUES not."""
+  typed = _tool("typed_figures")
+  text = ('{"time": "under 1 s", "cells": ["{h100.train_time}", '
+          '"BLEU {h100.nmt_de.bleu}"]}')
+  assert typed.figures(text) == [(1, "1 s")]
+
+
 def test_every_typed_figure_is_listed_with_why_it_is_typed():
-  """README.md, docs/, the config headers and the lab's pages (but the
-  generated lab/figures.md) render their measured figures; the few typed
-  ones (settings, transcriptions) are listed in
-  lab/tables/typed_figures.json, and lab/figures.md shows the list."""
+  """README.md, docs/, the config headers, the lab's pages (but the
+  generated lab/figures.md) and the table definitions of lab/tables/
+  render their measured figures; the few typed ones (settings,
+  transcriptions) are listed in lab/tables/typed_figures.json, and
+  lab/figures.md shows the list."""
   typed = _tool("typed_figures")
   checked = {str(pathlib.Path(p).relative_to(ROOT)) for p in typed._pages()}  # pylint: disable=protected-access
   assert {"README.md", "lab/performance.md", "lab/fidelity.md",
           "lab/mining.md", "lab/scaling.md", "lab/README.md",
-          "lab/benchmarks/README.md"} <= checked
+          "lab/benchmarks/README.md", "lab/tables/headline.json"} <= checked
   assert not checked & set(typed.UNCHECKED)
   problems = typed.problems()
   assert problems == [], "\n".join(problems)

@@ -166,19 +166,24 @@ def _mining_eval_row(file: str, margin: str, retrieval: str) -> dict:
 def _mining_headline(spec: dict, columns) -> list:
   """headline: `paraflax mining-eval`'s row of one margin and retrieval."""
   row = _mining_eval_row(spec["file"], spec["margin"], spec["retrieval"])
-  return [spec["method"], spec["config"], spec["hardware"], spec["time"],
+  return [spec["method"], spec["config"], spec["hardware"],
+          _with_values(spec["time"]),
           f"test F1 {100 * row['test_f1']:.1f} ({spec['margin']} margin, "
           f"{spec['retrieval']} retrieval)"][:len(columns)]
 
 
-_VALUE_REF = re.compile(r"\{([\w./-]+)\}")
+VALUE_REF = re.compile(r"\{([\w./-]+)\}")
+
+
+def _with_values(cell: str) -> str:
+  """`cell` with each {NAME} replaced by VALUES[NAME], read from its files."""
+  return VALUE_REF.sub(lambda m: VALUES[m.group(1)](), cell)
 
 
 def _valued(spec: dict, columns) -> list:
   """Cells whose {NAME}s are VALUES, read from the files behind them."""
   del columns
-  return [_VALUE_REF.sub(lambda m: VALUES[m.group(1)](), c)
-          for c in spec["cells"]]
+  return [_with_values(c) for c in spec["cells"]]
 
 
 def _over_random(run: run_results.Run) -> dict[int, float]:
@@ -1098,6 +1103,13 @@ def _session_figure(file: str, pattern: str, write: Callable[[str], str]
   return write(found[-1])
 
 
+def _session_seconds(step: str) -> int:
+  """When session.sh's STEP ended with exit status 0, in seconds from its
+  start (its "== N s: STEP rc 0" line)."""
+  return int(_session_figure("session.log", rf"== (\d+) s: {step} rc 0\b",
+                             str))
+
+
 def _h100_minutes_for(run: str, steps: int) -> str:
   """A projection: whole minutes `steps` of `run` (nmt_de, bi_de) take at
   the rate the H100 session trained it, the two sharing the GPU."""
@@ -1259,6 +1271,10 @@ def _log_values() -> dict[str, Callable[[], str]]:
       _bar(H200_LOGS["preset"], "1000/1000", last=True)[1]
       - _bar(H200_LOGS["preset"], "1000/1000")[1])
   out["h200.preset.nmt_step_s"] = lambda: f"{_gpu_nmt_step_s():.3f}"
+  # session.sh's step after the bilingual evaluation: both splits'
+  # sentences embedded (a `paraflax embed` process a side), then mined.
+  out["h100.embed_and_mine_time"] = lambda: quoted.duration(
+      _session_seconds("mining eval") - _session_seconds("bilingual eval"))
   out["h100.bt_wmt.rate"] = lambda: f"{_h100_bt_rate():.0f}"
   out["h100.bt_wmt.time"] = lambda: quoted.duration(
       _bar(_H100_WMT_BT, "N/N")[1])

@@ -1,5 +1,7 @@
-"""The measured-looking figures that README.md, docs/, the config headers
-and the lab's pages type instead of rendering from a result file.
+"""The measured-looking figures that README.md, docs/, the config headers,
+the lab's pages and the hand-written table definitions (lab/tables/*.json,
+whose cells reach the rendered tables) type instead of rendering from a
+result file.
 
 A figure is a number with a unit of measure: a time ("12 min 50 s",
 "0.4 µs"), a share ("6.9 %"), a speed ratio ("1.64x"), a size ("2.1 GB",
@@ -11,7 +13,8 @@ before its decimal number ("BLEU 6.21", "F1 0.14", "STSb test 64.96",
 number a few words after what it measures ("ratio 1.00", "loss at step
 30 6.5773625"); or a decimal number in a row of a typed table, whose
 cells carry no unit. Rendered figures (value and table
-markers), code blocks and `code` spans are skipped. Every
+markers, a table definition's {NAME} cells), code blocks and `code` spans
+are skipped. Every
 figure left must be listed, per page, in lab/tables/typed_figures.json
 with why it is typed: a setting rather than a measurement, or a
 transcription (the run it comes from, and why its output is not kept).
@@ -25,6 +28,7 @@ transcriptions.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -60,17 +64,20 @@ MEASURE = re.compile(
 _TABLE_ROW = re.compile(r"^\|.*\|[ \t]*$", re.M)
 _DECIMAL = re.compile(r"(?<![\w.^/=@-])\d+(?:,\d{3})*\.\d+(?![\w.])")
 _RENDERED = (render_tables.MARKER, render_tables.VALUE,
-             render_tables.CONFIG_VALUE)
+             render_tables.CONFIG_VALUE, render_tables.run_tables.VALUE_REF)
 _CODE = re.compile(r"^```.*?^```|`[^`\n]*`", re.S | re.M)
 
 
 # lab/figures.md is generated: the list of rendered values and of these
-# typed figures, which it quotes.
-UNCHECKED = ("lab/figures.md",)
+# typed figures, which it quotes; typed_figures.json is that list's source.
+UNCHECKED = ("lab/figures.md", "lab/tables/typed_figures.json")
 
 
 def _pages() -> list[str]:
-  return [p for p in render_tables.rendered_files()
+  """The rendered pages and the table definitions."""
+  definitions = sorted(glob.glob(os.path.join(os.path.dirname(LISTED),
+                                              "*.json")))
+  return [p for p in (*render_tables.rendered_files(), *definitions)
           if os.path.relpath(p, render_tables.ROOT) not in UNCHECKED]
 
 
