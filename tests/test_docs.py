@@ -317,17 +317,30 @@ def test_a_table_definitions_typed_cell_is_a_figure_and_its_value_cell_not():
   assert typed.figures(text) == [(1, "1 s")]
 
 
+def test_a_notebooks_markdown_cells_are_read_for_typed_figures_not_its_code(
+    tmp_path):
+  """A notebook's prose (its Markdown cells) types figures a user reads;
+  its code cells' numbers are settings of the code."""
+  typed = _tool("typed_figures")
+  notebook = tmp_path / "n.ipynb"
+  notebook.write_text(json.dumps({"cells": [
+      {"cell_type": "markdown", "source": ["trains in about\n", "8 minutes"]},
+      {"cell_type": "code", "source": ["time.sleep(5)  # 5 s\n"]}]}))
+  assert typed.figures(typed._text(str(notebook))) == [(2, "8 minutes")]  # pylint: disable=protected-access
+
+
 def test_every_typed_figure_is_listed_with_why_it_is_typed():
-  """README.md, docs/, the config headers, the lab's pages (but the
-  generated lab/figures.md) and the table definitions of lab/tables/
-  render their measured figures; the few typed ones (settings,
+  """README.md, docs/, the config headers, the notebooks, the lab's pages
+  (but the generated lab/figures.md) and the table definitions of
+  lab/tables/ render their measured figures; the few typed ones (settings,
   transcriptions) are listed in lab/tables/typed_figures.json, and
   lab/figures.md shows the list."""
   typed = _tool("typed_figures")
   checked = {str(pathlib.Path(p).relative_to(ROOT)) for p in typed._pages()}  # pylint: disable=protected-access
   assert {"README.md", "lab/performance.md", "lab/fidelity.md",
           "lab/mining.md", "lab/scaling.md", "lab/README.md",
-          "lab/benchmarks/README.md", "lab/tables/headline.json"} <= checked
+          "lab/benchmarks/README.md", "lab/tables/headline.json",
+          "colabs/mined_pairs.ipynb"} <= checked
   assert not checked & set(typed.UNCHECKED)
   problems = typed.problems()
   assert problems == [], "\n".join(problems)

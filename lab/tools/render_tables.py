@@ -456,9 +456,11 @@ def markdown_files() -> list[str]:
 
 
 def rendered_files() -> list[str]:
-  """The Markdown files, and the configs whose headers quote figures."""
+  """The Markdown files, the configs whose headers quote figures, and the
+  notebooks (value markers in their Markdown cells, one line each)."""
   return markdown_files() + sorted(
-      glob.glob(os.path.join(ROOT, "configs", "**", "*.py"), recursive=True))
+      glob.glob(os.path.join(ROOT, "configs", "**", "*.py"), recursive=True)
+      + glob.glob(os.path.join(ROOT, "colabs", "*.ipynb")))
 
 
 def render(text: str, values: re.Pattern = VALUE) -> str:

@@ -1,7 +1,7 @@
 """The measured-looking figures that README.md, docs/, the config headers,
-the lab's pages and the hand-written table definitions (lab/tables/*.json,
-whose cells reach the rendered tables) type instead of rendering from a
-result file.
+the notebooks' Markdown cells, the lab's pages and the hand-written table
+definitions (lab/tables/*.json, whose cells reach the rendered tables) type
+instead of rendering from a result file.
 
 A figure is a number with a unit of measure: a time ("12 min 50 s",
 "0.4 µs"), a share ("6.9 %"), a speed ratio ("1.64x"), a size ("2.1 GB",
@@ -112,11 +112,20 @@ def listed() -> dict[str, dict[str, str]]:
     return json.load(f)["pages"]
 
 
+def _text(path: str) -> str:
+  """What a reader reads of the page at `path`: a notebook's Markdown
+  cells (its code is code), any other file whole."""
+  with open(path, encoding="utf-8") as f:
+    if not path.endswith(".ipynb"):
+      return f.read()
+    return "\n".join("".join(cell["source"]) for cell in json.load(f)["cells"]
+                     if cell["cell_type"] == "markdown")
+
+
 def found() -> dict[str, list[tuple[int, str]]]:
   out = {}
   for path in _pages():
-    with open(path, encoding="utf-8") as f:
-      hits = figures(f.read())
+    hits = figures(_text(path))
     if hits:
       out[os.path.relpath(path, render_tables.ROOT)] = hits
   return out
