@@ -326,7 +326,7 @@ def test_a_notebooks_markdown_cells_are_read_for_typed_figures_not_its_code(
   notebook.write_text(json.dumps({"cells": [
       {"cell_type": "markdown", "source": ["trains in about\n", "8 minutes"]},
       {"cell_type": "code", "source": ["time.sleep(5)  # 5 s\n"]}]}))
-  assert typed.figures(typed._text(str(notebook))) == [(2, "8 minutes")]  # pylint: disable=protected-access
+  assert typed.page_figures(str(notebook)) == [("cell 1, line 2", "8 minutes")]
 
 
 def test_every_typed_figure_is_listed_with_why_it_is_typed():

@@ -112,20 +112,23 @@ def listed() -> dict[str, dict[str, str]]:
     return json.load(f)["pages"]
 
 
-def _text(path: str) -> str:
-  """What a reader reads of the page at `path`: a notebook's Markdown
-  cells (its code is code), any other file whole."""
+def page_figures(path: str) -> list[tuple[int | str, str]]:
+  """(where, figure) of every typed figure of the page at `path`: its line,
+  or in a notebook, which reads its Markdown cells only (its code is code),
+  "cell C, line L"."""
   with open(path, encoding="utf-8") as f:
     if not path.endswith(".ipynb"):
-      return f.read()
-    return "\n".join("".join(cell["source"]) for cell in json.load(f)["cells"]
-                     if cell["cell_type"] == "markdown")
+      return figures(f.read())
+    cells = json.load(f)["cells"]
+  return [(f"cell {c}, line {line}", figure)
+          for c, cell in enumerate(cells, 1) if cell["cell_type"] == "markdown"
+          for line, figure in figures("".join(cell["source"]))]
 
 
-def found() -> dict[str, list[tuple[int, str]]]:
+def found() -> dict[str, list[tuple[int | str, str]]]:
   out = {}
   for path in _pages():
-    hits = figures(_text(path))
+    hits = page_figures(path)
     if hits:
       out[os.path.relpath(path, render_tables.ROOT)] = hits
   return out
